@@ -1,0 +1,272 @@
+//! Finding report files in folder trees and lists of files, and reading them in parallel.
+//!
+//! Each file belongs to a *run* (one repetition of the suite):
+//! - a legacy stream `<suite>_<K>.json` belongs to the folder it is in (`output3`,
+//!   `vendorA/output3`), as `run_10.sh` moved each run's output to its own folder;
+//! - a per-test file belongs to its `R<run>` in the folder it is in.
+
+use crate::reader::{FileName, ReadError, ReportFile, read_file};
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Why no set of report files could be found.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    /// A path given does not exist.
+    #[error("{0}: no such file or folder")]
+    NotFound(PathBuf),
+    /// A folder could not be listed.
+    #[error("{path}: cannot list folder: {source}")]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Nothing named like a report was found.
+    #[error("{searched}: no report files found (expected <suite>_<K>.json or <suite>.<bench>.R<run>.D<device>.<time>.json{filter})")]
+    NoReports {
+        /// What was searched, for the message.
+        searched: String,
+        /// The suite filter, for the message.
+        filter: String,
+    },
+    /// Reports of several suites are present and none was chosen.
+    #[error("{searched}: reports of several suites found ({suites}); choose one with --name")]
+    SeveralSuites {
+        /// What was searched.
+        searched: String,
+        /// The suites found.
+        suites: String,
+    },
+}
+
+/// A report file found, not yet read.
+#[derive(Debug, Clone)]
+pub struct FoundFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its path for messages: relative to the folder searched, `/`-separated.
+    pub display: String,
+    /// What its name says.
+    pub name: FileName,
+    /// The run it belongs to.
+    pub run: String,
+}
+
+/// The report files of one suite found under the paths searched.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    /// The suite chosen (given, or the only one found).
+    pub suite: String,
+    /// The files of that suite, sorted by run then display path.
+    pub files: Vec<FoundFile>,
+    /// Report files of other suites that were passed over.
+    pub other_suites: Vec<String>,
+    /// Files not named like reports (summary.txt, logs…), passed over.
+    pub ignored: usize,
+}
+
+/// Finds the report files under `paths` (folders searched recursively, files taken as
+/// given). `suite` picks the jobs-file name; without it the only suite found is used.
+pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, DiscoverError> {
+    let mut found = Vec::new();
+    let mut ignored = 0;
+    for root in paths {
+        let meta = std::fs::metadata(root).map_err(|_| DiscoverError::NotFound(root.clone()))?;
+        if meta.is_dir() {
+            walk(root, root, &mut found, &mut ignored)?;
+        } else {
+            let display = root.to_string_lossy().replace('\\', "/");
+            let parent = root
+                .parent()
+                .and_then(Path::file_name)
+                .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
+            match classify(root, display, &parent) {
+                Some(f) => found.push(f),
+                None => ignored += 1,
+            }
+        }
+    }
+    let searched = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let suites: BTreeSet<String> = found.iter().map(|f| f.name.suite().to_owned()).collect();
+    let chosen = match suite {
+        Some(s) => s.to_owned(),
+        None if suites.len() == 1 => suites.iter().next().cloned().unwrap_or_default(),
+        None if suites.is_empty() => {
+            return Err(DiscoverError::NoReports {
+                searched,
+                filter: String::new(),
+            });
+        }
+        None => {
+            return Err(DiscoverError::SeveralSuites {
+                searched,
+                suites: suites.into_iter().collect::<Vec<_>>().join(", "),
+            });
+        }
+    };
+    let other_suites: Vec<String> = suites.into_iter().filter(|s| *s != chosen).collect();
+    let mut files: Vec<FoundFile> = found.into_iter().filter(|f| f.name.suite() == chosen).collect();
+    if files.is_empty() {
+        return Err(DiscoverError::NoReports {
+            searched,
+            filter: format!(" with suite `{chosen}`"),
+        });
+    }
+    files.sort_by(|a, b| (&a.run, &a.display).cmp(&(&b.run, &b.display)));
+    Ok(Discovery {
+        suite: chosen,
+        files,
+        other_suites,
+        ignored,
+    })
+}
+
+fn walk(root: &Path, dir: &Path, found: &mut Vec<FoundFile>, ignored: &mut usize) -> Result<(), DiscoverError> {
+    let io = |source| DiscoverError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut children: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io)?;
+    children.sort_by_key(|c| c.file_name());
+    for child in children {
+        let path = child.path();
+        // Symlinked folders are not followed: a link loop must not hang the walk.
+        let Ok(kind) = child.file_type() else { continue };
+        if kind.is_dir() {
+            walk(root, &path, found, ignored)?;
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let display = rel.to_string_lossy().replace('\\', "/");
+            let parent = rel
+                .parent()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| ".".to_owned());
+            match classify(&path, display, &parent) {
+                Some(f) => found.push(f),
+                None => *ignored += 1,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn classify(path: &Path, display: String, parent: &str) -> Option<FoundFile> {
+    let file_name = path.file_name()?.to_str()?;
+    let name = FileName::parse(file_name)?;
+    let run = match &name {
+        FileName::Legacy { .. } => parent.to_owned(),
+        FileName::PerTest { run, .. } if parent == "." => format!("R{run}"),
+        FileName::PerTest { run, .. } => format!("{parent}/R{run}"),
+    };
+    Some(FoundFile {
+        path: path.to_path_buf(),
+        display,
+        name,
+        run,
+    })
+}
+
+/// The files of a discovery, read; problems of every file are collected.
+#[derive(Debug, Clone)]
+pub struct LoadedReports {
+    /// The suite.
+    pub suite: String,
+    /// Every file, in discovery order, with the entries that parsed.
+    pub files: Vec<ReportFile>,
+    /// Every problem met, in file order.
+    pub errors: Vec<ReadError>,
+    /// Report files of other suites passed over.
+    pub other_suites: Vec<String>,
+    /// Files not named like reports, passed over.
+    pub ignored: usize,
+}
+
+/// Reads every file found, in parallel.
+pub fn load(discovery: Discovery) -> LoadedReports {
+    let files: Vec<ReportFile> = discovery
+        .files
+        .into_par_iter()
+        .map(|f| {
+            let parsed = read_file(&f.path, &f.display);
+            ReportFile {
+                path: f.path,
+                display: f.display,
+                name: f.name,
+                run: f.run,
+                parsed,
+            }
+        })
+        .collect();
+    let errors = files.iter().flat_map(|f| f.parsed.errors.iter().cloned()).collect();
+    LoadedReports {
+        suite: discovery.suite,
+        files,
+        errors,
+        other_suites: discovery.other_suites,
+        ignored: discovery.ignored,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn runs_from_folders_and_run_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "output0/fast_0.json", "[");
+        touch(dir.path(), "output0/fast_1.json", "[");
+        touch(dir.path(), "output1/fast_0.json", "[");
+        touch(dir.path(), "output1/summary.txt", "");
+        touch(dir.path(), "e3/fast.vae.R2.D0.20200106-160000-123456.json", "{}");
+        touch(dir.path(), "output1/other_0.json", "[");
+        let d = discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
+        let runs: Vec<(&str, &str)> = d.files.iter().map(|f| (f.run.as_str(), f.display.as_str())).collect();
+        assert_eq!(
+            runs,
+            [
+                ("e3/R2", "e3/fast.vae.R2.D0.20200106-160000-123456.json"),
+                ("output0", "output0/fast_0.json"),
+                ("output0", "output0/fast_1.json"),
+                ("output1", "output1/fast_0.json"),
+            ]
+        );
+        assert_eq!(d.other_suites, ["other"]);
+        assert_eq!(d.ignored, 1);
+    }
+
+    #[test]
+    fn suite_is_inferred_or_must_be_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "output0/fast_0.json", "[");
+        assert_eq!(discover(&[dir.path().to_path_buf()], None).unwrap().suite, "fast");
+        touch(dir.path(), "output0/baselines_0.json", "[");
+        let err = discover(&[dir.path().to_path_buf()], None).unwrap_err();
+        assert!(err.to_string().contains("several suites found (baselines, fast)"), "{err}");
+        let err = discover(&[dir.path().to_path_buf()], Some("nope")).unwrap_err();
+        assert!(matches!(err, DiscoverError::NoReports { .. }));
+    }
+
+    #[test]
+    fn missing_path() {
+        let err = discover(&[PathBuf::from("/no/such/dir")], None).unwrap_err();
+        assert_eq!(err.to_string(), "/no/such/dir: no such file or folder");
+    }
+}

@@ -1,0 +1,342 @@
+//! One report entry: the object a benchmark process writes (spec §1.2).
+//!
+//! The entry keeps every field as read (unknown ones included) so it can be written back
+//! unchanged; typed accessors read the fields the tools need, accepting the types the
+//! suite actually wrote (`vcd` and `jr_id` as strings, or int 0 when unset).
+
+use crate::value::{Object, Value};
+
+/// Keys that `make_report` adds after `unique_id` is computed (spec §2.1, step 2), plus
+/// `unique_id` itself: they are results, not arguments of the benchmark.
+pub const ADDED_BY_REPORT: &[&str] = &[
+    "unique_id",
+    "gpu",
+    "hostname",
+    "batch_loss",
+    "epoch_loss",
+    "metrics",
+    "run_id",
+    "suite",
+    "end_time",
+    "completed",
+    "train_item",
+    "name",
+];
+
+/// Arguments that legitimately differ between the processes of one configuration: the
+/// device a copy ran on, its seed, its clock, where it read and wrote.
+pub const PER_PROCESS_ARGUMENTS: &[&str] = &[
+    "jr_id",
+    "vcd",
+    "seed",
+    "start_time",
+    "report",
+    "data",
+    "dataset_dir",
+];
+
+/// A field of an entry whose type is not the one the suite writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    /// The field path, e.g. `train_item.avg` or `batch_loss[17]`.
+    pub field: String,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+/// Why an entry counts as a failed run (spec §6.5–6.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureKind {
+    /// A stub written by the runner for a failed process (`.FAIL.` file or `name: null`).
+    FailStub,
+    /// `completed: false`.
+    Incomplete,
+    /// `NaN` or ±`Infinity` in `batch_loss`.
+    NanLoss,
+}
+
+impl FailureKind {
+    /// The stable token used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::FailStub => "failed",
+            FailureKind::Incomplete => "incomplete",
+            FailureKind::NanLoss => "nan_loss",
+        }
+    }
+}
+
+/// One report entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportEntry {
+    /// Every field as read.
+    pub fields: Object,
+}
+
+impl ReportEntry {
+    /// Wraps an object.
+    pub fn new(fields: Object) -> Self {
+        ReportEntry { fields }
+    }
+
+    /// A field by key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    /// The bench name; `None` when absent or null (failure stubs).
+    pub fn name(&self) -> Option<&str> {
+        self.get("name").and_then(Value::as_str)
+    }
+
+    /// The script version (10 hex digits of its SHA-256).
+    pub fn version(&self) -> Option<&str> {
+        self.get("version").and_then(Value::as_str)
+    }
+
+    /// `completed`, absent before the E3 era.
+    pub fn completed(&self) -> Option<bool> {
+        self.get("completed").and_then(Value::as_bool)
+    }
+
+    /// `CUDA_VISIBLE_DEVICES` as written: a string, or the int default 0 when unset.
+    pub fn vcd(&self) -> Option<String> {
+        match self.get("vcd")? {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The single device this entry ran on, when `vcd` names exactly one.
+    pub fn single_device(&self) -> Option<u32> {
+        let vcd = self.vcd()?;
+        let mut parts = vcd.split(',');
+        let first = parts.next()?.trim().parse().ok()?;
+        parts.next().is_none().then_some(first)
+    }
+
+    /// Throughput `train_item.avg`.
+    pub fn train_item_avg(&self) -> Option<f64> {
+        self.get("train_item")?.as_object()?.get("avg")?.as_f64()
+    }
+
+    /// The first non-finite value of `batch_loss`, with its index.
+    pub fn first_nonfinite_loss(&self) -> Option<(usize, f64)> {
+        let losses = self.get("batch_loss")?.as_list()?;
+        losses
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| v.as_f64().filter(|f| !f.is_finite()).map(|f| (i, f)))
+    }
+
+    /// Whether this entry is a failure stub (`name` null, no `train_item`, not completed).
+    pub fn is_fail_stub(&self) -> bool {
+        self.completed() == Some(false) && self.name().is_none() && self.get("train_item").is_none()
+    }
+
+    /// Why this entry is a failed run, if it is one. `fail_file` says the file name
+    /// carried `.FAIL.`.
+    pub fn failure(&self, fail_file: bool) -> Option<FailureKind> {
+        if fail_file || self.is_fail_stub() {
+            Some(FailureKind::FailStub)
+        } else if self.completed() == Some(false) {
+            Some(FailureKind::Incomplete)
+        } else if self.first_nonfinite_loss().is_some() {
+            Some(FailureKind::NanLoss)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a key holds a timing stage (`{avg, min, max, sd, count, unit: "s"}`).
+    fn is_stage(value: &Value) -> bool {
+        value
+            .as_object()
+            .is_some_and(|o| o.get("unit").and_then(Value::as_str) == Some("s") && o.contains_key("avg"))
+    }
+
+    /// The benchmark's arguments: every field but those `make_report` adds and the timing
+    /// stages. These are the inputs of `unique_id` for an E3 report (spec §2.1).
+    /// Sorted by key, as `unique_id` hashes them.
+    pub fn arguments(&self) -> Vec<(&str, &Value)> {
+        let mut args = self.fields.sorted();
+        args.retain(|(k, v)| !ADDED_BY_REPORT.contains(k) && !Self::is_stage(v));
+        args
+    }
+
+    /// The arguments that define the configuration: [`Self::arguments`] without the
+    /// per-process ones. Two entries of one bench with different configurations (or
+    /// versions, which are arguments) must not be pooled.
+    pub fn configuration(&self) -> Vec<(&str, &Value)> {
+        let mut args = self.arguments();
+        args.retain(|(k, _)| !PER_PROCESS_ARGUMENTS.contains(k));
+        args
+    }
+
+    /// A hash of [`Self::configuration`], for grouping.
+    pub fn configuration_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for (k, v) in self.configuration() {
+            k.hash(&mut hasher);
+            hash_value(v, &mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// Fields whose types differ from what the suite writes. An empty list means the
+    /// entry can be used.
+    pub fn type_problems(&self) -> Vec<FieldProblem> {
+        let mut problems = Vec::new();
+        let mut bad = |field: &str, expected: &str, found: String| {
+            problems.push(FieldProblem {
+                field: field.to_owned(),
+                expected: expected.to_owned(),
+                found,
+            })
+        };
+        let stub = self.completed() == Some(false);
+        match self.get("name") {
+            Some(Value::Str(_)) => {}
+            Some(Value::Null) if stub => {}
+            Some(v) => bad("name", "a string", v.type_name().to_owned()),
+            None => bad("name", "a string", "nothing (missing)".to_owned()),
+        }
+        match self.get("version") {
+            Some(Value::Str(_)) => {}
+            None if stub => {}
+            Some(v) => bad("version", "a string", v.type_name().to_owned()),
+            None => bad("version", "a string", "nothing (missing)".to_owned()),
+        }
+        match self.get("train_item") {
+            Some(Value::Object(item)) => match item.get("avg") {
+                Some(v) if v.as_f64().is_some() => {}
+                // Scaling writes `train_item: {}` for a failed world size.
+                None if stub => {}
+                Some(v) => bad("train_item.avg", "a number", v.type_name().to_owned()),
+                None => bad("train_item.avg", "a number", "nothing (missing)".to_owned()),
+            },
+            None if stub => {}
+            Some(v) => bad("train_item", "an object", v.type_name().to_owned()),
+            None => bad("train_item", "an object", "nothing (missing)".to_owned()),
+        }
+        if let Some(v) = self.get("batch_loss") {
+            match v.as_list() {
+                Some(items) => {
+                    if let Some((i, item)) = items.iter().enumerate().find(|(_, x)| x.as_f64().is_none()) {
+                        bad(&format!("batch_loss[{i}]"), "a number", item.type_name().to_owned());
+                    }
+                }
+                None => bad("batch_loss", "a list of numbers", v.type_name().to_owned()),
+            }
+        }
+        for key in ["vcd", "jr_id"] {
+            if let Some(v) = self.get(key)
+                && !matches!(v, Value::Str(_) | Value::Int(_))
+            {
+                bad(key, "a string (or the int default 0)", v.type_name().to_owned());
+            }
+        }
+        for key in ["gpu", "unique_id", "hostname"] {
+            if let Some(v) = self.get(key)
+                && !matches!(v, Value::Str(_))
+            {
+                bad(key, "a string", v.type_name().to_owned());
+            }
+        }
+        if let Some(v) = self.get("completed")
+            && !matches!(v, Value::Bool(_))
+        {
+            bad("completed", "a bool", v.type_name().to_owned());
+        }
+        for key in ["batch_size", "number", "repeat"] {
+            if let Some(v) = self.get(key)
+                && !matches!(v, Value::Int(_))
+            {
+                bad(key, "an int", v.type_name().to_owned());
+            }
+        }
+        problems
+    }
+}
+
+/// A structural hash in which `1` and `1.0` differ, as they do in `str()`.
+fn hash_value<H: std::hash::Hasher>(value: &Value, hasher: &mut H) {
+    use std::hash::Hash;
+    std::mem::discriminant(value).hash(hasher);
+    match value {
+        Value::Null => {}
+        Value::Bool(b) => b.hash(hasher),
+        Value::Int(i) => i.hash(hasher),
+        Value::BigInt(d) => d.hash(hasher),
+        Value::Float(f) => f.to_bits().hash(hasher),
+        Value::Str(s) => s.hash(hasher),
+        Value::List(items) => {
+            items.len().hash(hasher);
+            for item in items {
+                hash_value(item, hasher);
+            }
+        }
+        Value::Object(object) => {
+            for (k, v) in object.sorted() {
+                k.hash(hasher);
+                hash_value(v, hasher);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyjson::parse;
+
+    fn entry(text: &str) -> ReportEntry {
+        ReportEntry::new(parse(text.as_bytes()).unwrap().as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn stub_is_a_failure_without_name() {
+        let e = entry(r#"{"completed": false, "suite": "baselines", "name": null, "run_id": 0, "vcd": "3"}"#);
+        assert!(e.is_fail_stub());
+        assert_eq!(e.failure(false), Some(FailureKind::FailStub));
+        assert!(e.type_problems().is_empty(), "{:?}", e.type_problems());
+        assert_eq!(e.single_device(), Some(3));
+    }
+
+    #[test]
+    fn nan_loss_and_incomplete() {
+        let e = entry(r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "batch_loss": [1.0, NaN, 2.0]}"#);
+        assert_eq!(e.failure(false), Some(FailureKind::NanLoss));
+        assert_eq!(e.first_nonfinite_loss().map(|x| x.0), Some(1));
+        let e = entry(r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "completed": false, "batch_loss": [-Infinity]}"#);
+        assert_eq!(e.failure(false), Some(FailureKind::Incomplete));
+    }
+
+    #[test]
+    fn type_problems_name_the_field() {
+        let e = entry(r#"{"name": "vae", "version": 3, "train_item": {"avg": "fast"}, "batch_loss": [1.0, "x"], "vcd": 1.5}"#);
+        let fields: Vec<String> = e.type_problems().into_iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["version", "train_item.avg", "batch_loss[1]", "vcd"]);
+    }
+
+    #[test]
+    fn configuration_ignores_per_process_fields() {
+        let a = entry(r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "0", "seed": 100, "train_item": {"avg": 1}, "train": {"avg": 2.0, "unit": "s"}}"#);
+        let b = entry(r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "1", "seed": 200, "train_item": {"avg": 9}, "train": {"avg": 3.0, "unit": "s"}}"#);
+        let c = entry(r#"{"name": "vae", "version": "v1", "batch_size": 64, "vcd": "1", "train_item": {"avg": 9}}"#);
+        assert_eq!(a.configuration_key(), b.configuration_key());
+        assert_ne!(a.configuration_key(), c.configuration_key());
+        let names: Vec<&str> = a.configuration().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["batch_size", "version"]);
+    }
+
+    #[test]
+    fn multi_device_vcd_has_no_single_device() {
+        assert_eq!(entry(r#"{"vcd": "0,1,2"}"#).single_device(), None);
+        assert_eq!(entry(r#"{"vcd": 0}"#).single_device(), Some(0));
+    }
+}

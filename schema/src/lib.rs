@@ -1,0 +1,28 @@
+//! The Mila training suite's formats, read tolerantly and written exactly.
+//!
+//! - [`value`], [`pyjson`], [`pyrepr`]: JSON and `str()` as Python has them (`NaN`
+//!   tokens, int/float distinction, `sort_keys` + `indent=4` output);
+//! - [`entry`], [`reader`], [`discover`]: report entries, report files of every era,
+//!   and finding them in folder trees;
+//! - [`writer`]: the legacy stream format, byte for byte;
+//! - [`unique_id`]: the suite's id and version algorithms;
+//! - [`timing`]: its `StatStream` and throughput arithmetic;
+//! - [`targets`]: target tables and entry selection rules.
+#![warn(missing_docs)]
+
+pub mod discover;
+pub mod entry;
+pub mod pyjson;
+pub mod pyrepr;
+pub mod reader;
+pub mod targets;
+pub mod timing;
+pub mod unique_id;
+pub mod value;
+pub mod writer;
+
+pub use discover::{Discovery, LoadedReports, discover, load};
+pub use entry::{FailureKind, ReportEntry};
+pub use reader::{FileName, ReadError, ReportFile};
+pub use targets::{Scoring, SelectionRule, Target, TargetTable};
+pub use value::{Object, Value};

@@ -1,0 +1,433 @@
+//! Reading report files of every era (spec §1.3–1.5).
+//!
+//! - E1/E2 streams `<jobs>_<K>.json`: `[` then `{…},` per entry, never closed;
+//! - the same closed properly (`[…]`), as people fix them by hand;
+//! - E3 per-test files `<suite>.<name>.R<run>.D<vcd>[.FAIL].<ts>.json`: one bare object.
+//!
+//! A damaged entry never hides the others: every entry that parses is kept, and every
+//! problem is returned with the file, the entry index and the byte offset or field.
+
+use crate::entry::ReportEntry;
+use crate::pyjson::{Parser, SyntaxError};
+use crate::value::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What a report file's name says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileName {
+    /// `<suite>_<job_id>.json`: one stream per GPU per suite run (E1/E2).
+    Legacy {
+        /// The jobs file's name, e.g. `baselines`.
+        suite: String,
+        /// `JOB_ID`, the GPU index of the per-GPU jobs.
+        job_id: u32,
+    },
+    /// `<suite>.<name>.R<run>.D<vcd>[.FAIL].<ts>.json`: one test process (E3).
+    PerTest {
+        /// The jobs file's name.
+        suite: String,
+        /// The bench name (`None` in failure stubs).
+        name: String,
+        /// The run id.
+        run: String,
+        /// `CUDA_VISIBLE_DEVICES`, e.g. `3` or `0,1,2`.
+        vcd: String,
+        /// Whether the name carries `.FAIL.`.
+        fail: bool,
+        /// The UTC timestamp `%Y%m%d-%H%M%S-%f`.
+        timestamp: String,
+    },
+}
+
+impl FileName {
+    /// Classifies a file name; `None` when it is neither layout.
+    pub fn parse(file_name: &str) -> Option<FileName> {
+        let stem = file_name.strip_suffix(".json")?;
+        if let Some(per_test) = Self::parse_per_test(stem) {
+            return Some(per_test);
+        }
+        let (suite, job) = stem.rsplit_once('_')?;
+        if suite.is_empty() || job.is_empty() || !job.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(FileName::Legacy {
+            suite: suite.to_owned(),
+            job_id: job.parse().ok()?,
+        })
+    }
+
+    fn parse_per_test(stem: &str) -> Option<FileName> {
+        let (rest, timestamp) = stem.rsplit_once('.')?;
+        let ts_ok = timestamp.len() == 22
+            && timestamp
+                .bytes()
+                .enumerate()
+                .all(|(i, b)| if i == 8 || i == 15 { b == b'-' } else { b.is_ascii_digit() });
+        if !ts_ok {
+            return None;
+        }
+        let (rest, fail) = match rest.strip_suffix(".FAIL") {
+            Some(r) => (r, true),
+            None => (rest, false),
+        };
+        let (rest, device) = rest.rsplit_once('.')?;
+        let vcd = device.strip_prefix('D')?;
+        let (rest, run) = rest.rsplit_once('.')?;
+        let run = run.strip_prefix('R')?;
+        let (suite, name) = rest.rsplit_once('.')?;
+        if suite.is_empty() || name.is_empty() || run.is_empty() {
+            return None;
+        }
+        Some(FileName::PerTest {
+            suite: suite.to_owned(),
+            name: name.to_owned(),
+            run: run.to_owned(),
+            vcd: vcd.to_owned(),
+            fail,
+            timestamp: timestamp.to_owned(),
+        })
+    }
+
+    /// The suite (jobs file) name.
+    pub fn suite(&self) -> &str {
+        match self {
+            FileName::Legacy { suite, .. } | FileName::PerTest { suite, .. } => suite,
+        }
+    }
+}
+
+/// How a file's content was laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// `[{…},{…},` with no closing bracket: the suite's own stream.
+    Stream,
+    /// A properly closed array `[…]`.
+    Array,
+    /// One bare object (E3 per-test files).
+    Object,
+}
+
+impl Container {
+    /// A short description for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Container::Stream => "unclosed stream",
+            Container::Array => "closed array",
+            Container::Object => "single object",
+        }
+    }
+}
+
+/// Where in a file a problem is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// The whole file.
+    File,
+    /// A byte offset, with 1-based line and column.
+    Offset {
+        /// Byte offset.
+        offset: usize,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+    },
+    /// A field of an entry.
+    Field(String),
+}
+
+/// A problem reading one file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ReadError {
+    /// The file, as the user named it (relative to the folder searched).
+    pub file: String,
+    /// The entry index in the file, when the problem is in one entry.
+    pub entry: Option<usize>,
+    /// Where in the file or entry.
+    pub location: Location,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(entry) = self.entry {
+            write!(f, ": entry {entry}")?;
+        }
+        match &self.location {
+            Location::File => {}
+            Location::Offset {
+                offset,
+                line,
+                column,
+            } => write!(f, ": byte {offset} (line {line}, column {column})")?,
+            Location::Field(field) => write!(f, ": field `{field}`")?,
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The entries of one file, with the problems met while reading it.
+#[derive(Debug, Clone)]
+pub struct ParsedFile {
+    /// The layout found, when the file started like a report.
+    pub container: Option<Container>,
+    /// Entries that parsed (a damaged one is skipped, the others kept), with their index.
+    pub entries: Vec<(usize, ReportEntry)>,
+    /// Problems, in file order.
+    pub errors: Vec<ReadError>,
+}
+
+fn syntax(file: &str, entry: Option<usize>, e: SyntaxError) -> ReadError {
+    ReadError {
+        file: file.to_owned(),
+        entry,
+        location: Location::Offset {
+            offset: e.offset,
+            line: e.line,
+            column: e.column,
+        },
+        message: e.message,
+    }
+}
+
+/// Parses the text of a report file; `file` names it in errors.
+///
+/// Type problems of an entry's fields (see [`ReportEntry::type_problems`]) are errors
+/// too, and such an entry is not returned.
+pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
+    let mut out = ParsedFile {
+        container: None,
+        entries: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut parser = Parser::new(text);
+    parser.skip_ws();
+    match parser.peek() {
+        None => out.errors.push(ReadError {
+            file: file.to_owned(),
+            entry: None,
+            location: Location::File,
+            message: "empty file: a report holds `[` and entries, or one object".into(),
+        }),
+        Some(b'{') => {
+            out.container = Some(Container::Object);
+            match parser.value() {
+                Ok(value) => {
+                    parser.skip_ws();
+                    if !parser.at_end() {
+                        out.errors.push(syntax(
+                            file,
+                            None,
+                            parser.error("extra data after the report object"),
+                        ));
+                    }
+                    accept(file, 0, value, &mut out);
+                }
+                Err(e) => out.errors.push(syntax(file, Some(0), e)),
+            }
+        }
+        Some(b'[') => {
+            parser.pos += 1;
+            let mut index = 0;
+            let mut closed = false;
+            loop {
+                parser.skip_ws();
+                if parser.at_end() {
+                    break;
+                }
+                if parser.eat(b']') {
+                    closed = true;
+                    parser.skip_ws();
+                    if !parser.at_end() {
+                        out.errors.push(syntax(file, None, parser.error("extra data after `]`")));
+                    }
+                    break;
+                }
+                match parser.value() {
+                    Ok(value) => accept(file, index, value, &mut out),
+                    Err(e) => {
+                        // Nothing after a broken entry can be trusted (there is no resync
+                        // point in JSON), so stop here and keep what came before.
+                        out.errors.push(syntax(file, Some(index), e));
+                        break;
+                    }
+                }
+                index += 1;
+                parser.skip_ws();
+                if parser.eat(b',') {
+                    continue;
+                }
+                if parser.at_end() {
+                    break;
+                }
+                if parser.peek() == Some(b']') {
+                    continue;
+                }
+                out.errors.push(syntax(
+                    file,
+                    Some(index),
+                    parser.error("expected `,` or `]` after an entry"),
+                ));
+                break;
+            }
+            out.container = Some(if closed { Container::Array } else { Container::Stream });
+        }
+        Some(_) => out.errors.push(syntax(
+            file,
+            None,
+            parser.error("not a report: expected `[` or `{`"),
+        )),
+    }
+    out
+}
+
+fn accept(file: &str, index: usize, value: Value, out: &mut ParsedFile) {
+    match value {
+        Value::Object(fields) => {
+            let entry = ReportEntry::new(fields);
+            let problems = entry.type_problems();
+            if problems.is_empty() {
+                out.entries.push((index, entry));
+            } else {
+                for p in problems {
+                    out.errors.push(ReadError {
+                        file: file.to_owned(),
+                        entry: Some(index),
+                        location: Location::Field(p.field),
+                        message: format!("expected {}, found {}", p.expected, p.found),
+                    });
+                }
+            }
+        }
+        other => out.errors.push(ReadError {
+            file: file.to_owned(),
+            entry: Some(index),
+            location: Location::File,
+            message: format!("entry is {} {}, expected an object", article(other.type_name()), other.type_name()),
+        }),
+    }
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'i', 'o']) { "an" } else { "a" }
+}
+
+/// One report file found on disk, read.
+#[derive(Debug, Clone)]
+pub struct ReportFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its path relative to the folder searched, with `/` separators, for messages.
+    pub display: String,
+    /// What its name says.
+    pub name: FileName,
+    /// The run this file belongs to (see [`crate::discover`]).
+    pub run: String,
+    /// The parsed content.
+    pub parsed: ParsedFile,
+}
+
+/// Reads and parses one file; an I/O failure becomes a [`ReadError`].
+pub fn read_file(path: &Path, display: &str) -> ParsedFile {
+    match std::fs::read(path) {
+        Ok(bytes) => parse_report(display, &bytes),
+        Err(e) => ParsedFile {
+            container: None,
+            entries: Vec::new(),
+            errors: vec![ReadError {
+                file: display.to_owned(),
+                entry: None,
+                location: Location::File,
+                message: format!("cannot read: {e}"),
+            }],
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E: &str = r#"{"name": "vae", "version": "abc", "train_item": {"avg": 2.5}}"#;
+
+    #[test]
+    fn names_of_both_eras() {
+        assert_eq!(
+            FileName::parse("baselines_3.json"),
+            Some(FileName::Legacy { suite: "baselines".into(), job_id: 3 })
+        );
+        assert_eq!(
+            FileName::parse("my_jobs_12.json"),
+            Some(FileName::Legacy { suite: "my_jobs".into(), job_id: 12 })
+        );
+        assert_eq!(
+            FileName::parse("baselines.vae.R0.D0,1,2.FAIL.20200106-160000-123456.json"),
+            Some(FileName::PerTest {
+                suite: "baselines".into(),
+                name: "vae".into(),
+                run: "0".into(),
+                vcd: "0,1,2".into(),
+                fail: true,
+                timestamp: "20200106-160000-123456".into()
+            })
+        );
+        assert_eq!(FileName::parse("baselines.json"), None);
+        assert_eq!(FileName::parse("summary.txt"), None);
+        assert_eq!(FileName::parse("baselines_x.json"), None);
+    }
+
+    #[test]
+    fn stream_closed_and_bare() {
+        for (text, container, n) in [
+            (format!("[{E},{E},"), Container::Stream, 2),
+            (format!("[{E},{E}]\n"), Container::Array, 2),
+            (format!("[{E},]"), Container::Array, 1),
+            (format!("{E}\n"), Container::Object, 1),
+            ("[".to_string(), Container::Stream, 0),
+            (format!("  [ {E} , "), Container::Stream, 1),
+        ] {
+            let parsed = parse_report("f.json", text.as_bytes());
+            assert!(parsed.errors.is_empty(), "{text}: {:?}", parsed.errors);
+            assert_eq!(parsed.container, Some(container), "{text}");
+            assert_eq!(parsed.entries.len(), n, "{text}");
+        }
+    }
+
+    #[test]
+    fn truncated_stream_keeps_complete_entries() {
+        let text = format!("[{E},{E},{{\"name\": \"va");
+        let parsed = parse_report("output1/fast_2.json", text.as_bytes());
+        assert_eq!(parsed.entries.len(), 2);
+        assert_eq!(parsed.errors.len(), 1);
+        let err = &parsed.errors[0];
+        assert_eq!(err.entry, Some(2));
+        assert!(matches!(err.location, Location::Offset { .. }));
+        assert!(err.to_string().starts_with("output1/fast_2.json: entry 2: byte "), "{err}");
+    }
+
+    #[test]
+    fn non_json_and_empty() {
+        let parsed = parse_report("notes.json", b"hello");
+        assert_eq!(parsed.container, None);
+        assert_eq!(parsed.errors[0].to_string(), "notes.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`");
+        let parsed = parse_report("e.json", b"  \n");
+        assert!(parsed.errors[0].message.starts_with("empty file"));
+    }
+
+    #[test]
+    fn entry_that_is_not_an_object() {
+        let parsed = parse_report("f.json", format!("[{E},3,").as_bytes());
+        assert_eq!(parsed.entries.len(), 1);
+        assert_eq!(parsed.errors[0].to_string(), "f.json: entry 1: entry is an int, expected an object");
+    }
+
+    #[test]
+    fn bad_field_names_entry_and_field() {
+        let parsed = parse_report("f.json", br#"[{"name": "vae", "version": "abc", "train_item": {"avg": "x"}},"#);
+        assert!(parsed.entries.is_empty());
+        assert_eq!(parsed.errors[0].to_string(), "f.json: entry 0: field `train_item.avg`: expected a number, found string");
+    }
+}

@@ -1,0 +1,440 @@
+//! Targets: the expected throughput of each bench on a GPU model, with the rules that
+//! pick which entries count (spec §6.3, §7).
+//!
+//! Two scorings, two kinds of table:
+//! - `classic` (the trimmed-mean tool, `data.csv`): one target per bench per GPU model;
+//! - `score` (the HEAD tool, `target_<model>.csv`): target, minimum `perf_target`
+//!   (mean ÷ target) and maximum `sd_target` (sd ÷ mean) per bench.
+//!
+//! The project's own tables are TOML files in `baselines/targets/`, compiled in; a user's
+//! file can be TOML in the same layout or CSV in the suite's original layouts.
+
+use crate::entry::ReportEntry;
+use crate::value::Value;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+/// Which report tool's scheme the numbers follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scoring {
+    /// The trimmed-mean tool (milabench 17bb0c4…03b8be2), the seed README's table.
+    Classic,
+    /// The HEAD tool (ce4e272): pooled samples, pass rates and the BF score.
+    Score,
+}
+
+impl fmt::Display for Scoring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Scoring::Classic => "classic",
+            Scoring::Score => "score",
+        })
+    }
+}
+
+/// A target of one bench.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// Bench name as in the reports.
+    pub bench: String,
+    /// Expected throughput (items/s; efficiency for `scaling`).
+    pub target: f64,
+    /// Minimum mean ÷ target to pass (score tables).
+    pub perf_target: Option<f64>,
+    /// Maximum sd ÷ mean to pass (score tables).
+    pub sd_target: Option<f64>,
+}
+
+/// A rule that keeps only some entries of a bench (the classic tool's filters, as data).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SelectionRule {
+    /// Keep entries whose `field` equals `value` (`wlm`: `model` = `"GRU"`).
+    Equals {
+        /// The bench the rule applies to.
+        bench: String,
+        /// The entry field.
+        field: String,
+        /// The value it must have.
+        value: Value,
+    },
+    /// Keep entries that ran on exactly one device (`ssd`: the per-GPU job only).
+    SingleDevice {
+        /// The bench the rule applies to.
+        bench: String,
+    },
+}
+
+impl SelectionRule {
+    /// The bench the rule applies to.
+    pub fn bench(&self) -> &str {
+        match self {
+            SelectionRule::Equals { bench, .. } | SelectionRule::SingleDevice { bench } => bench,
+        }
+    }
+
+    /// Whether `entry` (of this rule's bench) is kept.
+    pub fn keeps(&self, entry: &ReportEntry) -> bool {
+        match self {
+            SelectionRule::Equals { field, value, .. } => entry.get(field).is_some_and(|v| same(v, value)),
+            SelectionRule::SingleDevice { .. } => entry.single_device().is_some(),
+        }
+    }
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => a.as_f64() == b.as_f64(),
+        _ => a == b,
+    }
+}
+
+impl fmt::Display for SelectionRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectionRule::Equals { bench, field, value } => {
+                write!(f, "{bench}: only {field} = {}", crate::pyrepr::py_repr(value))
+            }
+            SelectionRule::SingleDevice { bench } => write!(f, "{bench}: only single-device entries"),
+        }
+    }
+}
+
+/// The targets of one GPU model under one scoring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetTable {
+    /// The scoring these targets serve.
+    pub scoring: Scoring,
+    /// The GPU model, as given by the user or the file.
+    pub gpu_model: String,
+    /// Where the figures come from, for provenance.
+    pub source: String,
+    /// One row per bench, in file order.
+    pub targets: Vec<Target>,
+    /// Benches whose entries are set aside entirely (the HEAD tool's `_exclude`).
+    pub exclude: Vec<String>,
+    /// Entry selection rules.
+    pub select: Vec<SelectionRule>,
+}
+
+/// A targets file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetsError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file's content is wrong.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, with the line where known.
+        message: String,
+    },
+    /// No built-in table for this model.
+    #[error("no built-in {scoring} targets for GPU model `{model}` (built in: RTX, V100, MI50); give your own with --targets FILE")]
+    UnknownModel {
+        /// The scoring.
+        scoring: Scoring,
+        /// The model asked for.
+        model: String,
+    },
+}
+
+const BUILTIN_CLASSIC: &str = include_str!("../../baselines/targets/classic.toml");
+const BUILTIN_RTX: &str = include_str!("../../baselines/targets/rtx.toml");
+const BUILTIN_V100: &str = include_str!("../../baselines/targets/v100.toml");
+const BUILTIN_MI50: &str = include_str!("../../baselines/targets/mi50.toml");
+
+/// The built-in GPU models, in the order the suite lists them.
+pub const BUILTIN_MODELS: &[&str] = &["V100", "MI50", "RTX"];
+
+impl TargetTable {
+    /// The project's own table for `gpu_model` (case-insensitive).
+    pub fn builtin(scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+        let unknown = || TargetsError::UnknownModel {
+            scoring,
+            model: gpu_model.to_owned(),
+        };
+        let model = BUILTIN_MODELS
+            .iter()
+            .find(|m| m.eq_ignore_ascii_case(gpu_model))
+            .ok_or_else(unknown)?;
+        let (name, text) = match (scoring, *model) {
+            (Scoring::Classic, _) => ("baselines/targets/classic.toml", BUILTIN_CLASSIC),
+            (Scoring::Score, "RTX") => ("baselines/targets/rtx.toml", BUILTIN_RTX),
+            (Scoring::Score, "V100") => ("baselines/targets/v100.toml", BUILTIN_V100),
+            (Scoring::Score, _) => ("baselines/targets/mi50.toml", BUILTIN_MI50),
+        };
+        Self::from_toml(name, text, scoring, model)
+    }
+
+    /// Reads a targets file: TOML in the project's layout, or CSV in either of the
+    /// suite's layouts (`bench,target,perf_target,sd_target` or `bench,V100,MI50,RTX`).
+    /// A CSV carries no selection rules or exclusions; the built-in ones of `scoring` apply.
+    pub fn load(path: &Path, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| TargetsError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
+            Self::from_toml(&name, &text, scoring, gpu_model)
+        } else {
+            let mut table = Self::from_csv(&name, &text, scoring, gpu_model)?;
+            let rules = Self::builtin(scoring, BUILTIN_MODELS[0])?;
+            table.exclude = rules.exclude;
+            table.select = rules.select;
+            Ok(table)
+        }
+    }
+
+    /// Parses the project's TOML layout (see `docs/targets.md`).
+    pub fn from_toml(name: &str, text: &str, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+        let invalid = |message: String| TargetsError::Invalid {
+            path: name.to_owned(),
+            message,
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
+        let file_scoring = match raw.scoring.as_str() {
+            "classic" => Scoring::Classic,
+            "score" => Scoring::Score,
+            other => return Err(invalid(format!("scoring must be \"classic\" or \"score\", found \"{other}\""))),
+        };
+        if scoring == Scoring::Score && file_scoring == Scoring::Classic {
+            return Err(invalid(
+                "a classic table has no perf_target and sd_target: --scoring score needs a score table".into(),
+            ));
+        }
+        let mut targets = Vec::with_capacity(raw.bench.len());
+        for bench in raw.bench {
+            let target = match file_scoring {
+                Scoring::Score => bench
+                    .target
+                    .ok_or_else(|| invalid(format!("bench `{}` has no target", bench.name)))?,
+                Scoring::Classic => *bench
+                    .by_model
+                    .iter()
+                    .find(|(m, _)| m.eq_ignore_ascii_case(gpu_model))
+                    .map(|(_, v)| v)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "bench `{}` has no target for GPU model `{gpu_model}` (it has: {})",
+                            bench.name,
+                            bench.by_model.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ))
+                    })?,
+            };
+            targets.push(Target {
+                bench: bench.name,
+                target,
+                perf_target: bench.perf_target,
+                sd_target: bench.sd_target,
+            });
+        }
+        let mut select = Vec::with_capacity(raw.select.len());
+        for rule in raw.select {
+            select.push(match (rule.field, rule.equals, rule.single_device) {
+                (Some(field), Some(value), None) => {
+                    let value = toml_to_value(&value).ok_or_else(|| {
+                        invalid(format!("select `{field}`: value must be a string, number or bool"))
+                    })?;
+                    SelectionRule::Equals {
+                        bench: rule.bench,
+                        field,
+                        value,
+                    }
+                }
+                (None, None, Some(true)) => SelectionRule::SingleDevice { bench: rule.bench },
+                _ => {
+                    return Err(invalid(format!(
+                        "select rule for `{}` needs either `field` and `equals`, or `single_device = true`",
+                        rule.bench
+                    )));
+                }
+            });
+        }
+        Ok(TargetTable {
+            scoring,
+            gpu_model: raw.gpu_model.unwrap_or_else(|| gpu_model.to_owned()),
+            source: raw.source.unwrap_or_else(|| name.to_owned()),
+            targets,
+            exclude: raw.exclude,
+            select,
+        })
+    }
+
+    /// Parses a CSV in one of the suite's layouts.
+    pub fn from_csv(name: &str, text: &str, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+        let invalid = |line: usize, message: String| TargetsError::Invalid {
+            path: name.to_owned(),
+            message: format!("line {line}: {message}"),
+        };
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines.next().ok_or_else(|| invalid(1, "empty file".into()))?;
+        let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+        if columns.first() != Some(&"bench") {
+            return Err(invalid(1, format!("the first column must be `bench`, found `{}`", columns[0])));
+        }
+        let find = |col: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(col));
+        let (target_col, perf_col, sd_col) = match find("target") {
+            Some(t) => (t, find("perf_target"), find("sd_target")),
+            None => {
+                let col = find(gpu_model).ok_or_else(|| {
+                    invalid(
+                        1,
+                        format!("no column for GPU model `{gpu_model}` (columns: {})", columns[1..].join(", ")),
+                    )
+                })?;
+                (col, None, None)
+            }
+        };
+        if scoring == Scoring::Score && (perf_col.is_none() || sd_col.is_none()) {
+            return Err(invalid(
+                1,
+                "--scoring score needs the columns bench,target,perf_target,sd_target".into(),
+            ));
+        }
+        let mut targets = Vec::new();
+        for (i, line) in lines {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            let number = |col: usize, what: &str| -> Result<f64, TargetsError> {
+                let cell = cells.get(col).copied().unwrap_or("");
+                cell.parse::<f64>()
+                    .map_err(|_| invalid(i + 1, format!("{what} `{cell}` is not a number")))
+            };
+            targets.push(Target {
+                bench: cells[0].to_owned(),
+                target: number(target_col, "target")?,
+                perf_target: perf_col.map(|c| number(c, "perf_target")).transpose()?,
+                sd_target: sd_col.map(|c| number(c, "sd_target")).transpose()?,
+            });
+        }
+        Ok(TargetTable {
+            scoring,
+            gpu_model: gpu_model.to_owned(),
+            source: name.to_owned(),
+            targets,
+            exclude: Vec::new(),
+            select: Vec::new(),
+        })
+    }
+
+    /// The target row of a bench.
+    pub fn get(&self, bench: &str) -> Option<&Target> {
+        self.targets.iter().find(|t| t.bench == bench)
+    }
+
+    /// Whether the entries of `bench` are set aside.
+    pub fn is_excluded(&self, bench: &str) -> bool {
+        self.exclude.iter().any(|b| b == bench)
+    }
+
+    /// The rule of `bench` that drops `entry`, if one does.
+    pub fn rejecting_rule(&self, bench: &str, entry: &ReportEntry) -> Option<&SelectionRule> {
+        self.select.iter().find(|r| r.bench() == bench && !r.keeps(entry))
+    }
+
+    /// The benches a complete submission must have a result for: every row not excluded.
+    pub fn required_benches(&self) -> impl Iterator<Item = &Target> {
+        self.targets.iter().filter(|t| !self.is_excluded(&t.bench))
+    }
+}
+
+fn toml_to_value(v: &toml::Value) -> Option<Value> {
+    Some(match v {
+        toml::Value::String(s) => Value::Str(s.clone()),
+        toml::Value::Integer(i) => Value::Int(*i),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        _ => return None,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    scoring: String,
+    gpu_model: Option<String>,
+    source: Option<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    #[serde(default)]
+    select: Vec<RawSelect>,
+    bench: Vec<RawBench>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSelect {
+    bench: String,
+    field: Option<String>,
+    equals: Option<toml::Value>,
+    single_device: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct RawBench {
+    name: String,
+    target: Option<f64>,
+    perf_target: Option<f64>,
+    sd_target: Option<f64>,
+    #[serde(flatten)]
+    by_model: BTreeMap<String, f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_tables_load() {
+        for model in BUILTIN_MODELS {
+            let classic = TargetTable::builtin(Scoring::Classic, model).unwrap();
+            assert_eq!(classic.targets.len(), 19);
+            let score = TargetTable::builtin(Scoring::Score, &model.to_lowercase()).unwrap();
+            assert_eq!(score.targets.len(), 20);
+            assert_eq!(score.required_benches().count(), 17);
+        }
+        let rtx = TargetTable::builtin(Scoring::Classic, "rtx").unwrap();
+        assert_eq!(rtx.get("atari").unwrap().target, 5.41);
+        assert!(matches!(
+            TargetTable::builtin(Scoring::Score, "H100"),
+            Err(TargetsError::UnknownModel { .. })
+        ));
+    }
+
+    #[test]
+    fn csv_layouts() {
+        let t = TargetTable::from_csv("t.csv", "bench,V100,MI50,RTX\natari,6.61,1.24,5.41\n", Scoring::Classic, "mi50").unwrap();
+        assert_eq!(t.targets[0].target, 1.24);
+        let t = TargetTable::from_csv("t.csv", "bench,target,perf_target,sd_target\nloader,1200.00,0.5,0.10\n", Scoring::Score, "X").unwrap();
+        assert_eq!(t.targets[0].sd_target, Some(0.10));
+        let e = TargetTable::from_csv("t.csv", "bench,V100\natari,6.61\n", Scoring::Score, "V100").unwrap_err();
+        assert!(e.to_string().contains("needs the columns"), "{e}");
+        let e = TargetTable::from_csv("t.csv", "bench,target\natari,fast\n", Scoring::Classic, "V100").unwrap_err();
+        assert_eq!(e.to_string(), "t.csv: line 2: target `fast` is not a number");
+    }
+
+    #[test]
+    fn selection_rules_keep_and_drop() {
+        let t = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
+        let entry = |text: &str| {
+            ReportEntry::new(crate::pyjson::parse(text.as_bytes()).unwrap().as_object().unwrap().clone())
+        };
+        assert!(t.rejecting_rule("wlm", &entry(r#"{"model": "GRU"}"#)).is_none());
+        assert!(t.rejecting_rule("wlm", &entry(r#"{"model": "LSTM"}"#)).is_some());
+        assert!(t.rejecting_rule("loader", &entry(r#"{"batch_size": 256}"#)).is_none());
+        assert!(t.rejecting_rule("loader", &entry(r#"{"batch_size": 128}"#)).is_some());
+        assert!(t.rejecting_rule("ssd", &entry(r#"{"vcd": "12"}"#)).is_none());
+        assert!(t.rejecting_rule("ssd", &entry(r#"{"vcd": "0,1"}"#)).is_some());
+        assert!(t.rejecting_rule("toy_lstm", &entry(r#"{"dtype": "float64"}"#)).is_some());
+        assert!(t.rejecting_rule("vae", &entry(r#"{}"#)).is_none());
+    }
+}
