@@ -1,1 +1,71 @@
-fn main() {}
+//! mlbench: the command-line front end. Parses arguments, calls the library crates,
+//! prints, and turns errors into messages and exit codes (0 ok, 1 failed criteria or
+//! findings, 2 usage or unreadable input).
+
+mod cli;
+mod output;
+mod render;
+mod report_cmd;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// How a command ended, when it did not fail outright.
+pub enum Outcome {
+    /// Everything passed.
+    Ok,
+    /// Criteria failed or findings were made (exit 1).
+    Failed,
+}
+
+/// An error with the exit status it maps to.
+pub struct Failure {
+    /// The error chain.
+    pub error: anyhow::Error,
+    /// The exit status.
+    pub code: u8,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure {
+            error: e.into(),
+            code: 2,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version to stdout (exit 0) and usage errors to stderr (2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        cli::Command::Report(args) => report_cmd::run(&args),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Failed) => ExitCode::from(1),
+        Err(failure) if is_broken_pipe(&failure.error) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {}", failure.error);
+            for cause in failure.error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// `mlbench … | head` closes the pipe early: that is not an error.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

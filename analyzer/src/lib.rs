@@ -1,1 +1,75 @@
+//! Aggregation, statistics and scores over benchmark reports.
+//!
+//! The flow: [`SampleSet::build`] turns loaded report files into samples (plain Rust:
+//! exclusions, selection rules, failures, configuration conflicts); [`classic_report`]
+//! and [`score_report`] compute the two scorings with Polars lazy frames and statrs.
+#![warn(missing_docs)]
 
+pub mod classic;
+pub mod frame;
+pub mod model;
+pub mod samples;
+pub mod score;
+
+pub use classic::classic_report;
+pub use model::Report;
+pub use samples::SampleSet;
+pub use score::score_report;
+
+use mlbench_schema::{LoadedReports, Scoring, TargetTable};
+
+/// Why a report could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// Fewer runs than required.
+    #[error("found {found} run{s} ({names}), but --min-runs is {required}: the statistics need at least {required} runs of the suite", s = if *found == 1 { "" } else { "s" })]
+    TooFewRuns {
+        /// Runs found.
+        found: usize,
+        /// Runs required.
+        required: u32,
+        /// The runs, for the message.
+        names: String,
+    },
+    /// Nothing to compute on.
+    #[error("no report entries to compute on")]
+    NoEntries,
+    /// Polars failed (a bug, not an input problem).
+    #[error("computing the statistics failed: {0}")]
+    Polars(#[from] polars::prelude::PolarsError),
+}
+
+/// Options of a report.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Which scheme.
+    pub scoring: Scoring,
+    /// Runs required.
+    pub min_runs: u32,
+    /// Price for RPP (score scoring).
+    pub price: Option<f64>,
+}
+
+/// Computes a report over loaded files.
+pub fn report(reports: &LoadedReports, targets: &TargetTable, options: &ReportOptions) -> Result<(SampleSet, Report), AnalyzeError> {
+    let set = SampleSet::build(reports, targets);
+    if set.samples.is_empty() {
+        return Err(AnalyzeError::NoEntries);
+    }
+    if set.runs.len() < options.min_runs as usize {
+        let mut names = set.runs.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
+        if set.runs.len() > 6 {
+            names.push_str(", …");
+        }
+        return Err(AnalyzeError::TooFewRuns {
+            found: set.runs.len(),
+            required: options.min_runs,
+            names,
+        });
+    }
+    let report = match options.scoring {
+        Scoring::Classic => Report::Classic(classic_report(&set, targets, options.min_runs)?),
+        Scoring::Score => Report::Score(score_report(&set, targets, options.price)?),
+    };
+    Ok((set, report))
+}

@@ -1,0 +1,136 @@
+//! Classic scoring: the trimmed-mean tool behind the seed README's table (spec §6.3).
+//!
+//! Per run and bench, the mean over GPUs; across runs, the mean without one minimum and
+//! one maximum, the sample sd, sd ÷ result and the difference to the target. The verdict:
+//! every bench of the table present with enough runs, the 80% quantile of sd ÷ result
+//! below 5%, and the mean difference to target at least 0.
+
+use crate::AnalyzeError;
+use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs};
+use crate::model::{ClassicBench, ClassicReport, ClassicStatistics};
+use crate::samples::SampleSet;
+use mlbench_schema::TargetTable;
+use polars::prelude::*;
+
+/// The largest 80% quantile of sd ÷ result that passes.
+pub const DEVIATION_LIMIT: f64 = 0.05;
+
+/// Computes the classic report.
+pub fn classic_report(set: &SampleSet, targets: &TargetTable, min_runs: u32) -> Result<ClassicReport, AnalyzeError> {
+    let df = samples_frame(set, Usable::WithValue)?;
+    let targets_df = DataFrame::new_infer_height(vec![
+        Column::new(
+            "bench".into(),
+            targets.targets.iter().map(|t| t.bench.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "target".into(),
+            targets.targets.iter().map(|t| t.target).collect::<Vec<_>>(),
+        ),
+    ])?;
+    let table = df
+        .lazy()
+        .group_by([col("bench"), col("run")])
+        .agg([col("value").mean().alias("run_value")])
+        .group_by([col("bench")])
+        .agg([
+            col("run_value").count().alias("n"),
+            col("run_value").sum().alias("sum"),
+            col("run_value").min().alias("min"),
+            col("run_value").max().alias("max"),
+            col("run_value").std(1).alias("sd"),
+        ])
+        .with_column(
+            when(col("n").gt_eq(lit(3)))
+                .then((col("sum") - col("max") - col("min")) / (col("n").cast(DataType::Float64) - lit(2.0)))
+                .otherwise(lit(NULL))
+                .alias("result"),
+        )
+        .with_column((col("sd") / col("result")).alias("sd_pct"))
+        .left_join(targets_df.lazy(), col("bench"), col("bench"))
+        .with_column(((col("result") - col("target")) / col("target")).alias("diff"))
+        .sort(["bench"], SortMultipleOptions::default())
+        .collect()?;
+
+    let valid = table
+        .clone()
+        .lazy()
+        .filter(
+            col("result")
+                .is_not_null()
+                .and(col("sd").is_not_null())
+                .and(col("sd_pct").is_not_null())
+                .and(col("sd_pct").is_not_nan()),
+        )
+        .select([
+            col("sd_pct")
+                .quantile(lit(0.8), QuantileMethod::Linear)
+                .alias("q80"),
+            col("diff").mean().alias("performance"),
+            col("bench").count().alias("rows"),
+        ])
+        .collect()?;
+
+    let names = strs(&table, "bench")?;
+    let ns = counts(&table, "n")?;
+    let (result, sd, sd_pct, target, diff) = (
+        f64s(&table, "result")?,
+        f64s(&table, "sd")?,
+        f64s(&table, "sd_pct")?,
+        f64s(&table, "target")?,
+        f64s(&table, "diff")?,
+    );
+    let mut benches: Vec<ClassicBench> = (0..names.len())
+        .map(|i| ClassicBench {
+            bench: names[i].clone(),
+            n: ns[i],
+            target: target[i],
+            result: result[i],
+            sd: sd[i],
+            sd_pct: sd_pct[i],
+            diff: diff[i],
+        })
+        .collect();
+    for t in targets.required_benches() {
+        if !benches.iter().any(|b| b.bench == t.bench) {
+            benches.push(ClassicBench {
+                bench: t.bench.clone(),
+                n: 0,
+                target: Some(t.target),
+                result: None,
+                sd: None,
+                sd_pct: None,
+                diff: None,
+            });
+        }
+    }
+    benches.sort_by(|a, b| a.bench.cmp(&b.bench));
+
+    let usable = |b: &ClassicBench| b.result.is_some() && b.sd.is_some() && b.sd_pct.is_some();
+    let bench_passes = targets.required_benches().all(|t| {
+        benches
+            .iter()
+            .any(|b| b.bench == t.bench && usable(b) && b.n >= min_runs)
+    });
+    let deviation_quantile_80 = scalar(&valid, "q80")?;
+    let performance = scalar(&valid, "performance")?;
+    let passed = bench_passes
+        && deviation_quantile_80.is_some_and(|q| q < DEVIATION_LIMIT)
+        && performance.is_some_and(|p| p >= 0.0);
+    Ok(ClassicReport {
+        scoring: "classic",
+        name: set.suite.clone(),
+        gpu_model: targets.gpu_model.clone(),
+        runs: set.runs.len(),
+        gpus: set.devices.len(),
+        benches,
+        statistics: ClassicStatistics {
+            bench_passes,
+            deviation_quantile_80,
+            performance,
+            passed,
+        },
+        failures: set.failures(),
+        conflicts: set.conflicts.clone(),
+    })
+}

@@ -1,0 +1,71 @@
+//! Moving samples into Polars and results out of it.
+
+use crate::samples::SampleSet;
+use polars::prelude::*;
+
+/// Which samples a scoring uses.
+#[derive(Debug, Clone, Copy)]
+pub enum Usable {
+    /// Every entry with a throughput (the classic tool did not remove failures).
+    WithValue,
+    /// Entries with a throughput that are not failures.
+    NotFailed,
+}
+
+/// The usable samples as a frame: `bench` (str), `run` (u32), `device` (u32, null when
+/// the entry ran on several), `value` (f64).
+pub fn samples_frame(set: &SampleSet, usable: Usable) -> PolarsResult<DataFrame> {
+    let rows = set.samples.iter().filter(|s| {
+        !s.conflict
+            && s.bench.is_some()
+            // pandas skips NaN in its means and sds; so does this.
+            && s.value.is_some_and(|v| !v.is_nan())
+            && match usable {
+                Usable::WithValue => true,
+                Usable::NotFailed => s.failure.is_none(),
+            }
+    });
+    let mut bench = Vec::new();
+    let mut run = Vec::new();
+    let mut device = Vec::new();
+    let mut value = Vec::new();
+    for s in rows {
+        bench.push(s.bench.as_deref().unwrap_or_default());
+        run.push(s.run);
+        device.push(s.device);
+        value.push(s.value.unwrap_or(f64::NAN));
+    }
+    DataFrame::new_infer_height(vec![
+        Column::new("bench".into(), bench),
+        Column::new("run".into(), run),
+        Column::new("device".into(), device),
+        Column::new("value".into(), value),
+    ])
+}
+
+/// A f64 column as options (null and NaN both become `None`).
+pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
+    let col = df.column(name)?.cast(&DataType::Float64)?;
+    Ok(col.f64()?.iter().map(|v| v.filter(|x| !x.is_nan())).collect())
+}
+
+/// A string column.
+pub fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
+    Ok(df
+        .column(name)?
+        .str()?
+        .iter()
+        .map(|v| v.unwrap_or_default().to_owned())
+        .collect())
+}
+
+/// A count column as u32.
+pub fn counts(df: &DataFrame, name: &str) -> PolarsResult<Vec<u32>> {
+    let col = df.column(name)?.cast(&DataType::UInt32)?;
+    Ok(col.u32()?.iter().map(|v| v.unwrap_or(0)).collect())
+}
+
+/// A one-row, one-column result as a float.
+pub fn scalar(df: &DataFrame, name: &str) -> PolarsResult<Option<f64>> {
+    Ok(f64s(df, name)?.into_iter().next().flatten())
+}

@@ -1,0 +1,64 @@
+//! Markdown: the same tables as the terminal report, for issues, wikis and pull requests.
+
+use super::{bench_rows, per_gpu_tables, statistics_rows, verdict};
+use mlbench_analyzer::Report;
+use std::fmt::Write as _;
+
+fn escape(cell: &str) -> String {
+    cell.replace('|', "\\|")
+}
+
+fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
+    let align: Vec<&str> = (0..header.len()).map(|i| if i == 0 { ":---" } else { "---:" }).collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out.push('\n');
+}
+
+/// Renders the report as Markdown.
+pub fn render(report: &Report, notes: &[String]) -> String {
+    let mut out = String::new();
+    let (scoring, name, model) = match report {
+        Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
+        Report::Score(r) => ("score", &r.name, &r.gpu_model),
+    };
+    let _ = writeln!(out, "## mlbench report: `{name}`, {model} targets, {scoring} scoring\n");
+    for line in notes {
+        let _ = writeln!(out, "- {}", escape(line));
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+    }
+    let (header, rows) = bench_rows(report);
+    md_table(&mut out, &header.into_iter().map(String::from).collect::<Vec<_>>(), &rows);
+    if let Report::Score(r) = report
+        && !r.failures.is_empty()
+    {
+        let _ = writeln!(out, "### Failures\n");
+        let rows: Vec<Vec<String>> = r
+            .failures
+            .iter()
+            .map(|f| {
+                vec![
+                    format!("`{}`", f.file),
+                    f.entry.to_string(),
+                    f.bench.clone().unwrap_or_else(|| "—".into()),
+                    f.reason.to_string(),
+                ]
+            })
+            .collect();
+        md_table(&mut out, &["file".into(), "entry".into(), "bench".into(), "reason".into()], &rows);
+    }
+    let _ = writeln!(out, "### Statistics\n");
+    let rows: Vec<Vec<String>> = statistics_rows(report).into_iter().map(|r| r.to_vec()).collect();
+    md_table(&mut out, &["statistic".into(), "value".into(), "pass".into()], &rows);
+    for (title, header, rows) in per_gpu_tables(report) {
+        let _ = writeln!(out, "### {title}\n");
+        md_table(&mut out, &header, &rows);
+    }
+    let _ = writeln!(out, "**Result: {}**", verdict(report.passed()));
+    out
+}

@@ -1,0 +1,159 @@
+//! `mlbench report`.
+
+use crate::cli::{Format, ReportArgs, ScoringArg};
+use crate::{Failure, Outcome, output, render};
+use anyhow::anyhow;
+use mlbench_analyzer::{ReportOptions, SampleSet};
+use mlbench_schema::{Scoring, TargetTable, discover, load};
+
+/// Runs the report command.
+pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
+    let scoring = match args.scoring {
+        ScoringArg::Classic => Scoring::Classic,
+        ScoringArg::Score => Scoring::Score,
+    };
+    if let Some(price) = args.price
+        && !(price.is_finite() && price > 0.0)
+    {
+        return Err(anyhow!("--price must be a positive number, got {price}").into());
+    }
+    let targets = match &args.targets {
+        Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
+        None => TargetTable::builtin(scoring, &args.gpu_model)?,
+    };
+    let loaded = load(discover(&args.reports, args.name.as_deref())?);
+    if !loaded.errors.is_empty() {
+        let level = if args.skip_unreadable { "warning" } else { "error" };
+        for e in &loaded.errors {
+            eprintln!("{level}: {e}");
+        }
+        let files = loaded
+            .errors
+            .iter()
+            .map(|e| e.file.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let problems = loaded.errors.len();
+        if !args.skip_unreadable {
+            return Err(anyhow!(
+                "{problems} problem{} in {files} file{}: no report computed (--skip-unreadable computes one from the entries that could be read)",
+                plural(problems),
+                plural(files)
+            )
+            .into());
+        }
+        eprintln!(
+            "warning: {problems} problem{} in {files} file{}: the report uses only the entries that could be read",
+            plural(problems),
+            plural(files)
+        );
+    }
+    let options = ReportOptions {
+        scoring,
+        min_runs: args.min_runs,
+        price: args.price,
+    };
+    let (set, report) = mlbench_analyzer::report(&loaded, &targets, &options)?;
+    let notes = notes(&set, &report, &targets, &loaded.other_suites, loaded.ignored);
+    let text = match args.format {
+        Format::Table => render::table::render(&report, &notes),
+        Format::Json => render::json(&report),
+        Format::Csv => render::csv::render(&report),
+        Format::Markdown => render::markdown::render(&report, &notes),
+    };
+    if args.format != Format::Table || args.output.is_some() {
+        for line in &notes {
+            eprintln!("{line}");
+        }
+    }
+    output::emit(&text, args.output.as_deref(), args.force)?;
+    Ok(if args.check && !report.passed() {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What mlbench read and what it set aside, one line each.
+fn notes(
+    set: &SampleSet,
+    report: &mlbench_analyzer::Report,
+    targets: &TargetTable,
+    other_suites: &[String],
+    ignored: usize,
+) -> Vec<String> {
+    let s = &set.summary;
+    let layout = match s.layout.as_str() {
+        "legacy" => "per-GPU streams",
+        "per-test" => "per-test files",
+        _ => "per-GPU streams and per-test files",
+    };
+    let mut lines = vec![format!(
+        "read {} file{} of suite `{}` ({layout}): {} run{}, {} GPU{}, {} entries",
+        s.files,
+        plural(s.files),
+        set.suite,
+        s.runs,
+        plural(s.runs),
+        s.gpus,
+        plural(s.gpus),
+        s.entries
+    )];
+    lines.push(format!("targets: {} ({})", targets.gpu_model, targets.source));
+    if s.excluded > 0 {
+        lines.push(format!(
+            "set aside: {} entries of benches the targets exclude ({})",
+            s.excluded,
+            targets.exclude.join(", ")
+        ));
+    }
+    for (rule, n) in &s.not_selected {
+        lines.push(format!("not selected: {n} entries by the rule {rule}"));
+    }
+    if ignored > 0 || !other_suites.is_empty() {
+        let mut what = Vec::new();
+        if ignored > 0 {
+            what.push(format!("{ignored} file{} not named like reports", plural(ignored)));
+        }
+        if !other_suites.is_empty() {
+            what.push(format!("reports of other suites ({})", other_suites.join(", ")));
+        }
+        lines.push(format!("passed over: {}", what.join("; ")));
+    }
+    for c in report.conflicts() {
+        let diffs = c
+            .differences
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {} here, {} there",
+                    d.field,
+                    d.kept.as_deref().unwrap_or("absent"),
+                    d.found.as_deref().unwrap_or("absent")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        lines.push(format!(
+            "conflict: {}: {} entries set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
+            c.bench,
+            c.set_aside,
+            c.kept,
+            c.examples.join(", ")
+        ));
+    }
+    if let mlbench_analyzer::Report::Classic(r) = report
+        && !r.failures.is_empty()
+    {
+        lines.push(format!(
+            "note: {} entr{} failed (NaN loss or incomplete); classic scoring keeps those with a throughput, as the original tool did (--scoring score removes them)",
+            r.failures.len(),
+            if r.failures.len() == 1 { "y" } else { "ies" }
+        ));
+    }
+    lines
+}
