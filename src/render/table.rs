@@ -2,12 +2,15 @@
 
 use super::{bench_rows, per_gpu_tables, statistics_rows, verdict};
 use comfy_table::{CellAlignment, Table, presets};
+
+/// A rule under the header and around the table, none between rows.
+const STYLE: comfy_table::TableStyle = presets::UTF8_HORIZONTAL_ONLY.row_separator(comfy_table::LineStyle::none());
 use mlbench_analyzer::Report;
 use std::fmt::Write as _;
 
 fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
     let mut t = Table::new();
-    t.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    t.load_style(STYLE);
     t.set_header(header);
     for row in rows {
         t.add_row(row);

@@ -1,1 +1,4 @@
+//! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
+mod fixtures;
+mod report;

@@ -1,0 +1,233 @@
+//! `mlbench report`.
+
+use crate::fixtures::{write_submission, write_targets};
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn mlbench() -> Command {
+    let mut cmd = Command::cargo_bin("mlbench").unwrap();
+    cmd.env_remove("RUST_BACKTRACE").env("NO_COLOR", "1");
+    cmd
+}
+
+fn submission(runs: usize, gpus: u32) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("sub");
+    write_submission(&reports, runs, gpus);
+    let targets = dir.path().join("targets.csv");
+    write_targets(&targets);
+    let r = reports.to_string_lossy().into_owned();
+    let t = targets.to_string_lossy().into_owned();
+    (dir, r, t)
+}
+
+#[test]
+fn no_arguments_is_a_usage_error() {
+    mlbench().assert().code(2).stderr(predicate::str::contains("Usage: mlbench"));
+    mlbench().arg("report").assert().code(2).stderr(predicate::str::contains("--reports"));
+}
+
+#[test]
+fn help_explains_every_flag_with_examples() {
+    let out = mlbench().args(["report", "--help"]).assert().success().get_output().stdout.clone();
+    let help = String::from_utf8(out).unwrap();
+    for flag in [
+        "--reports", "--name", "--gpu-model", "--scoring", "--targets", "--price", "--min-runs", "--format",
+        "--output", "--force", "--check", "--skip-unreadable", "Examples:", "Exit status",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+    mlbench().arg("--help").assert().success().stdout(predicate::str::contains("Examples:"));
+}
+
+#[test]
+fn missing_and_empty_folders_are_exit_2() {
+    mlbench()
+        .args(["report", "-r", "/no/such/place", "-g", "RTX"])
+        .assert()
+        .code(2)
+        .stderr("error: /no/such/place: no such file or folder\n");
+    let dir = tempfile::tempdir().unwrap();
+    mlbench()
+        .args(["report", "-g", "RTX", "-r"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no report files found"));
+}
+
+#[test]
+fn no_matching_suite_is_exit_2() {
+    let (_dir, reports, _) = submission(4, 1);
+    mlbench()
+        .args(["report", "-g", "RTX", "--name", "baselines", "-r", &reports])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no report files found").and(predicate::str::contains("suite `baselines`")));
+}
+
+#[test]
+fn truncated_and_non_json_files_are_named_and_all_reported() {
+    let (dir, reports, targets) = submission(4, 2);
+    let broken = dir.path().join("sub/output1/fast_1.json");
+    let text = std::fs::read_to_string(&broken).unwrap();
+    std::fs::write(&broken, &text[..text.len() / 2]).unwrap();
+    std::fs::write(dir.path().join("sub/output2/fast_0.json"), "not json at all").unwrap();
+    let assert = mlbench()
+        .args(["report", "-g", "RTX", "--scoring", "score", "--targets", &targets, "-r", &reports])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("error: output1/fast_1.json: entry 1: byte "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: output2/fast_0.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 problems in 2 files: no report computed"), "{stderr}");
+    // With --skip-unreadable the entries that parsed are used.
+    mlbench()
+        .args(["report", "-g", "RTX", "--scoring", "score", "--skip-unreadable", "--targets", &targets, "-r", &reports])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning: output1/fast_1.json: entry 1"));
+}
+
+#[test]
+fn fewer_runs_than_required_is_exit_2_naming_the_count() {
+    let (_dir, reports, targets) = submission(3, 2);
+    mlbench()
+        .args(["report", "-g", "RTX", "--targets", &targets, "-r", &reports])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: found 3 runs (output0, output1, output2), but --min-runs is 4",
+        ));
+    mlbench()
+        .args(["report", "-g", "RTX", "--targets", &targets, "--min-runs", "3", "-r", &reports])
+        .assert()
+        .success();
+}
+
+#[test]
+fn check_turns_failed_criteria_into_exit_1() {
+    // The built-in RTX classic table has 19 benches; the fixture has 3, so bench passes fails.
+    let (_dir, reports, targets) = submission(4, 2);
+    mlbench().args(["report", "-g", "RTX", "-r", &reports]).assert().success();
+    mlbench()
+        .args(["report", "-g", "RTX", "--check", "-r", &reports])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Result: FAIL"));
+    // Against targets it meets, it passes.
+    mlbench()
+        .args(["report", "-g", "RTX", "--check", "--scoring", "score", "--targets", &targets, "-r", &reports])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Result: PASS"));
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let (_dir, reports, targets) = submission(4, 2);
+    let out = mlbench()
+        .args(["report", "-g", "RTX", "--format", "json", "--targets", &targets, "-r", &reports])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["scoring"], "classic");
+    assert_eq!(v["name"], "fast");
+    assert_eq!(v["gpu_model"], "RTX");
+    assert_eq!((v["runs"].as_u64(), v["gpus"].as_u64()), (Some(4), Some(2)));
+    let atari = &v["benches"][0];
+    assert_eq!(atari["bench"], "atari");
+    assert_eq!(atari["n"], 4);
+    for key in ["target", "result", "sd", "sd_pct", "diff"] {
+        assert!(atari[key].is_number(), "{key}: {atari}");
+    }
+    for key in ["bench_passes", "deviation_quantile_80", "performance", "passed"] {
+        assert!(v["statistics"].get(key).is_some(), "{key}");
+    }
+    let out = mlbench()
+        .args(["report", "-g", "RTX", "-f", "json", "--scoring", "score", "--price", "5000", "--targets", &targets, "-r", &reports])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["scoring"], "score");
+    assert_eq!(v["benches"][0]["n"], 8);
+    for key in ["failures", "total", "failure_ratio", "bf", "pm", "st", "pg", "score", "price", "rpp"] {
+        assert!(v["statistics"].get(key).is_some(), "{key}");
+    }
+    assert_eq!(v["statistics"]["price"], 5000.0);
+    assert!(v["per_gpu"]["mean"]["atari"]["0"].is_number());
+    assert!(v["failures"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn output_never_overwrites_without_force() {
+    let (dir, reports, targets) = submission(4, 2);
+    let out = dir.path().join("report.csv");
+    std::fs::write(&out, "precious").unwrap();
+    mlbench()
+        .args(["report", "-g", "RTX", "-f", "csv", "--targets", &targets, "-r", &reports, "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists; not overwriting it"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    mlbench()
+        .args(["report", "-g", "RTX", "-f", "csv", "--force", "--targets", &targets, "-r", &reports, "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.starts_with("bench,n,target,result,sd,sd_pct,diff\natari,4,5.5,"), "{csv}");
+}
+
+#[test]
+fn unknown_gpu_model_without_targets_is_exit_2() {
+    let (_dir, reports, _) = submission(4, 1);
+    mlbench()
+        .args(["report", "-g", "H100", "-r", &reports])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no built-in classic targets for GPU model `H100`"));
+}
+
+#[test]
+fn table_output_snapshot() {
+    let (_dir, reports, targets) = submission(4, 2);
+    let out = mlbench()
+        .current_dir(std::path::Path::new(&reports).parent().unwrap())
+        .args(["report", "-g", "RTX", "--targets", "targets.csv", "-r", "sub"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let _ = targets;
+    insta::assert_snapshot!("classic_table", String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn score_table_snapshot() {
+    let (_dir, reports, _) = submission(4, 2);
+    let out = mlbench()
+        .current_dir(std::path::Path::new(&reports).parent().unwrap())
+        .args(["report", "-g", "RTX", "--scoring", "score", "--targets", "targets.csv", "-r", "sub"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("score_table", String::from_utf8(out).unwrap());
+}
