@@ -15,7 +15,10 @@ pub fn emit(text: &str, path: Option<&Path>, force: bool) -> anyhow::Result<()> 
         return Ok(out.flush()?);
     };
     if path.exists() && !force {
-        bail!("{}: already exists; not overwriting it (use --force to replace it)", path.display());
+        bail!(
+            "{}: already exists; not overwriting it (use --force to replace it)",
+            path.display()
+        );
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

@@ -23,7 +23,11 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
     };
     let loaded = load(discover(&args.reports, args.name.as_deref())?);
     if !loaded.errors.is_empty() {
-        let level = if args.skip_unreadable { "warning" } else { "error" };
+        let level = if args.skip_unreadable {
+            "warning"
+        } else {
+            "error"
+        };
         for e in &loaded.errors {
             eprintln!("{level}: {e}");
         }
@@ -54,7 +58,13 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         price: args.price,
     };
     let (set, report) = mlbench_analyzer::report(&loaded, &targets, &options)?;
-    let notes = notes(&set, &report, &targets, &loaded.other_suites, loaded.ignored);
+    let notes = notes(
+        &set,
+        &report,
+        &targets,
+        &loaded.other_suites,
+        loaded.ignored,
+    );
     let text = match args.format {
         Format::Table => render::table::render(&report, &notes),
         Format::Json => render::json(&report),
@@ -103,7 +113,10 @@ fn notes(
         plural(s.gpus),
         s.entries
     )];
-    lines.push(format!("targets: {} ({})", targets.gpu_model, targets.source));
+    lines.push(format!(
+        "targets: {} ({})",
+        targets.gpu_model, targets.source
+    ));
     if s.excluded > 0 {
         lines.push(format!(
             "set aside: {} entries of benches the targets exclude ({})",
@@ -117,10 +130,16 @@ fn notes(
     if ignored > 0 || !other_suites.is_empty() {
         let mut what = Vec::new();
         if ignored > 0 {
-            what.push(format!("{ignored} file{} not named like reports", plural(ignored)));
+            what.push(format!(
+                "{ignored} file{} not named like reports",
+                plural(ignored)
+            ));
         }
         if !other_suites.is_empty() {
-            what.push(format!("reports of other suites ({})", other_suites.join(", ")));
+            what.push(format!(
+                "reports of other suites ({})",
+                other_suites.join(", ")
+            ));
         }
         lines.push(format!("passed over: {}", what.join("; ")));
     }

@@ -16,12 +16,20 @@ use polars::prelude::*;
 pub const DEVIATION_LIMIT: f64 = 0.05;
 
 /// Computes the classic report.
-pub fn classic_report(set: &SampleSet, targets: &TargetTable, min_runs: u32) -> Result<ClassicReport, AnalyzeError> {
+pub fn classic_report(
+    set: &SampleSet,
+    targets: &TargetTable,
+    min_runs: u32,
+) -> Result<ClassicReport, AnalyzeError> {
     let df = samples_frame(set, Usable::WithValue)?;
     let targets_df = DataFrame::new_infer_height(vec![
         Column::new(
             "bench".into(),
-            targets.targets.iter().map(|t| t.bench.as_str()).collect::<Vec<_>>(),
+            targets
+                .targets
+                .iter()
+                .map(|t| t.bench.as_str())
+                .collect::<Vec<_>>(),
         ),
         Column::new(
             "target".into(),
@@ -42,7 +50,10 @@ pub fn classic_report(set: &SampleSet, targets: &TargetTable, min_runs: u32) -> 
         ])
         .with_column(
             when(col("n").gt_eq(lit(3)))
-                .then((col("sum") - col("max") - col("min")) / (col("n").cast(DataType::Float64) - lit(2.0)))
+                .then(
+                    (col("sum") - col("max") - col("min"))
+                        / (col("n").cast(DataType::Float64) - lit(2.0)),
+                )
                 .otherwise(lit(NULL))
                 .alias("result"),
         )

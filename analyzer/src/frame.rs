@@ -46,7 +46,11 @@ pub fn samples_frame(set: &SampleSet, usable: Usable) -> PolarsResult<DataFrame>
 /// A f64 column as options (null and NaN both become `None`).
 pub fn f64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
     let col = df.column(name)?.cast(&DataType::Float64)?;
-    Ok(col.f64()?.iter().map(|v| v.filter(|x| !x.is_nan())).collect())
+    Ok(col
+        .f64()?
+        .iter()
+        .map(|v| v.filter(|x| !x.is_nan()))
+        .collect())
 }
 
 /// A string column.

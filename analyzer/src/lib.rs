@@ -51,13 +51,23 @@ pub struct ReportOptions {
 }
 
 /// Computes a report over loaded files.
-pub fn report(reports: &LoadedReports, targets: &TargetTable, options: &ReportOptions) -> Result<(SampleSet, Report), AnalyzeError> {
+pub fn report(
+    reports: &LoadedReports,
+    targets: &TargetTable,
+    options: &ReportOptions,
+) -> Result<(SampleSet, Report), AnalyzeError> {
     let set = SampleSet::build(reports, targets);
     if set.samples.is_empty() {
         return Err(AnalyzeError::NoEntries);
     }
     if set.runs.len() < options.min_runs as usize {
-        let mut names = set.runs.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
+        let mut names = set
+            .runs
+            .iter()
+            .take(6)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
         if set.runs.len() > 6 {
             names.push_str(", …");
         }

@@ -57,7 +57,11 @@ impl SampleSet {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let run_index: HashMap<&str, u32> = runs.iter().enumerate().map(|(i, r)| (r.as_str(), i as u32)).collect();
+        let run_index: HashMap<&str, u32> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.as_str(), i as u32))
+            .collect();
         let mut samples = Vec::new();
         let mut excluded = 0;
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
@@ -162,7 +166,11 @@ impl SampleSet {
 
 /// Groups each bench's usable entries by configuration; every group but the largest is
 /// marked as a conflict and described.
-fn mark_conflicts(samples: &mut [Sample], entries: &[&ReportEntry], files: &[String]) -> Vec<Conflict> {
+fn mark_conflicts(
+    samples: &mut [Sample],
+    entries: &[&ReportEntry],
+    files: &[String],
+) -> Vec<Conflict> {
     // bench → configuration key → sample indices, in order of first appearance.
     let mut groups: BTreeMap<&str, Vec<(u64, Vec<usize>)>> = BTreeMap::new();
     let keys: Vec<Option<u64>> = samples
@@ -171,7 +179,9 @@ fn mark_conflicts(samples: &mut [Sample], entries: &[&ReportEntry], files: &[Str
         .map(|(s, e)| (s.failure.is_none() && s.bench.is_some()).then(|| e.configuration_key()))
         .collect();
     for (i, (sample, key)) in samples.iter().zip(&keys).enumerate() {
-        let (Some(bench), Some(key)) = (sample.bench.as_deref(), key) else { continue };
+        let (Some(bench), Some(key)) = (sample.bench.as_deref(), key) else {
+            continue;
+        };
         let bench_groups = groups.entry(bench).or_default();
         match bench_groups.iter_mut().find(|(k, _)| k == key) {
             Some((_, members)) => members.push(i),

@@ -22,18 +22,28 @@ pub const FAILURE_LIMIT: f64 = 0.01;
 pub const NOT_IN_GEOMEAN: &str = "scaling";
 
 /// Computes the score report; `price` gives RPP = price ÷ score.
-pub fn score_report(set: &SampleSet, targets: &TargetTable, price: Option<f64>) -> Result<ScoreReport, AnalyzeError> {
+pub fn score_report(
+    set: &SampleSet,
+    targets: &TargetTable,
+    price: Option<f64>,
+) -> Result<ScoreReport, AnalyzeError> {
     let total = set.samples.len();
     if total == 0 {
         return Err(AnalyzeError::NoEntries);
     }
     let failures = set.failures();
     let df = samples_frame(set, Usable::NotFailed)?;
-    let opt = |f: fn(&mlbench_schema::Target) -> Option<f64>| targets.targets.iter().map(f).collect::<Vec<_>>();
+    let opt = |f: fn(&mlbench_schema::Target) -> Option<f64>| {
+        targets.targets.iter().map(f).collect::<Vec<_>>()
+    };
     let targets_df = DataFrame::new_infer_height(vec![
         Column::new(
             "bench".into(),
-            targets.targets.iter().map(|t| t.bench.as_str()).collect::<Vec<_>>(),
+            targets
+                .targets
+                .iter()
+                .map(|t| t.bench.as_str())
+                .collect::<Vec<_>>(),
         ),
         Column::new("target".into(), opt(|t| Some(t.target))),
         Column::new("perf_target".into(), opt(|t| t.perf_target)),
@@ -58,10 +68,25 @@ pub fn score_report(set: &SampleSet, targets: &TargetTable, price: Option<f64>) 
 
     let names = strs(&table, "bench")?;
     let ns = counts(&table, "n")?;
-    let [mean, sd, sd_pct, target, perf, perf_target, sd_target] =
-        ["mean", "sd", "sd_pct", "target", "perf", "perf_target", "sd_target"].map(|c| f64s(&table, c));
-    let (mean, sd, sd_pct, target, perf, perf_target, sd_target) =
-        (mean?, sd?, sd_pct?, target?, perf?, perf_target?, sd_target?);
+    let [mean, sd, sd_pct, target, perf, perf_target, sd_target] = [
+        "mean",
+        "sd",
+        "sd_pct",
+        "target",
+        "perf",
+        "perf_target",
+        "sd_target",
+    ]
+    .map(|c| f64s(&table, c));
+    let (mean, sd, sd_pct, target, perf, perf_target, sd_target) = (
+        mean?,
+        sd?,
+        sd_pct?,
+        target?,
+        perf?,
+        perf_target?,
+        sd_target?,
+    );
     let mut benches: Vec<ScoreBench> = (0..names.len())
         .map(|i| ScoreBench {
             bench: names[i].clone(),
@@ -161,7 +186,11 @@ pub fn per_gpu(df: DataFrame) -> Result<PerGpu, AnalyzeError> {
     let names = strs(&table, "bench")?;
     let devices = counts(&table, "device")?;
     let mut out = PerGpu::default();
-    for (m, dest) in [("mean", &mut out.mean), ("min", &mut out.min), ("max", &mut out.max)] {
+    for (m, dest) in [
+        ("mean", &mut out.mean),
+        ("min", &mut out.min),
+        ("max", &mut out.max),
+    ] {
         let values = f64s(&table, m)?;
         let dest: &mut PerGpuTable = dest;
         for i in 0..names.len() {

@@ -69,12 +69,25 @@ fn targets(rows: &[(&str, f64)]) -> TargetTable {
 ///   GPU 0: 10   9  13  12  14
 ///   GPU 1: 12  11  13  12  10
 fn two_bench_submission() -> Vec<(usize, u32, Vec<ReportEntry>)> {
-    let a = [[10.0, 12.0], [9.0, 11.0], [13.0, 13.0], [12.0, 12.0], [14.0, 10.0]];
+    let a = [
+        [10.0, 12.0],
+        [9.0, 11.0],
+        [13.0, 13.0],
+        [12.0, 12.0],
+        [14.0, 10.0],
+    ];
     let mut files = Vec::new();
     for (run, pair) in a.iter().enumerate() {
         for gpu in 0..2u32 {
             let vcd = gpu.to_string();
-            files.push((run, gpu, vec![entry("a", pair[gpu as usize], &vcd), entry("b", 100.0, &vcd)]));
+            files.push((
+                run,
+                gpu,
+                vec![
+                    entry("a", pair[gpu as usize], &vcd),
+                    entry("b", 100.0, &vcd),
+                ],
+            ));
         }
     }
     files
@@ -82,10 +95,17 @@ fn two_bench_submission() -> Vec<(usize, u32, Vec<ReportEntry>)> {
 
 fn close(actual: Option<f64>, expected: f64) {
     let a = actual.unwrap_or_else(|| panic!("expected {expected}, got none"));
-    assert!((a - expected).abs() <= 1e-9 * expected.abs().max(1.0), "{a} != {expected}");
+    assert!(
+        (a - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+        "{a} != {expected}"
+    );
 }
 
-fn classic(files: Vec<(usize, u32, Vec<ReportEntry>)>, t: &TargetTable, min_runs: u32) -> ClassicReport {
+fn classic(
+    files: Vec<(usize, u32, Vec<ReportEntry>)>,
+    t: &TargetTable,
+    min_runs: u32,
+) -> ClassicReport {
     let options = ReportOptions {
         scoring: Scoring::Classic,
         min_runs,
@@ -97,7 +117,11 @@ fn classic(files: Vec<(usize, u32, Vec<ReportEntry>)>, t: &TargetTable, min_runs
     }
 }
 
-fn score(files: Vec<(usize, u32, Vec<ReportEntry>)>, t: &TargetTable, price: Option<f64>) -> ScoreReport {
+fn score(
+    files: Vec<(usize, u32, Vec<ReportEntry>)>,
+    t: &TargetTable,
+    price: Option<f64>,
+) -> ScoreReport {
     let options = ReportOptions {
         scoring: Scoring::Score,
         min_runs: 1,
@@ -111,7 +135,11 @@ fn score(files: Vec<(usize, u32, Vec<ReportEntry>)>, t: &TargetTable, price: Opt
 
 #[test]
 fn classic_trimmed_mean_sd_quantile_and_performance() {
-    let r = classic(two_bench_submission(), &targets(&[("a", 10.0), ("b", 125.0)]), 4);
+    let r = classic(
+        two_bench_submission(),
+        &targets(&[("a", 10.0), ("b", 125.0)]),
+        4,
+    );
     assert_eq!((r.runs, r.gpus), (5, 2));
     let a = &r.benches[0];
     assert_eq!((a.bench.as_str(), a.n), ("a", 5));
@@ -126,7 +154,10 @@ fn classic_trimmed_mean_sd_quantile_and_performance() {
     close(b.sd, 0.0);
     close(b.diff, -0.2);
     // q80 of sd% {0, 0.09773}: position 0.8·(2−1) → 0.8 of the way from 0 to 0.09773.
-    close(r.statistics.deviation_quantile_80, 0.8 * 1.3f64.sqrt() / (35.0 / 3.0));
+    close(
+        r.statistics.deviation_quantile_80,
+        0.8 * 1.3f64.sqrt() / (35.0 / 3.0),
+    );
     // Performance: mean of diff = (1/6 − 0.2) / 2.
     close(r.statistics.performance, (1.0 / 6.0 - 0.2) / 2.0);
     assert!(r.statistics.bench_passes);
@@ -155,7 +186,11 @@ fn classic_with_three_runs_is_the_median_and_two_runs_have_no_result() {
 #[test]
 fn classic_passes_only_with_every_target_bench() {
     // Bench `c` is in the table but absent: shown with n = 0, bench passes fails.
-    let r = classic(two_bench_submission(), &targets(&[("a", 10.0), ("b", 80.0), ("c", 1.0)]), 4);
+    let r = classic(
+        two_bench_submission(),
+        &targets(&[("a", 10.0), ("b", 80.0), ("c", 1.0)]),
+        4,
+    );
     let c = r.benches.iter().find(|b| b.bench == "c").unwrap();
     assert_eq!((c.n, c.result), (0, None));
     assert!(!r.statistics.bench_passes);
@@ -178,9 +213,26 @@ fn too_few_runs_is_an_error_naming_the_count() {
         min_runs: 6,
         price: None,
     };
-    let err = report(&reports(two_bench_submission()), &targets(&[("a", 1.0)]), &options).unwrap_err();
-    assert!(matches!(err, AnalyzeError::TooFewRuns { found: 5, required: 6, .. }));
-    assert!(err.to_string().starts_with("found 5 runs (output0, output1, output2, output3, output4), but --min-runs is 6"), "{err}");
+    let err = report(
+        &reports(two_bench_submission()),
+        &targets(&[("a", 1.0)]),
+        &options,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        err,
+        AnalyzeError::TooFewRuns {
+            found: 5,
+            required: 6,
+            ..
+        }
+    ));
+    assert!(
+        err.to_string().starts_with(
+            "found 5 runs (output0, output1, output2, output3, output4), but --min-runs is 6"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -214,15 +266,20 @@ fn score_removes_every_failure_even_consecutive_ones() {
     // Two NaN-loss entries in a row (the original skipped the second) and an
     // incomplete one, all with absurd throughputs that must not reach the mean.
     let mut nan = entry("b", 1e6, "0");
-    nan.fields.insert("batch_loss", Value::from(vec![1.0, f64::NAN]));
+    nan.fields
+        .insert("batch_loss", Value::from(vec![1.0, f64::NAN]));
     let mut inf = entry("b", 1e6, "0");
-    inf.fields.insert("batch_loss", Value::from(vec![f64::INFINITY]));
+    inf.fields
+        .insert("batch_loss", Value::from(vec![f64::INFINITY]));
     let mut incomplete = entry("b", 1e6, "0");
     incomplete.fields.insert("completed", false);
     files[0].2.extend([nan, inf, incomplete]);
     let r = score(files, &targets(&[("a", 10.0), ("b", 125.0)]), None);
     let reasons: Vec<(usize, &str)> = r.failures.iter().map(|f| (f.entry, f.reason)).collect();
-    assert_eq!(reasons, [(2, "nan_loss"), (3, "nan_loss"), (4, "incomplete")]);
+    assert_eq!(
+        reasons,
+        [(2, "nan_loss"), (3, "nan_loss"), (4, "incomplete")]
+    );
     close(r.benches[1].mean, 100.0);
     let s = &r.statistics;
     assert_eq!((s.failures, s.total), (3, 23));
@@ -246,15 +303,30 @@ fn bf_gate_is_inclusive_at_one_percent() {
         }
         files
     };
-    assert_eq!(score(build(1), &targets(&[("a", 10.0)]), None).statistics.bf, 1);
-    assert_eq!(score(build(2), &targets(&[("a", 10.0)]), None).statistics.bf, 0);
+    assert_eq!(
+        score(build(1), &targets(&[("a", 10.0)]), None)
+            .statistics
+            .bf,
+        1
+    );
+    assert_eq!(
+        score(build(2), &targets(&[("a", 10.0)]), None)
+            .statistics
+            .bf,
+        0
+    );
 }
 
 #[test]
 fn geomean_leaves_out_scaling_and_missing_benches_count_as_fails() {
     let mut files = two_bench_submission();
     files[0].2.push(entry("scaling", 0.5, "0"));
-    let t = targets(&[("a", 10.0), ("b", 125.0), ("scaling", 1.0), ("missing", 1.0)]);
+    let t = targets(&[
+        ("a", 10.0),
+        ("b", 125.0),
+        ("scaling", 1.0),
+        ("missing", 1.0),
+    ]);
     let r = score(files, &t, None);
     assert_eq!(r.benches.len(), 4);
     let s = &r.statistics;
@@ -267,7 +339,11 @@ fn geomean_leaves_out_scaling_and_missing_benches_count_as_fails() {
 
 #[test]
 fn per_gpu_tables_are_relative_to_the_best_device() {
-    let r = score(two_bench_submission(), &targets(&[("a", 10.0), ("b", 125.0)]), None);
+    let r = score(
+        two_bench_submission(),
+        &targets(&[("a", 10.0), ("b", 125.0)]),
+        None,
+    );
     // a: GPU 0 = 10,9,13,12,14; GPU 1 = 12,11,13,12,10.
     let mean = &r.per_gpu.mean["a"];
     close(mean.get("0").copied(), 1.0);

@@ -14,8 +14,20 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("atari", 7.424253, 0.055735, 0.007507, 0.372320),
     ("cart", 2195.248475, 6.457116, 0.002941, 0.097624),
     ("convnet", 175.973774, 0.191682, 0.001089, -0.015586),
-    ("convnet_distributed", 756.841070, 60.333975, 0.079718, 1.741185),
-    ("convnet_distributed_fp16", 785.470579, 43.330802, 0.055165, 1.377260),
+    (
+        "convnet_distributed",
+        756.841070,
+        60.333975,
+        0.079718,
+        1.741185,
+    ),
+    (
+        "convnet_distributed_fp16",
+        785.470579,
+        43.330802,
+        0.055165,
+        1.377260,
+    ),
     ("convnet_fp16", 329.347550, 0.770485, 0.002339, 0.254371),
     ("dcgan_all", 274.608760, 1.361280, 0.004957, 0.971489),
     ("dcgan", 147.794385, 0.632454, 0.004279, 0.279384),
@@ -43,7 +55,14 @@ fn entry(bench: &str, value: f64) -> ReportEntry {
     o.insert("batch_size", if bench == "loader" { 256i64 } else { 64 });
     o.insert("model", "GRU");
     o.insert("dtype", "float32");
-    o.insert("vcd", if bench.ends_with("_all") || bench.contains("distributed") { "0,1" } else { "0" });
+    o.insert(
+        "vcd",
+        if bench.ends_with("_all") || bench.contains("distributed") {
+            "0,1"
+        } else {
+            "0"
+        },
+    );
     ReportEntry::new(o)
 }
 
@@ -95,7 +114,10 @@ fn classic_report_reproduces_the_seed_readme() {
     for (bench, result, sd, sd_pct, diff) in TABLE {
         let row = r.benches.iter().find(|b| b.bench == *bench).unwrap();
         assert_eq!(row.n, 4);
-        assert!((row.result.unwrap() - result).abs() < 1e-9 * result, "{bench} result");
+        assert!(
+            (row.result.unwrap() - result).abs() < 1e-9 * result,
+            "{bench} result"
+        );
         assert!((row.sd.unwrap() - sd).abs() < 1e-9 * result, "{bench} sd");
         // The README prints six decimals.
         assert!((row.sd_pct.unwrap() - sd_pct).abs() < 5e-7, "{bench} sd%");
@@ -103,7 +125,15 @@ fn classic_report_reproduces_the_seed_readme() {
     }
     let s = &r.statistics;
     // "Performance : +0.2129 %" (a fraction printed with %), "Deviation Quantile : +1.1458 %".
-    assert!((s.performance.unwrap() - 0.212949).abs() < 5e-7, "{:?}", s.performance);
-    assert!((s.deviation_quantile_80.unwrap() - 0.011458).abs() < 5e-7, "{:?}", s.deviation_quantile_80);
+    assert!(
+        (s.performance.unwrap() - 0.212949).abs() < 5e-7,
+        "{:?}",
+        s.performance
+    );
+    assert!(
+        (s.deviation_quantile_80.unwrap() - 0.011458).abs() < 5e-7,
+        "{:?}",
+        s.deviation_quantile_80
+    );
     assert!(s.bench_passes && s.passed);
 }

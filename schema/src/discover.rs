@@ -25,7 +25,9 @@ pub enum DiscoverError {
         source: std::io::Error,
     },
     /// Nothing named like a report was found.
-    #[error("{searched}: no report files found (expected <suite>_<K>.json or <suite>.<bench>.R<run>.D<device>.<time>.json{filter})")]
+    #[error(
+        "{searched}: no report files found (expected <suite>_<K>.json or <suite>.<bench>.R<run>.D<device>.<time>.json{filter})"
+    )]
     NoReports {
         /// What was searched, for the message.
         searched: String,
@@ -112,7 +114,10 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         }
     };
     let other_suites: Vec<String> = suites.into_iter().filter(|s| *s != chosen).collect();
-    let mut files: Vec<FoundFile> = found.into_iter().filter(|f| f.name.suite() == chosen).collect();
+    let mut files: Vec<FoundFile> = found
+        .into_iter()
+        .filter(|f| f.name.suite() == chosen)
+        .collect();
     if files.is_empty() {
         return Err(DiscoverError::NoReports {
             searched,
@@ -128,7 +133,12 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
     })
 }
 
-fn walk(root: &Path, dir: &Path, found: &mut Vec<FoundFile>, ignored: &mut usize) -> Result<(), DiscoverError> {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    found: &mut Vec<FoundFile>,
+    ignored: &mut usize,
+) -> Result<(), DiscoverError> {
     let io = |source| DiscoverError::Io {
         path: dir.to_path_buf(),
         source,
@@ -141,7 +151,9 @@ fn walk(root: &Path, dir: &Path, found: &mut Vec<FoundFile>, ignored: &mut usize
     for child in children {
         let path = child.path();
         // Symlinked folders are not followed: a link loop must not hang the walk.
-        let Ok(kind) = child.file_type() else { continue };
+        let Ok(kind) = child.file_type() else {
+            continue;
+        };
         if kind.is_dir() {
             walk(root, &path, found, ignored)?;
         } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
@@ -208,7 +220,10 @@ pub fn load(discovery: Discovery) -> LoadedReports {
             }
         })
         .collect();
-    let errors = files.iter().flat_map(|f| f.parsed.errors.iter().cloned()).collect();
+    let errors = files
+        .iter()
+        .flat_map(|f| f.parsed.errors.iter().cloned())
+        .collect();
     LoadedReports {
         suite: discovery.suite,
         files,
@@ -235,10 +250,18 @@ mod tests {
         touch(dir.path(), "output0/fast_1.json", "[");
         touch(dir.path(), "output1/fast_0.json", "[");
         touch(dir.path(), "output1/summary.txt", "");
-        touch(dir.path(), "e3/fast.vae.R2.D0.20200106-160000-123456.json", "{}");
+        touch(
+            dir.path(),
+            "e3/fast.vae.R2.D0.20200106-160000-123456.json",
+            "{}",
+        );
         touch(dir.path(), "output1/other_0.json", "[");
         let d = discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
-        let runs: Vec<(&str, &str)> = d.files.iter().map(|f| (f.run.as_str(), f.display.as_str())).collect();
+        let runs: Vec<(&str, &str)> = d
+            .files
+            .iter()
+            .map(|f| (f.run.as_str(), f.display.as_str()))
+            .collect();
         assert_eq!(
             runs,
             [
@@ -256,10 +279,17 @@ mod tests {
     fn suite_is_inferred_or_must_be_chosen() {
         let dir = tempfile::tempdir().unwrap();
         touch(dir.path(), "output0/fast_0.json", "[");
-        assert_eq!(discover(&[dir.path().to_path_buf()], None).unwrap().suite, "fast");
+        assert_eq!(
+            discover(&[dir.path().to_path_buf()], None).unwrap().suite,
+            "fast"
+        );
         touch(dir.path(), "output0/baselines_0.json", "[");
         let err = discover(&[dir.path().to_path_buf()], None).unwrap_err();
-        assert!(err.to_string().contains("several suites found (baselines, fast)"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("several suites found (baselines, fast)"),
+            "{err}"
+        );
         let err = discover(&[dir.path().to_path_buf()], Some("nope")).unwrap_err();
         assert!(matches!(err, DiscoverError::NoReports { .. }));
     }

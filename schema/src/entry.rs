@@ -153,9 +153,9 @@ impl ReportEntry {
 
     /// Whether a key holds a timing stage (`{avg, min, max, sd, count, unit: "s"}`).
     fn is_stage(value: &Value) -> bool {
-        value
-            .as_object()
-            .is_some_and(|o| o.get("unit").and_then(Value::as_str) == Some("s") && o.contains_key("avg"))
+        value.as_object().is_some_and(|o| {
+            o.get("unit").and_then(Value::as_str) == Some("s") && o.contains_key("avg")
+        })
     }
 
     /// The benchmark's arguments: every field but those `make_report` adds and the timing
@@ -226,8 +226,14 @@ impl ReportEntry {
         if let Some(v) = self.get("batch_loss") {
             match v.as_list() {
                 Some(items) => {
-                    if let Some((i, item)) = items.iter().enumerate().find(|(_, x)| x.as_f64().is_none()) {
-                        bad(&format!("batch_loss[{i}]"), "a number", item.type_name().to_owned());
+                    if let Some((i, item)) =
+                        items.iter().enumerate().find(|(_, x)| x.as_f64().is_none())
+                    {
+                        bad(
+                            &format!("batch_loss[{i}]"),
+                            "a number",
+                            item.type_name().to_owned(),
+                        );
                     }
                 }
                 None => bad("batch_loss", "a list of numbers", v.type_name().to_owned()),
@@ -237,7 +243,11 @@ impl ReportEntry {
             if let Some(v) = self.get(key)
                 && !matches!(v, Value::Str(_) | Value::Int(_))
             {
-                bad(key, "a string (or the int default 0)", v.type_name().to_owned());
+                bad(
+                    key,
+                    "a string (or the int default 0)",
+                    v.type_name().to_owned(),
+                );
             }
         }
         for key in ["gpu", "unique_id", "hostname"] {
@@ -300,7 +310,9 @@ mod tests {
 
     #[test]
     fn stub_is_a_failure_without_name() {
-        let e = entry(r#"{"completed": false, "suite": "baselines", "name": null, "run_id": 0, "vcd": "3"}"#);
+        let e = entry(
+            r#"{"completed": false, "suite": "baselines", "name": null, "run_id": 0, "vcd": "3"}"#,
+        );
         assert!(e.is_fail_stub());
         assert_eq!(e.failure(false), Some(FailureKind::FailStub));
         assert!(e.type_problems().is_empty(), "{:?}", e.type_problems());
@@ -309,25 +321,40 @@ mod tests {
 
     #[test]
     fn nan_loss_and_incomplete() {
-        let e = entry(r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "batch_loss": [1.0, NaN, 2.0]}"#);
+        let e = entry(
+            r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "batch_loss": [1.0, NaN, 2.0]}"#,
+        );
         assert_eq!(e.failure(false), Some(FailureKind::NanLoss));
         assert_eq!(e.first_nonfinite_loss().map(|x| x.0), Some(1));
-        let e = entry(r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "completed": false, "batch_loss": [-Infinity]}"#);
+        let e = entry(
+            r#"{"name": "vae", "version": "x", "train_item": {"avg": 1}, "completed": false, "batch_loss": [-Infinity]}"#,
+        );
         assert_eq!(e.failure(false), Some(FailureKind::Incomplete));
     }
 
     #[test]
     fn type_problems_name_the_field() {
-        let e = entry(r#"{"name": "vae", "version": 3, "train_item": {"avg": "fast"}, "batch_loss": [1.0, "x"], "vcd": 1.5}"#);
+        let e = entry(
+            r#"{"name": "vae", "version": 3, "train_item": {"avg": "fast"}, "batch_loss": [1.0, "x"], "vcd": 1.5}"#,
+        );
         let fields: Vec<String> = e.type_problems().into_iter().map(|p| p.field).collect();
-        assert_eq!(fields, ["version", "train_item.avg", "batch_loss[1]", "vcd"]);
+        assert_eq!(
+            fields,
+            ["version", "train_item.avg", "batch_loss[1]", "vcd"]
+        );
     }
 
     #[test]
     fn configuration_ignores_per_process_fields() {
-        let a = entry(r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "0", "seed": 100, "train_item": {"avg": 1}, "train": {"avg": 2.0, "unit": "s"}}"#);
-        let b = entry(r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "1", "seed": 200, "train_item": {"avg": 9}, "train": {"avg": 3.0, "unit": "s"}}"#);
-        let c = entry(r#"{"name": "vae", "version": "v1", "batch_size": 64, "vcd": "1", "train_item": {"avg": 9}}"#);
+        let a = entry(
+            r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "0", "seed": 100, "train_item": {"avg": 1}, "train": {"avg": 2.0, "unit": "s"}}"#,
+        );
+        let b = entry(
+            r#"{"name": "vae", "version": "v1", "batch_size": 128, "vcd": "1", "seed": 200, "train_item": {"avg": 9}, "train": {"avg": 3.0, "unit": "s"}}"#,
+        );
+        let c = entry(
+            r#"{"name": "vae", "version": "v1", "batch_size": 64, "vcd": "1", "train_item": {"avg": 9}}"#,
+        );
         assert_eq!(a.configuration_key(), b.configuration_key());
         assert_ne!(a.configuration_key(), c.configuration_key());
         let names: Vec<&str> = a.configuration().into_iter().map(|(k, _)| k).collect();

@@ -28,7 +28,12 @@ impl SyntaxError {
         let offset = offset.min(text.len());
         let before = &text[..offset];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+        let column = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
         SyntaxError {
             message: message.into(),
             offset,
@@ -287,8 +292,9 @@ impl<'a> Parser<'a> {
                         }
                         None => run.to_vec(),
                     };
-                    return String::from_utf8(bytes)
-                        .map_err(|_| SyntaxError::at(self.text, open, "string is not valid UTF-8"));
+                    return String::from_utf8(bytes).map_err(|_| {
+                        SyntaxError::at(self.text, open, "string is not valid UTF-8")
+                    });
                 }
                 b'\\' => {
                     let buf = out.get_or_insert_with(Vec::new);
@@ -510,7 +516,11 @@ mod tests {
             b"[1 2]",
             b"",
         ] {
-            assert!(parse(bad).is_err(), "accepted {:?}", String::from_utf8_lossy(bad));
+            assert!(
+                parse(bad).is_err(),
+                "accepted {:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
@@ -538,7 +548,12 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let text = "[".repeat(100_000);
-        assert!(parse(text.as_bytes()).unwrap_err().message.contains("nesting"));
+        assert!(
+            parse(text.as_bytes())
+                .unwrap_err()
+                .message
+                .contains("nesting")
+        );
     }
 
     #[test]

@@ -181,8 +181,12 @@ mod tests {
     #[test]
     fn str_of_values_matches_cpython() {
         // CPython: str([1, 'a', "b'c", 2.0, None, True, {'x': [1.5]}, 'é\n'])
-        let v = parse(r#"[1, "a", "b'c", 2.0, null, true, {"x": [1.5]}, "é\n"]"#.as_bytes()).unwrap();
-        assert_eq!(py_str(&v), r#"[1, 'a', "b'c", 2.0, None, True, {'x': [1.5]}, 'é\n']"#);
+        let v =
+            parse(r#"[1, "a", "b'c", 2.0, null, true, {"x": [1.5]}, "é\n"]"#.as_bytes()).unwrap();
+        assert_eq!(
+            py_str(&v),
+            r#"[1, 'a', "b'c", 2.0, None, True, {'x': [1.5]}, 'é\n']"#
+        );
         assert_eq!(py_str(&Value::from("plain")), "plain");
         assert_eq!(py_str(&Value::Bool(false)), "False");
     }

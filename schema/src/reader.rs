@@ -60,10 +60,13 @@ impl FileName {
     fn parse_per_test(stem: &str) -> Option<FileName> {
         let (rest, timestamp) = stem.rsplit_once('.')?;
         let ts_ok = timestamp.len() == 22
-            && timestamp
-                .bytes()
-                .enumerate()
-                .all(|(i, b)| if i == 8 || i == 15 { b == b'-' } else { b.is_ascii_digit() });
+            && timestamp.bytes().enumerate().all(|(i, b)| {
+                if i == 8 || i == 15 {
+                    b == b'-'
+                } else {
+                    b.is_ascii_digit()
+                }
+            });
         if !ts_ok {
             return None;
         }
@@ -242,7 +245,8 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
                     closed = true;
                     parser.skip_ws();
                     if !parser.at_end() {
-                        out.errors.push(syntax(file, None, parser.error("extra data after `]`")));
+                        out.errors
+                            .push(syntax(file, None, parser.error("extra data after `]`")));
                     }
                     break;
                 }
@@ -273,7 +277,11 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
                 ));
                 break;
             }
-            out.container = Some(if closed { Container::Array } else { Container::Stream });
+            out.container = Some(if closed {
+                Container::Array
+            } else {
+                Container::Stream
+            });
         }
         Some(_) => out.errors.push(syntax(
             file,
@@ -306,13 +314,21 @@ fn accept(file: &str, index: usize, value: Value, out: &mut ParsedFile) {
             file: file.to_owned(),
             entry: Some(index),
             location: Location::File,
-            message: format!("entry is {} {}, expected an object", article(other.type_name()), other.type_name()),
+            message: format!(
+                "entry is {} {}, expected an object",
+                article(other.type_name()),
+                other.type_name()
+            ),
         }),
     }
 }
 
 fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'i', 'o']) { "an" } else { "a" }
+    if word.starts_with(['a', 'i', 'o']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// One report file found on disk, read.
@@ -357,11 +373,17 @@ mod tests {
     fn names_of_both_eras() {
         assert_eq!(
             FileName::parse("baselines_3.json"),
-            Some(FileName::Legacy { suite: "baselines".into(), job_id: 3 })
+            Some(FileName::Legacy {
+                suite: "baselines".into(),
+                job_id: 3
+            })
         );
         assert_eq!(
             FileName::parse("my_jobs_12.json"),
-            Some(FileName::Legacy { suite: "my_jobs".into(), job_id: 12 })
+            Some(FileName::Legacy {
+                suite: "my_jobs".into(),
+                job_id: 12
+            })
         );
         assert_eq!(
             FileName::parse("baselines.vae.R0.D0,1,2.FAIL.20200106-160000-123456.json"),
@@ -405,14 +427,21 @@ mod tests {
         let err = &parsed.errors[0];
         assert_eq!(err.entry, Some(2));
         assert!(matches!(err.location, Location::Offset { .. }));
-        assert!(err.to_string().starts_with("output1/fast_2.json: entry 2: byte "), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("output1/fast_2.json: entry 2: byte "),
+            "{err}"
+        );
     }
 
     #[test]
     fn non_json_and_empty() {
         let parsed = parse_report("notes.json", b"hello");
         assert_eq!(parsed.container, None);
-        assert_eq!(parsed.errors[0].to_string(), "notes.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`");
+        assert_eq!(
+            parsed.errors[0].to_string(),
+            "notes.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`"
+        );
         let parsed = parse_report("e.json", b"  \n");
         assert!(parsed.errors[0].message.starts_with("empty file"));
     }
@@ -421,13 +450,22 @@ mod tests {
     fn entry_that_is_not_an_object() {
         let parsed = parse_report("f.json", format!("[{E},3,").as_bytes());
         assert_eq!(parsed.entries.len(), 1);
-        assert_eq!(parsed.errors[0].to_string(), "f.json: entry 1: entry is an int, expected an object");
+        assert_eq!(
+            parsed.errors[0].to_string(),
+            "f.json: entry 1: entry is an int, expected an object"
+        );
     }
 
     #[test]
     fn bad_field_names_entry_and_field() {
-        let parsed = parse_report("f.json", br#"[{"name": "vae", "version": "abc", "train_item": {"avg": "x"}},"#);
+        let parsed = parse_report(
+            "f.json",
+            br#"[{"name": "vae", "version": "abc", "train_item": {"avg": "x"}},"#,
+        );
         assert!(parsed.entries.is_empty());
-        assert_eq!(parsed.errors[0].to_string(), "f.json: entry 0: field `train_item.avg`: expected a number, found string");
+        assert_eq!(
+            parsed.errors[0].to_string(),
+            "f.json: entry 0: field `train_item.avg`: expected a number, found string"
+        );
     }
 }

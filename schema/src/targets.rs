@@ -77,7 +77,9 @@ impl SelectionRule {
     /// Whether `entry` (of this rule's bench) is kept.
     pub fn keeps(&self, entry: &ReportEntry) -> bool {
         match self {
-            SelectionRule::Equals { field, value, .. } => entry.get(field).is_some_and(|v| same(v, value)),
+            SelectionRule::Equals { field, value, .. } => {
+                entry.get(field).is_some_and(|v| same(v, value))
+            }
             SelectionRule::SingleDevice { .. } => entry.single_device().is_some(),
         }
     }
@@ -85,7 +87,9 @@ impl SelectionRule {
 
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => a.as_f64() == b.as_f64(),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            a.as_f64() == b.as_f64()
+        }
         _ => a == b,
     }
 }
@@ -93,10 +97,20 @@ fn same(a: &Value, b: &Value) -> bool {
 impl fmt::Display for SelectionRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SelectionRule::Equals { bench, field, value } => {
-                write!(f, "{bench}: only {field} = {}", crate::pyrepr::py_repr(value))
+            SelectionRule::Equals {
+                bench,
+                field,
+                value,
+            } => {
+                write!(
+                    f,
+                    "{bench}: only {field} = {}",
+                    crate::pyrepr::py_repr(value)
+                )
             }
-            SelectionRule::SingleDevice { bench } => write!(f, "{bench}: only single-device entries"),
+            SelectionRule::SingleDevice { bench } => {
+                write!(f, "{bench}: only single-device entries")
+            }
         }
     }
 }
@@ -138,7 +152,9 @@ pub enum TargetsError {
         message: String,
     },
     /// No built-in table for this model.
-    #[error("no built-in {scoring} targets for GPU model `{model}` (built in: RTX, V100, MI50); give your own with --targets FILE")]
+    #[error(
+        "no built-in {scoring} targets for GPU model `{model}` (built in: RTX, V100, MI50); give your own with --targets FILE"
+    )]
     UnknownModel {
         /// The scoring.
         scoring: Scoring,
@@ -178,13 +194,20 @@ impl TargetTable {
     /// Reads a targets file: TOML in the project's layout, or CSV in either of the
     /// suite's layouts (`bench,target,perf_target,sd_target` or `bench,V100,MI50,RTX`).
     /// A CSV carries no selection rules or exclusions; the built-in ones of `scoring` apply.
-    pub fn load(path: &Path, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+    pub fn load(
+        path: &Path,
+        scoring: Scoring,
+        gpu_model: &str,
+    ) -> Result<TargetTable, TargetsError> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| TargetsError::Io {
             path: name.clone(),
             source,
         })?;
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+        {
             Self::from_toml(&name, &text, scoring, gpu_model)
         } else {
             let mut table = Self::from_csv(&name, &text, scoring, gpu_model)?;
@@ -196,16 +219,26 @@ impl TargetTable {
     }
 
     /// Parses the project's TOML layout (see `docs/targets.md`).
-    pub fn from_toml(name: &str, text: &str, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+    pub fn from_toml(
+        name: &str,
+        text: &str,
+        scoring: Scoring,
+        gpu_model: &str,
+    ) -> Result<TargetTable, TargetsError> {
         let invalid = |message: String| TargetsError::Invalid {
             path: name.to_owned(),
             message,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
         let file_scoring = match raw.scoring.as_str() {
             "classic" => Scoring::Classic,
             "score" => Scoring::Score,
-            other => return Err(invalid(format!("scoring must be \"classic\" or \"score\", found \"{other}\""))),
+            other => {
+                return Err(invalid(format!(
+                    "scoring must be \"classic\" or \"score\", found \"{other}\""
+                )));
+            }
         };
         if scoring == Scoring::Score && file_scoring == Scoring::Classic {
             return Err(invalid(
@@ -227,7 +260,12 @@ impl TargetTable {
                         invalid(format!(
                             "bench `{}` has no target for GPU model `{gpu_model}` (it has: {})",
                             bench.name,
-                            bench.by_model.keys().cloned().collect::<Vec<_>>().join(", ")
+                            bench
+                                .by_model
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ))
                     })?,
             };
@@ -271,16 +309,29 @@ impl TargetTable {
     }
 
     /// Parses a CSV in one of the suite's layouts.
-    pub fn from_csv(name: &str, text: &str, scoring: Scoring, gpu_model: &str) -> Result<TargetTable, TargetsError> {
+    pub fn from_csv(
+        name: &str,
+        text: &str,
+        scoring: Scoring,
+        gpu_model: &str,
+    ) -> Result<TargetTable, TargetsError> {
         let invalid = |line: usize, message: String| TargetsError::Invalid {
             path: name.to_owned(),
             message: format!("line {line}: {message}"),
         };
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines.next().ok_or_else(|| invalid(1, "empty file".into()))?;
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines
+            .next()
+            .ok_or_else(|| invalid(1, "empty file".into()))?;
         let columns: Vec<&str> = header.split(',').map(str::trim).collect();
         if columns.first() != Some(&"bench") {
-            return Err(invalid(1, format!("the first column must be `bench`, found `{}`", columns[0])));
+            return Err(invalid(
+                1,
+                format!("the first column must be `bench`, found `{}`", columns[0]),
+            ));
         }
         let find = |col: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(col));
         let (target_col, perf_col, sd_col) = match find("target") {
@@ -289,7 +340,10 @@ impl TargetTable {
                 let col = find(gpu_model).ok_or_else(|| {
                     invalid(
                         1,
-                        format!("no column for GPU model `{gpu_model}` (columns: {})", columns[1..].join(", ")),
+                        format!(
+                            "no column for GPU model `{gpu_model}` (columns: {})",
+                            columns[1..].join(", ")
+                        ),
                     )
                 })?;
                 (col, None, None)
@@ -338,7 +392,9 @@ impl TargetTable {
 
     /// The rule of `bench` that drops `entry`, if one does.
     pub fn rejecting_rule(&self, bench: &str, entry: &ReportEntry) -> Option<&SelectionRule> {
-        self.select.iter().find(|r| r.bench() == bench && !r.keeps(entry))
+        self.select
+            .iter()
+            .find(|r| r.bench() == bench && !r.keeps(entry))
     }
 
     /// The benches a complete submission must have a result for: every row not excluded.
@@ -412,29 +468,78 @@ mod tests {
 
     #[test]
     fn csv_layouts() {
-        let t = TargetTable::from_csv("t.csv", "bench,V100,MI50,RTX\natari,6.61,1.24,5.41\n", Scoring::Classic, "mi50").unwrap();
+        let t = TargetTable::from_csv(
+            "t.csv",
+            "bench,V100,MI50,RTX\natari,6.61,1.24,5.41\n",
+            Scoring::Classic,
+            "mi50",
+        )
+        .unwrap();
         assert_eq!(t.targets[0].target, 1.24);
-        let t = TargetTable::from_csv("t.csv", "bench,target,perf_target,sd_target\nloader,1200.00,0.5,0.10\n", Scoring::Score, "X").unwrap();
+        let t = TargetTable::from_csv(
+            "t.csv",
+            "bench,target,perf_target,sd_target\nloader,1200.00,0.5,0.10\n",
+            Scoring::Score,
+            "X",
+        )
+        .unwrap();
         assert_eq!(t.targets[0].sd_target, Some(0.10));
-        let e = TargetTable::from_csv("t.csv", "bench,V100\natari,6.61\n", Scoring::Score, "V100").unwrap_err();
+        let e = TargetTable::from_csv("t.csv", "bench,V100\natari,6.61\n", Scoring::Score, "V100")
+            .unwrap_err();
         assert!(e.to_string().contains("needs the columns"), "{e}");
-        let e = TargetTable::from_csv("t.csv", "bench,target\natari,fast\n", Scoring::Classic, "V100").unwrap_err();
-        assert_eq!(e.to_string(), "t.csv: line 2: target `fast` is not a number");
+        let e = TargetTable::from_csv(
+            "t.csv",
+            "bench,target\natari,fast\n",
+            Scoring::Classic,
+            "V100",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv: line 2: target `fast` is not a number"
+        );
     }
 
     #[test]
     fn selection_rules_keep_and_drop() {
         let t = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
         let entry = |text: &str| {
-            ReportEntry::new(crate::pyjson::parse(text.as_bytes()).unwrap().as_object().unwrap().clone())
+            ReportEntry::new(
+                crate::pyjson::parse(text.as_bytes())
+                    .unwrap()
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            )
         };
-        assert!(t.rejecting_rule("wlm", &entry(r#"{"model": "GRU"}"#)).is_none());
-        assert!(t.rejecting_rule("wlm", &entry(r#"{"model": "LSTM"}"#)).is_some());
-        assert!(t.rejecting_rule("loader", &entry(r#"{"batch_size": 256}"#)).is_none());
-        assert!(t.rejecting_rule("loader", &entry(r#"{"batch_size": 128}"#)).is_some());
-        assert!(t.rejecting_rule("ssd", &entry(r#"{"vcd": "12"}"#)).is_none());
-        assert!(t.rejecting_rule("ssd", &entry(r#"{"vcd": "0,1"}"#)).is_some());
-        assert!(t.rejecting_rule("toy_lstm", &entry(r#"{"dtype": "float64"}"#)).is_some());
+        assert!(
+            t.rejecting_rule("wlm", &entry(r#"{"model": "GRU"}"#))
+                .is_none()
+        );
+        assert!(
+            t.rejecting_rule("wlm", &entry(r#"{"model": "LSTM"}"#))
+                .is_some()
+        );
+        assert!(
+            t.rejecting_rule("loader", &entry(r#"{"batch_size": 256}"#))
+                .is_none()
+        );
+        assert!(
+            t.rejecting_rule("loader", &entry(r#"{"batch_size": 128}"#))
+                .is_some()
+        );
+        assert!(
+            t.rejecting_rule("ssd", &entry(r#"{"vcd": "12"}"#))
+                .is_none()
+        );
+        assert!(
+            t.rejecting_rule("ssd", &entry(r#"{"vcd": "0,1"}"#))
+                .is_some()
+        );
+        assert!(
+            t.rejecting_rule("toy_lstm", &entry(r#"{"dtype": "float64"}"#))
+                .is_some()
+        );
         assert!(t.rejecting_rule("vae", &entry(r#"{}"#)).is_none());
     }
 }

@@ -32,8 +32,14 @@ pub const EXCLUDED_FIRST: &[&str] = &["gpu"];
 
 /// `unique_id` of `args` (key, value pairs; order does not matter) with the keys in
 /// `excluded` skipped.
-pub fn unique_id<'a>(args: impl IntoIterator<Item = (&'a str, &'a Value)>, excluded: &[&str]) -> String {
-    let mut pairs: Vec<(&str, &Value)> = args.into_iter().filter(|(k, _)| !excluded.contains(k)).collect();
+pub fn unique_id<'a>(
+    args: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    excluded: &[&str],
+) -> String {
+    let mut pairs: Vec<(&str, &Value)> = args
+        .into_iter()
+        .filter(|(k, _)| !excluded.contains(k))
+        .collect();
     pairs.sort_by(|a, b| a.0.cmp(b.0));
     let mut hasher = Sha256::new();
     for (key, value) in pairs {

@@ -196,17 +196,24 @@ impl Object {
     pub fn duplicate_keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = self.pairs.iter().map(|(k, _)| k.as_str()).collect();
         keys.sort_unstable();
-        let mut dups: Vec<&str> = keys.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        let mut dups: Vec<&str> = keys
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
         dups.dedup();
         dups
     }
 
     /// Pairs in Python dict order: first position of each key, with its last value.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.pairs.iter().enumerate().filter_map(move |(i, (k, _))| {
-            let first = self.pairs.iter().position(|(k2, _)| k2 == k) == Some(i);
-            first.then(|| (k.as_str(), self.get(k).unwrap_or(&Value::Null)))
-        })
+        self.pairs
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, (k, _))| {
+                let first = self.pairs.iter().position(|(k2, _)| k2 == k) == Some(i);
+                first.then(|| (k.as_str(), self.get(k).unwrap_or(&Value::Null)))
+            })
     }
 
     /// Pairs sorted by key (code-point order, as Python's `sort_keys=True`), last value per key.

@@ -30,7 +30,10 @@ pub fn stream_text<'a>(entries: impl IntoIterator<Item = &'a ReportEntry>) -> St
 /// exist. The entry is written with one `write` and flushed, so an interrupted run
 /// loses no entry that was completed.
 pub fn append_to_stream(path: &Path, entry: &ReportEntry) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     let mut chunk = String::new();
     if file.metadata()?.len() == 0 {
         chunk.push('[');
@@ -56,7 +59,14 @@ mod tests {
     fn append_creates_then_appends() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fast_0.json");
-        let entry = ReportEntry::new([("name", Value::from("vae")), ("batch_loss", Value::from(vec![1.5, f64::NAN]))].into_iter().collect());
+        let entry = ReportEntry::new(
+            [
+                ("name", Value::from("vae")),
+                ("batch_loss", Value::from(vec![1.5, f64::NAN])),
+            ]
+            .into_iter()
+            .collect(),
+        );
         append_to_stream(&path, &entry).unwrap();
         append_to_stream(&path, &entry).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

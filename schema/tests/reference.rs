@@ -77,8 +77,11 @@ fn seed_000_entries_round_trip_byte_for_byte() {
 }
 
 fn csv_rows(name: &str) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(reference().join("mila-training/report").join(name)).unwrap();
-    text.lines().map(|l| l.split(',').map(str::to_owned).collect()).collect()
+    let text =
+        std::fs::read_to_string(reference().join("mila-training/report").join(name)).unwrap();
+    text.lines()
+        .map(|l| l.split(',').map(str::to_owned).collect())
+        .collect()
 }
 
 #[test]
@@ -90,7 +93,12 @@ fn builtin_score_targets_carry_the_suites_figures() {
         assert_eq!(table.targets.len(), rows.len() - 1);
         for (row, t) in rows[1..].iter().zip(&table.targets) {
             assert_eq!(row[0], t.bench);
-            assert_eq!(row[1].parse::<f64>().unwrap(), t.target, "{model} {}", t.bench);
+            assert_eq!(
+                row[1].parse::<f64>().unwrap(),
+                t.target,
+                "{model} {}",
+                t.bench
+            );
             assert_eq!(Some(row[2].parse::<f64>().unwrap()), t.perf_target);
             assert_eq!(Some(row[3].parse::<f64>().unwrap()), t.sd_target);
         }
@@ -106,7 +114,12 @@ fn builtin_classic_targets_carry_data_csv() {
         assert_eq!(table.targets.len(), rows.len() - 1);
         for (row, t) in rows[1..].iter().zip(&table.targets) {
             assert_eq!(row[0], t.bench);
-            assert_eq!(row[col + 1].parse::<f64>().unwrap(), t.target, "{model} {}", t.bench);
+            assert_eq!(
+                row[col + 1].parse::<f64>().unwrap(),
+                t.target,
+                "{model} {}",
+                t.bench
+            );
         }
     }
 }

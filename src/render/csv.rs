@@ -37,7 +37,9 @@ pub fn render(report: &Report) -> String {
             }
         }
         Report::Score(r) => {
-            out.push_str("bench,n,mean,sd,sd_pct,target,perf,perf_target,sd_target,perf_pass,sd_pass\n");
+            out.push_str(
+                "bench,n,mean,sd,sd_pct,target,perf,perf_target,sd_target,perf_pass,sd_pass\n",
+            );
             for b in &r.benches {
                 let _ = writeln!(
                     out,

@@ -9,11 +9,28 @@ fn escape(cell: &str) -> String {
 }
 
 fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
-    let align: Vec<&str> = (0..header.len()).map(|i| if i == 0 { ":---" } else { "---:" }).collect();
+    let _ = writeln!(
+        out,
+        "| {} |",
+        header
+            .iter()
+            .map(|h| escape(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i == 0 { ":---" } else { "---:" })
+        .collect();
     let _ = writeln!(out, "| {} |", align.join(" | "));
     for row in rows {
-        let _ = writeln!(out, "| {} |", row.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(
+            out,
+            "| {} |",
+            row.iter()
+                .map(|c| escape(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
     }
     out.push('\n');
 }
@@ -25,7 +42,10 @@ pub fn render(report: &Report, notes: &[String]) -> String {
         Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
         Report::Score(r) => ("score", &r.name, &r.gpu_model),
     };
-    let _ = writeln!(out, "## mlbench report: `{name}`, {model} targets, {scoring} scoring\n");
+    let _ = writeln!(
+        out,
+        "## mlbench report: `{name}`, {model} targets, {scoring} scoring\n"
+    );
     for line in notes {
         let _ = writeln!(out, "- {}", escape(line));
     }
@@ -33,7 +53,11 @@ pub fn render(report: &Report, notes: &[String]) -> String {
         out.push('\n');
     }
     let (header, rows) = bench_rows(report);
-    md_table(&mut out, &header.into_iter().map(String::from).collect::<Vec<_>>(), &rows);
+    md_table(
+        &mut out,
+        &header.into_iter().map(String::from).collect::<Vec<_>>(),
+        &rows,
+    );
     if let Report::Score(r) = report
         && !r.failures.is_empty()
     {
@@ -50,11 +74,27 @@ pub fn render(report: &Report, notes: &[String]) -> String {
                 ]
             })
             .collect();
-        md_table(&mut out, &["file".into(), "entry".into(), "bench".into(), "reason".into()], &rows);
+        md_table(
+            &mut out,
+            &[
+                "file".into(),
+                "entry".into(),
+                "bench".into(),
+                "reason".into(),
+            ],
+            &rows,
+        );
     }
     let _ = writeln!(out, "### Statistics\n");
-    let rows: Vec<Vec<String>> = statistics_rows(report).into_iter().map(|r| r.to_vec()).collect();
-    md_table(&mut out, &["statistic".into(), "value".into(), "pass".into()], &rows);
+    let rows: Vec<Vec<String>> = statistics_rows(report)
+        .into_iter()
+        .map(|r| r.to_vec())
+        .collect();
+    md_table(
+        &mut out,
+        &["statistic".into(), "value".into(), "pass".into()],
+        &rows,
+    );
     for (title, header, rows) in per_gpu_tables(report) {
         let _ = writeln!(out, "### {title}\n");
         md_table(&mut out, &header, &rows);

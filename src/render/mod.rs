@@ -8,7 +8,8 @@ use mlbench_analyzer::Report;
 
 /// The JSON document (docs/report-json.md), pretty-printed, with a final newline.
 pub fn json(report: &Report) -> String {
-    let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut text =
+        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
     text
 }
@@ -70,7 +71,16 @@ pub fn bench_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
         ),
         Report::Score(r) => (
             vec![
-                "bench", "n", "target", "perf_tgt", "sd%_tgt", "mean", "perf", "perf_pass", "sd%", "sd%_pass",
+                "bench",
+                "n",
+                "target",
+                "perf_tgt",
+                "sd%_tgt",
+                "mean",
+                "perf",
+                "perf_pass",
+                "sd%",
+                "sd%_pass",
             ],
             r.benches
                 .iter()
@@ -80,11 +90,13 @@ pub fn bench_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
                         b.n.to_string(),
                         num(b.target),
                         b.perf_target.map_or_else(|| "—".into(), |v| format!("{v}")),
-                        b.sd_target.map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0)),
+                        b.sd_target
+                            .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0)),
                         num(b.mean),
                         b.perf.map_or_else(|| "—".into(), |v| format!("{v:.2}")),
                         verdict(b.perf_pass).into(),
-                        b.sd_pct.map_or_else(|| "—".into(), |v| format!("{:.1}%", v * 100.0)),
+                        b.sd_pct
+                            .map_or_else(|| "—".into(), |v| format!("{:.1}%", v * 100.0)),
                         verdict(b.sd_pass).into(),
                     ]
                 })
@@ -128,14 +140,39 @@ pub fn statistics_rows(report: &Report) -> Vec<[String; 3]> {
             let mut rows = vec![
                 [
                     "Failures".into(),
-                    format!("{} / {} results ({:.2}%)", s.failures, s.total, s.failure_ratio * 100.0),
+                    format!(
+                        "{} / {} results ({:.2}%)",
+                        s.failures,
+                        s.total,
+                        s.failure_ratio * 100.0
+                    ),
                     verdict(s.bf == 1).into(),
                 ],
-                ["Well functioning score (BF)".into(), s.bf.to_string(), String::new()],
-                ["Minimal performance score (PM)".into(), two(Some(s.pm)), String::new()],
-                ["Standard deviation score (ST)".into(), two(Some(s.st)), String::new()],
-                ["Mean performance (geomean) (PG)".into(), two(s.pg), String::new()],
-                ["Score (BF(2PM + ST + 5PG))".into(), two(s.score), String::new()],
+                [
+                    "Well functioning score (BF)".into(),
+                    s.bf.to_string(),
+                    String::new(),
+                ],
+                [
+                    "Minimal performance score (PM)".into(),
+                    two(Some(s.pm)),
+                    String::new(),
+                ],
+                [
+                    "Standard deviation score (ST)".into(),
+                    two(Some(s.st)),
+                    String::new(),
+                ],
+                [
+                    "Mean performance (geomean) (PG)".into(),
+                    two(s.pg),
+                    String::new(),
+                ],
+                [
+                    "Score (BF(2PM + ST + 5PG))".into(),
+                    two(s.score),
+                    String::new(),
+                ],
             ];
             if let Some(price) = s.price {
                 rows.push(["Price".into(), format!("${price:.2}"), String::new()]);
@@ -148,7 +185,9 @@ pub fn statistics_rows(report: &Report) -> Vec<[String; 3]> {
 
 /// The per-GPU tables as (title, header, rows), devices as columns.
 pub fn per_gpu_tables(report: &Report) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
-    let Report::Score(r) = report else { return Vec::new() };
+    let Report::Score(r) = report else {
+        return Vec::new();
+    };
     let mut devices: Vec<u32> = r
         .per_gpu
         .mean
@@ -161,18 +200,21 @@ pub fn per_gpu_tables(report: &Report) -> Vec<(String, Vec<String>, Vec<Vec<Stri
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (title, table) in [("mean", &r.per_gpu.mean), ("min", &r.per_gpu.min), ("max", &r.per_gpu.max)] {
+    for (title, table) in [
+        ("mean", &r.per_gpu.mean),
+        ("min", &r.per_gpu.min),
+        ("max", &r.per_gpu.max),
+    ] {
         let mut header = vec!["bench".to_string()];
         header.extend(devices.iter().map(|d| d.to_string()));
         let rows = table
             .iter()
             .map(|(bench, row)| {
                 let mut cells = vec![bench.clone()];
-                cells.extend(
-                    devices
-                        .iter()
-                        .map(|d| row.get(&d.to_string()).map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0))),
-                );
+                cells.extend(devices.iter().map(|d| {
+                    row.get(&d.to_string())
+                        .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0))
+                }));
                 cells
             })
             .collect();

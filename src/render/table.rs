@@ -4,7 +4,8 @@ use super::{bench_rows, per_gpu_tables, statistics_rows, verdict};
 use comfy_table::{CellAlignment, Table, presets};
 
 /// A rule under the header and around the table, none between rows.
-const STYLE: comfy_table::TableStyle = presets::UTF8_HORIZONTAL_ONLY.row_separator(comfy_table::LineStyle::none());
+const STYLE: comfy_table::TableStyle =
+    presets::UTF8_HORIZONTAL_ONLY.row_separator(comfy_table::LineStyle::none());
 use mlbench_analyzer::Report;
 use std::fmt::Write as _;
 
@@ -32,13 +33,20 @@ pub fn render(report: &Report, notes: &[String]) -> String {
         Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
         Report::Score(r) => ("score", &r.name, &r.gpu_model),
     };
-    let _ = writeln!(out, "mlbench report: suite `{name}`, {model} targets, {scoring} scoring");
+    let _ = writeln!(
+        out,
+        "mlbench report: suite `{name}`, {model} targets, {scoring} scoring"
+    );
     for line in notes {
         let _ = writeln!(out, "  {line}");
     }
     out.push('\n');
     let (header, rows) = bench_rows(report);
-    let _ = writeln!(out, "{}\n", table(header.into_iter().map(String::from).collect(), rows));
+    let _ = writeln!(
+        out,
+        "{}\n",
+        table(header.into_iter().map(String::from).collect(), rows)
+    );
 
     if let Report::Score(r) = report
         && !r.failures.is_empty()

@@ -54,8 +54,10 @@ pub fn write_submission(root: &Path, runs: usize, gpus: u32) {
         std::fs::create_dir_all(&dir).unwrap();
         for gpu in 0..gpus {
             let wiggle = 1.0 + 0.01 * (((run + gpu as usize) % 3) as f64 - 1.0);
-            let entries: Vec<ReportEntry> =
-                BENCHES.iter().map(|(b, v)| entry(b, v * wiggle, gpu, run)).collect();
+            let entries: Vec<ReportEntry> = BENCHES
+                .iter()
+                .map(|(b, v)| entry(b, v * wiggle, gpu, run))
+                .collect();
             std::fs::write(dir.join(format!("fast_{gpu}.json")), stream_text(&entries)).unwrap();
         }
     }

@@ -23,21 +23,50 @@ fn submission(runs: usize, gpus: u32) -> (tempfile::TempDir, String, String) {
 
 #[test]
 fn no_arguments_is_a_usage_error() {
-    mlbench().assert().code(2).stderr(predicate::str::contains("Usage: mlbench"));
-    mlbench().arg("report").assert().code(2).stderr(predicate::str::contains("--reports"));
+    mlbench()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Usage: mlbench"));
+    mlbench()
+        .arg("report")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--reports"));
 }
 
 #[test]
 fn help_explains_every_flag_with_examples() {
-    let out = mlbench().args(["report", "--help"]).assert().success().get_output().stdout.clone();
+    let out = mlbench()
+        .args(["report", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let help = String::from_utf8(out).unwrap();
     for flag in [
-        "--reports", "--name", "--gpu-model", "--scoring", "--targets", "--price", "--min-runs", "--format",
-        "--output", "--force", "--check", "--skip-unreadable", "Examples:", "Exit status",
+        "--reports",
+        "--name",
+        "--gpu-model",
+        "--scoring",
+        "--targets",
+        "--price",
+        "--min-runs",
+        "--format",
+        "--output",
+        "--force",
+        "--check",
+        "--skip-unreadable",
+        "Examples:",
+        "Exit status",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
-    mlbench().arg("--help").assert().success().stdout(predicate::str::contains("Examples:"));
+    mlbench()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"));
 }
 
 #[test]
@@ -63,7 +92,10 @@ fn no_matching_suite_is_exit_2() {
         .args(["report", "-g", "RTX", "--name", "baselines", "-r", &reports])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no report files found").and(predicate::str::contains("suite `baselines`")));
+        .stderr(
+            predicate::str::contains("no report files found")
+                .and(predicate::str::contains("suite `baselines`")),
+        );
 }
 
 #[test]
@@ -72,9 +104,23 @@ fn truncated_and_non_json_files_are_named_and_all_reported() {
     let broken = dir.path().join("sub/output1/fast_1.json");
     let text = std::fs::read_to_string(&broken).unwrap();
     std::fs::write(&broken, &text[..text.len() / 2]).unwrap();
-    std::fs::write(dir.path().join("sub/output2/fast_0.json"), "not json at all").unwrap();
+    std::fs::write(
+        dir.path().join("sub/output2/fast_0.json"),
+        "not json at all",
+    )
+    .unwrap();
     let assert = mlbench()
-        .args(["report", "-g", "RTX", "--scoring", "score", "--targets", &targets, "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--scoring",
+            "score",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+        ])
         .assert()
         .code(2);
     let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
@@ -86,13 +132,29 @@ fn truncated_and_non_json_files_are_named_and_all_reported() {
         stderr.contains("error: output2/fast_0.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`"),
         "{stderr}"
     );
-    assert!(stderr.contains("2 problems in 2 files: no report computed"), "{stderr}");
+    assert!(
+        stderr.contains("2 problems in 2 files: no report computed"),
+        "{stderr}"
+    );
     // With --skip-unreadable the entries that parsed are used.
     mlbench()
-        .args(["report", "-g", "RTX", "--scoring", "score", "--skip-unreadable", "--targets", &targets, "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--scoring",
+            "score",
+            "--skip-unreadable",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+        ])
         .assert()
         .success()
-        .stderr(predicate::str::contains("warning: output1/fast_1.json: entry 1"));
+        .stderr(predicate::str::contains(
+            "warning: output1/fast_1.json: entry 1",
+        ));
 }
 
 #[test]
@@ -106,7 +168,17 @@ fn fewer_runs_than_required_is_exit_2_naming_the_count() {
             "error: found 3 runs (output0, output1, output2), but --min-runs is 4",
         ));
     mlbench()
-        .args(["report", "-g", "RTX", "--targets", &targets, "--min-runs", "3", "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--targets",
+            &targets,
+            "--min-runs",
+            "3",
+            "-r",
+            &reports,
+        ])
         .assert()
         .success();
 }
@@ -115,7 +187,10 @@ fn fewer_runs_than_required_is_exit_2_naming_the_count() {
 fn check_turns_failed_criteria_into_exit_1() {
     // The built-in RTX classic table has 19 benches; the fixture has 3, so bench passes fails.
     let (_dir, reports, targets) = submission(4, 2);
-    mlbench().args(["report", "-g", "RTX", "-r", &reports]).assert().success();
+    mlbench()
+        .args(["report", "-g", "RTX", "-r", &reports])
+        .assert()
+        .success();
     mlbench()
         .args(["report", "-g", "RTX", "--check", "-r", &reports])
         .assert()
@@ -123,7 +198,18 @@ fn check_turns_failed_criteria_into_exit_1() {
         .stdout(predicate::str::contains("Result: FAIL"));
     // Against targets it meets, it passes.
     mlbench()
-        .args(["report", "-g", "RTX", "--check", "--scoring", "score", "--targets", &targets, "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--check",
+            "--scoring",
+            "score",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("Result: PASS"));
@@ -133,7 +219,17 @@ fn check_turns_failed_criteria_into_exit_1() {
 fn json_has_the_documented_shape() {
     let (_dir, reports, targets) = submission(4, 2);
     let out = mlbench()
-        .args(["report", "-g", "RTX", "--format", "json", "--targets", &targets, "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--format",
+            "json",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+        ])
         .assert()
         .success()
         .get_output()
@@ -150,11 +246,30 @@ fn json_has_the_documented_shape() {
     for key in ["target", "result", "sd", "sd_pct", "diff"] {
         assert!(atari[key].is_number(), "{key}: {atari}");
     }
-    for key in ["bench_passes", "deviation_quantile_80", "performance", "passed"] {
+    for key in [
+        "bench_passes",
+        "deviation_quantile_80",
+        "performance",
+        "passed",
+    ] {
         assert!(v["statistics"].get(key).is_some(), "{key}");
     }
     let out = mlbench()
-        .args(["report", "-g", "RTX", "-f", "json", "--scoring", "score", "--price", "5000", "--targets", &targets, "-r", &reports])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "-f",
+            "json",
+            "--scoring",
+            "score",
+            "--price",
+            "5000",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+        ])
         .assert()
         .success()
         .get_output()
@@ -163,7 +278,18 @@ fn json_has_the_documented_shape() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["scoring"], "score");
     assert_eq!(v["benches"][0]["n"], 8);
-    for key in ["failures", "total", "failure_ratio", "bf", "pm", "st", "pg", "score", "price", "rpp"] {
+    for key in [
+        "failures",
+        "total",
+        "failure_ratio",
+        "bf",
+        "pm",
+        "st",
+        "pg",
+        "score",
+        "price",
+        "rpp",
+    ] {
         assert!(v["statistics"].get(key).is_some(), "{key}");
     }
     assert_eq!(v["statistics"]["price"], 5000.0);
@@ -177,20 +303,48 @@ fn output_never_overwrites_without_force() {
     let out = dir.path().join("report.csv");
     std::fs::write(&out, "precious").unwrap();
     mlbench()
-        .args(["report", "-g", "RTX", "-f", "csv", "--targets", &targets, "-r", &reports, "-o"])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "-f",
+            "csv",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+            "-o",
+        ])
         .arg(&out)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("already exists; not overwriting it"));
+        .stderr(predicate::str::contains(
+            "already exists; not overwriting it",
+        ));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
     mlbench()
-        .args(["report", "-g", "RTX", "-f", "csv", "--force", "--targets", &targets, "-r", &reports, "-o"])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "-f",
+            "csv",
+            "--force",
+            "--targets",
+            &targets,
+            "-r",
+            &reports,
+            "-o",
+        ])
         .arg(&out)
         .assert()
         .success()
         .stdout("");
     let csv = std::fs::read_to_string(&out).unwrap();
-    assert!(csv.starts_with("bench,n,target,result,sd,sd_pct,diff\natari,4,5.5,"), "{csv}");
+    assert!(
+        csv.starts_with("bench,n,target,result,sd,sd_pct,diff\natari,4,5.5,"),
+        "{csv}"
+    );
 }
 
 #[test]
@@ -200,7 +354,9 @@ fn unknown_gpu_model_without_targets_is_exit_2() {
         .args(["report", "-g", "H100", "-r", &reports])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no built-in classic targets for GPU model `H100`"));
+        .stderr(predicate::str::contains(
+            "no built-in classic targets for GPU model `H100`",
+        ));
 }
 
 #[test]
@@ -208,7 +364,15 @@ fn table_output_snapshot() {
     let (_dir, reports, targets) = submission(4, 2);
     let out = mlbench()
         .current_dir(std::path::Path::new(&reports).parent().unwrap())
-        .args(["report", "-g", "RTX", "--targets", "targets.csv", "-r", "sub"])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--targets",
+            "targets.csv",
+            "-r",
+            "sub",
+        ])
         .assert()
         .success()
         .get_output()
@@ -223,7 +387,17 @@ fn score_table_snapshot() {
     let (_dir, reports, _) = submission(4, 2);
     let out = mlbench()
         .current_dir(std::path::Path::new(&reports).parent().unwrap())
-        .args(["report", "-g", "RTX", "--scoring", "score", "--targets", "targets.csv", "-r", "sub"])
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--scoring",
+            "score",
+            "--targets",
+            "targets.csv",
+            "-r",
+            "sub",
+        ])
         .assert()
         .success()
         .get_output()
