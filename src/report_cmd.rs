@@ -4,7 +4,7 @@ use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::{Failure, Outcome, output, render};
 use anyhow::anyhow;
 use mlbench_analyzer::{ReportOptions, SampleSet};
-use mlbench_schema::{Scoring, TargetTable, discover, load};
+use mlbench_schema::{Scoring, TargetTable, discover};
 
 /// Runs the report command.
 pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
@@ -21,7 +21,11 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
         None => TargetTable::builtin(scoring, &args.gpu_model)?,
     };
-    let loaded = load(discover(&args.reports, args.name.as_deref())?);
+    let clock = Timings::start();
+    let discovery = discover(&args.reports, args.name.as_deref())?;
+    clock.lap("discover");
+    let loaded = mlbench_analyzer::load_samples(discovery, &targets);
+    clock.lap("read, parse and extract");
     if !loaded.errors.is_empty() {
         let level = if args.skip_unreadable {
             "warning"
@@ -57,7 +61,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         min_runs: args.min_runs,
         price: args.price,
     };
-    let (set, report) = mlbench_analyzer::report(&loaded, &targets, &options)?;
+    let (set, report) = mlbench_analyzer::report_samples(loaded.set, &targets, &options)?;
+    clock.lap("samples and statistics");
     let notes = notes(
         &set,
         &report,
@@ -77,11 +82,35 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         }
     }
     output::emit(&text, args.output.as_deref(), args.force)?;
+    clock.lap("render and write");
     Ok(if args.check && !report.passed() {
         Outcome::Failed
     } else {
         Outcome::Ok
     })
+}
+
+/// Phase timings on standard error when `MLBENCH_TIMINGS` is set (for docs/performance.md).
+struct Timings(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Timings {
+    fn start() -> Self {
+        Timings(
+            std::env::var_os("MLBENCH_TIMINGS")
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn lap(&self, phase: &str) {
+        if let Some(t) = &self.0 {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "timing: {phase}: {:.1} ms",
+                (now - t.get()).as_secs_f64() * 1e3
+            );
+            t.set(now);
+        }
+    }
 }
 
 fn plural(n: usize) -> &'static str {

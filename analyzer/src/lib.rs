@@ -16,7 +16,8 @@ pub use model::Report;
 pub use samples::SampleSet;
 pub use score::score_report;
 
-use mlbench_schema::{LoadedReports, Scoring, TargetTable};
+use mlbench_schema::{Discovery, LoadedReports, ReadError, Scoring, TargetTable};
+use samples::FileSamples;
 
 /// Why a report could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -50,13 +51,74 @@ pub struct ReportOptions {
     pub price: Option<f64>,
 }
 
-/// Computes a report over loaded files.
+/// Computes a report over files already loaded.
 pub fn report(
     reports: &LoadedReports,
     targets: &TargetTable,
     options: &ReportOptions,
 ) -> Result<(SampleSet, Report), AnalyzeError> {
-    let set = SampleSet::build(reports, targets);
+    report_samples(SampleSet::build(reports, targets), targets, options)
+}
+
+/// What [`load_samples`] read.
+pub struct LoadedSamples {
+    /// The samples.
+    pub set: SampleSet,
+    /// Every problem met reading the files.
+    pub errors: Vec<ReadError>,
+    /// Report files of other suites passed over.
+    pub other_suites: Vec<String>,
+    /// Files not named like reports.
+    pub ignored: usize,
+}
+
+/// Reads the files of a discovery in parallel, extracting samples from each as soon as
+/// it is parsed (memory stays small however large the submission).
+pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSamples {
+    let suite = discovery.suite.clone();
+    let other_suites = discovery.other_suites.clone();
+    let ignored = discovery.ignored;
+    let paths: Vec<(std::path::PathBuf, String)> = discovery
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.display.clone()))
+        .collect();
+    let parts = mlbench_schema::load_map(discovery, |file| {
+        (
+            file.parsed.errors.clone(),
+            FileSamples::extract(&file, targets),
+        )
+    });
+    let mut errors = Vec::new();
+    let parts = parts
+        .into_iter()
+        .map(|(e, part)| {
+            errors.extend(e);
+            part
+        })
+        .collect();
+    let set = SampleSet::assemble(&suite, parts, |file, entry| {
+        let (path, display) = &paths[file];
+        mlbench_schema::reader::read_file(path, display)
+            .entries
+            .into_iter()
+            .find(|(i, _)| *i == entry)
+            .map(|(_, e)| e)
+    });
+    LoadedSamples {
+        set,
+        errors,
+        other_suites,
+        ignored,
+    }
+}
+
+/// Computes a report over samples.
+pub fn report_samples(
+    set: SampleSet,
+    targets: &TargetTable,
+    options: &ReportOptions,
+) -> Result<(SampleSet, Report), AnalyzeError> {
     if set.samples.is_empty() {
         return Err(AnalyzeError::NoEntries);
     }

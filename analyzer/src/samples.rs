@@ -4,7 +4,7 @@
 
 use crate::model::{Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::reader::FileName;
-use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, TargetTable};
+use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One entry, reduced to what the statistics need.
@@ -47,11 +47,109 @@ pub struct SampleSet {
     pub conflicts: Vec<Conflict>,
 }
 
+/// What one file contributes, extracted as soon as it is parsed.
+#[derive(Debug, Clone)]
+pub struct FileSamples {
+    /// The file, for messages.
+    pub display: String,
+    /// Its run.
+    pub run: String,
+    /// Whether it is a legacy stream (else a per-test file).
+    pub legacy: bool,
+    /// Its samples (`run` and `file` are filled in when the files are put together).
+    pub samples: Vec<Sample>,
+    /// The configuration key of each usable sample (see [`ReportEntry::configuration_key`]).
+    pub keys: Vec<Option<u64>>,
+    /// Entries read.
+    pub entries: usize,
+    /// Entries of excluded benches.
+    pub excluded: usize,
+    /// Entries dropped, by rule.
+    pub not_selected: Vec<(String, usize)>,
+}
+
+impl FileSamples {
+    /// Extracts the samples of one file under `targets`' exclusions and selection rules.
+    pub fn extract(file: &ReportFile, targets: &TargetTable) -> FileSamples {
+        let (fail_file, legacy_device) = match &file.name {
+            FileName::Legacy { job_id, .. } => (false, Some(*job_id)),
+            FileName::PerTest { fail, .. } => (*fail, None),
+        };
+        let mut out = FileSamples {
+            display: file.display.clone(),
+            run: file.run.clone(),
+            legacy: matches!(file.name, FileName::Legacy { .. }),
+            samples: Vec::with_capacity(file.parsed.entries.len()),
+            keys: Vec::with_capacity(file.parsed.entries.len()),
+            entries: file.parsed.entries.len(),
+            excluded: 0,
+            not_selected: Vec::new(),
+        };
+        for (entry_idx, entry) in &file.parsed.entries {
+            let bench = entry.name().map(str::to_owned);
+            if let Some(b) = &bench {
+                if targets.is_excluded(b) {
+                    out.excluded += 1;
+                    continue;
+                }
+                if let Some(rule) = targets.rejecting_rule(b, entry) {
+                    let rule = rule.to_string();
+                    match out.not_selected.iter_mut().find(|(r, _)| *r == rule) {
+                        Some((_, n)) => *n += 1,
+                        None => out.not_selected.push((rule, 1)),
+                    }
+                    continue;
+                }
+            }
+            let device = if entry.get("vcd").is_some() {
+                entry.single_device()
+            } else {
+                legacy_device
+            };
+            let failure = entry.failure(fail_file);
+            out.keys
+                .push((failure.is_none() && bench.is_some()).then(|| entry.configuration_key()));
+            out.samples.push(Sample {
+                bench,
+                run: 0,
+                device,
+                value: entry.train_item_avg(),
+                failure,
+                conflict: false,
+                file: 0,
+                entry: *entry_idx as u32,
+            });
+        }
+        out
+    }
+}
+
 impl SampleSet {
-    /// Builds the samples of `reports` under `targets`' exclusions and selection rules.
+    /// Builds the samples of files already loaded.
     pub fn build(reports: &LoadedReports, targets: &TargetTable) -> SampleSet {
-        let runs: Vec<String> = reports
+        let parts = reports
             .files
+            .iter()
+            .map(|f| FileSamples::extract(f, targets))
+            .collect();
+        Self::assemble(&reports.suite, parts, |file, entry| {
+            reports.files[file]
+                .parsed
+                .entries
+                .iter()
+                .find(|(i, _)| *i == entry)
+                .map(|(_, e)| e.clone())
+        })
+    }
+
+    /// Puts the files' samples together. `entry_at(file, entry)` fetches an entry again,
+    /// to describe a configuration conflict (rare: only then is anything re-read).
+    pub fn assemble(
+        suite: &str,
+        parts: Vec<FileSamples>,
+        entry_at: impl Fn(usize, usize) -> Option<ReportEntry>,
+    ) -> SampleSet {
+        let runs: Vec<String> = parts
             .iter()
             .map(|f| f.run.clone())
             .collect::<BTreeSet<_>>()
@@ -63,60 +161,29 @@ impl SampleSet {
             .map(|(i, r)| (r.as_str(), i as u32))
             .collect();
         let mut samples = Vec::new();
-        let mut excluded = 0;
+        let mut keys = Vec::new();
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
-        let mut entries_read = 0;
-        // Entries kept, by sample index, for the conflict check.
-        let mut kept_entries: Vec<&ReportEntry> = Vec::new();
+        let (mut entries, mut excluded) = (0, 0);
         let (mut legacy, mut per_test) = (false, false);
-        for (file_idx, file) in reports.files.iter().enumerate() {
-            let fail_file = match &file.name {
-                FileName::Legacy { .. } => {
-                    legacy = true;
-                    false
-                }
-                FileName::PerTest { fail, .. } => {
-                    per_test = true;
-                    *fail
-                }
-            };
-            let legacy_device = match &file.name {
-                FileName::Legacy { job_id, .. } => Some(*job_id),
-                FileName::PerTest { .. } => None,
-            };
-            for (entry_idx, entry) in &file.parsed.entries {
-                entries_read += 1;
-                let bench = entry.name().map(str::to_owned);
-                if let Some(b) = &bench {
-                    if targets.is_excluded(b) {
-                        excluded += 1;
-                        continue;
-                    }
-                    if let Some(rule) = targets.rejecting_rule(b, entry) {
-                        *not_selected.entry(rule.to_string()).or_default() += 1;
-                        continue;
-                    }
-                }
-                let device = if entry.get("vcd").is_some() {
-                    entry.single_device()
-                } else {
-                    legacy_device
-                };
-                samples.push(Sample {
-                    bench,
-                    run: run_index[file.run.as_str()],
-                    device,
-                    value: entry.train_item_avg(),
-                    failure: entry.failure(fail_file),
-                    conflict: false,
-                    file: file_idx as u32,
-                    entry: *entry_idx as u32,
-                });
-                kept_entries.push(entry);
+        let mut files = Vec::with_capacity(parts.len());
+        for (file_idx, part) in parts.into_iter().enumerate() {
+            let run = run_index[part.run.as_str()];
+            samples.extend(part.samples.into_iter().map(|mut s| {
+                s.run = run;
+                s.file = file_idx as u32;
+                s
+            }));
+            keys.extend(part.keys);
+            entries += part.entries;
+            excluded += part.excluded;
+            for (rule, n) in part.not_selected {
+                *not_selected.entry(rule).or_default() += n;
             }
+            legacy |= part.legacy;
+            per_test |= !part.legacy;
+            files.push(part.display);
         }
-        let files: Vec<String> = reports.files.iter().map(|f| f.display.clone()).collect();
-        let conflicts = mark_conflicts(&mut samples, &kept_entries, &files);
+        let conflicts = mark_conflicts(&mut samples, &keys, &files, &entry_at);
         let devices: Vec<u32> = samples
             .iter()
             .filter_map(|s| s.device)
@@ -130,15 +197,15 @@ impl SampleSet {
         };
         let summary = InputSummary {
             layout: layout.to_owned(),
-            files: reports.files.len(),
-            entries: entries_read,
+            files: files.len(),
+            entries,
             runs: runs.len(),
             gpus: devices.len(),
             excluded,
             not_selected: not_selected.into_iter().collect(),
         };
         SampleSet {
-            suite: reports.suite.clone(),
+            suite: suite.to_owned(),
             runs,
             devices,
             samples,
@@ -168,17 +235,13 @@ impl SampleSet {
 /// marked as a conflict and described.
 fn mark_conflicts(
     samples: &mut [Sample],
-    entries: &[&ReportEntry],
+    keys: &[Option<u64>],
     files: &[String],
+    entry_at: &impl Fn(usize, usize) -> Option<ReportEntry>,
 ) -> Vec<Conflict> {
     // bench → configuration key → sample indices, in order of first appearance.
     let mut groups: BTreeMap<&str, Vec<(u64, Vec<usize>)>> = BTreeMap::new();
-    let keys: Vec<Option<u64>> = samples
-        .iter()
-        .zip(entries)
-        .map(|(s, e)| (s.failure.is_none() && s.bench.is_some()).then(|| e.configuration_key()))
-        .collect();
-    for (i, (sample, key)) in samples.iter().zip(&keys).enumerate() {
+    for (i, (sample, key)) in samples.iter().zip(keys).enumerate() {
         let (Some(bench), Some(key)) = (sample.bench.as_deref(), key) else {
             continue;
         };
@@ -200,17 +263,21 @@ fn mark_conflicts(
             .enumerate()
             .max_by(|(ia, a), (ib, b)| a.1.len().cmp(&b.1.len()).then(ib.cmp(ia)))
             .map_or(0, |(i, _)| i);
-        let reference = entries[bench_groups[main].1[0]];
+        let fetch = |i: usize| entry_at(samples[i].file as usize, samples[i].entry as usize);
+        let reference = fetch(bench_groups[main].1[0]);
         for (g, (_, members)) in bench_groups.iter().enumerate() {
             if g == main {
                 continue;
             }
-            let other = entries[members[0]];
+            let other = fetch(members[0]);
             conflicts.push(Conflict {
                 bench: bench.to_owned(),
                 kept: bench_groups[main].1.len(),
                 set_aside: members.len(),
-                differences: differences(reference, other),
+                differences: match (&reference, &other) {
+                    (Some(a), Some(b)) => differences(a, b),
+                    _ => Vec::new(),
+                },
                 examples: members
                     .iter()
                     .take(5)

@@ -204,33 +204,47 @@ pub struct LoadedReports {
     pub ignored: usize,
 }
 
-/// Reads every file found, in parallel.
+/// Reads every file found, in parallel, keeping every entry.
 pub fn load(discovery: Discovery) -> LoadedReports {
-    let files: Vec<ReportFile> = discovery
-        .files
-        .into_par_iter()
-        .map(|f| {
-            let parsed = read_file(&f.path, &f.display);
-            ReportFile {
-                path: f.path,
-                display: f.display,
-                name: f.name,
-                run: f.run,
-                parsed,
-            }
-        })
-        .collect();
+    let suite = discovery.suite.clone();
+    let other_suites = discovery.other_suites.clone();
+    let ignored = discovery.ignored;
+    let files = load_map(discovery, |file| file);
     let errors = files
         .iter()
         .flat_map(|f| f.parsed.errors.iter().cloned())
         .collect();
     LoadedReports {
-        suite: discovery.suite,
+        suite,
         files,
         errors,
-        other_suites: discovery.other_suites,
-        ignored: discovery.ignored,
+        other_suites,
+        ignored,
     }
+}
+
+/// Reads every file found, in parallel, and hands each to `reduce` as soon as it is
+/// parsed: what `reduce` returns is kept, the parsed entries are dropped. A large
+/// submission then never sits in memory whole (its loss curves are most of its bytes).
+pub fn load_map<T, F>(discovery: Discovery, reduce: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(ReportFile) -> T + Sync + Send,
+{
+    discovery
+        .files
+        .into_par_iter()
+        .map(|f| {
+            let parsed = read_file(&f.path, &f.display);
+            reduce(ReportFile {
+                path: f.path,
+                display: f.display,
+                name: f.name,
+                run: f.run,
+                parsed,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub mod unique_id;
 pub mod value;
 pub mod writer;
 
-pub use discover::{Discovery, LoadedReports, discover, load};
+pub use discover::{Discovery, LoadedReports, discover, load, load_map};
 pub use entry::{FailureKind, ReportEntry};
 pub use reader::{FileName, ReadError, ReportFile};
 pub use targets::{Scoring, SelectionRule, Target, TargetTable};
