@@ -377,10 +377,10 @@ fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
             .collect();
         for run in 0..o.runs {
             let run_speed = 1.0 + rng.noise(0.004);
-            for gpu in 0..o.gpus {
+            for (gpu, gpu_speed) in gpu_speed.iter().enumerate() {
                 let mut stream = Vec::new();
                 for b in BENCHES.iter().filter(|b| !b.6 || gpu == 0) {
-                    let speed = b.5 * vendor_speed * gpu_speed[gpu] * run_speed;
+                    let speed = b.5 * vendor_speed * gpu_speed * run_speed;
                     let mut e = entry(&mut rng, b, speed, gpu, o.gpus, run, vendor);
                     // Spread the NaN losses: one per (run, bench) from the last run back.
                     if nan_left > 0

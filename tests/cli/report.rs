@@ -405,3 +405,100 @@ fn score_table_snapshot() {
         .clone();
     insta::assert_snapshot!("score_table", String::from_utf8(out).unwrap());
 }
+
+#[test]
+fn a_bench_run_with_another_configuration_is_set_aside_and_named() {
+    let (dir, reports, targets) = submission(4, 2);
+    // Run 2, GPU 1: convnet with another batch size and an absurd throughput.
+    let mut entries: Vec<_> = crate::fixtures::BENCHES
+        .iter()
+        .map(|(b, v)| crate::fixtures::entry(b, *v, 1, 2))
+        .collect();
+    entries[1].fields.insert("batch_size", 128i64);
+    entries[1].fields.insert("train_item", {
+        let mut item = mlbench_schema::Object::new();
+        item.insert("avg", 1e6);
+        mlbench_schema::Value::Object(item)
+    });
+    std::fs::write(
+        dir.path().join("sub/output2/fast_1.json"),
+        mlbench_schema::writer::stream_text(&entries),
+    )
+    .unwrap();
+    let out = mlbench()
+        .args(["report", "-g", "RTX", "-f", "json", "--scoring", "score", "--targets", &targets, "-r", &reports])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "conflict: convnet: 1 entries set aside, their configuration differs from the 7 kept (batch_size: 64 here, 128 there); e.g. output2/fast_1.json#1",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["benches"][1]["bench"], "convnet");
+    assert_eq!(v["benches"][1]["n"], 7);
+    assert!(v["benches"][1]["mean"].as_f64().unwrap() < 200.0);
+    assert_eq!(v["conflicts"][0]["differences"][0]["field"], "batch_size");
+}
+
+#[test]
+fn per_test_files_with_failure_stubs() {
+    // E3 layout: one object per file, runs from R<run>, a FAIL stub with name null.
+    let dir = tempfile::tempdir().unwrap();
+    for run in 0..4 {
+        for gpu in 0..2u32 {
+            let mut e =
+                crate::fixtures::entry("vae", 7600.0 + f64::from(gpu) + run as f64, gpu, run);
+            e.fields.insert("completed", true);
+            let name = format!("fast.vae.R{run}.D{gpu}.20200106-16000{run}-00000{gpu}.json");
+            std::fs::write(
+                dir.path().join(name),
+                mlbench_schema::writer::per_test_text(&e),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(
+        dir.path().join("fast.None.R3.D1.FAIL.20200106-170000-000000.json"),
+        "{\n    \"completed\": false,\n    \"name\": null,\n    \"run_id\": 3,\n    \"suite\": \"fast\",\n    \"vcd\": \"1\"\n}\n",
+    )
+    .unwrap();
+    let out = mlbench()
+        .args([
+            "report",
+            "-g",
+            "X",
+            "-f",
+            "json",
+            "--scoring",
+            "score",
+            "--targets",
+        ])
+        .arg({
+            let t = dir.path().join("t.csv");
+            std::fs::write(
+                &t,
+                "bench,target,perf_target,sd_target\nvae,7600,0.5,0.05\n",
+            )
+            .unwrap();
+            t
+        })
+        .arg("-r")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "read 9 files of suite `fast` (per-test files): 4 runs, 2 GPUs, 9 entries",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["benches"][0]["n"], 8);
+    assert_eq!(v["statistics"]["failures"], 1);
+    assert_eq!(v["statistics"]["total"], 9);
+    assert_eq!(v["statistics"]["bf"], 0);
+    assert_eq!(v["failures"][0]["reason"], "failed");
+    assert!(v["failures"][0]["bench"].is_null());
+}
