@@ -76,7 +76,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         Format::Csv => render::csv::render(&report),
         Format::Markdown => render::markdown::render(&report, &notes),
     };
-    if args.format != Format::Table || args.output.is_some() {
+    // Table and Markdown carry the notes; for the data formats they go to standard error.
+    let embedded = matches!(args.format, Format::Table | Format::Markdown);
+    if !embedded || args.output.is_some() {
         for line in &notes {
             eprintln!("{line}");
         }

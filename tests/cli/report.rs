@@ -502,3 +502,108 @@ fn per_test_files_with_failure_stubs() {
     assert_eq!(v["failures"][0]["reason"], "failed");
     assert!(v["failures"][0]["bench"].is_null());
 }
+
+/// `mlbench report --scoring score` equals an independent restatement of the suite's
+/// last tool (tests/oracle/head_report.py) on the shipped example, with two NaN losses
+/// in a row added (the original tool would have missed the second).
+#[test]
+fn score_equals_the_head_tool_oracle() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("python3 not found: oracle comparison skipped");
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    for run in 0..5 {
+        let from = root.join(format!("submissions/example/output{run}"));
+        std::fs::create_dir_all(sub.join(format!("output{run}"))).unwrap();
+        for gpu in 0..2 {
+            let name = format!("fast_{gpu}.json");
+            let mut text = std::fs::read_to_string(from.join(&name)).unwrap();
+            if run == 3 && gpu == 1 {
+                // Two consecutive entries (vae, loader) get a NaN loss.
+                for bench in ["\"name\": \"vae\"", "\"name\": \"loader\""] {
+                    let at = text.find(bench).unwrap();
+                    let start = text[..at].rfind("\"batch_loss\": [").unwrap() + 15;
+                    text.insert_str(start, "\n        NaN,");
+                }
+            }
+            std::fs::write(sub.join(format!("output{run}")).join(name), text).unwrap();
+        }
+    }
+    // The RTX targets without `scaling`, which the example lacks (the HEAD tool would
+    // not count a bench it has no result for; mlbench counts it as failed).
+    let reference = root.join("../shared/reference/mila-training/report/target_rtx.csv");
+    let csv: String = std::fs::read_to_string(reference)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("scaling"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let targets = dir.path().join("t.csv");
+    std::fs::write(&targets, csv).unwrap();
+
+    let oracle = std::process::Command::new("python3")
+        .arg(root.join("tests/oracle/head_report.py"))
+        .args([&sub, std::path::Path::new("fast"), &targets])
+        .output()
+        .unwrap();
+    assert!(
+        oracle.status.success(),
+        "{}",
+        String::from_utf8_lossy(&oracle.stderr)
+    );
+    let expected: serde_json::Value = serde_json::from_slice(&oracle.stdout).unwrap();
+    let out = mlbench()
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "-f",
+            "json",
+            "--scoring",
+            "score",
+            "--targets",
+        ])
+        .arg(&targets)
+        .arg("-r")
+        .arg(&sub)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let actual: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let near = |a: &serde_json::Value, b: &serde_json::Value, what: &str| {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: mlbench {a}, oracle {b}"
+        );
+    };
+    let s = &actual["statistics"];
+    assert_eq!(s["failures"], 2);
+    assert_eq!(s["failures"], expected["failures"]);
+    assert_eq!(s["total"], expected["total"]);
+    assert_eq!(s["bf"], expected["bf"]);
+    for key in ["pm", "st", "pg", "score"] {
+        near(&s[key], &expected[key], key);
+    }
+    let rows = expected["benches"].as_object().unwrap();
+    assert_eq!(actual["benches"].as_array().unwrap().len(), rows.len());
+    for b in actual["benches"].as_array().unwrap() {
+        let name = b["bench"].as_str().unwrap();
+        let e = &rows[name];
+        assert_eq!(b["n"], e["n"], "{name}");
+        for key in ["mean", "sd", "perf", "sd_pct"] {
+            near(&b[key], &e[key], &format!("{name} {key}"));
+        }
+        assert_eq!(b["perf_pass"], e["perf_pass"], "{name}");
+        assert_eq!(b["sd_pass"], e["sd_pass"], "{name}");
+    }
+}
