@@ -6,7 +6,7 @@
 //! below 5%, and the mean difference to target at least 0.
 
 use crate::AnalyzeError;
-use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs};
+use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs, targets_frame};
 use crate::model::{ClassicBench, ClassicReport, ClassicStatistics};
 use crate::samples::SampleSet;
 use mlbench_schema::TargetTable;
@@ -22,20 +22,7 @@ pub fn classic_report(
     min_runs: u32,
 ) -> Result<ClassicReport, AnalyzeError> {
     let df = samples_frame(set, Usable::WithValue)?;
-    let targets_df = DataFrame::new_infer_height(vec![
-        Column::new(
-            "bench".into(),
-            targets
-                .targets
-                .iter()
-                .map(|t| t.bench.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "target".into(),
-            targets.targets.iter().map(|t| t.target).collect::<Vec<_>>(),
-        ),
-    ])?;
+    let targets_df = targets_frame(targets)?.select(["bench", "target"])?;
     let table = df
         .lazy()
         .group_by([col("bench"), col("run")])

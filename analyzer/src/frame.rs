@@ -1,6 +1,7 @@
 //! Moving samples into Polars and results out of it.
 
 use crate::samples::SampleSet;
+use mlbench_schema::{Target, TargetTable};
 use polars::prelude::*;
 
 /// Which samples a scoring uses.
@@ -40,6 +41,18 @@ pub fn samples_frame(set: &SampleSet, usable: Usable) -> PolarsResult<DataFrame>
         Column::new("run".into(), run),
         Column::new("device".into(), device),
         Column::new("value".into(), value),
+    ])
+}
+
+/// The target table as a frame: `bench`, `target`, `perf_target`, `sd_target`.
+pub fn targets_frame(targets: &TargetTable) -> PolarsResult<DataFrame> {
+    let column = |f: fn(&Target) -> Option<f64>| targets.targets.iter().map(f).collect::<Vec<_>>();
+    let benches: Vec<&str> = targets.targets.iter().map(|t| t.bench.as_str()).collect();
+    DataFrame::new_infer_height(vec![
+        Column::new("bench".into(), benches),
+        Column::new("target".into(), column(|t| Some(t.target))),
+        Column::new("perf_target".into(), column(|t| t.perf_target)),
+        Column::new("sd_target".into(), column(|t| t.sd_target)),
     ])
 }
 

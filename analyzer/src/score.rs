@@ -8,7 +8,7 @@
 //! score = BF · (2·PM + ST + 5·PG).
 
 use crate::AnalyzeError;
-use crate::frame::{Usable, counts, f64s, samples_frame, strs};
+use crate::frame::{Usable, counts, f64s, samples_frame, strs, targets_frame};
 use crate::model::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
 use crate::samples::SampleSet;
 use mlbench_schema::TargetTable;
@@ -33,22 +33,7 @@ pub fn score_report(
     }
     let failures = set.failures();
     let df = samples_frame(set, Usable::NotFailed)?;
-    let opt = |f: fn(&mlbench_schema::Target) -> Option<f64>| {
-        targets.targets.iter().map(f).collect::<Vec<_>>()
-    };
-    let targets_df = DataFrame::new_infer_height(vec![
-        Column::new(
-            "bench".into(),
-            targets
-                .targets
-                .iter()
-                .map(|t| t.bench.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new("target".into(), opt(|t| Some(t.target))),
-        Column::new("perf_target".into(), opt(|t| t.perf_target)),
-        Column::new("sd_target".into(), opt(|t| t.sd_target)),
-    ])?;
+    let targets_df = targets_frame(targets)?;
     let table = df
         .clone()
         .lazy()

@@ -38,14 +38,7 @@ fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
 /// Renders the report as Markdown.
 pub fn render(report: &Report, notes: &[String]) -> String {
     let mut out = String::new();
-    let (scoring, name, model) = match report {
-        Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
-        Report::Score(r) => ("score", &r.name, &r.gpu_model),
-    };
-    let _ = writeln!(
-        out,
-        "## mlbench report: `{name}`, {model} targets, {scoring} scoring\n"
-    );
+    let _ = writeln!(out, "## {}\n", super::heading(report));
     for line in notes {
         let _ = writeln!(out, "- {}", escape(line));
     }

@@ -44,6 +44,15 @@ pub fn signed_pct(x: Option<f64>) -> String {
     x.map_or_else(|| "—".into(), |v| format!("{:+.2}%", v * 100.0))
 }
 
+/// The report's heading: suite, GPU model, scoring.
+pub fn heading(report: &Report) -> String {
+    let (scoring, name, model) = match report {
+        Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
+        Report::Score(r) => ("score", &r.name, &r.gpu_model),
+    };
+    format!("mlbench report: suite `{name}`, {model} targets, {scoring} scoring")
+}
+
 /// PASS or FAIL.
 pub fn verdict(pass: bool) -> &'static str {
     if pass { "PASS" } else { "FAIL" }

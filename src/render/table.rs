@@ -29,14 +29,7 @@ fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
 /// Renders the report for a terminal.
 pub fn render(report: &Report, notes: &[String]) -> String {
     let mut out = String::new();
-    let (scoring, name, model) = match report {
-        Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
-        Report::Score(r) => ("score", &r.name, &r.gpu_model),
-    };
-    let _ = writeln!(
-        out,
-        "mlbench report: suite `{name}`, {model} targets, {scoring} scoring"
-    );
+    let _ = writeln!(out, "{}", super::heading(report));
     for line in notes {
         let _ = writeln!(out, "  {line}");
     }
