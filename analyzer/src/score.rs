@@ -32,6 +32,7 @@ pub fn score_report(
         return Err(AnalyzeError::NoEntries);
     }
     let failures = set.failures();
+    let failure_count = failures.len();
     let df = samples_frame(set, Usable::NotFailed)?;
     let targets_df = targets_frame(targets)?;
     let table = df
@@ -108,7 +109,7 @@ pub fn score_report(
     benches.sort_by(|a, b| a.bench.cmp(&b.bench));
 
     let count = benches.len() as f64;
-    let failure_ratio = failures.len() as f64 / total as f64;
+    let failure_ratio = failure_count as f64 / total as f64;
     let bf = u8::from(failure_ratio <= FAILURE_LIMIT);
     let pm = benches.iter().filter(|b| b.perf_pass).count() as f64 / count;
     let st = benches.iter().filter(|b| b.sd_pass).count() as f64 / count;
@@ -133,7 +134,7 @@ pub fn score_report(
         benches,
         failures,
         statistics: ScoreStatistics {
-            failures: set.failures().len(),
+            failures: failure_count,
             total,
             failure_ratio,
             bf,
