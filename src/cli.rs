@@ -45,7 +45,7 @@ Examples:
 /// The scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScoringArg {
-    /// Trimmed mean over runs, 80% deviation quantile, mean difference to target (the seed README's table).
+    /// Trimmed mean over runs, 80% deviation quantile, mean difference to target (the suite's 2019 mlbench-report).
     Classic,
     /// Pooled samples, pass rates, failure gate and score = BF·(2PM + ST + 5PG) (the suite's last tool).
     Score,
@@ -118,7 +118,7 @@ pub struct ReportArgs {
     pub check: bool,
 
     /// Compute the report from the entries that could be read, listing the problems as
-    /// warnings, instead of stopping at the first unreadable file.
+    /// warnings (without it, unreadable input is listed and the exit status is 2).
     #[arg(long)]
     pub skip_unreadable: bool,
 }
