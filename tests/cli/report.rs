@@ -10,6 +10,11 @@ fn mlbench() -> Command {
     cmd
 }
 
+/// The JSON document a successful run printed.
+fn json_of(assert: assert_cmd::assert::Assert) -> serde_json::Value {
+    serde_json::from_slice(&assert.get_output().stdout).unwrap()
+}
+
 fn submission(runs: usize, gpus: u32) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let reports = dir.path().join("sub");
@@ -218,24 +223,22 @@ fn check_turns_failed_criteria_into_exit_1() {
 #[test]
 fn json_has_the_documented_shape() {
     let (_dir, reports, targets) = submission(4, 2);
-    let out = mlbench()
-        .args([
-            "report",
-            "-g",
-            "RTX",
-            "--format",
-            "json",
-            "--targets",
-            &targets,
-            "-r",
-            &reports,
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_of(
+        mlbench()
+            .args([
+                "report",
+                "-g",
+                "RTX",
+                "--format",
+                "json",
+                "--targets",
+                &targets,
+                "-r",
+                &reports,
+            ])
+            .assert()
+            .success(),
+    );
     assert_eq!(v["scoring"], "classic");
     assert_eq!(v["name"], "fast");
     assert_eq!(v["gpu_model"], "RTX");
@@ -254,28 +257,26 @@ fn json_has_the_documented_shape() {
     ] {
         assert!(v["statistics"].get(key).is_some(), "{key}");
     }
-    let out = mlbench()
-        .args([
-            "report",
-            "-g",
-            "RTX",
-            "-f",
-            "json",
-            "--scoring",
-            "score",
-            "--price",
-            "5000",
-            "--targets",
-            &targets,
-            "-r",
-            &reports,
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_of(
+        mlbench()
+            .args([
+                "report",
+                "-g",
+                "RTX",
+                "-f",
+                "json",
+                "--scoring",
+                "score",
+                "--price",
+                "5000",
+                "--targets",
+                &targets,
+                "-r",
+                &reports,
+            ])
+            .assert()
+            .success(),
+    );
     assert_eq!(v["scoring"], "score");
     assert_eq!(v["benches"][0]["n"], 8);
     for key in [
@@ -425,17 +426,13 @@ fn a_bench_run_with_another_configuration_is_set_aside_and_named() {
         mlbench_schema::writer::stream_text(&entries),
     )
     .unwrap();
-    let out = mlbench()
+    let v = json_of(mlbench()
         .args(["report", "-g", "RTX", "-f", "json", "--scoring", "score", "--targets", &targets, "-r", &reports])
         .assert()
         .success()
         .stderr(predicate::str::contains(
             "conflict: convnet: 1 entries set aside, their configuration differs from the 7 kept (batch_size: 64 here, 128 there); e.g. output2/fast_1.json#1",
-        ))
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        )));
     assert_eq!(v["benches"][1]["bench"], "convnet");
     assert_eq!(v["benches"][1]["n"], 7);
     assert!(v["benches"][1]["mean"].as_f64().unwrap() < 200.0);
@@ -464,37 +461,35 @@ fn per_test_files_with_failure_stubs() {
         "{\n    \"completed\": false,\n    \"name\": null,\n    \"run_id\": 3,\n    \"suite\": \"fast\",\n    \"vcd\": \"1\"\n}\n",
     )
     .unwrap();
-    let out = mlbench()
-        .args([
-            "report",
-            "-g",
-            "X",
-            "-f",
-            "json",
-            "--scoring",
-            "score",
-            "--targets",
-        ])
-        .arg({
-            let t = dir.path().join("t.csv");
-            std::fs::write(
-                &t,
-                "bench,target,perf_target,sd_target\nvae,7600,0.5,0.05\n",
-            )
-            .unwrap();
-            t
-        })
-        .arg("-r")
-        .arg(dir.path())
-        .assert()
-        .success()
-        .stderr(predicate::str::contains(
-            "read 9 files of suite `fast` (per-test files): 4 runs, 2 GPUs, 9 entries",
-        ))
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_of(
+        mlbench()
+            .args([
+                "report",
+                "-g",
+                "X",
+                "-f",
+                "json",
+                "--scoring",
+                "score",
+                "--targets",
+            ])
+            .arg({
+                let t = dir.path().join("t.csv");
+                std::fs::write(
+                    &t,
+                    "bench,target,perf_target,sd_target\nvae,7600,0.5,0.05\n",
+                )
+                .unwrap();
+                t
+            })
+            .arg("-r")
+            .arg(dir.path())
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(
+                "read 9 files of suite `fast` (per-test files): 4 runs, 2 GPUs, 9 entries",
+            )),
+    );
     assert_eq!(v["benches"][0]["n"], 8);
     assert_eq!(v["statistics"]["failures"], 1);
     assert_eq!(v["statistics"]["total"], 9);
@@ -559,26 +554,24 @@ fn score_equals_the_head_tool_oracle() {
         String::from_utf8_lossy(&oracle.stderr)
     );
     let expected: serde_json::Value = serde_json::from_slice(&oracle.stdout).unwrap();
-    let out = mlbench()
-        .args([
-            "report",
-            "-g",
-            "RTX",
-            "-f",
-            "json",
-            "--scoring",
-            "score",
-            "--targets",
-        ])
-        .arg(&targets)
-        .arg("-r")
-        .arg(&sub)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let actual: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let actual = json_of(
+        mlbench()
+            .args([
+                "report",
+                "-g",
+                "RTX",
+                "-f",
+                "json",
+                "--scoring",
+                "score",
+                "--targets",
+            ])
+            .arg(&targets)
+            .arg("-r")
+            .arg(&sub)
+            .assert()
+            .success(),
+    );
     let near = |a: &serde_json::Value, b: &serde_json::Value, what: &str| {
         let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
         assert!(
