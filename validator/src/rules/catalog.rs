@@ -1,0 +1,137 @@
+//! The catalogue of rules: stable ids, default severities and hints. `docs/validate.md`
+//! lists the same table; a unit test keeps ids unique and well formed.
+
+use crate::finding::Severity;
+
+/// A rule of the validator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// The stable id, `family.name`.
+    pub id: &'static str,
+    /// Its default severity.
+    pub severity: Severity,
+    /// What it checks, one line.
+    pub summary: &'static str,
+    /// The default hint printed with a finding.
+    pub hint: &'static str,
+}
+
+const fn def(
+    id: &'static str,
+    severity: Severity,
+    summary: &'static str,
+    hint: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        severity,
+        summary,
+        hint,
+    }
+}
+
+use Severity::{Error, Warning};
+
+/// Every rule, grouped by family.
+pub const RULES: &[Rule] = &[
+    // Intake: the archive or folder itself.
+    def("archive.unreadable", Error, "the archive cannot be read (not a zip, truncated, corrupt central directory)", "re-create the zip (`mlbench pack DIR -o submission.zip`) and send it again"),
+    def("archive.corrupt", Error, "an entry of the archive cannot be decompressed or its size or CRC does not match its header", "re-create the zip; the entry was damaged or the archive was tampered with"),
+    def("archive.unsafe-path", Error, "an entry name is absolute or climbs out of the archive (`..`)", "zip the output folder from inside it so that names are relative"),
+    def("archive.symlink", Error, "an entry is a symbolic link", "zip the files themselves, not links to them"),
+    def("archive.encrypted", Error, "an entry is encrypted", "send the archive without a password"),
+    def("archive.name-encoding", Error, "an entry name is not valid UTF-8", "rename the file with ASCII or UTF-8 characters"),
+    def("archive.duplicate", Error, "two entries have the same name", "zip each file once"),
+    def("archive.too-large", Error, "the uncompressed size of an entry or of the whole archive is over the limit", "raise the limit with --max-bytes if the submission is genuinely this large"),
+    def("archive.ratio", Error, "an entry's compression ratio is over the limit (a zip bomb)", "zip the report files as written; raise --max-ratio only for a known-good archive"),
+    def("archive.too-many-files", Error, "the archive or folder holds more files than the limit", "send only the output folders"),
+    def("file.unreadable", Error, "a file of the folder cannot be read", "check the file's permissions"),
+    def("file.symlink", Warning, "a folder entry is a symbolic link; it was not followed", "copy the file in place of the link"),
+    def("file.unknown", Warning, "a file that is neither a report, a jobs file nor a manifest", "leave logs and other files out of the submission, or ignore this warning"),
+    // Layout.
+    def("reports.none", Error, "no report files in the submission", "reports are named <suite>_<K>.json (one per GPU, in one folder per run) or <suite>.<bench>.R<run>.D<device>.<time>.json"),
+    def("reports.mixed-suites", Error, "report files of several suites (jobs files) in one submission", "send one suite per submission, or pick one with --name"),
+    def("jobs.missing", Warning, "no jobs file in the submission and none given with --jobs: the expected benches come from the baselines", "include the jobs file the suite was run with (<suite>.json)"),
+    def("jobs.several", Warning, "several jobs files in the submission", "include only the jobs file the suite was run with"),
+    def("jobs.invalid", Error, "a jobs file that does not have the jobs-file shape", "a jobs file is a JSON array of {name, cmd, args[, cgroup]} objects"),
+    def("jobs.missing-job", Error, "a job of the baselines is absent from the vendor's jobs file", "every baseline job must be run; restore it from the baselines"),
+    def("jobs.extra-job", Error, "a job absent from the baselines is in the vendor's jobs file", "remove it, or submit in the tweaked track (--track tweaked)"),
+    // Report files.
+    def("parse.json", Error, "a report file is not readable JSON", "the file was truncated or edited by hand; re-run the benchmark or restore the file"),
+    def("parse.type", Error, "a field of an entry has the wrong type", "report fields are written by the suite; do not edit them"),
+    def("parse.missing-field", Error, "an entry lacks a field every report has", "report fields are written by the suite; do not edit them"),
+    // Coverage.
+    def("runs.too-few", Error, "fewer runs of a bench on a GPU than --min-runs", "repeat the suite until every bench has the required runs on every GPU"),
+    def("bench.missing", Error, "a bench of the jobs file is absent on a GPU in a run", "re-run the bench (run.sh --name <bench>) in that run"),
+    def("bench.duplicate", Error, "the same bench and configuration twice in one run on one GPU", "keep one result per run; results of re-runs go in a new run folder"),
+    def("bench.unknown", Warning, "a bench that is not in the jobs file", "remove it, or include the jobs file it came from"),
+    def("loss.nan", Error, "NaN or ±Infinity in batch_loss", "the training diverged; fix the configuration or the platform and re-run"),
+    def("run.incomplete", Error, "an entry with completed: false", "the bench did not finish; re-run it"),
+    def("run.failed", Error, "a failure stub written by the runner", "the bench process failed; see the run's log and re-run it"),
+    // Versions.
+    def("version.inconsistent", Error, "a bench's version differs between runs or GPUs", "run every repetition with the same checkout of the suite"),
+    def("version.unknown", Error, "a version that is neither a hash of the bench's script in the repository nor a commit in it", "run the suite from a checkout of the benchmark repository; disclose modified scripts"),
+    def("version.mismatch", Error, "a version that names another revision of the bench's script than the one at --rev", "run the suite at the required revision, or pass the revision used with --rev"),
+    def("version.no-script", Error, "the bench's script cannot be found in the repository at --rev", "map the bench to its script with --scripts FILE"),
+    // Arguments.
+    def("args.disallowed-change", Error, "an argument of a job differs from the baselines and may not be changed in this track", "in the baseline track only --batch-size, --num-processes, --workers and --cuda may change (--allow adds more)"),
+    def("args.entry-mismatch", Error, "an entry's recorded argument differs from the jobs file", "the reports were not produced by this jobs file; include the jobs file actually used"),
+    def("id.mismatch", Error, "unique_id recomputed from the entry's arguments differs from the recorded one", "an argument was edited after the run, or the entry was not written by the suite"),
+    def("work.inconsistent", Error, "train_item does not follow from train, batch_size and number", "throughput is derived from the timings by the suite; do not edit either"),
+    def("loss.divergent", Warning, "a loss curve lies outside the band of the other runs and GPUs of the bench", "check that run's numerics (precision, driver, seed handling)"),
+    def("loss.duplicated", Error, "two independent runs or GPUs with bit-identical loss curves or timings", "every result must come from its own execution; do not copy report files"),
+    // Manifest.
+    def("manifest.malformed", Error, "MANIFEST.sha256 or SUBMISSION.json cannot be read", "re-create the archive with `mlbench pack`"),
+    def("manifest.mismatch", Error, "a file's SHA-256 differs from the manifest", "the file changed after packing; re-pack the submission"),
+    def("manifest.missing", Error, "a file listed in the manifest is absent", "the archive lost a file after packing; re-pack the submission"),
+    def("manifest.extra", Error, "a file is present but not listed in the manifest", "a file was added after packing; re-pack the submission"),
+];
+
+/// The rule with this id.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// Whether `pattern` (an id, `family.*` or `*`) names at least one rule.
+pub fn pattern_matches_any(pattern: &str) -> bool {
+    RULES.iter().any(|r| pattern_matches(pattern, r.id))
+}
+
+/// Whether `pattern` (an id, `family.*` or `*`) matches the rule `id`.
+pub fn pattern_matches(pattern: &str, id: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => id.starts_with(prefix),
+        None => pattern == id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in RULES {
+            assert!(seen.insert(r.id), "duplicate {}", r.id);
+            let (family, name) = r.id.split_once('.').expect("family.name");
+            assert!(!family.is_empty() && !name.is_empty(), "{}", r.id);
+            assert!(
+                r.id.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '-'),
+                "{}",
+                r.id
+            );
+            assert!(!r.hint.is_empty() && !r.summary.is_empty(), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(pattern_matches("loss.*", "loss.nan"));
+        assert!(!pattern_matches("loss.*", "run.failed"));
+        assert!(pattern_matches("loss.nan", "loss.nan"));
+        assert!(pattern_matches("*", "run.failed"));
+        assert!(pattern_matches_any("archive.*"));
+        assert!(!pattern_matches_any("nope.*"));
+    }
+}

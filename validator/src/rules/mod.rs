@@ -1,0 +1,5 @@
+//! The rules.
+
+pub mod catalog;
+
+pub use catalog::{RULES, Rule, pattern_matches, pattern_matches_any, rule};
