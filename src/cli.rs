@@ -28,6 +28,158 @@ pub enum Command {
     /// Average the per-GPU reports over the runs and score them against a GPU model's targets.
     #[command(after_help = REPORT_HELP)]
     Report(ReportArgs),
+    /// Check a submission (zip or folder): files, versions, arguments, losses, coverage.
+    #[command(after_help = VALIDATE_HELP)]
+    Validate(ValidateArgs),
+    /// Pack a submission folder into a deterministic zip with a SHA-256 manifest.
+    #[command(after_help = PACK_HELP)]
+    Pack(PackArgs),
+}
+
+const VALIDATE_HELP: &str = "\
+Findings name the rule, the file inside the submission, the entry and the field, what was
+expected and what was found. Rules and their ids: `mlbench validate --list-rules`, docs/validate.md.
+
+Exit status: 0 no errors (warnings allowed); 1 errors found; 2 the submission could not be
+read or the arguments are wrong.
+
+Examples:
+  mlbench validate submission.zip
+  mlbench validate results/ --name fast --min-runs 5
+  mlbench validate vendor.zip --repo training.git --rev 0591444 --format json
+  mlbench validate vendor.zip --track tweaked --waive loss.divergent:output3/fast_1.json";
+
+const PACK_HELP: &str = "\
+The zip holds the folder's files sorted by name with fixed timestamps and permissions, plus
+SUBMISSION.json (tool, track, suite, counts) and MANIFEST.sha256 (one `<sha256>  <path>`
+line per file). Packing the same folder twice gives byte-identical archives. The folder is
+validated first; a folder with errors is refused unless --force.
+
+Examples:
+  mlbench pack results/ -o vendor.zip
+  mlbench pack results/ -o vendor.zip --track tweaked";
+
+/// Output format of the findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FindingsFormat {
+    /// One line per finding grouped by rule, then a summary line.
+    Human,
+    /// The stable JSON document of docs/validate-json.md.
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+    /// One row per finding.
+    Csv,
+    /// A Markdown table.
+    Markdown,
+}
+
+/// The submission track.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrackArg {
+    /// Only --batch-size, --num-processes, --workers and --cuda may differ from the baselines.
+    Baseline,
+    /// Any change allowed; each is listed as a warning.
+    Tweaked,
+}
+
+/// What a submission is checked against (shared by validate and pack).
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The suite (jobs file name) to validate, e.g. `fast`; by default the one the reports are named after.
+    #[arg(long, short = 'n', value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Fewest runs of each bench on each GPU.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub min_runs: usize,
+
+    /// The jobs file the suite ran with, when the submission does not hold it.
+    #[arg(long, value_name = "FILE")]
+    pub jobs: Option<PathBuf>,
+
+    /// The reference jobs file to compare the vendor's with (default: the shipped
+    /// baselines/jobs/<suite>.json).
+    #[arg(long, value_name = "FILE")]
+    pub baselines: Option<PathBuf>,
+
+    /// The submission track.
+    #[arg(long, value_enum, default_value_t = TrackArg::Baseline)]
+    pub track: TrackArg,
+
+    /// A flag that may also differ from the baselines, e.g. --allow=--seed (repeatable).
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub allow: Vec<String>,
+
+    /// The benchmark's git repository: check each bench's version against its script there.
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// The revision of --repo the versions must match.
+    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
+    pub rev: String,
+
+    /// TOML map of bench → script path in the repository, over the shipped baselines/scripts.toml.
+    #[arg(long, value_name = "FILE", requires = "repo")]
+    pub scripts: Option<PathBuf>,
+
+    /// Turn errors of RULE (an id, `family.*`), in FILE if given, into listed waivers (repeatable).
+    #[arg(long, value_name = "RULE[:FILE]")]
+    pub waive: Vec<String>,
+
+    /// Most uncompressed bytes read from the submission.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30)]
+    pub max_bytes: u64,
+
+    /// Highest compression ratio accepted for an archive entry over 1 MiB.
+    #[arg(long, value_name = "RATIO", default_value_t = 200)]
+    pub max_ratio: u64,
+}
+
+/// `mlbench validate` arguments.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The submission: a .zip file or a folder.
+    #[arg(value_name = "PATH", required_unless_present = "list_rules")]
+    pub path: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub check: CheckArgs,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = FindingsFormat::Human)]
+    pub format: FindingsFormat,
+
+    /// Write the output to FILE instead of standard output (never overwrites without --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Allow --output to replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+
+    /// List the rules (id, severity, what each checks) and exit.
+    #[arg(long)]
+    pub list_rules: bool,
+}
+
+/// `mlbench pack` arguments.
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// The submission folder.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The zip to write (never overwritten without --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub check: CheckArgs,
+
+    /// Pack even when the folder has errors, and replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 const REPORT_HELP: &str = "\

@@ -6,6 +6,7 @@ mod cli;
 mod output;
 mod render;
 mod report_cmd;
+mod validate_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         cli::Command::Report(args) => report_cmd::run(&args),
+        cli::Command::Validate(args) => validate_cmd::run(&args),
+        cli::Command::Pack(args) => validate_cmd::pack(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -9,9 +9,14 @@ use std::path::Path;
 /// A file is written beside its destination and renamed into place, so an interrupted
 /// write never leaves half a report; an existing file is replaced only with `force`.
 pub fn emit(text: &str, path: Option<&Path>, force: bool) -> anyhow::Result<()> {
+    emit_bytes(text.as_bytes(), path, force)
+}
+
+/// [`emit`] for bytes.
+pub fn emit_bytes(text: &[u8], path: Option<&Path>, force: bool) -> anyhow::Result<()> {
     let Some(path) = path else {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
+        out.write_all(text)?;
         return Ok(out.flush()?);
     };
     if path.exists() && !force {

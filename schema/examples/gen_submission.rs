@@ -2,191 +2,132 @@
 //! or E3 per-test files), deterministic for given arguments.
 //!
 //! cargo run -p mlbench-schema --example gen_submission -- --out DIR [--vendors V]
-//!     [--runs R] [--gpus G] [--suite NAME] [--layout legacy|per-test] [--seed S]
-//!     [--nan-loss K]
+//!     [--runs R] [--gpus G] [--suite NAME] [--jobs fast|old_baselines]
+//!     [--layout legacy|per-test] [--seed S] [--nan-loss K]
+//!
+//! The benches are the jobs of a shipped jobs file (`--jobs`; by default the one named
+//! `--suite` if there is one, else `fast`), which is written beside the runs as
+//! `<suite>.json`, byte for byte. Every entry records the arguments its job sets, as the
+//! suite's scripts store them, the HEAD `version` of its script, and a `unique_id` and
+//! `train_item` computed as the suite does.
 
+use mlbench_schema::jobs::{JobsFile, flag_dest};
+use mlbench_schema::scripts::ScriptMap;
 use mlbench_schema::timing::{StatStream, train_item};
-use mlbench_schema::unique_id::{EXCLUDED_FINAL, script_version, unique_id};
+use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
 use mlbench_schema::writer::{per_test_text, stream_text};
 use mlbench_schema::{Object, ReportEntry, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The "fast" profile (92b03cb): bench, script, batch, repeat, number, RTX throughput,
-/// whole machine.
-const BENCHES: &[(&str, &str, i64, i64, i64, f64, bool)] = &[
+/// Per bench: RTX throughput (items/s) and the level of its loss curve.
+const FIGURES: &[(&str, f64, f64)] = &[
+    ("toy_reg", 368820.18, 0.05),
+    ("toy_lstm", 2.65, 0.02),
+    ("vae", 7972.69, 14.0),
+    ("loader", 1200.0, 1.0),
+    ("reso", 138.34, 0.01),
+    ("translator", 223.47, 1.2),
+    ("wlm", 1440.87, 0.9),
+    ("wlmfp16", 3793.37, 0.9),
+    ("cart", 2000.0, 2.5),
+    ("atari", 5.41, 0.004),
+    ("ssd", 59.96, 1.6),
+    ("fast_style", 156.75, 8.0),
+    ("dcgan", 115.52, 0.6),
+    ("convnet", 178.76, 0.9),
+    ("convnet_fp16", 262.56, 0.9),
+    ("recom", 20650.19, 0.07),
+    ("convnet_distributed", 276.1, 0.9),
+    ("convnet_distributed_fp16", 330.41, 0.9),
+    ("dcgan_all", 139.29, 0.6),
+];
+
+/// `version` of each entry script at the suite's HEAD (0591444), spec §2.2.
+const VERSIONS: &[(&str, &str)] = &[
+    ("regression/polynome/pytorch/main.py", "494f887e94"),
     (
-        "toy_reg",
-        "regression/polynome/pytorch/main.py",
-        256,
-        20,
-        100,
-        368820.18,
-        false,
-    ),
-    (
-        "toy_lstm",
         "time_sequence_prediction/lstm/pytorch/train.py",
-        1,
-        10,
-        5,
-        2.65,
-        false,
+        "89220edec4",
     ),
     (
-        "vae",
         "variational_auto_encoder/auto_encoding_variational_bayes/pytorch/main.py",
-        128,
-        50,
-        30,
-        7972.69,
-        false,
+        "b239658344",
     ),
+    ("image_loading/loader/pytorch/loaders.py", "177b4faa5b"),
     (
-        "loader",
-        "image_loading/loader/pytorch/loaders.py",
-        256,
-        15,
-        5,
-        1200.0,
-        false,
-    ),
-    (
-        "reso",
         "super_resolution/subpixel_convolution/pytorch/main.py",
-        64,
-        25,
-        5,
-        138.34,
-        false,
+        "7e5edbda94",
     ),
     (
-        "translator",
         "natural_language_processing/rnn_translator/pytorch/train.py",
-        64,
-        15,
-        10,
-        223.47,
-        false,
+        "d926956467",
     ),
     (
-        "wlm",
         "natural_language_processing/word_language_model/pytorch/main.py",
-        64,
-        15,
-        5,
-        1440.87,
-        false,
+        "26142c2313",
     ),
     (
-        "wlmfp16",
         "natural_language_processing/word_language_model/pytorch/main_fp16_optimizer.py",
-        128,
-        15,
-        5,
-        3793.37,
-        false,
+        "4231b41cc9",
     ),
+    ("reinforcement/cart_pole/pytorch/reinforce.py", "2d78487190"),
+    ("reinforcement/atari/pytorch/main.py", "e43cdbaa15"),
     (
-        "cart",
-        "reinforcement/cart_pole/pytorch/reinforce.py",
-        1,
-        200,
-        500,
-        2000.0,
-        false,
-    ),
-    (
-        "atari",
-        "reinforcement/atari/pytorch/main.py",
-        16,
-        15,
-        5,
-        5.41,
-        false,
-    ),
-    (
-        "ssd",
         "object_detection/single_stage_detector/pytorch/train.py",
-        128,
-        15,
-        5,
-        59.96,
-        false,
+        "40b6e713e3",
     ),
     (
-        "fast_style",
         "fast_neural_style/neural_style/pytorch/neural_style.py",
-        128,
-        25,
-        5,
-        156.75,
-        false,
+        "25340321c2",
     ),
     (
-        "dcgan",
         "generative_adversarial_networks/dcgan/pytorch/main.py",
-        128,
-        25,
-        5,
-        115.52,
-        false,
+        "a442914fe6",
     ),
     (
-        "convnet",
         "image_classification/convnets/pytorch/conv_simple.py",
-        64,
-        15,
-        5,
-        178.76,
-        false,
+        "9c2ff8e92f",
     ),
     (
-        "convnet_fp16",
-        "image_classification/convnets/pytorch/conv_simple.py",
-        128,
-        15,
-        5,
-        262.56,
-        false,
+        "image_classification/convnets/pytorch/conv_distributed.py",
+        "52ee9aff22",
     ),
     (
-        "recom",
         "recommendation/neural_collaborative_filtering/pytorch/ncf.py",
-        2048,
-        25,
-        100,
-        20650.19,
-        false,
+        "610ca8e84a",
     ),
     (
-        "convnet_distributed",
-        "image_classification/convnets/pytorch/conv_distributed.py",
-        64,
-        15,
-        5,
-        276.1,
-        true,
-    ),
-    (
-        "convnet_distributed_fp16",
-        "image_classification/convnets/pytorch/conv_distributed.py",
-        128,
-        15,
-        5,
-        330.41,
-        true,
-    ),
-    (
-        "dcgan_all",
-        "generative_adversarial_networks/dcgan/pytorch/main.py",
-        128,
-        25,
-        5,
-        139.29,
-        true,
+        "image_classification/scaling/pytorch/scaling.py",
+        "52788ff856",
     ),
 ];
+
+/// The hard-coded table this generator had before it read jobs files ran dcgan_all 25
+/// times; fast.json says 15. The noise of the 10 extra observations is still drawn (and
+/// dropped) so that the random stream, and every other figure of the shipped example
+/// that README.md quotes, stays as it was.
+const LEGACY_DRAWS: &[(&str, i64)] = &[("dcgan_all", 25)];
+
+/// What `$VAR` placeholders of the jobs file expand to (config.env, spec §4.2, with
+/// `BASE=/home/bench/training`); `$DEVICE_TOTAL` is the GPU count.
+const DATA_DIRECTORY: &str = "/home/bench/training/data";
+const OUTPUT_DIRECTORY: &str = "/home/bench/training/output";
+
+/// One configuration of a job, with what the generator needs to report it.
+struct Bench {
+    name: String,
+    /// The configuration's arguments (flag → value, JSON order).
+    args: Vec<(String, Value)>,
+    /// The entry script, which decides the scripts' batch-size overwrites.
+    script: String,
+    version: String,
+    whole_machine: bool,
+    speed: f64,
+    loss_level: f64,
+    /// Observations whose noise is drawn (at least `repeat`; see LEGACY_DRAWS).
+    draws: i64,
+}
 
 /// splitmix64: small, deterministic, good enough for noise.
 struct Rng(u64);
@@ -215,6 +156,7 @@ struct Options {
     runs: usize,
     gpus: usize,
     suite: String,
+    jobs: Option<String>,
     per_test: bool,
     seed: u64,
     nan_loss: usize,
@@ -227,6 +169,7 @@ fn parse_args() -> Result<Options, String> {
         runs: 5,
         gpus: 2,
         suite: "fast".into(),
+        jobs: None,
         per_test: false,
         seed: 1,
         nan_loss: 0,
@@ -244,6 +187,7 @@ fn parse_args() -> Result<Options, String> {
             "--runs" => o.runs = number(value()?)?,
             "--gpus" => o.gpus = number(value()?)?.max(1),
             "--suite" => o.suite = value()?,
+            "--jobs" => o.jobs = Some(value()?),
             "--seed" => o.seed = number(value()?)? as u64,
             "--nan-loss" => o.nan_loss = number(value()?)?,
             "--layout" => {
@@ -263,24 +207,125 @@ fn parse_args() -> Result<Options, String> {
     Ok(o)
 }
 
+/// A shipped jobs file's bytes and its benches: one per configuration of each job.
+fn benches(jobs_name: &str) -> Result<(&'static [u8], Vec<Bench>), String> {
+    let unknown = || {
+        format!("--jobs: `{jobs_name}` is not a shipped jobs file (fast, baselines, old_baselines)")
+    };
+    let bytes = JobsFile::builtin_bytes(jobs_name).ok_or_else(unknown)?;
+    let jobs = JobsFile::builtin(jobs_name).ok_or_else(unknown)?;
+    let scripts = ScriptMap::builtin();
+    let mut out = Vec::new();
+    for job in &jobs.jobs {
+        let figure = |what: &str| {
+            format!(
+                "no {what} for bench `{}` of {jobs_name}.json (--jobs fast or old_baselines have all)",
+                job.name
+            )
+        };
+        let &(_, speed, loss_level) = FIGURES
+            .iter()
+            .find(|f| f.0 == job.name)
+            .ok_or_else(|| figure("throughput figure"))?;
+        let script = scripts
+            .script_for(&job.name)
+            .ok_or_else(|| figure("script"))?;
+        let &(_, version) = VERSIONS
+            .iter()
+            .find(|v| v.0 == script)
+            .ok_or_else(|| figure("version"))?;
+        for config in job.configs() {
+            let repeat = config
+                .args
+                .iter()
+                .find(|(k, _)| k == "--repeat")
+                .and_then(|(_, v)| v.as_i64())
+                .unwrap_or(100);
+            let legacy = LEGACY_DRAWS.iter().find(|d| d.0 == job.name);
+            out.push(Bench {
+                name: job.name.clone(),
+                args: config.args,
+                script: script.to_owned(),
+                version: version.to_owned(),
+                whole_machine: job.whole_machine(),
+                speed,
+                loss_level,
+                draws: legacy.map_or(repeat, |d| d.1.max(repeat)),
+            });
+        }
+    }
+    Ok((bytes, out))
+}
+
+/// A jobs-file value as the script's argparse stores it: `""` is a bare flag (`true`;
+/// `--no-cuda` stores `cuda: false`), and a string goes through `/bin/sh` (placeholders
+/// expanded, quotes removed) and the argument's type (ints, lists of ints).
+fn stored_value(flag: &str, value: &Value, gpus: usize) -> Value {
+    let Value::Str(text) = value else {
+        return value.clone();
+    };
+    if text.is_empty() {
+        return Value::Bool(flag != "--no-cuda");
+    }
+    let text = text
+        .replace("${DATA_DIRECTORY}", DATA_DIRECTORY)
+        .replace("$DATA_DIRECTORY", DATA_DIRECTORY)
+        .replace("$OUTPUT_DIRECTORY", OUTPUT_DIRECTORY)
+        .replace("$DEVICE_TOTAL", &gpus.to_string())
+        .replace(['"', '\''], "");
+    let ints: Option<Vec<i64>> = text.split_whitespace().map(|w| w.parse().ok()).collect();
+    match ints {
+        Some(ints) if ints.len() == 1 => Value::Int(ints[0]),
+        Some(ints) if ints.len() > 1 => Value::from(ints),
+        _ => Value::Str(text),
+    }
+}
+
 /// One entry of `bench` with throughput around `speed`.
 fn entry(
     rng: &mut Rng,
-    b: &(&str, &str, i64, i64, i64, f64, bool),
+    b: &Bench,
     speed: f64,
     gpu: usize,
     gpus: usize,
     run: usize,
     vendor: usize,
 ) -> ReportEntry {
-    let (name, script, batch, repeat, number, _, all) = *b;
-    let mut args = Object::new();
-    args.insert("batch_size", batch);
-    args.insert("cuda", name != "cart");
-    args.insert("workers", if name == "loader" { 8i64 } else { 4 });
-    args.insert("devices", 1i64);
-    args.insert("repeat", repeat);
-    args.insert("number", number);
+    let all = b.whole_machine;
+    // The defaults every script has (spec §5.1), the workers from PROC_COUNT=4.
+    let mut e = Object::new();
+    e.insert("batch_size", 1i64);
+    e.insert("cuda", true);
+    e.insert("workers", 4i64);
+    e.insert("devices", 1i64);
+    e.insert("repeat", 100i64);
+    e.insert("number", 10i64);
+    for (flag, value) in &b.args {
+        // Positionals and short flags: their destinations are the scripts' own.
+        let Some(dest) = flag_dest(flag) else {
+            continue;
+        };
+        // make_report pops `report` (and, in E1/E2, `seed`).
+        if dest != "report" && dest != "seed" {
+            e.insert(dest, stored_value(flag, value, gpus));
+        }
+    }
+    // The scripts' own overwrites of batch_size (spec §5.6).
+    let int = |e: &Object, key: &str| e.get(key).and_then(Value::as_i64);
+    let batch = int(&e, "batch_size").unwrap_or(1);
+    let batch = if b.script.ends_with("convnets/pytorch/conv_distributed.py") {
+        batch * gpus as i64
+    } else if b.script.ends_with("dcgan/pytorch/main.py") {
+        // ngpu defaults to the devices the process sees: 1 for a per-GPU job.
+        let ngpu = int(&e, "ngpu").unwrap_or(if all { gpus as i64 } else { 1 });
+        e.insert("ngpu", ngpu);
+        batch * ngpu
+    } else if b.script.ends_with("atari/pytorch/main.py") {
+        int(&e, "num_processes").unwrap_or(batch)
+    } else {
+        batch
+    };
+    e.insert("batch_size", batch);
     let vcd = if all {
         (0..gpus)
             .map(|g| g.to_string())
@@ -289,7 +334,7 @@ fn entry(
     } else {
         gpu.to_string()
     };
-    args.insert(
+    e.insert(
         "jr_id",
         if all {
             "0".to_string()
@@ -297,45 +342,33 @@ fn entry(
             gpu.to_string()
         },
     );
-    args.insert("vcd", vcd);
-    args.insert("cpu_cores", 10i64);
-    match name {
-        "wlm" | "wlmfp16" => {
-            args.insert("model", "GRU");
-            args.insert("emsize", 656i64);
-            args.insert("nhid", 656i64);
-        }
-        "toy_lstm" => args.insert("dtype", "float32"),
-        "convnet" | "convnet_fp16" | "convnet_distributed" | "convnet_distributed_fp16" => {
-            args.insert("arch", "resnet101");
-            args.insert("lr", 0.1);
-            if name.ends_with("fp16") {
-                args.insert("half", true);
-            }
-        }
-        "atari" => args.insert("num_processes", 16i64),
-        "recom" => args.insert("layers", "256 256 128 64"),
-        _ => {}
-    }
-    args.insert("version", script_version(script.as_bytes()));
-    let id = unique_id(args.iter(), EXCLUDED_FINAL);
+    e.insert("vcd", vcd);
+    e.insert("cpu_cores", 10i64);
+    e.insert("version", b.version.as_str());
+    let repeat = int(&e, "repeat").unwrap_or(100);
+    let number = int(&e, "number").unwrap_or(10);
     // Time of `number` batches: items / throughput, with ~0.7% noise per observation.
     let items = (batch * number) as f64;
     let mut train = StatStream::new(10);
-    for _ in 0..repeat {
-        train.update(items / speed * (1.0 + rng.noise(0.007)));
+    for i in 0..b.draws {
+        let noise = rng.noise(0.007);
+        if i < repeat {
+            train.update(items / speed * (1.0 + noise));
+        }
     }
-    let mut e = args;
-    e.insert("name", name);
-    e.insert("unique_id", id);
+    e.insert("name", b.name.as_str());
     e.insert("run_id", run.to_string());
-    if name != "cart" {
+    if e.get("cuda") == Some(&Value::Bool(true)) {
         e.insert("gpu", "TITAN RTX");
     }
     e.insert("hostname", format!("vendor{vendor:02}-node"));
+    // A decaying curve in the bench's band; the noise differs for every run and GPU.
     let start = 6.9 + rng.noise(0.05);
     let losses: Vec<f64> = (0..100)
-        .map(|i| ((start * (-(i as f64) / 60.0).exp() + 1.0 + rng.noise(0.05)) as f32) as f64)
+        .map(|i| {
+            let loss = b.loss_level * (start * (-(i as f64) / 60.0).exp() + 1.0 + rng.noise(0.05));
+            (loss as f32) as f64
+        })
         .collect();
     e.insert("batch_loss", Value::from(losses));
     e.insert("epoch_loss", Value::List(vec![]));
@@ -345,7 +378,11 @@ fn entry(
         "train_item",
         Value::Object(train_item(batch, number, &train)),
     );
-    ReportEntry::new(e)
+    // Hashed as the suite does: every argument, i.e. every key make_report does not add.
+    let mut entry = ReportEntry::new(e);
+    let id = unique_id(entry.arguments(), EXCLUDED_FINAL);
+    entry.fields.insert("unique_id", id);
+    entry
 }
 
 fn write(path: &Path, text: &str, bytes: &mut usize) -> std::io::Result<()> {
@@ -356,9 +393,11 @@ fn write(path: &Path, text: &str, bytes: &mut usize) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
+fn run(o: &Options, jobs: &[u8], benches: &[Bench]) -> std::io::Result<(usize, usize, usize)> {
     let mut rng = Rng(o.seed);
     let (mut files, mut entries, mut bytes) = (0, 0, 0);
+    // Counted apart: `files` also numbers the per-test time stamps.
+    let mut jobs_files = 0;
     let mut nan_left = o.nan_loss;
     for vendor in 0..o.vendors {
         let root = if o.vendors > 1 {
@@ -366,6 +405,11 @@ fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
         } else {
             o.out.clone()
         };
+        // The jobs file the runs were made with, as the suite's run.py read it.
+        std::fs::create_dir_all(&root)?;
+        std::fs::write(root.join(format!("{}.json", o.suite)), jobs)?;
+        jobs_files += 1;
+        bytes += jobs.len();
         // Vendor speed 0.7…1.5 (the first at 1.0), and a fixed ±2% per GPU.
         let vendor_speed = if vendor == 0 {
             1.0
@@ -379,14 +423,14 @@ fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
             let run_speed = 1.0 + rng.noise(0.004);
             for (gpu, gpu_speed) in gpu_speed.iter().enumerate() {
                 let mut stream = Vec::new();
-                for b in BENCHES.iter().filter(|b| !b.6 || gpu == 0) {
-                    let speed = b.5 * vendor_speed * gpu_speed * run_speed;
+                for b in benches.iter().filter(|b| !b.whole_machine || gpu == 0) {
+                    let speed = b.speed * vendor_speed * gpu_speed * run_speed;
                     let mut e = entry(&mut rng, b, speed, gpu, o.gpus, run, vendor);
                     // Spread the NaN losses: one per (run, bench) from the last run back.
                     if nan_left > 0
                         && run + 1 == o.runs - (o.nan_loss - nan_left) % o.runs.max(1)
                         && gpu + 1 == o.gpus
-                        && b.0 == "reso"
+                        && b.name == "reso"
                     {
                         if let Some(Value::List(l)) = e.fields.get("batch_loss").cloned() {
                             let mut l = l;
@@ -405,7 +449,7 @@ fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
                             files % 1_000_000
                         );
                         let path =
-                            root.join(format!("{}.{}.R{run}.D{gpu}.{ts}.json", o.suite, b.0));
+                            root.join(format!("{}.{}.R{run}.D{gpu}.{ts}.json", o.suite, b.name));
                         write(&path, &per_test_text(&e), &mut bytes)?;
                         files += 1;
                     } else {
@@ -422,7 +466,7 @@ fn run(o: &Options) -> std::io::Result<(usize, usize, usize)> {
             }
         }
     }
-    Ok((files, entries, bytes))
+    Ok((files + jobs_files, entries, bytes))
 }
 
 fn main() -> ExitCode {
@@ -433,8 +477,19 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
             }
             eprintln!(
-                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--layout legacy|per-test] [--seed S] [--nan-loss K]"
+                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--jobs fast|old_baselines] [--layout legacy|per-test] [--seed S] [--nan-loss K]"
             );
+            return ExitCode::from(2);
+        }
+    };
+    let jobs_name = o.jobs.clone().unwrap_or_else(|| {
+        let own = JobsFile::builtin_bytes(&o.suite).is_some();
+        if own { o.suite.clone() } else { "fast".into() }
+    });
+    let (jobs, benches) = match benches(&jobs_name) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -446,7 +501,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    match run(&o) {
+    match run(&o, jobs, &benches) {
         Ok((files, entries, bytes)) => {
             eprintln!(
                 "wrote {files} files, {entries} entries, {:.1} MB to {}",

@@ -7,14 +7,18 @@
 //! - [`writer`]: the legacy stream format, byte for byte;
 //! - [`unique_id`]: the suite's id and version algorithms;
 //! - [`timing`]: its `StatStream` and throughput arithmetic;
-//! - [`targets`]: target tables and entry selection rules.
+//! - [`targets`]: target tables and entry selection rules;
+//! - [`jobs`], [`scripts`]: jobs files (parsing, expansion, comparison) and the map from
+//!   bench to entry script.
 #![warn(missing_docs)]
 
 pub mod discover;
 pub mod entry;
+pub mod jobs;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod reader;
+pub mod scripts;
 pub mod targets;
 pub mod timing;
 pub mod unique_id;
@@ -23,6 +27,8 @@ pub mod writer;
 
 pub use discover::{Discovery, LoadedReports, discover, load, load_map};
 pub use entry::{FailureKind, ReportEntry};
+pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
 pub use reader::{FileName, ReadError, ReportFile};
+pub use scripts::{ScriptMap, ScriptsError};
 pub use targets::{Scoring, SelectionRule, Target, TargetTable};
 pub use value::{Object, Value};

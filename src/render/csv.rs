@@ -8,7 +8,7 @@ fn cell(x: Option<f64>) -> String {
 }
 
 /// Quotes a text cell when it needs it (RFC 4180).
-fn text(s: &str) -> String {
+pub fn text(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -4,11 +4,13 @@ use super::{bench_rows, per_gpu_tables, statistics_rows, verdict};
 use mlbench_analyzer::Report;
 use std::fmt::Write as _;
 
-fn escape(cell: &str) -> String {
+/// Escapes a cell for a Markdown table.
+pub fn escape(cell: &str) -> String {
     cell.replace('|', "\\|")
 }
 
-fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+/// Appends a Markdown table.
+pub fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let _ = writeln!(
         out,
         "| {} |",

@@ -1,6 +1,7 @@
 //! Renderers: each turns a finished report into text and computes nothing.
 
 pub mod csv;
+pub mod findings;
 pub mod markdown;
 pub mod table;
 

@@ -1,9 +1,450 @@
-//! Zip intake, read in place with limits (filled in by the archive work).
+//! Zip intake: the archive is read in place, entry by entry, into memory, under the
+//! [`Limits`]. Whatever is wrong inside the archive becomes a [`Finding`] and the entry is
+//! skipped; only a file that cannot be opened at all is an [`IntakeError`].
 
-use crate::intake::{Intake, IntakeError, Limits};
+use crate::finding::Finding;
+use crate::intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use zip::ZipArchive;
 
-/// Reads a zip archive in place.
-pub fn read_zip(_path: &Path, _limits: &Limits) -> Result<Intake, IntakeError> {
-    unimplemented!("archive intake")
+/// Entries up to this uncompressed size are exempt from the ratio check: small JSON files
+/// compress very well and cannot exhaust memory anyway.
+pub const RATIO_EXEMPT_BYTES: u64 = 1 << 20;
+
+/// The most preallocated for one entry: its declared size is not trusted.
+const MAX_PREALLOCATION: u64 = 16 << 20;
+
+/// Unix file-type bits of the mode, and the symbolic-link type.
+const S_IFMT: u32 = 0o170_000;
+const S_IFLNK: u32 = 0o120_000;
+
+/// Why an entry name is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameProblem {
+    /// Nothing but `.` and `/` (a file needs a name).
+    Empty,
+    /// Starts with `/`.
+    Absolute,
+    /// Starts with a drive letter (`C:`).
+    DriveLetter,
+    /// Holds a `\`, which Windows tools read as a separator (`..\x`, `\\server\x`).
+    Backslash,
+    /// Holds a NUL byte, which truncates the name in C tools.
+    Nul,
+    /// Holds a `..` component.
+    ParentDir,
+}
+
+impl NameProblem {
+    /// What is wrong, for the finding's `found`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NameProblem::Empty => "an empty name",
+            NameProblem::Absolute => "an absolute path",
+            NameProblem::DriveLetter => "a path with a drive letter",
+            NameProblem::Backslash => "a path with a backslash",
+            NameProblem::Nul => "a name with a NUL byte",
+            NameProblem::ParentDir => "a path with a `..` component",
+        }
+    }
+}
+
+/// Checks an entry name and normalises it: `/`-separated, `.` and empty components dropped
+/// (`./a//b` becomes `a/b`). The result may be empty (for `./`), which only a directory
+/// entry may be.
+pub fn normalize_entry_name(name: &str) -> Result<String, NameProblem> {
+    if name.contains('\0') {
+        return Err(NameProblem::Nul);
+    }
+    if name.contains('\\') {
+        return Err(NameProblem::Backslash);
+    }
+    if name.starts_with('/') {
+        return Err(NameProblem::Absolute);
+    }
+    let bytes = name.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(NameProblem::DriveLetter);
+    }
+    let mut parts = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(NameProblem::ParentDir),
+            _ => parts.push(part),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// What is needed of an entry's central-directory record before reading it.
+struct EntryMeta {
+    raw_name: Vec<u8>,
+    is_dir: bool,
+    enclosed: bool,
+    mode: Option<u32>,
+    encrypted: bool,
+    size: u64,
+    compressed: u64,
+}
+
+/// Why an entry's data was not taken.
+enum ReadProblem {
+    /// More bytes than the cap allowed.
+    OverCap,
+    /// Decompression, CRC or I/O error.
+    Corrupt(String),
+}
+
+/// Reads a zip archive in place: nothing is extracted or written. Entries that are unsafe
+/// (absolute or climbing paths, links, encrypted, badly named, duplicated, over the limits
+/// or damaged) are reported and skipped; the others are read, sorted by path.
+pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
+    let file = File::open(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
+        _ => IntakeError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
+    let archive_len = file.metadata().map_or(0, |m| m.len());
+    let mut findings = Vec::new();
+    let mut archive = match ZipArchive::new(BufReader::new(file)) {
+        Ok(archive) => archive,
+        Err(e) => {
+            findings.push(Finding::new(
+                "archive.unreadable",
+                "a zip archive",
+                e.to_string(),
+            ));
+            return Ok(Intake {
+                kind: SourceKind::Zip,
+                files: Vec::new(),
+                findings,
+            });
+        }
+    };
+    if archive.has_duplicate_names() {
+        // The zip crate keeps one entry per exact name, so the repeats are found by
+        // walking the central directory again.
+        report_exact_duplicates(path, archive.central_directory_start(), &mut findings);
+    }
+
+    let mut files = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut budget = limits.max_bytes;
+    // Entries may share their compressed data (an overlapping bomb) and each stay under
+    // the per-entry ratio, so the whole archive is held to the ratio as well.
+    let mut archive_budget = RATIO_EXEMPT_BYTES.max(archive_len.saturating_mul(limits.max_ratio));
+    let mut file_entries = 0usize;
+    for index in 0..archive.len() {
+        let meta = match archive.by_index_data(index) {
+            Ok(entry) => EntryMeta {
+                raw_name: entry.name_raw().to_vec(),
+                is_dir: entry.is_dir(),
+                enclosed: entry.enclosed_name().is_some(),
+                mode: entry.unix_mode(),
+                encrypted: entry.encrypted(),
+                size: entry.size(),
+                compressed: entry.compressed_size(),
+            },
+            Err(e) => {
+                findings.push(Finding::new(
+                    "archive.corrupt",
+                    "a readable entry",
+                    format!("entry {index}: {e}"),
+                ));
+                continue;
+            }
+        };
+        let Some(path) = check_name(&meta, &mut findings) else {
+            continue;
+        };
+        if meta.is_dir {
+            continue;
+        }
+        if meta.mode.is_some_and(|m| m & S_IFMT == S_IFLNK) {
+            findings.push(
+                Finding::new("archive.symlink", "a regular file", "a symbolic link").file(path),
+            );
+            continue;
+        }
+        if meta.encrypted {
+            findings.push(
+                Finding::new(
+                    "archive.encrypted",
+                    "an unencrypted entry",
+                    "an encrypted entry",
+                )
+                .file(path),
+            );
+            continue;
+        }
+        if !seen.insert(path.clone()) {
+            findings.push(
+                Finding::new(
+                    "archive.duplicate",
+                    "each name once",
+                    format!(
+                        "another entry named {}",
+                        String::from_utf8_lossy(&meta.raw_name)
+                    ),
+                )
+                .file(path),
+            );
+            continue;
+        }
+        file_entries += 1;
+        if file_entries > limits.max_files {
+            continue;
+        }
+        if ratio_exceeded(meta.size, meta.compressed, limits.max_ratio) {
+            findings.push(ratio_finding(limits, meta.size, meta.compressed).file(path));
+            continue;
+        }
+        if meta.size > budget {
+            findings.push(too_large_finding(limits, meta.size).file(path));
+            continue;
+        }
+        if meta.size > archive_budget {
+            findings.push(archive_ratio_finding(limits, archive_len).file(path));
+            // Whatever follows is built from the same few bytes: stop here.
+            break;
+        }
+        // The header may lie, so the read itself is bounded too: by what is left of the
+        // budgets and by the entry's ratio, whichever is smallest.
+        let ratio_cap = RATIO_EXEMPT_BYTES.max(meta.compressed.saturating_mul(limits.max_ratio));
+        let cap = budget.min(ratio_cap).min(archive_budget);
+        match read_entry(&mut archive, index, cap, meta.size) {
+            Ok(bytes) if bytes.len() as u64 == meta.size => {
+                budget -= meta.size;
+                archive_budget -= meta.size;
+                files.push(SubmittedFile { path, bytes });
+            }
+            Ok(bytes) => findings.push(
+                Finding::new(
+                    "archive.corrupt",
+                    format!("{} bytes (declared in the header)", meta.size),
+                    format!("{} bytes", bytes.len()),
+                )
+                .file(path),
+            ),
+            // Only if the zip crate stopped honouring the declared size; the cap held.
+            Err(ReadProblem::OverCap) if cap == budget => {
+                findings.push(too_large_finding(limits, cap.saturating_add(1)).file(path));
+            }
+            Err(ReadProblem::OverCap) => findings
+                .push(ratio_finding(limits, cap.saturating_add(1), meta.compressed).file(path)),
+            Err(ReadProblem::Corrupt(message)) => findings
+                .push(Finding::new("archive.corrupt", "an intact entry", message).file(path)),
+        }
+    }
+    if file_entries > limits.max_files {
+        findings.push(Finding::new(
+            "archive.too-many-files",
+            format!("at most {} files", limits.max_files),
+            format!("{file_entries} files"),
+        ));
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Intake {
+        kind: SourceKind::Zip,
+        files,
+        findings,
+    })
+}
+
+/// The entry's normalised path, or `None` after reporting why its name is refused.
+fn check_name(meta: &EntryMeta, findings: &mut Vec<Finding>) -> Option<String> {
+    let Ok(name) = std::str::from_utf8(&meta.raw_name) else {
+        findings.push(
+            Finding::new(
+                "archive.name-encoding",
+                "a UTF-8 name",
+                "a name that is not valid UTF-8",
+            )
+            .file(String::from_utf8_lossy(&meta.raw_name)),
+        );
+        return None;
+    };
+    let problem = match normalize_entry_name(name) {
+        Ok(path) if path.is_empty() && !meta.is_dir => NameProblem::Empty,
+        // Belt and braces: the zip crate's own check must agree.
+        Ok(_) if !meta.is_dir && !meta.enclosed => NameProblem::ParentDir,
+        Ok(path) => return Some(path),
+        Err(problem) => problem,
+    };
+    findings.push(
+        Finding::new(
+            "archive.unsafe-path",
+            "a relative path inside the archive",
+            problem.describe(),
+        )
+        .file(name),
+    );
+    None
+}
+
+/// Whether an entry of `size` bytes compressed to `compressed` is a likely bomb.
+fn ratio_exceeded(size: u64, compressed: u64, max_ratio: u64) -> bool {
+    size > RATIO_EXEMPT_BYTES && size > compressed.saturating_mul(max_ratio)
+}
+
+fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Finding {
+    Finding::new(
+        "archive.ratio",
+        format!(
+            "a compression ratio of at most {} (--max-ratio)",
+            limits.max_ratio
+        ),
+        format!("at least {size} bytes from {compressed} compressed"),
+    )
+}
+
+fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Finding {
+    Finding::new(
+        "archive.ratio",
+        format!(
+            "at most {} times the archive's {archive_len} bytes in all (--max-ratio)",
+            limits.max_ratio
+        ),
+        "more, with this entry (entries sharing compressed data?)",
+    )
+}
+
+fn too_large_finding(limits: &Limits, size: u64) -> Finding {
+    Finding::new(
+        "archive.too-large",
+        format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
+        format!("{size} bytes in this entry, over what is left"),
+    )
+}
+
+/// Reads entry `index` whole, refusing more than `cap` bytes: the read stops one byte past
+/// the cap, so memory stays bounded whatever the header says.
+fn read_entry<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    index: usize,
+    cap: u64,
+    declared: u64,
+) -> Result<Vec<u8>, ReadProblem> {
+    let entry = archive
+        .by_index(index)
+        .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
+    let capacity = declared.min(cap).min(MAX_PREALLOCATION);
+    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    entry
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadProblem::OverCap);
+    }
+    Ok(bytes)
+}
+
+/// Reports every name that occurs more than once, byte for byte, in the central directory
+/// starting at `dir_start`. The zip crate serves one of them (the last one's data).
+fn report_exact_duplicates(path: &Path, dir_start: u64, findings: &mut Vec<Finding>) {
+    let repeated = File::open(path).and_then(|file| repeated_names(file, dir_start));
+    match repeated {
+        Ok(names) if !names.is_empty() => {
+            for (name, count) in names {
+                findings.push(
+                    Finding::new(
+                        "archive.duplicate",
+                        "each name once",
+                        format!("{count} entries with this name"),
+                    )
+                    .file(String::from_utf8_lossy(&name)),
+                );
+            }
+        }
+        // The zip crate saw a repeat that the walk did not (e.g. a name replaced by a
+        // Unicode-path extra field): still worth saying.
+        _ => findings.push(Finding::new(
+            "archive.duplicate",
+            "each name once",
+            "entries with the same name",
+        )),
+    }
+}
+
+/// The names met more than once in the central directory, with their counts, in order.
+fn repeated_names(file: File, dir_start: u64) -> std::io::Result<Vec<(Vec<u8>, usize)>> {
+    const SIGNATURE: [u8; 4] = [0x50, 0x4b, 0x01, 0x02];
+    let mut reader = BufReader::new(file);
+    reader.seek(SeekFrom::Start(dir_start))?;
+    let mut counts: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut order = Vec::new();
+    let mut header = [0u8; 46];
+    // Every record is at least 46 bytes, so the walk ends with the file.
+    while reader.read_exact(&mut header).is_ok() && header[..4] == SIGNATURE {
+        let field = |at: usize| usize::from(u16::from_le_bytes([header[at], header[at + 1]]));
+        let (name_len, skip) = (field(28), field(30) + field(32));
+        let mut name = vec![0; name_len];
+        reader.read_exact(&mut name)?;
+        reader.seek_relative(skip as i64)?;
+        let count = counts.entry(name.clone()).or_insert(0);
+        *count += 1;
+        if *count == 2 {
+            order.push(name);
+        }
+    }
+    Ok(order
+        .into_iter()
+        .map(|name| {
+            let count = counts.get(&name).copied().unwrap_or(2);
+            (name, count)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_safe_names() {
+        assert_eq!(normalize_entry_name("a/b.json"), Ok("a/b.json".into()));
+        assert_eq!(normalize_entry_name("./a/b.json"), Ok("a/b.json".into()));
+        assert_eq!(normalize_entry_name("././a//./b"), Ok("a/b".into()));
+        assert_eq!(normalize_entry_name("a/"), Ok("a".into()));
+        assert_eq!(normalize_entry_name("./"), Ok(String::new()));
+        assert_eq!(normalize_entry_name("a..b/c.."), Ok("a..b/c..".into()));
+        assert_eq!(normalize_entry_name("run:1/x"), Ok("run:1/x".into()));
+    }
+
+    #[test]
+    fn refuses_unsafe_names() {
+        use NameProblem::*;
+        for (name, problem) in [
+            ("/etc/passwd", Absolute),
+            ("//server/x", Absolute),
+            ("../evil.json", ParentDir),
+            ("a/../../b", ParentDir),
+            ("a/..", ParentDir),
+            ("./../x", ParentDir),
+            ("C:\\x", Backslash),
+            ("C:/x", DriveLetter),
+            ("c:x", DriveLetter),
+            ("\\\\server\\x", Backslash),
+            ("..\\x", Backslash),
+            ("a\0b", Nul),
+        ] {
+            assert_eq!(normalize_entry_name(name), Err(problem), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn ratio_spares_small_entries() {
+        assert!(!ratio_exceeded(RATIO_EXEMPT_BYTES, 1, 200));
+        assert!(ratio_exceeded(RATIO_EXEMPT_BYTES + 1, 1, 200));
+        assert!(!ratio_exceeded(200 << 20, 1 << 20, 200));
+        assert!(ratio_exceeded((200 << 20) + 1, 1 << 20, 200));
+        assert!(ratio_exceeded(2 << 20, 0, u64::MAX));
+    }
 }

@@ -135,9 +135,8 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
                 }
                 files.push(SubmittedFile { path, bytes });
             }
-            Err(e) => findings.push(
-                Finding::new("file.unreadable", "a readable file", e.to_string()).file(path),
-            ),
+            Err(e) => findings
+                .push(Finding::new("file.unreadable", "a readable file", e.to_string()).file(path)),
         }
     }
     Ok(Intake {
@@ -171,7 +170,9 @@ fn walk(
             continue;
         };
         if kind.is_symlink() {
-            findings.push(Finding::new("file.symlink", "a regular file", "a symbolic link").file(display));
+            findings.push(
+                Finding::new("file.symlink", "a regular file", "a symbolic link").file(display),
+            );
         } else if kind.is_dir() {
             walk(root, &path, paths, findings)?;
         } else if kind.is_file() {

@@ -1,11 +1,25 @@
 //! The submission validator: intake of a zip or folder, the rules, findings and waivers,
 //! and deterministic packing.
+//!
+//! Data flows one way: [`intake`] reads the files, [`layout`] says what each is,
+//! [`facts`] parses the report files in parallel and runs the per-entry rules, the
+//! cross-file [`rules`] run on the facts kept, and [`validate`] applies the waivers.
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod facts;
 pub mod finding;
 pub mod intake;
+pub mod layout;
+pub mod pack;
+#[cfg(feature = "git")]
+pub mod repo;
+#[cfg(feature = "git")]
+pub mod repo_oracle;
 pub mod rules;
+pub mod validate;
 
 pub use finding::{Finding, Severity};
 pub use intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile, read_submission};
+pub use rules::jobs::Track;
+pub use validate::{Options, Summary, Validation, Waiver, validate};

@@ -1,0 +1,410 @@
+//! Jobs files (`profiles/*.json`, spec §3): the list of benches a suite run executes,
+//! with the arguments of each.
+//!
+//! A jobs file is what a vendor copies and edits, so it is read as the suite's `run.py`
+//! reads it (Python's `json`, dict order kept) and checked for the shape `run.py`
+//! assumes. [`Job::configs`] expands list-valued arguments and builds the command line
+//! exactly as `make_configs` does; [`recorded_matches`] says whether a report entry's
+//! recorded argument agrees with the jobs file; [`diff`] compares a vendor's file with
+//! the baselines.
+
+mod args;
+mod diff;
+
+pub use args::{flag_dest, recorded_matches};
+pub use diff::{ArgChange, JobsDiff, diff};
+
+use crate::pyjson::{self, SyntaxError};
+use crate::pyrepr::py_str;
+use crate::value::Value;
+use std::path::Path;
+
+/// A jobs file: the jobs in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobsFile {
+    /// The jobs, in the order `run.py` runs them.
+    pub jobs: Vec<Job>,
+}
+
+/// One job of a jobs file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// The bench name (`BENCH_NAME`, the reports' `name`).
+    pub name: String,
+    /// The `run*.sh` to run, relative to the repository root (`./regression/…/run.sh`).
+    pub cmd: String,
+    /// Flag → value, in JSON order (the command line lists them in reverse).
+    pub args: Vec<(String, Value)>,
+    /// `"student"` (one process per GPU) or `"all"` (whole machine); `None` when absent.
+    pub cgroup: Option<String>,
+}
+
+/// One configuration of a job: list-valued arguments fixed to one element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Flag → scalar value, in JSON order.
+    pub args: Vec<(String, Value)>,
+    /// `cmd` and the arguments as `run.py` builds them, `.strip()`ped (no `--seed`).
+    pub command_line: String,
+}
+
+/// A jobs file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JobsError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file holds nothing but white space.
+    #[error("{file}: empty file (a jobs file is a JSON array of jobs)")]
+    Empty {
+        /// The file.
+        file: String,
+    },
+    /// The file is not JSON as Python reads it.
+    #[error("{file}: {error}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// What and where (byte offset, line, column).
+        error: SyntaxError,
+    },
+    /// The JSON is not a list of `{name, cmd, args[, cgroup]}` objects.
+    #[error("{file}: {}{message}", place(*.job, .field.as_deref(), .key.as_deref()))]
+    Shape {
+        /// The file.
+        file: String,
+        /// The index of the job in the file (0-based), when the fault is inside one.
+        job: Option<usize>,
+        /// The field of the job (`name`, `cmd`, `args`, `cgroup`).
+        field: Option<String>,
+        /// The key inside `args`.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn place(job: Option<usize>, field: Option<&str>, key: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(job) = job {
+        out.push_str(&format!("job {job}: "));
+    }
+    if let Some(field) = field {
+        out.push_str(&format!("field \"{field}\": "));
+    }
+    if let Some(key) = key {
+        out.push_str(&format!("key \"{key}\": "));
+    }
+    out
+}
+
+/// `a string`, `an object`…: a value's type for messages.
+fn a_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a bool",
+        Value::Int(_) | Value::BigInt(_) => "an int",
+        Value::Float(_) => "a float",
+        Value::Str(_) => "a string",
+        Value::List(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+const BUILTIN_FAST: &[u8] = include_bytes!("../../baselines/jobs/fast.json");
+const BUILTIN_BASELINES: &[u8] = include_bytes!("../../baselines/jobs/baselines.json");
+const BUILTIN_OLD_BASELINES: &[u8] = include_bytes!("../../baselines/jobs/old_baselines.json");
+
+/// The shipped jobs files (`baselines/jobs/<name>.json`): `fast` (92b03cb, 19 jobs),
+/// `baselines` and `old_baselines` (HEAD `profiles/`).
+pub const BUILTIN_JOBS: &[&str] = &["fast", "baselines", "old_baselines"];
+
+impl JobsFile {
+    /// Reads a jobs file from its bytes; `file` names it in errors.
+    pub fn parse(file: &str, bytes: &[u8]) -> Result<JobsFile, JobsError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(JobsError::Empty {
+                file: file.to_owned(),
+            });
+        }
+        let value = pyjson::parse(bytes).map_err(|error| JobsError::Syntax {
+            file: file.to_owned(),
+            error,
+        })?;
+        Self::from_value(file, &value)
+    }
+
+    /// Reads a jobs file from disk.
+    pub fn load(path: &Path) -> Result<JobsFile, JobsError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| JobsError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        Self::parse(&name, &bytes)
+    }
+
+    /// Checks the shape of an already parsed jobs file.
+    pub fn from_value(file: &str, value: &Value) -> Result<JobsFile, JobsError> {
+        let shape = |job: Option<usize>, field: Option<&str>, key: Option<&str>, message| {
+            JobsError::Shape {
+                file: file.to_owned(),
+                job,
+                field: field.map(str::to_owned),
+                key: key.map(str::to_owned),
+                message,
+            }
+        };
+        let Value::List(items) = value else {
+            return Err(shape(
+                None,
+                None,
+                None,
+                format!("expected a JSON array of jobs, found {}", a_type(value)),
+            ));
+        };
+        if items.is_empty() {
+            return Err(shape(None, None, None, "the array holds no jobs".into()));
+        }
+        let mut jobs = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let Value::Object(object) = item else {
+                return Err(shape(
+                    Some(i),
+                    None,
+                    None,
+                    format!("expected an object, found {}", a_type(item)),
+                ));
+            };
+            let string = |field: &str| match object.get(field) {
+                Some(Value::Str(s)) => Ok(s.clone()),
+                Some(v) => Err(shape(
+                    Some(i),
+                    Some(field),
+                    None,
+                    format!("expected a string, found {}", a_type(v)),
+                )),
+                None => Err(shape(Some(i), Some(field), None, "missing".into())),
+            };
+            let name = string("name")?;
+            let cmd = string("cmd")?;
+            let args = match object.get("args") {
+                Some(Value::Object(args)) => args,
+                Some(v) => {
+                    return Err(shape(
+                        Some(i),
+                        Some("args"),
+                        None,
+                        format!("expected an object, found {}", a_type(v)),
+                    ));
+                }
+                None => return Err(shape(Some(i), Some("args"), None, "missing".into())),
+            };
+            for (key, v) in args.iter() {
+                let bad = |message: String| Err(shape(Some(i), Some("args"), Some(key), message));
+                match v {
+                    Value::Object(_) => {
+                        return bad(format!(
+                            "expected a string, number, bool or null, or a list of them; found {}",
+                            a_type(v)
+                        ));
+                    }
+                    Value::List(l) if l.is_empty() => {
+                        return bad("an empty list expands to no runs at all".into());
+                    }
+                    Value::List(l) => {
+                        if let Some(x) = l
+                            .iter()
+                            .find(|x| matches!(x, Value::List(_) | Value::Object(_)))
+                        {
+                            return bad(format!(
+                                "list items must be strings, numbers, bools or null; found {}",
+                                a_type(x)
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let cgroup = match object.get("cgroup") {
+                None => None,
+                Some(Value::Str(s)) if s == "student" || s == "all" => Some(s.clone()),
+                Some(v) => {
+                    return Err(shape(
+                        Some(i),
+                        Some("cgroup"),
+                        None,
+                        format!(
+                            "expected \"student\" or \"all\", found {}",
+                            crate::pyrepr::py_repr(v)
+                        ),
+                    ));
+                }
+            };
+            jobs.push(Job {
+                name,
+                cmd,
+                args: args
+                    .iter()
+                    .map(|(k, v)| (k.to_owned(), v.clone()))
+                    .collect(),
+                cgroup,
+            });
+        }
+        Ok(JobsFile { jobs })
+    }
+
+    /// The bytes of a shipped jobs file (`fast`, `baselines`, `old_baselines`; a `.json`
+    /// suffix is accepted), as the suite wrote them.
+    pub fn builtin_bytes(suite: &str) -> Option<&'static [u8]> {
+        match suite.strip_suffix(".json").unwrap_or(suite) {
+            "fast" => Some(BUILTIN_FAST),
+            "baselines" => Some(BUILTIN_BASELINES),
+            "old_baselines" => Some(BUILTIN_OLD_BASELINES),
+            _ => None,
+        }
+    }
+
+    /// A shipped jobs file, parsed (see [`BUILTIN_JOBS`]).
+    pub fn builtin(suite: &str) -> Option<JobsFile> {
+        // The shipped files are valid (a test reads each); `ok()` keeps this panic-free.
+        Self::parse(suite, Self::builtin_bytes(suite)?).ok()
+    }
+
+    /// The first job called `name`.
+    pub fn get(&self, name: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.name == name)
+    }
+}
+
+/// Whether `value` has the jobs-file shape: a non-empty array of objects, each with a
+/// string `name`, a string `cmd` and an object `args`. It tells the jobs file apart from
+/// the other `*.json` files of a submission.
+pub fn looks_like_jobs(value: &Value) -> bool {
+    value.as_list().is_some_and(|items| {
+        !items.is_empty()
+            && items.iter().all(|item| {
+                item.as_object().is_some_and(|o| {
+                    matches!(o.get("name"), Some(Value::Str(_)))
+                        && matches!(o.get("cmd"), Some(Value::Str(_)))
+                        && matches!(o.get("args"), Some(Value::Object(_)))
+                })
+            })
+    })
+}
+
+impl Job {
+    /// Whether the job runs once on the whole machine (`cgroup` `"all"` or absent, spec
+    /// §3.3) rather than once per GPU (`"student"`).
+    pub fn whole_machine(&self) -> bool {
+        self.cgroup.as_deref() != Some("student")
+    }
+
+    /// The value of `flag` in this job.
+    pub fn arg(&self, flag: &str) -> Option<&Value> {
+        self.args.iter().find(|(k, _)| k == flag).map(|(_, v)| v)
+    }
+
+    /// The configurations `run.py`'s `make_configs` runs, in its order (spec §3.2).
+    ///
+    /// Arguments are popped from the end, each pop appending ` {flag} {str(value)}`, and a
+    /// list makes one branch per element; so the command line lists flags in reverse
+    /// JSON order and the last list-valued key varies slowest.
+    pub fn configs(&self) -> Vec<Config> {
+        // Each partial configuration: the values chosen so far (in pop order) and the tail
+        // of the command line.
+        let mut partial: Vec<(Vec<&Value>, String)> = vec![(Vec::new(), String::new())];
+        for (flag, value) in self.args.iter().rev() {
+            let choices: &[Value] = match value {
+                Value::List(items) => items,
+                scalar => std::slice::from_ref(scalar),
+            };
+            let mut next = Vec::with_capacity(partial.len() * choices.len());
+            for (chosen, line) in &partial {
+                for choice in choices {
+                    let mut chosen = chosen.clone();
+                    chosen.push(choice);
+                    next.push((chosen, format!("{line} {flag} {}", py_str(choice))));
+                }
+            }
+            partial = next;
+        }
+        partial
+            .into_iter()
+            .map(|(chosen, line)| Config {
+                args: self
+                    .args
+                    .iter()
+                    .zip(chosen.into_iter().rev())
+                    .map(|((flag, _), v)| (flag.clone(), v.clone()))
+                    .collect(),
+                command_line: format!("{}{line}", self.cmd).trim().to_owned(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_errors_name_job_and_field() {
+        let err = |text: &str| {
+            JobsFile::parse("j.json", text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        let ok = r#"{"name": "a", "cmd": "./a/run.sh", "args": {}}"#;
+        assert_eq!(
+            err(&format!(
+                r#"[{ok}, {ok}, {ok}, {{"name": "b", "cmd": "c", "args": []}}]"#
+            )),
+            "j.json: job 3: field \"args\": expected an object, found a list"
+        );
+        assert_eq!(
+            err(r#"{"a": 1}"#),
+            "j.json: expected a JSON array of jobs, found an object"
+        );
+        assert_eq!(err("[]"), "j.json: the array holds no jobs");
+        assert_eq!(
+            err(r#"[{"name": "a", "args": {}}]"#),
+            "j.json: job 0: field \"cmd\": missing"
+        );
+        assert_eq!(
+            err(r#"[{"name": "a", "cmd": "c", "args": {"--b": []}}]"#),
+            "j.json: job 0: field \"args\": key \"--b\": an empty list expands to no runs at all"
+        );
+        assert_eq!(
+            err(r#"[{"name": "a", "cmd": "c", "args": {}, "cgroup": "studnet"}]"#),
+            "j.json: job 0: field \"cgroup\": expected \"student\" or \"all\", found 'studnet'"
+        );
+        assert_eq!(
+            err(" \n"),
+            "j.json: empty file (a jobs file is a JSON array of jobs)"
+        );
+    }
+
+    #[test]
+    fn recognises_jobs_files() {
+        let parse = |t: &str| pyjson::parse(t.as_bytes()).unwrap();
+        assert!(looks_like_jobs(&parse(
+            r#"[{"name": "a", "cmd": "c", "args": {}}]"#
+        )));
+        assert!(!looks_like_jobs(&parse("[]")));
+        assert!(!looks_like_jobs(&parse(
+            r#"[{"name": "a", "cmd": "c", "args": []}]"#
+        )));
+        assert!(!looks_like_jobs(&parse(
+            r#"[{"name": "a", "batch_size": 1}]"#
+        )));
+        assert!(!looks_like_jobs(&parse(
+            r#"{"name": "a", "cmd": "c", "args": {}}"#
+        )));
+    }
+}

@@ -1,0 +1,181 @@
+//! The per-file pass: parse a report file, run the per-entry rules, and keep only the
+//! few facts the cross-file rules need (the parsed tree is dropped right away, so a large
+//! submission never sits in memory whole).
+
+use crate::finding::Finding;
+use crate::rules::entry::{At, check};
+use mlbench_schema::entry::{FailureKind, ReportEntry};
+use mlbench_schema::jobs::JobsFile;
+use mlbench_schema::reader::{FileName, Location, ReadError, parse_report};
+use mlbench_schema::value::Value;
+
+/// Which GPU (or the whole machine) an entry ran on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Device {
+    /// One GPU, by index.
+    Gpu(u32),
+    /// Several GPUs at once (a whole-machine job, `vcd` = `0,1,…`).
+    Machine,
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Device::Gpu(i) => write!(f, "GPU {i}"),
+            Device::Machine => f.write_str("the whole machine"),
+        }
+    }
+}
+
+/// What the cross-file rules need to know about one entry.
+#[derive(Debug, Clone)]
+pub struct EntryFacts {
+    /// Index of the file in the submission's report files.
+    pub file: usize,
+    /// Index of the entry in its file.
+    pub entry: usize,
+    /// The run.
+    pub run: u32,
+    /// Where it ran.
+    pub device: Device,
+    /// The bench name (`None` for stubs with `name: null`).
+    pub name: Option<String>,
+    /// The recorded version.
+    pub version: Option<String>,
+    /// Why the entry is a failed run, if it is.
+    pub failure: Option<FailureKind>,
+    /// A hash of the entry's configuration (arguments minus per-process ones).
+    pub config: u64,
+    /// `batch_loss`, when present and all finite.
+    pub losses: Vec<f64>,
+    /// `train` {avg, min, max, sd} as bits, when present: identical timings mean a copy.
+    pub timing: Option<[u64; 4]>,
+}
+
+/// The outcome of the per-file pass.
+#[derive(Debug, Clone, Default)]
+pub struct FileFacts {
+    /// Findings of the file and of its entries.
+    pub findings: Vec<Finding>,
+    /// Facts of the entries that parsed.
+    pub entries: Vec<EntryFacts>,
+}
+
+/// Turns a reader error into a finding.
+pub fn read_error_finding(e: &ReadError) -> Finding {
+    let finding = match &e.location {
+        Location::Field(field) => {
+            let (expected, found) = e
+                .message
+                .strip_prefix("expected ")
+                .and_then(|m| m.split_once(", found "))
+                .map_or_else(
+                    || (String::new(), e.message.clone()),
+                    |(a, b)| (a.to_owned(), b.to_owned()),
+                );
+            let rule = if found.contains("missing") {
+                "parse.missing-field"
+            } else {
+                "parse.type"
+            };
+            Finding::new(rule, expected, found).field(field.clone())
+        }
+        Location::Offset {
+            offset,
+            line,
+            column,
+        } => Finding::new(
+            "parse.json",
+            "valid JSON",
+            format!(
+                "{} at byte {offset} (line {line}, column {column})",
+                e.message
+            ),
+        ),
+        Location::File => Finding::new("parse.json", "a report file", e.message.clone()),
+    };
+    let finding = finding.file(e.file.clone());
+    match e.entry {
+        Some(entry) => finding.entry(entry),
+        None => finding,
+    }
+}
+
+/// Parses one report file and runs the per-entry rules.
+pub fn file_facts(
+    index: usize,
+    path: &str,
+    name: &FileName,
+    run: u32,
+    bytes: &[u8],
+    jobs: Option<&JobsFile>,
+) -> FileFacts {
+    let parsed = parse_report(path, bytes);
+    let mut out = FileFacts {
+        findings: parsed.errors.iter().map(read_error_finding).collect(),
+        entries: Vec::with_capacity(parsed.entries.len()),
+    };
+    let (fail_file, file_device) = match name {
+        FileName::Legacy { job_id, .. } => (false, Device::Gpu(*job_id)),
+        FileName::PerTest { vcd, fail, .. } => (*fail, vcd_device(vcd).unwrap_or(Device::Machine)),
+    };
+    for (entry_index, entry) in &parsed.entries {
+        let at = At {
+            file: path,
+            entry: *entry_index,
+        };
+        let failure = entry.failure(fail_file);
+        check(
+            entry,
+            &at,
+            failure == Some(FailureKind::FailStub),
+            jobs,
+            &mut out.findings,
+        );
+        out.entries.push(EntryFacts {
+            file: index,
+            entry: *entry_index,
+            run,
+            device: entry
+                .vcd()
+                .as_deref()
+                .and_then(vcd_device)
+                .unwrap_or(file_device),
+            name: entry.name().map(str::to_owned),
+            version: entry.version().map(str::to_owned),
+            failure,
+            config: entry.configuration_key(),
+            losses: finite_losses(entry),
+            timing: timing(entry),
+        });
+    }
+    out
+}
+
+/// The device a `CUDA_VISIBLE_DEVICES` value names.
+pub fn vcd_device(vcd: &str) -> Option<Device> {
+    let mut parts = vcd.split(',');
+    let first: u32 = parts.next()?.trim().parse().ok()?;
+    Some(if parts.next().is_some() {
+        Device::Machine
+    } else {
+        Device::Gpu(first)
+    })
+}
+
+fn finite_losses(entry: &ReportEntry) -> Vec<f64> {
+    let Some(list) = entry.get("batch_loss").and_then(Value::as_list) else {
+        return Vec::new();
+    };
+    let values: Option<Vec<f64>> = list
+        .iter()
+        .map(|v| v.as_f64().filter(|f| f.is_finite()))
+        .collect();
+    values.unwrap_or_default()
+}
+
+fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
+    let train = entry.get("train")?.as_object()?;
+    let get = |k: &str| train.get(k).and_then(Value::as_f64).map(f64::to_bits);
+    Some([get("avg")?, get("min")?, get("max")?, get("sd")?])
+}

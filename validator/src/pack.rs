@@ -1,0 +1,299 @@
+//! Deterministic packing: a submission zip whose bytes depend only on the files' paths and
+//! contents, with a `sha256sum`-format manifest, so that organizers can re-pack and compare.
+
+use crate::archive::normalize_entry_name;
+use crate::intake::SubmittedFile;
+use mlbench_schema::unique_id::hex;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::io::{Seek, Write};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, System, ZipWriter};
+
+/// The manifest's name, at the root of the submission.
+pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
+
+/// The submission description's name, at the root of the submission.
+pub const SUBMISSION_NAME: &str = "SUBMISSION.json";
+
+/// The deflate level of every entry: fixed, so that output bytes are reproducible.
+const DEFLATE_LEVEL: i64 = 6;
+
+/// Why a manifest could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ManifestError {
+    /// The 1-based line.
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// Why a zip could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    /// Writing the archive failed.
+    #[error("writing the zip: {0}")]
+    Zip(#[from] zip::result::ZipError),
+    /// Writing an entry's bytes failed.
+    #[error("writing the zip: {0}")]
+    Io(#[from] std::io::Error),
+    /// A path that the intake would refuse (absolute, `..`, backslash…).
+    #[error("{path}: {problem}")]
+    UnsafePath {
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// Two files with the same path.
+    #[error("{0}: given twice")]
+    Duplicate(String),
+}
+
+/// The SHA-256 of `bytes`, in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The manifest of `files`, in `sha256sum` format (`<hex>  <path>` per line, sorted by
+/// path), leaving out the manifest itself. Paths holding `\`, a newline or a carriage
+/// return are escaped the way `sha256sum` does, so `sha256sum -c` can check the result.
+pub fn manifest_text(files: &[SubmittedFile]) -> String {
+    let mut listed: Vec<&SubmittedFile> =
+        files.iter().filter(|f| f.path != MANIFEST_NAME).collect();
+    listed.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut out = String::new();
+    for file in listed {
+        let digest = sha256_hex(&file.bytes);
+        if file.path.contains(['\\', '\n', '\r']) {
+            let escaped = file
+                .path
+                .replace('\\', "\\\\")
+                .replace('\n', "\\n")
+                .replace('\r', "\\r");
+            out.push_str(&format!("\\{digest}  {escaped}\n"));
+        } else {
+            out.push_str(&format!("{digest}  {}\n", file.path));
+        }
+    }
+    out
+}
+
+/// Parses a `sha256sum`-format manifest into (lower-case hash, path) pairs, in file order.
+/// Accepts the binary marker (`<hex> *<path>`), escaped lines and CRLF line ends; refuses
+/// blank lines, bad hashes and paths listed twice.
+pub fn parse_manifest(text: &str) -> Result<Vec<(String, String)>, ManifestError> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if body.is_empty() {
+        return Ok(out);
+    }
+    for (index, line) in body.split('\n').enumerate() {
+        let line_no = index + 1;
+        let err = |message: String| ManifestError {
+            line: line_no,
+            message,
+        };
+        let (escaped, line) = match line.strip_prefix('\\') {
+            Some(rest) => (true, rest),
+            // An unescaped path cannot hold `\r`, so a trailing one is a CRLF line end.
+            None => (false, line.strip_suffix('\r').unwrap_or(line)),
+        };
+        if line.is_empty() {
+            return Err(err("blank line".into()));
+        }
+        let (hash, rest) = line
+            .split_at_checked(64)
+            .ok_or_else(|| err("expected a 64-digit SHA-256, two spaces and a path".into()))?;
+        if !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(err(format!("not a SHA-256 in hex: {hash:?}")));
+        }
+        let path = rest
+            .strip_prefix("  ")
+            .or_else(|| rest.strip_prefix(" *"))
+            .ok_or_else(|| err("expected two spaces between the hash and the path".into()))?;
+        let path = if escaped {
+            unescape(path).ok_or_else(|| err(format!("bad escape in {path:?}")))?
+        } else {
+            path.to_owned()
+        };
+        if path.is_empty() {
+            return Err(err("no path".into()));
+        }
+        if !seen.insert(path.clone()) {
+            return Err(err(format!("{path} is listed twice")));
+        }
+        out.push((hash.to_ascii_lowercase(), path));
+    }
+    Ok(out)
+}
+
+/// Undoes `sha256sum`'s escaping (`\\`, `\n`, `\r`).
+fn unescape(path: &str) -> Option<String> {
+    let mut out = String::with_capacity(path.len());
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '\\' => out.push('\\'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// `files` ready to pack: any `MANIFEST.sha256` and `SUBMISSION.json` among them are
+/// replaced by `submission_json` and a fresh manifest covering every other file
+/// (`SUBMISSION.json` included); sorted by path.
+pub fn with_manifest(files: Vec<SubmittedFile>, submission_json: Vec<u8>) -> Vec<SubmittedFile> {
+    let mut out: Vec<SubmittedFile> = files
+        .into_iter()
+        .filter(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME)
+        .collect();
+    out.push(SubmittedFile {
+        path: SUBMISSION_NAME.into(),
+        bytes: submission_json,
+    });
+    let manifest = manifest_text(&out);
+    out.push(SubmittedFile {
+        path: MANIFEST_NAME.into(),
+        bytes: manifest.into_bytes(),
+    });
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Writes `files` as a zip, reproducibly: entries sorted by path, deflated at a fixed
+/// level, dated 1980-01-01 00:00:00, mode 0644, made on "Unix", no extra fields. Paths must
+/// be ones the intake accepts (relative, no `..`, no `\`) and unique.
+pub fn write_zip<W: Write + Seek>(files: &[SubmittedFile], out: W) -> Result<(), PackError> {
+    let mut sorted: Vec<&SubmittedFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    for pair in sorted.windows(2) {
+        if pair[0].path == pair[1].path {
+            return Err(PackError::Duplicate(pair[0].path.clone()));
+        }
+    }
+    for file in &sorted {
+        // Only names that read back unchanged: a packed zip must pass the intake.
+        match normalize_entry_name(&file.path) {
+            Ok(normal) if normal == file.path => {}
+            Ok(_) => {
+                return Err(PackError::UnsafePath {
+                    path: file.path.clone(),
+                    problem: "not in normal form (`./`, `//` or a trailing `/`)",
+                });
+            }
+            Err(problem) => {
+                return Err(PackError::UnsafePath {
+                    path: file.path.clone(),
+                    problem: problem.describe(),
+                });
+            }
+        }
+    }
+    let mut zip = ZipWriter::new(out);
+    for file in sorted {
+        // Without the `time` feature the zip crate adds no timestamp extra field; every
+        // field that could vary with the machine or the clock is pinned here.
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .compression_level(Some(DEFLATE_LEVEL))
+            .last_modified_time(DateTime::default())
+            .unix_permissions(0o644)
+            .system(System::Unix)
+            .large_file(file.bytes.len() as u64 >= u64::from(u32::MAX));
+        zip.start_file(file.path.as_str(), options)?;
+        zip.write_all(&file.bytes)?;
+    }
+    zip.finish()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
+        SubmittedFile {
+            path: path.into(),
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn manifest_round_trips() {
+        let files = vec![
+            file("b/x.json", b"{}"),
+            file("a.json", b"[]"),
+            file(MANIFEST_NAME, b"ignored"),
+            file("odd\\name\n", b""),
+        ];
+        let text = manifest_text(&files);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], format!("{}  a.json", sha256_hex(b"[]")));
+        assert!(lines[2].starts_with('\\') && lines[2].ends_with("  odd\\\\name\\n"));
+        let parsed = parse_manifest(&text).unwrap();
+        let paths: Vec<&str> = parsed.iter().map(|(_, p)| p.as_str()).collect();
+        assert_eq!(paths, ["a.json", "b/x.json", "odd\\name\n"]);
+        assert_eq!(
+            parsed[2].0,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn manifest_errors_name_the_line() {
+        let good = format!("{}  a\n", "0".repeat(64));
+        assert_eq!(parse_manifest("").unwrap(), vec![]);
+        assert_eq!(parse_manifest(&good).unwrap().len(), 1);
+        let binary = format!("{} *a\r\n", "A".repeat(64));
+        assert_eq!(parse_manifest(&binary).unwrap()[0].0, "a".repeat(64));
+        for (text, line) in [
+            (format!("{good}\n{good}"), 2),
+            (format!("{good}{}  a\n", "1".repeat(64)), 2),
+            (format!("{good}xyz  b\n"), 2),
+            (format!("{}  b\n", "g".repeat(64)), 1),
+            (format!("{} b\n", "0".repeat(64)), 1),
+            (format!("{}  \n", "0".repeat(64)), 1),
+            (format!("{good}\\{}  b\\q\n", "0".repeat(64)), 2),
+        ] {
+            assert_eq!(parse_manifest(&text).unwrap_err().line, line, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn with_manifest_replaces_and_covers_submission() {
+        let files = vec![
+            file("r/a.json", b"1"),
+            file(SUBMISSION_NAME, b"old"),
+            file(MANIFEST_NAME, b"old"),
+        ];
+        let out = with_manifest(files, b"{}".to_vec());
+        let paths: Vec<&str> = out.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, [MANIFEST_NAME, SUBMISSION_NAME, "r/a.json"]);
+        assert_eq!(out[1].bytes, b"{}");
+        let listed = parse_manifest(std::str::from_utf8(&out[0].bytes).unwrap()).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0], (sha256_hex(b"{}"), SUBMISSION_NAME.to_owned()));
+    }
+
+    #[test]
+    fn write_zip_refuses_what_intake_would() {
+        let mut out = std::io::Cursor::new(Vec::new());
+        for bad in ["../x", "/x", "a\\b", "./a", "a//b", "a/"] {
+            let err = write_zip(&[file(bad, b"")], &mut out).unwrap_err();
+            assert!(matches!(err, PackError::UnsafePath { .. }), "{bad}: {err}");
+        }
+        let err = write_zip(&[file("a", b""), file("a", b"")], &mut out).unwrap_err();
+        assert!(matches!(err, PackError::Duplicate(_)));
+    }
+}

@@ -1,0 +1,236 @@
+//! Coverage: every bench of the jobs file on every GPU in every run, once, and enough
+//! runs of each.
+
+use crate::facts::{Device, EntryFacts};
+use crate::finding::Finding;
+use mlbench_schema::jobs::JobsFile;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// What the coverage rules need to know about the submission.
+pub struct Coverage<'a> {
+    /// Every entry.
+    pub entries: &'a [EntryFacts],
+    /// Run names by index.
+    pub runs: &'a [String],
+    /// Report file paths by index.
+    pub files: &'a [String],
+    /// (run, GPU) → the legacy stream of that GPU in that run, where there is one.
+    pub streams: &'a HashMap<(u32, u32), usize>,
+    /// The GPUs of the machine.
+    pub gpus: &'a BTreeSet<u32>,
+    /// The jobs expected.
+    pub jobs: &'a JobsFile,
+    /// `--min-runs`.
+    pub min_runs: usize,
+}
+
+impl Coverage<'_> {
+    /// Runs every coverage rule.
+    pub fn check(&self, out: &mut Vec<Finding>) {
+        self.missing(out);
+        self.duplicates(out);
+        self.unknown(out);
+        self.too_few(out);
+    }
+
+    fn where_missing(&self, run: u32, device: Device) -> String {
+        match device {
+            Device::Gpu(g) => self.streams.get(&(run, g)).map_or_else(
+                || self.runs[run as usize].clone(),
+                |&f| self.files[f].clone(),
+            ),
+            Device::Machine => self.streams.get(&(run, 0)).map_or_else(
+                || self.runs[run as usize].clone(),
+                |&f| self.files[f].clone(),
+            ),
+        }
+    }
+
+    fn missing(&self, out: &mut Vec<Finding>) {
+        let mut present: HashSet<(u32, Device, &str)> = HashSet::new();
+        let mut present_anywhere: HashSet<(u32, &str)> = HashSet::new();
+        for e in self.entries {
+            if let Some(name) = &e.name {
+                present.insert((e.run, e.device, name));
+                present_anywhere.insert((e.run, name));
+            }
+        }
+        let mut seen_jobs = HashSet::new();
+        for job in &self.jobs.jobs {
+            if !seen_jobs.insert(job.name.as_str()) {
+                continue;
+            }
+            for run in 0..self.runs.len() as u32 {
+                if job.whole_machine() {
+                    if !present_anywhere.contains(&(run, job.name.as_str())) {
+                        out.push(
+                            Finding::new(
+                                "bench.missing",
+                                format!(
+                                    "`{}` on the whole machine in run {}",
+                                    job.name, self.runs[run as usize]
+                                ),
+                                "absent",
+                            )
+                            .file(self.where_missing(run, Device::Machine)),
+                        );
+                    }
+                    continue;
+                }
+                for &gpu in self.gpus {
+                    if !present.contains(&(run, Device::Gpu(gpu), job.name.as_str())) {
+                        out.push(
+                            Finding::new(
+                                "bench.missing",
+                                format!(
+                                    "`{}` on GPU {gpu} in run {}",
+                                    job.name, self.runs[run as usize]
+                                ),
+                                "absent",
+                            )
+                            .file(self.where_missing(run, Device::Gpu(gpu))),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn duplicates(&self, out: &mut Vec<Finding>) {
+        let configs: HashMap<&str, usize> =
+            self.jobs.jobs.iter().fold(HashMap::new(), |mut m, j| {
+                *m.entry(j.name.as_str()).or_default() += j.configs().len().max(1);
+                m
+            });
+        let mut groups: BTreeMap<(u32, Device, &str), Vec<&EntryFacts>> = BTreeMap::new();
+        for e in self.entries {
+            if let Some(name) = &e.name {
+                groups.entry((e.run, e.device, name)).or_default().push(e);
+            }
+        }
+        for ((run, device, name), mut entries) in groups {
+            entries.sort_by_key(|e| (e.file, e.entry));
+            let allowed = configs.get(name).copied().unwrap_or(1);
+            let mut seen: Vec<(u64, &EntryFacts)> = Vec::new();
+            for e in entries {
+                let first = seen.iter().find(|(c, _)| *c == e.config).map(|(_, f)| *f);
+                let over = seen.len() >= allowed;
+                if first.is_some() || over {
+                    let other = first.unwrap_or(seen[0].1);
+                    out.push(
+                        Finding::new(
+                            "bench.duplicate",
+                            format!(
+                                "`{name}` once per configuration on {device} in run {}",
+                                self.runs[run as usize]
+                            ),
+                            format!(
+                                "again after {} entry {}",
+                                self.files[other.file], other.entry
+                            ),
+                        )
+                        .file(self.files[e.file].clone())
+                        .entry(e.entry),
+                    );
+                } else {
+                    seen.push((e.config, e));
+                }
+            }
+        }
+    }
+
+    fn unknown(&self, out: &mut Vec<Finding>) {
+        let known: HashSet<&str> = self.jobs.jobs.iter().map(|j| j.name.as_str()).collect();
+        let mut first: BTreeMap<&str, (&EntryFacts, usize)> = BTreeMap::new();
+        for e in self.entries {
+            if let Some(name) = &e.name
+                && !known.contains(name.as_str())
+            {
+                let slot = first.entry(name).or_insert((e, 0));
+                slot.1 += 1;
+            }
+        }
+        for (name, (e, count)) in first {
+            out.push(
+                Finding::new(
+                    "bench.unknown",
+                    "a bench of the jobs file",
+                    format!("`{name}` ({count} entries)"),
+                )
+                .file(self.files[e.file].clone())
+                .entry(e.entry),
+            );
+        }
+    }
+
+    fn too_few(&self, out: &mut Vec<Finding>) {
+        if self.runs.len() < self.min_runs {
+            out.push(Finding::new(
+                "runs.too-few",
+                format!("at least {} runs (--min-runs)", self.min_runs),
+                format!(
+                    "{} run{} ({})",
+                    self.runs.len(),
+                    if self.runs.len() == 1 { "" } else { "s" },
+                    self.runs.join(", ")
+                ),
+            ));
+            return;
+        }
+        let mut usable: HashMap<(&str, Device), BTreeSet<u32>> = HashMap::new();
+        for e in self.entries {
+            if let (Some(name), None) = (&e.name, e.failure) {
+                let device = if self.whole_machine(name) {
+                    Device::Machine
+                } else {
+                    e.device
+                };
+                usable.entry((name, device)).or_default().insert(e.run);
+            }
+        }
+        let mut seen_jobs = HashSet::new();
+        for job in &self.jobs.jobs {
+            if !seen_jobs.insert(job.name.as_str()) {
+                continue;
+            }
+            let devices: Vec<Device> = if job.whole_machine() {
+                vec![Device::Machine]
+            } else {
+                self.gpus.iter().map(|&g| Device::Gpu(g)).collect()
+            };
+            for device in devices {
+                let runs = usable.get(&(job.name.as_str(), device));
+                let n = runs.map_or(0, BTreeSet::len);
+                if n < self.min_runs {
+                    let names: Vec<&str> = runs
+                        .into_iter()
+                        .flatten()
+                        .map(|&r| self.runs[r as usize].as_str())
+                        .collect();
+                    out.push(
+                        Finding::new(
+                            "runs.too-few",
+                            format!(
+                                "at least {} runs of `{}` on {device} with a usable result",
+                                self.min_runs, job.name
+                            ),
+                            if names.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                format!("{n} ({})", names.join(", "))
+                            },
+                        )
+                        .field(job.name.clone()),
+                    );
+                }
+            }
+        }
+    }
+
+    fn whole_machine(&self, name: &str) -> bool {
+        self.jobs
+            .jobs
+            .iter()
+            .any(|j| j.name == name && j.whole_machine())
+    }
+}

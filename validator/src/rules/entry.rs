@@ -1,0 +1,337 @@
+//! Rules that look at one entry at a time: required fields, NaN losses, failures, the
+//! throughput arithmetic, `unique_id`, and the arguments against the jobs file.
+
+use crate::finding::Finding;
+use mlbench_schema::entry::ReportEntry;
+use mlbench_schema::jobs::{Job, JobsFile, flag_dest, recorded_matches};
+use mlbench_schema::pyrepr::py_str;
+use mlbench_schema::unique_id::{EXCLUDED_FINAL, EXCLUDED_FIRST, unique_id};
+use mlbench_schema::value::Value;
+
+/// Relative tolerance of the throughput arithmetic (the suite writes full `repr` floats,
+/// so anything above rounding is an edit).
+pub const WORK_TOLERANCE: f64 = 1e-6;
+
+/// Fields every completed entry has (spec §1.2); `name`, `version` and `train_item` are
+/// checked by the reader.
+const REQUIRED: &[&str] = &[
+    "unique_id",
+    "batch_size",
+    "number",
+    "repeat",
+    "train",
+    "batch_loss",
+];
+
+/// Where an entry is, for the findings.
+pub struct At<'a> {
+    /// The file inside the submission.
+    pub file: &'a str,
+    /// The entry index.
+    pub entry: usize,
+}
+
+impl At<'_> {
+    fn finding(
+        &self,
+        rule: &'static str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Finding {
+        Finding::new(rule, expected, found)
+            .file(self.file)
+            .entry(self.entry)
+    }
+}
+
+/// Every per-entry rule; `stub` says the entry is a failure stub (file name or content).
+pub fn check(
+    entry: &ReportEntry,
+    at: &At,
+    stub: bool,
+    jobs: Option<&JobsFile>,
+    out: &mut Vec<Finding>,
+) {
+    if stub {
+        let name = entry.name().map_or_else(
+            || "unknown bench (name: null)".to_owned(),
+            |n| format!("bench `{n}`"),
+        );
+        out.push(at.finding(
+            "run.failed",
+            "a completed run",
+            format!("a failure stub for {name}"),
+        ));
+        return;
+    }
+    if entry.completed() == Some(false) {
+        out.push(
+            at.finding("run.incomplete", "completed: true", "completed: false")
+                .field("completed"),
+        );
+    }
+    for key in REQUIRED {
+        if entry.get(key).is_none() {
+            out.push(
+                at.finding("parse.missing-field", format!("a `{key}` field"), "nothing")
+                    .field(*key),
+            );
+        }
+    }
+    nan_losses(entry, at, out);
+    work(entry, at, out);
+    id(entry, at, out);
+    if let Some(jobs) = jobs {
+        arguments(entry, at, jobs, out);
+    }
+}
+
+fn nan_losses(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
+    let Some(losses) = entry.get("batch_loss").and_then(Value::as_list) else {
+        return;
+    };
+    let bad: Vec<(usize, f64)> = losses
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.as_f64().filter(|f| !f.is_finite()).map(|f| (i, f)))
+        .collect();
+    if let Some(&(first, value)) = bad.first() {
+        let mut found = py_float_token(value);
+        if bad.len() > 1 {
+            found.push_str(&format!(
+                " (and {} more non-finite of {} values)",
+                bad.len() - 1,
+                losses.len()
+            ));
+        }
+        out.push(
+            at.finding("loss.nan", "a finite loss", found)
+                .field(format!("batch_loss[{first}]")),
+        );
+    }
+}
+
+fn py_float_token(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".into()
+    } else if f > 0.0 {
+        "Infinity".into()
+    } else {
+        "-Infinity".into()
+    }
+}
+
+fn stage_number(entry: &ReportEntry, stage: &str, key: &str) -> Option<f64> {
+    entry.get(stage)?.as_object()?.get(key)?.as_f64()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= WORK_TOLERANCE * a.abs().max(b.abs())
+}
+
+fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
+    // min <= avg <= max in both stages (min/max cover a superset of the averaged
+    // observations, spec §5.3, so this holds for every genuine report).
+    for stage in ["train", "train_item"] {
+        let (Some(min), Some(avg), Some(max)) = (
+            stage_number(entry, stage, "min"),
+            stage_number(entry, stage, "avg"),
+            stage_number(entry, stage, "max"),
+        ) else {
+            continue;
+        };
+        if min.is_finite()
+            && max.is_finite()
+            && !(min <= avg * (1.0 + WORK_TOLERANCE) && avg <= max * (1.0 + WORK_TOLERANCE))
+        {
+            out.push(
+                at.finding(
+                    "work.inconsistent",
+                    "min ≤ avg ≤ max",
+                    format!("min {min}, avg {avg}, max {max}"),
+                )
+                .field(format!("{stage}.avg")),
+            );
+        }
+    }
+    if let (Some(count), Some(repeat)) = (
+        entry
+            .get("train")
+            .and_then(Value::as_object)
+            .and_then(|t| t.get("count"))
+            .and_then(Value::as_i64),
+        entry.get("repeat").and_then(Value::as_i64),
+    ) {
+        // StatStream drops the first 10 observations; at most `repeat` are made.
+        let most = (repeat - 10).max(1);
+        if count < 1 || count > most {
+            out.push(
+                at.finding(
+                    "work.inconsistent",
+                    format!("1 ≤ train.count ≤ {most} for repeat {repeat}"),
+                    count.to_string(),
+                )
+                .field("train.count"),
+            );
+        }
+    }
+    // Scaling writes its own efficiencies in % (spec §5.6): no arithmetic to check.
+    let unit = entry
+        .get("train_item")
+        .and_then(Value::as_object)
+        .and_then(|t| t.get("unit"))
+        .and_then(Value::as_str);
+    if unit == Some("%") {
+        return;
+    }
+    let (Some(batch), Some(number)) = (
+        entry.get("batch_size").and_then(Value::as_f64),
+        entry.get("number").and_then(Value::as_f64),
+    ) else {
+        return;
+    };
+    let items = batch * number;
+    let checks = [
+        ("train_item.avg", "avg", "avg"),
+        ("train_item.min", "min", "max"),
+        ("train_item.max", "max", "min"),
+    ];
+    for (field, item_key, train_key) in checks {
+        let (Some(found), Some(time)) = (
+            stage_number(entry, "train_item", item_key),
+            stage_number(entry, "train", train_key),
+        ) else {
+            continue;
+        };
+        if !time.is_finite() || time == 0.0 {
+            continue;
+        }
+        let expected = items / time;
+        if !close(expected, found) {
+            out.push(
+                at.finding(
+                    "work.inconsistent",
+                    format!("{expected} = batch_size {batch} × number {number} ÷ train.{train_key} {time}"),
+                    found.to_string(),
+                )
+                .field(field),
+            );
+            // One wrong figure usually means the others are derived from it: say it once.
+            return;
+        }
+    }
+}
+
+fn id(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
+    let Some(recorded) = entry.get("unique_id").and_then(Value::as_str) else {
+        return;
+    };
+    let args = entry.arguments();
+    if unique_id(args.iter().copied(), EXCLUDED_FINAL) == recorded {
+        return;
+    }
+    // Reports from before 2019-05-25 hash every argument, with `report` and `seed` (popped
+    // from the report) at their defaults (spec §2.1): seed 000's reports.
+    let none = Value::Null;
+    let zero = Value::Int(0);
+    let mut first = args.clone();
+    if !first.iter().any(|(k, _)| *k == "report") {
+        first.push(("report", &none));
+    }
+    if !first.iter().any(|(k, _)| *k == "seed") {
+        first.push(("seed", &zero));
+    }
+    if unique_id(first.iter().copied(), EXCLUDED_FIRST) == recorded
+        || unique_id(args.iter().copied(), EXCLUDED_FIRST) == recorded
+    {
+        return;
+    }
+    let expected = unique_id(args.iter().copied(), EXCLUDED_FINAL);
+    out.push(at.finding("id.mismatch", expected, recorded).field("unique_id").hint(
+        "recomputed from the entry's arguments with the suite's algorithm (the final exclusion set, \
+         and the 2019-04 one with report=None, seed=0); an argument was edited after the run, \
+         or the entry was not written by the suite",
+    ));
+}
+
+/// Flags whose recorded value legitimately differs from the jobs file: the output path,
+/// and the seed run.py appends last on the command line (spec §4.5).
+const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s"];
+
+/// The differences between an entry and one config of its job: (field, expected, found).
+fn config_differences(
+    entry: &ReportEntry,
+    args: &[(String, Value)],
+) -> Vec<(String, String, String)> {
+    let mut diffs = Vec::new();
+    for (flag, value) in args {
+        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()) {
+            continue;
+        }
+        let Some(dest) = flag_dest(flag) else {
+            continue;
+        };
+        let Some(recorded) = entry.get(&dest) else {
+            continue;
+        };
+        if recorded_matches(flag, value, recorded) {
+            continue;
+        }
+        if dest == "batch_size" && batch_scaled(entry, value, recorded) {
+            continue;
+        }
+        diffs.push((
+            dest,
+            format!("{} (jobs file {flag})", py_str(value)),
+            py_str(recorded),
+        ));
+    }
+    diffs
+}
+
+/// Scripts that overwrite `batch_size` (spec §5.6): conv_distributed and dcgan multiply it
+/// by the GPU count, atari sets it to `num_processes`.
+fn batch_scaled(entry: &ReportEntry, given: &Value, recorded: &Value) -> bool {
+    let (Some(given), Some(recorded)) = (
+        given
+            .as_i64()
+            .or_else(|| given.as_str()?.trim().parse().ok()),
+        recorded.as_i64(),
+    ) else {
+        return false;
+    };
+    let devices = entry.vcd().map_or(1, |v| v.split(',').count() as i64);
+    let ngpu = entry.get("ngpu").and_then(Value::as_i64);
+    let processes = entry.get("num_processes").and_then(Value::as_i64);
+    recorded == given * devices
+        || ngpu.is_some_and(|n| recorded == given * n)
+        || processes == Some(recorded)
+}
+
+fn arguments(entry: &ReportEntry, at: &At, jobs: &JobsFile, out: &mut Vec<Finding>) {
+    let Some(name) = entry.name() else {
+        return;
+    };
+    let jobs_of_name: Vec<&Job> = jobs.jobs.iter().filter(|j| j.name == name).collect();
+    if jobs_of_name.is_empty() {
+        return; // bench.unknown is reported by the coverage rules
+    }
+    let mut best: Option<Vec<(String, String, String)>> = None;
+    for job in jobs_of_name {
+        for config in job.configs() {
+            let diffs = config_differences(entry, &config.args);
+            if diffs.is_empty() {
+                return;
+            }
+            if best.as_ref().is_none_or(|b| diffs.len() < b.len()) {
+                best = Some(diffs);
+            }
+        }
+    }
+    for (field, expected, found) in best.unwrap_or_default() {
+        out.push(
+            at.finding("args.entry-mismatch", expected, found)
+                .field(field),
+        );
+    }
+}

@@ -1,0 +1,412 @@
+//! The validation: classify the files, pick the jobs file and the baselines, run the
+//! per-file pass in parallel, then the cross-file rules, then the waivers.
+
+use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
+use crate::finding::{Finding, Severity};
+use crate::intake::{Intake, SubmittedFile};
+use crate::layout::{Role, base_name, classify};
+use crate::rules::coverage::Coverage;
+use crate::rules::jobs::Track;
+use crate::rules::versions::{VersionNote, VersionOracle};
+use crate::rules::{self, pattern_matches};
+use mlbench_schema::jobs::{Job, JobsFile};
+use mlbench_schema::reader::FileName;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// `--waive RULE[:FILE]`: errors of RULE (an id, `family.*` or `*`), in FILE when given
+/// (a path inside the submission; a path ending in `/` waives a whole folder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiver {
+    /// The rule pattern.
+    pub rule: String,
+    /// The file or folder, when limited to one.
+    pub file: Option<String>,
+}
+
+impl Waiver {
+    /// Parses `RULE[:FILE]`; the rule pattern must name at least one rule.
+    pub fn parse(text: &str) -> Result<Waiver, String> {
+        let (rule, file) = match text.split_once(':') {
+            Some((r, f)) => (r, Some(f.to_owned())),
+            None => (text, None),
+        };
+        if !rules::pattern_matches_any(rule) {
+            return Err(format!(
+                "`{rule}` names no rule (see `mlbench validate --list-rules`)"
+            ));
+        }
+        Ok(Waiver {
+            rule: rule.to_owned(),
+            file,
+        })
+    }
+
+    /// Whether this waiver covers `finding` (errors only: warnings are never waived).
+    pub fn covers(&self, finding: &Finding) -> bool {
+        finding.severity == Severity::Error
+            && pattern_matches(&self.rule, finding.rule)
+            && match (&self.file, &finding.file) {
+                (None, _) => true,
+                (Some(want), Some(file)) if want.ends_with('/') => file.starts_with(want.as_str()),
+                (Some(want), Some(file)) => want == file,
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// What to validate against.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// The suite (jobs-file name) to validate; by default the only one, or the largest.
+    pub suite: Option<String>,
+    /// Fewest runs of a bench on a GPU (`--min-runs`, default 4).
+    pub min_runs: usize,
+    /// The jobs file the vendor ran with, when given outside the submission (name, file).
+    pub jobs: Option<(String, JobsFile)>,
+    /// The baselines (name, file); by default the shipped jobs file of the suite's name.
+    pub baselines: Option<(String, JobsFile)>,
+    /// The track.
+    pub track: Track,
+    /// Flags allowed to change on top of the track's.
+    pub allow: Vec<String>,
+    /// Waivers.
+    pub waivers: Vec<Waiver>,
+    /// The repository check of versions (`--repo`).
+    pub versions: Option<&'a dyn VersionOracle>,
+}
+
+/// Counts describing what was validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// The suite.
+    pub suite: Option<String>,
+    /// Files in the submission.
+    pub files: usize,
+    /// Report files of the suite.
+    pub report_files: usize,
+    /// Entries read.
+    pub entries: usize,
+    /// Runs.
+    pub runs: usize,
+    /// GPUs.
+    pub gpus: usize,
+    /// Distinct bench names.
+    pub benches: usize,
+    /// The vendor's jobs file used.
+    pub jobs_file: Option<String>,
+    /// The baselines compared with.
+    pub baselines: Option<String>,
+}
+
+/// The result of a validation.
+#[derive(Debug, Clone, Default)]
+pub struct Validation {
+    /// Findings not waived, sorted by rule, file, entry, field.
+    pub findings: Vec<Finding>,
+    /// Errors turned into waivers, sorted the same way.
+    pub waived: Vec<Finding>,
+    /// How each bench's version was checked against the repository.
+    pub versions: Vec<VersionNote>,
+    /// What was validated.
+    pub summary: Summary,
+}
+
+impl Validation {
+    /// Number of errors (waived ones excluded).
+    pub fn errors(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
+    }
+
+    /// Number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count()
+    }
+
+    /// Number of distinct files the findings are in (the submission as a whole counts once).
+    pub fn files_with_findings(&self) -> usize {
+        self.findings
+            .iter()
+            .map(|f| f.file.as_deref())
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+}
+
+struct ReportRef<'a> {
+    file: &'a SubmittedFile,
+    name: FileName,
+    run: String,
+}
+
+/// Validates a submission read by [`crate::intake::read_submission`].
+pub fn validate(intake: &Intake, options: &Options) -> Validation {
+    let mut findings = intake.findings.clone();
+    let mut reports: Vec<ReportRef> = Vec::new();
+    let mut jobs_files: Vec<&SubmittedFile> = Vec::new();
+    for file in &intake.files {
+        match classify(file) {
+            Role::Report { name, run } => reports.push(ReportRef { file, name, run }),
+            Role::Jobs => jobs_files.push(file),
+            Role::Pack => {}
+            Role::Unknown => findings.push(
+                Finding::new(
+                    "file.unknown",
+                    "report files, the jobs file and the pack manifest",
+                    "an unexpected file",
+                )
+                .file(file.path.clone()),
+            ),
+        }
+    }
+    let mut summary = Summary {
+        files: intake.files.len(),
+        ..Summary::default()
+    };
+
+    // The suite.
+    let mut per_suite: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &reports {
+        *per_suite.entry(r.name.suite()).or_default() += 1;
+    }
+    let suite = options.suite.clone().or_else(|| {
+        per_suite
+            .iter()
+            .max_by_key(|(s, n)| (**n, std::cmp::Reverse(**s)))
+            .map(|(s, _)| (*s).to_owned())
+    });
+    if options.suite.is_none() && per_suite.len() > 1 {
+        let list: Vec<String> = per_suite
+            .iter()
+            .map(|(s, n)| format!("{s} ({n} files)"))
+            .collect();
+        findings.push(Finding::new(
+            "reports.mixed-suites",
+            "report files of one suite",
+            format!(
+                "{}; validated `{}`",
+                list.join(", "),
+                suite.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    reports.retain(|r| Some(r.name.suite()) == suite.as_deref());
+    if reports.is_empty() {
+        let found = match &options.suite {
+            Some(s) => format!("no report files of suite `{s}`"),
+            None => "no report files".to_owned(),
+        };
+        findings.push(Finding::new("reports.none", "report files", found));
+    }
+    summary.suite = suite.clone();
+
+    // The vendor's jobs file and the baselines.
+    let vendor_jobs = pick_jobs(&jobs_files, suite.as_deref(), options, &mut findings);
+    summary.jobs_file = vendor_jobs.as_ref().map(|(n, _)| n.clone());
+    let builtin = suite
+        .as_deref()
+        .and_then(|s| JobsFile::builtin(s).map(|j| (format!("baselines/jobs/{s}.json"), j)));
+    let baselines = options.baselines.as_ref().or(builtin.as_ref());
+    summary.baselines = baselines.map(|(n, _)| n.clone());
+    if let (Some((vendor_name, vendor)), Some((base_name, base))) = (&vendor_jobs, baselines) {
+        rules::jobs::check(
+            vendor,
+            vendor_name,
+            base,
+            base_name,
+            options.track,
+            &options.allow,
+            &mut findings,
+        );
+    } else if let (Some((vendor_name, _)), None) = (&vendor_jobs, baselines) {
+        findings.push(
+            Finding::new(
+                "jobs.no-baselines",
+                format!("baselines for suite `{}`", suite.as_deref().unwrap_or("")),
+                "none shipped and no --baselines",
+            )
+            .file(vendor_name.clone()),
+        );
+    }
+
+    // The per-file pass.
+    let mut run_names: Vec<String> = reports
+        .iter()
+        .map(|r| r.run.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    run_names.sort_by(|a, b| natural(a).cmp(&natural(b)));
+    let run_index: HashMap<&str, u32> = run_names
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.as_str(), i as u32))
+        .collect();
+    let paths: Vec<String> = reports.iter().map(|r| r.file.path.clone()).collect();
+    let jobs_for_entries = vendor_jobs.as_ref().map(|(_, j)| j);
+    let per_file: Vec<FileFacts> = reports
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            file_facts(
+                i,
+                &r.file.path,
+                &r.name,
+                run_index[r.run.as_str()],
+                &r.file.bytes,
+                jobs_for_entries,
+            )
+        })
+        .collect();
+    let mut entries: Vec<EntryFacts> = Vec::new();
+    for f in per_file {
+        findings.extend(f.findings);
+        entries.extend(f.entries);
+    }
+
+    // Cross-file rules.
+    let mut gpus = BTreeSet::new();
+    let mut streams = HashMap::new();
+    for (i, r) in reports.iter().enumerate() {
+        if let FileName::Legacy { job_id, .. } = r.name {
+            gpus.insert(job_id);
+            streams.insert((run_index[r.run.as_str()], job_id), i);
+        }
+    }
+    for e in &entries {
+        if let Device::Gpu(g) = e.device {
+            gpus.insert(g);
+        }
+    }
+    let fallback;
+    let expected = match (vendor_jobs.as_ref(), baselines) {
+        (Some((_, j)), _) | (None, Some((_, j))) => j,
+        (None, None) => {
+            fallback = jobs_seen(&entries);
+            &fallback
+        }
+    };
+    if !reports.is_empty() {
+        Coverage {
+            entries: &entries,
+            runs: &run_names,
+            files: &paths,
+            streams: &streams,
+            gpus: &gpus,
+            jobs: expected,
+            min_runs: options.min_runs,
+        }
+        .check(&mut findings);
+    }
+    rules::versions::inconsistent(&entries, &paths, &mut findings);
+    let versions = match options.versions {
+        Some(oracle) => rules::versions::against_repo(&entries, &paths, oracle, &mut findings),
+        None => Vec::new(),
+    };
+    rules::loss::divergent(&entries, &paths, &mut findings);
+    rules::loss::duplicated(&entries, &paths, &mut findings);
+    findings.extend(rules::manifest::check_manifest(&intake.files));
+
+    summary.report_files = reports.len();
+    summary.entries = entries.len();
+    summary.runs = run_names.len();
+    summary.gpus = gpus.len();
+    summary.benches = entries
+        .iter()
+        .filter_map(|e| e.name.as_deref())
+        .collect::<BTreeSet<_>>()
+        .len();
+
+    let (mut waived, mut kept): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| options.waivers.iter().any(|w| w.covers(f)));
+    kept.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    waived.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    Validation {
+        findings: kept,
+        waived,
+        versions,
+        summary,
+    }
+}
+
+/// Sorts `output10` after `output9`.
+fn natural(s: &str) -> (String, u64, String) {
+    let digits_at = s.rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    let (head, digits) = s.split_at(digits_at);
+    (head.to_owned(), digits.parse().unwrap_or(0), s.to_owned())
+}
+
+fn pick_jobs(
+    candidates: &[&SubmittedFile],
+    suite: Option<&str>,
+    options: &Options,
+    findings: &mut Vec<Finding>,
+) -> Option<(String, JobsFile)> {
+    if let Some((name, jobs)) = &options.jobs {
+        return Some((name.clone(), jobs.clone()));
+    }
+    let chosen = match candidates {
+        [] => {
+            findings.push(Finding::new(
+                "jobs.missing",
+                "the jobs file the suite ran with",
+                "none",
+            ));
+            return None;
+        }
+        [one] => *one,
+        several => {
+            let wanted = suite.map(|s| format!("{s}.json"));
+            let chosen = several
+                .iter()
+                .find(|f| Some(base_name(&f.path)) == wanted.as_deref())
+                .unwrap_or(&several[0]);
+            let names: Vec<&str> = several.iter().map(|f| f.path.as_str()).collect();
+            findings.push(Finding::new(
+                "jobs.several",
+                "one jobs file",
+                format!("{}; used {}", names.join(", "), chosen.path),
+            ));
+            chosen
+        }
+    };
+    match JobsFile::parse(&chosen.path, &chosen.bytes) {
+        Ok(jobs) => Some((chosen.path.clone(), jobs)),
+        Err(e) => {
+            findings.push(
+                Finding::new("jobs.invalid", "a jobs file", e.to_string())
+                    .file(chosen.path.clone()),
+            );
+            None
+        }
+    }
+}
+
+/// Without any jobs file, the benches seen stand for the jobs expected.
+fn jobs_seen(entries: &[EntryFacts]) -> JobsFile {
+    let mut names: BTreeMap<&str, bool> = BTreeMap::new();
+    for e in entries {
+        if let Some(name) = &e.name {
+            let machine = names.entry(name).or_insert(true);
+            *machine &= e.device == Device::Machine;
+        }
+    }
+    JobsFile {
+        jobs: names
+            .into_iter()
+            .map(|(name, machine)| Job {
+                name: name.to_owned(),
+                cmd: String::new(),
+                args: Vec::new(),
+                cgroup: Some(if machine { "all" } else { "student" }.to_owned()),
+            })
+            .collect(),
+    }
+}
