@@ -235,7 +235,7 @@ pub fn markdown(v: &Validation) -> String {
     let rows = rows(v);
     if !rows.is_empty() {
         let header: Vec<String> = HEADER.iter().map(|h| (*h).to_owned()).collect();
-        super::markdown::md_table(&mut out, &header, &rows);
+        super::markdown::md_text_table(&mut out, &header, &rows);
     }
     out.push_str(&summary_line(v));
     out
@@ -281,7 +281,7 @@ pub fn rules_list(format: FindingsFormat) -> anyhow::Result<String> {
                     ]
                 })
                 .collect();
-            super::markdown::md_table(&mut out, &header, &rows);
+            super::markdown::md_text_table(&mut out, &header, &rows);
         }
         FindingsFormat::Human => {
             let width = RULES.iter().map(|r| r.id.len()).max().unwrap_or(0);

@@ -9,8 +9,17 @@ pub fn escape(cell: &str) -> String {
     cell.replace('|', "\\|")
 }
 
-/// Appends a Markdown table.
+/// Appends a Markdown table: the first column left-aligned, the others (figures) right.
 pub fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    md_table_aligned(out, header, rows, false);
+}
+
+/// Appends a Markdown table of text: every column left-aligned.
+pub fn md_text_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    md_table_aligned(out, header, rows, true);
+}
+
+fn md_table_aligned(out: &mut String, header: &[String], rows: &[Vec<String>], text: bool) {
     let _ = writeln!(
         out,
         "| {} |",
@@ -21,7 +30,7 @@ pub fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
             .join(" | ")
     );
     let align: Vec<&str> = (0..header.len())
-        .map(|i| if i == 0 { ":---" } else { "---:" })
+        .map(|i| if i == 0 || text { ":---" } else { "---:" })
         .collect();
     let _ = writeln!(out, "| {} |", align.join(" | "));
     for row in rows {

@@ -4,10 +4,7 @@
 use crate::intake::SubmittedFile;
 use mlbench_schema::reader::FileName;
 
-/// The pack manifest's name (at the submission root).
-pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
-/// The pack summary's name (at the submission root).
-pub const SUBMISSION_NAME: &str = "SUBMISSION.json";
+pub use crate::pack::{MANIFEST_NAME, SUBMISSION_NAME};
 
 /// What a file of a submission is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -242,7 +242,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    run_names.sort_by(|a, b| natural(a).cmp(&natural(b)));
+    run_names.sort_by_key(|a| natural(a));
     let run_index: HashMap<&str, u32> = run_names
         .iter()
         .enumerate()

@@ -362,3 +362,19 @@ mod tests {
         assert!(!pattern_matches_any("nope.*"));
     }
 }
+
+#[cfg(test)]
+mod docs {
+    use super::RULES;
+
+    /// docs/validate.md lists every rule with its severity, as `--list-rules` prints it.
+    #[test]
+    fn every_rule_is_documented() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/validate.md");
+        let text = std::fs::read_to_string(path).expect("docs/validate.md");
+        for r in RULES {
+            let row = format!("| `{}` | {} | {} |", r.id, r.severity.as_str(), r.summary);
+            assert!(text.contains(&row), "docs/validate.md lacks the row {row}");
+        }
+    }
+}

@@ -74,8 +74,8 @@ pub fn check(
         ));
     }
     for change in &d.changes {
-        let allowed = ALLOWED_IN_BASELINE.contains(&change.flag.as_str())
-            || allow.iter().any(|a| *a == change.flag);
+        let allowed =
+            ALLOWED_IN_BASELINE.contains(&change.flag.as_str()) || allow.contains(&change.flag);
         if allowed && !tweaked {
             continue;
         }

@@ -146,3 +146,94 @@ fn copy(e: &EntryFacts, first: &EntryFacts, files: &[String], field: &str, what:
     .entry(e.entry)
     .field(field)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Device;
+
+    fn curve(file: usize, losses: Vec<f64>) -> EntryFacts {
+        EntryFacts {
+            file,
+            entry: 0,
+            run: file as u32,
+            device: Device::Gpu(0),
+            name: Some("toy".into()),
+            version: None,
+            failure: None,
+            config: 1,
+            losses,
+            timing: Some([file as u64; 4]),
+        }
+    }
+
+    #[test]
+    fn band_by_hand() {
+        // Step 0: curve 4 (5.0) against the others [0.9, 1.0, 1.05, 1.1]: q10 = 0.93,
+        // q90 = 1.085, w = 0.155, band [0.775, 1.24]: outside. Curve 0 (1.0) against
+        // [0.9, 1.05, 1.1, 5.0]: q10 = 0.945, q90 = 3.83, band [-1.94, 6.715]: inside.
+        // Step 1: all equal but curve 4 at 1.2 against four 1.0: w = 1e-6: outside.
+        let curves: Vec<EntryFacts> = [
+            vec![1.0, 1.0],
+            vec![1.1, 1.0],
+            vec![0.9, 1.0],
+            vec![1.05, 1.0],
+            vec![5.0, 1.2],
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| curve(i, l))
+        .collect();
+        let refs: Vec<&EntryFacts> = curves.iter().collect();
+        assert_eq!(outside_counts(&refs, 2), [0, 0, 0, 0, 2]);
+    }
+
+    #[test]
+    fn divergent_needs_most_steps_outside_and_enough_curves() {
+        let files: Vec<String> = (0..6).map(|i| format!("f{i}")).collect();
+        let base = |k: f64| {
+            (0..20)
+                .map(|s| 2.0 - 0.05 * s as f64 + 0.01 * k)
+                .collect::<Vec<_>>()
+        };
+        let mut curves: Vec<EntryFacts> = (0..5).map(|i| curve(i, base(i as f64))).collect();
+        // Three times the others at every step: divergent.
+        curves.push(curve(5, base(0.0).iter().map(|v| v * 3.0).collect()));
+        let mut out = Vec::new();
+        divergent(&curves, &files, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].file.as_deref(), Some("f5"));
+        assert_eq!(out[0].found, "20 of 20 steps outside");
+        // Outside at 10 of 20 steps (exactly half): not divergent.
+        let mut half = base(0.0);
+        for v in half.iter_mut().take(10) {
+            *v *= 3.0;
+        }
+        curves[5] = curve(5, half);
+        out.clear();
+        divergent(&curves, &files, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        // Three curves only: no band, nothing said.
+        out.clear();
+        divergent(&curves[3..], &files, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn copies_are_found_constant_curves_are_not() {
+        let files: Vec<String> = (0..4).map(|i| format!("f{i}")).collect();
+        let mut a = curve(0, vec![1.0, 0.5]);
+        let mut b = curve(2, vec![1.0, 0.5]);
+        b.timing = Some([9; 4]);
+        let mut c = curve(1, vec![1.0, 1.0]);
+        let mut d = curve(3, vec![1.0, 1.0]);
+        c.timing = None;
+        d.timing = None;
+        a.entry = 4;
+        let mut out = Vec::new();
+        duplicated(&[b, d, a, c], &files, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].file.as_deref(), Some("f2"));
+        assert_eq!(out[0].found, "bit-identical to f0 entry 4");
+    }
+}

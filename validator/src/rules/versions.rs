@@ -38,9 +38,12 @@ pub fn inconsistent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Find
     }
 }
 
+/// version → (file, entry) in file order.
+type Versions<'a> = BTreeMap<&'a str, Vec<(usize, usize)>>;
+
 /// bench → version → (file, entry) in file order.
-fn by_bench(entries: &[EntryFacts]) -> BTreeMap<&str, BTreeMap<&str, Vec<(usize, usize)>>> {
-    let mut map: BTreeMap<&str, BTreeMap<&str, Vec<(usize, usize)>>> = BTreeMap::new();
+fn by_bench(entries: &[EntryFacts]) -> BTreeMap<&str, Versions<'_>> {
+    let mut map: BTreeMap<&str, Versions> = BTreeMap::new();
     for e in entries {
         if let (Some(name), Some(version)) = (&e.name, &e.version) {
             map.entry(name)
