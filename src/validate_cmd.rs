@@ -123,8 +123,19 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, Failure> {
         .as_deref()
         .context("a submission PATH is required")?;
     let prepared = prepare(&args.check)?;
+    let started = std::time::Instant::now();
     let intake = read_submission(path, &limits(&args.check))?;
+    let read = started.elapsed();
     let validation = validate_intake(&intake, &args.check, prepared);
+    if std::env::var_os("MLBENCH_TIMINGS").is_some() {
+        eprintln!(
+            "timing: read the submission: {:.1} ms",
+            read.as_secs_f64() * 1e3
+        );
+        for (phase, took) in &validation.phases {
+            eprintln!("timing: {phase}: {:.1} ms", took.as_secs_f64() * 1e3);
+        }
+    }
     let shown = path.display().to_string();
     let text = match args.format {
         FindingsFormat::Human => render::findings::human(&validation),

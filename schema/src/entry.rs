@@ -178,13 +178,7 @@ impl ReportEntry {
 
     /// A hash of [`Self::configuration`], for grouping.
     pub fn configuration_key(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        for (k, v) in self.configuration() {
-            k.hash(&mut hasher);
-            hash_value(v, &mut hasher);
-        }
-        hasher.finish()
+        configuration_key_of(&self.arguments())
     }
 
     /// Fields whose types differ from what the suite writes. An empty list means the
@@ -274,6 +268,21 @@ impl ReportEntry {
 }
 
 /// A structural hash in which `1` and `1.0` differ, as they do in `str()`.
+/// [`ReportEntry::configuration_key`] from the entry's [`ReportEntry::arguments`], for
+/// callers that already have them (the per-process ones are skipped here).
+pub fn configuration_key_of(arguments: &[(&str, &Value)]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for (k, v) in arguments {
+        if PER_PROCESS_ARGUMENTS.contains(k) {
+            continue;
+        }
+        k.hash(&mut hasher);
+        hash_value(v, &mut hasher);
+    }
+    hasher.finish()
+}
+
 fn hash_value<H: std::hash::Hasher>(value: &Value, hasher: &mut H) {
     use std::hash::Hash;
     std::mem::discriminant(value).hash(hasher);

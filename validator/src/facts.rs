@@ -3,9 +3,8 @@
 //! submission never sits in memory whole).
 
 use crate::finding::Finding;
-use crate::rules::entry::{At, check};
-use mlbench_schema::entry::{FailureKind, ReportEntry};
-use mlbench_schema::jobs::JobsFile;
+use crate::rules::entry::{At, JobConfigs, check};
+use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
 use mlbench_schema::reader::{FileName, Location, ReadError, parse_report};
 use mlbench_schema::value::Value;
 
@@ -48,8 +47,25 @@ pub struct EntryFacts {
     pub config: u64,
     /// `batch_loss`, when present and all finite.
     pub losses: Vec<f64>,
+    /// A hash of the bits of `losses` when it has at least two distinct values (a
+    /// constant curve, e.g. a reward of 1 per step, is no sign of a copy).
+    pub losses_hash: Option<u64>,
     /// `train` {avg, min, max, sd} as bits, when present: identical timings mean a copy.
     pub timing: Option<[u64; 4]>,
+}
+
+/// The hash of a curve's bits for [`EntryFacts::losses_hash`].
+pub fn curve_hash(losses: &[f64]) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let first = losses.first()?.to_bits();
+    if losses.len() < 2 || losses.iter().all(|v| v.to_bits() == first) {
+        return None;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for v in losses {
+        v.to_bits().hash(&mut hasher);
+    }
+    Some(hasher.finish())
 }
 
 /// The outcome of the per-file pass.
@@ -108,7 +124,7 @@ pub fn file_facts(
     name: &FileName,
     run: u32,
     bytes: &[u8],
-    jobs: Option<&JobsFile>,
+    jobs: Option<&JobConfigs>,
 ) -> FileFacts {
     let parsed = parse_report(path, bytes);
     let mut out = FileFacts {
@@ -125,8 +141,10 @@ pub fn file_facts(
             entry: *entry_index,
         };
         let failure = entry.failure(fail_file);
+        let args = entry.arguments();
         check(
             entry,
+            &args,
             &at,
             failure == Some(FailureKind::FailStub),
             jobs,
@@ -144,10 +162,14 @@ pub fn file_facts(
             name: entry.name().map(str::to_owned),
             version: entry.version().map(str::to_owned),
             failure,
-            config: entry.configuration_key(),
+            config: configuration_key_of(&args),
+            losses_hash: None,
             losses: finite_losses(entry),
             timing: timing(entry),
         });
+        if let Some(last) = out.entries.last_mut() {
+            last.losses_hash = curve_hash(&last.losses);
+        }
     }
     out
 }

@@ -6,6 +6,7 @@ use crate::finding::{Finding, Severity};
 use crate::intake::{Intake, SubmittedFile};
 use crate::layout::{Role, base_name, classify};
 use crate::rules::coverage::Coverage;
+use crate::rules::entry::JobConfigs;
 use crate::rules::jobs::Track;
 use crate::rules::versions::{VersionNote, VersionOracle};
 use crate::rules::{self, pattern_matches};
@@ -110,6 +111,8 @@ pub struct Validation {
     pub versions: Vec<VersionNote>,
     /// What was validated.
     pub summary: Summary,
+    /// Wall time of each phase, for `MLBENCH_TIMINGS=1`.
+    pub phases: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl Validation {
@@ -147,6 +150,13 @@ struct ReportRef<'a> {
 
 /// Validates a submission read by [`crate::intake::read_submission`].
 pub fn validate(intake: &Intake, options: &Options) -> Validation {
+    let mut phases = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |phase: &'static str| {
+        let now = std::time::Instant::now();
+        phases.push((phase, now - clock));
+        clock = now;
+    };
     let mut findings = intake.findings.clone();
     let mut reports: Vec<ReportRef> = Vec::new();
     let mut jobs_files: Vec<&SubmittedFile> = Vec::new();
@@ -235,6 +245,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         );
     }
 
+    lap("classify, jobs files");
     // The per-file pass.
     let mut run_names: Vec<String> = reports
         .iter()
@@ -249,7 +260,8 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         .map(|(i, r)| (r.as_str(), i as u32))
         .collect();
     let paths: Vec<String> = reports.iter().map(|r| r.file.path.clone()).collect();
-    let jobs_for_entries = vendor_jobs.as_ref().map(|(_, j)| j);
+    let configs = vendor_jobs.as_ref().map(|(_, j)| JobConfigs::new(j));
+    let jobs_for_entries = configs.as_ref();
     let per_file: Vec<FileFacts> = reports
         .par_iter()
         .enumerate()
@@ -270,6 +282,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         entries.extend(f.entries);
     }
 
+    lap("parse and per-entry rules");
     // Cross-file rules.
     let mut gpus = BTreeSet::new();
     let mut streams = HashMap::new();
@@ -292,27 +305,56 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
             &fallback
         }
     };
-    if !reports.is_empty() {
-        Coverage {
-            entries: &entries,
-            runs: &run_names,
-            files: &paths,
-            streams: &streams,
-            gpus: &gpus,
-            jobs: expected,
-            min_runs: options.min_runs,
-        }
-        .check(&mut findings);
-    }
-    rules::versions::inconsistent(&entries, &paths, &mut findings);
+    // The cross-file rules are independent: coverage and versions on one side, the loss
+    // rules (the costly ones) on the other, the manifest hashes in between.
+    let coverage = Coverage {
+        entries: &entries,
+        runs: &run_names,
+        files: &paths,
+        streams: &streams,
+        gpus: &gpus,
+        jobs: expected,
+        min_runs: options.min_runs,
+    };
+    let ((mut counted, divergent), (duplicated, manifest)) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    let mut out = Vec::new();
+                    if !reports.is_empty() {
+                        coverage.check(&mut out);
+                    }
+                    rules::versions::inconsistent(&entries, &paths, &mut out);
+                    out
+                },
+                || {
+                    let mut out = Vec::new();
+                    rules::loss::divergent(&entries, &paths, &mut out);
+                    out
+                },
+            )
+        },
+        || {
+            rayon::join(
+                || {
+                    let mut out = Vec::new();
+                    rules::loss::duplicated(&entries, &paths, &mut out);
+                    out
+                },
+                || rules::manifest::check_manifest(&intake.files),
+            )
+        },
+    );
+    counted.extend(divergent);
+    counted.extend(duplicated);
+    counted.extend(manifest);
+    findings.extend(counted);
+    // The repository is not thread-safe (git2), so versions are checked here, in turn.
     let versions = match options.versions {
         Some(oracle) => rules::versions::against_repo(&entries, &paths, oracle, &mut findings),
         None => Vec::new(),
     };
-    rules::loss::divergent(&entries, &paths, &mut findings);
-    rules::loss::duplicated(&entries, &paths, &mut findings);
-    findings.extend(rules::manifest::check_manifest(&intake.files));
-
+    lap("cross-file rules");
     summary.report_files = reports.len();
     summary.entries = entries.len();
     summary.runs = run_names.len();
@@ -333,6 +375,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         waived,
         versions,
         summary,
+        phases,
     }
 }
 

@@ -102,27 +102,31 @@ impl Coverage<'_> {
                 *m.entry(j.name.as_str()).or_default() += j.configs().len().max(1);
                 m
             });
-        let mut groups: BTreeMap<(u32, Device, &str), Vec<&EntryFacts>> = BTreeMap::new();
-        for e in self.entries {
-            if let Some(name) = &e.name {
-                groups.entry((e.run, e.device, name)).or_default().push(e);
+        // Sorted by (run, device, bench, file, entry), each group is a contiguous slice.
+        let mut named: Vec<(&EntryFacts, &str)> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.name.as_deref().map(|n| (e, n)))
+            .collect();
+        named.sort_unstable_by_key(|(e, n)| (e.run, e.device, *n, e.file, e.entry));
+        for group in named.chunk_by(|a, b| (a.0.run, a.0.device, a.1) == (b.0.run, b.0.device, b.1))
+        {
+            let (first, name) = group[0];
+            if group.len() == 1 {
+                continue;
             }
-        }
-        for ((run, device, name), mut entries) in groups {
-            entries.sort_by_key(|e| (e.file, e.entry));
             let allowed = configs.get(name).copied().unwrap_or(1);
             let mut seen: Vec<(u64, &EntryFacts)> = Vec::new();
-            for e in entries {
-                let first = seen.iter().find(|(c, _)| *c == e.config).map(|(_, f)| *f);
-                let over = seen.len() >= allowed;
-                if first.is_some() || over {
-                    let other = first.unwrap_or(seen[0].1);
+            for &(e, _) in group {
+                let same = seen.iter().find(|(c, _)| *c == e.config).map(|(_, f)| *f);
+                if same.is_some() || seen.len() >= allowed {
+                    let other = same.unwrap_or(seen[0].1);
                     out.push(
                         Finding::new(
                             "bench.duplicate",
                             format!(
-                                "`{name}` once per configuration on {device} in run {}",
-                                self.runs[run as usize]
+                                "`{name}` once per configuration on {} in run {}",
+                                first.device, self.runs[first.run as usize]
                             ),
                             format!(
                                 "again after {} entry {}",

@@ -3,10 +3,11 @@
 
 use crate::finding::Finding;
 use mlbench_schema::entry::ReportEntry;
-use mlbench_schema::jobs::{Job, JobsFile, flag_dest, recorded_matches};
+use mlbench_schema::jobs::{JobsFile, flag_dest, recorded_matches};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, EXCLUDED_FIRST, unique_id};
 use mlbench_schema::value::Value;
+use std::collections::HashMap;
 
 /// Relative tolerance of the throughput arithmetic (the suite writes full `repr` floats,
 /// so anything above rounding is an edit).
@@ -44,12 +45,33 @@ impl At<'_> {
     }
 }
 
-/// Every per-entry rule; `stub` says the entry is a failure stub (file name or content).
+/// The expanded configurations of every job, by bench name, computed once per validation
+/// (expanding per entry would cost more than parsing it).
+#[derive(Debug, Clone, Default)]
+pub struct JobConfigs {
+    by_name: HashMap<String, Vec<Vec<(String, Value)>>>,
+}
+
+impl JobConfigs {
+    /// Expands every job of `jobs`.
+    pub fn new(jobs: &JobsFile) -> Self {
+        let mut by_name: HashMap<String, Vec<Vec<(String, Value)>>> = HashMap::new();
+        for job in &jobs.jobs {
+            let configs = by_name.entry(job.name.clone()).or_default();
+            configs.extend(job.configs().into_iter().map(|c| c.args));
+        }
+        JobConfigs { by_name }
+    }
+}
+
+/// Every per-entry rule; `stub` says the entry is a failure stub (file name or content);
+/// `args` are the entry's [`ReportEntry::arguments`].
 pub fn check(
     entry: &ReportEntry,
+    args: &[(&str, &Value)],
     at: &At,
     stub: bool,
-    jobs: Option<&JobsFile>,
+    jobs: Option<&JobConfigs>,
     out: &mut Vec<Finding>,
 ) {
     if stub {
@@ -80,7 +102,7 @@ pub fn check(
     }
     nan_losses(entry, at, out);
     work(entry, at, out);
-    id(entry, at, out);
+    id(entry, args, at, out);
     if let Some(jobs) = jobs {
         arguments(entry, at, jobs, out);
     }
@@ -222,11 +244,10 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
     }
 }
 
-fn id(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
+fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Finding>) {
     let Some(recorded) = entry.get("unique_id").and_then(Value::as_str) else {
         return;
     };
-    let args = entry.arguments();
     if unique_id(args.iter().copied(), EXCLUDED_FINAL) == recorded {
         return;
     }
@@ -234,7 +255,7 @@ fn id(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
     // from the report) at their defaults (spec §2.1): seed 000's reports.
     let none = Value::Null;
     let zero = Value::Int(0);
-    let mut first = args.clone();
+    let mut first = args.to_vec();
     if !first.iter().any(|(k, _)| *k == "report") {
         first.push(("report", &none));
     }
@@ -308,24 +329,22 @@ fn batch_scaled(entry: &ReportEntry, given: &Value, recorded: &Value) -> bool {
         || processes == Some(recorded)
 }
 
-fn arguments(entry: &ReportEntry, at: &At, jobs: &JobsFile, out: &mut Vec<Finding>) {
+fn arguments(entry: &ReportEntry, at: &At, jobs: &JobConfigs, out: &mut Vec<Finding>) {
     let Some(name) = entry.name() else {
         return;
     };
-    let jobs_of_name: Vec<&Job> = jobs.jobs.iter().filter(|j| j.name == name).collect();
-    if jobs_of_name.is_empty() {
-        return; // bench.unknown is reported by the coverage rules
-    }
+    // An unknown bench is reported by the coverage rules.
+    let Some(configs) = jobs.by_name.get(name) else {
+        return;
+    };
     let mut best: Option<Vec<(String, String, String)>> = None;
-    for job in jobs_of_name {
-        for config in job.configs() {
-            let diffs = config_differences(entry, &config.args);
-            if diffs.is_empty() {
-                return;
-            }
-            if best.as_ref().is_none_or(|b| diffs.len() < b.len()) {
-                best = Some(diffs);
-            }
+    for config in configs {
+        let diffs = config_differences(entry, config);
+        if diffs.is_empty() {
+            return;
+        }
+        if best.as_ref().is_none_or(|b| diffs.len() < b.len()) {
+            best = Some(diffs);
         }
     }
     for (field, expected, found) in best.unwrap_or_default() {

@@ -11,6 +11,7 @@
 
 use crate::facts::EntryFacts;
 use crate::finding::Finding;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
 /// Fewest curves (the one tested and at least three others) for a band.
@@ -20,7 +21,7 @@ pub const MIN_STEPS: usize = 10;
 /// Share of steps outside the band that makes a curve divergent.
 pub const OUTSIDE_SHARE: f64 = 0.5;
 
-/// `loss.divergent` over every bench configuration.
+/// `loss.divergent` over every bench configuration (groups in parallel).
 pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<(&str, u64), Vec<&EntryFacts>> = BTreeMap::new();
     for e in entries {
@@ -30,68 +31,82 @@ pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding
             groups.entry((name, e.config)).or_default().push(e);
         }
     }
-    for ((name, _), group) in groups {
-        let mut lengths: HashMap<usize, usize> = HashMap::new();
-        for e in &group {
-            *lengths.entry(e.losses.len()).or_default() += 1;
-        }
-        let Some((&len, _)) = lengths.iter().max_by_key(|(len, n)| (**n, **len)) else {
-            continue;
-        };
-        let curves: Vec<&EntryFacts> = group
-            .into_iter()
-            .filter(|e| e.losses.len() == len)
-            .collect();
-        if curves.len() < MIN_CURVES {
-            continue;
-        }
-        for (c, outside) in outside_counts(&curves, len).into_iter().enumerate() {
-            if outside as f64 > OUTSIDE_SHARE * len as f64 {
-                let e = curves[c];
-                out.push(
-                    Finding::new(
-                        "loss.divergent",
-                        format!(
-                            "`{name}`'s loss within the band of its {} other runs and GPUs at most steps",
-                            curves.len() - 1
-                        ),
-                        format!("{outside} of {len} steps outside"),
-                    )
-                    .file(files[e.file].clone())
-                    .entry(e.entry)
-                    .field("batch_loss"),
-                );
-            }
+    let groups: Vec<((&str, u64), Vec<&EntryFacts>)> = groups.into_iter().collect();
+    let found: Vec<Vec<Finding>> = groups
+        .into_par_iter()
+        .map(|((name, _), group)| divergent_in(name, group, files))
+        .collect();
+    out.extend(found.into_iter().flatten());
+}
+
+fn divergent_in(name: &str, group: Vec<&EntryFacts>, files: &[String]) -> Vec<Finding> {
+    let mut lengths: HashMap<usize, usize> = HashMap::new();
+    for e in &group {
+        *lengths.entry(e.losses.len()).or_default() += 1;
+    }
+    let Some((&len, _)) = lengths.iter().max_by_key(|(len, n)| (**n, **len)) else {
+        return Vec::new();
+    };
+    let curves: Vec<&EntryFacts> = group
+        .into_iter()
+        .filter(|e| e.losses.len() == len)
+        .collect();
+    if curves.len() < MIN_CURVES {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (c, outside) in outside_counts(&curves, len).into_iter().enumerate() {
+        if outside as f64 > OUTSIDE_SHARE * len as f64 {
+            let e = curves[c];
+            out.push(
+                Finding::new(
+                    "loss.divergent",
+                    format!(
+                        "`{name}`'s loss within the band of its {} other runs and GPUs at most steps",
+                        curves.len() - 1
+                    ),
+                    format!("{outside} of {len} steps outside"),
+                )
+                .file(files[e.file].clone())
+                .entry(e.entry)
+                .field("batch_loss"),
+            );
         }
     }
+    out
 }
 
 /// For each curve, the number of steps where it lies outside the band of the others.
+///
+/// The others' order statistics come from the sorted column without removing anything:
+/// with `F` the sorted column and `v` the tested value, the k-th smallest of the others
+/// is `F[k]` when `v > F[k]` and `F[k + 1]` otherwise (ties included).
 pub fn outside_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
     let n = curves.len();
     let mut counts = vec![0; n];
-    let mut column: Vec<(f64, usize)> = Vec::with_capacity(n);
-    let mut rank = vec![0; n];
+    let mut column: Vec<f64> = Vec::with_capacity(n);
+    let m = n - 1; // others
+    let position = |p: f64| {
+        let h = p * (m - 1) as f64;
+        let lo = h.floor() as usize;
+        (lo, (lo + 1).min(m - 1), h - lo as f64)
+    };
+    let (lo10, hi10, f10) = position(0.1);
+    let (lo90, hi90, f90) = position(0.9);
+    // The band needs only F[k], F[k + 1], F[k + 2] at the two quantile positions:
+    // select them (linear time) instead of sorting each column.
     for step in 0..len {
         column.clear();
-        column.extend(curves.iter().enumerate().map(|(c, e)| (e.losses[step], c)));
-        column.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for (r, &(_, c)) in column.iter().enumerate() {
-            rank[c] = r;
-        }
-        for c in 0..n {
-            // The others, sorted: the column without position rank[c].
-            let skip = rank[c];
-            let other = |k: usize| column[if k < skip { k } else { k + 1 }].0;
-            let q = |p: f64| {
-                let h = p * (n - 2) as f64;
-                let lo = h.floor() as usize;
-                let hi = (lo + 1).min(n - 2);
-                other(lo) + (h - lo as f64) * (other(hi) - other(lo))
-            };
-            let (q10, q90) = (q(0.1), q(0.9));
+        column.extend(curves.iter().map(|e| e.losses[step]));
+        let low = window(&mut column, lo10);
+        let high = window(&mut column, lo90);
+        for (c, e) in curves.iter().enumerate() {
+            let v = e.losses[step];
+            // The j-th smallest of the others around position base + j.
+            let other = |w: &[f64; 3], j: usize| if v > w[j] { w[j] } else { w[j + 1] };
+            let q10 = other(&low, 0) + f10 * (other(&low, hi10 - lo10) - other(&low, 0));
+            let q90 = other(&high, 0) + f90 * (other(&high, hi90 - lo90) - other(&high, 0));
             let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-            let v = column[skip].0;
             if v < q10 - w || v > q90 + w {
                 counts[c] += 1;
             }
@@ -100,10 +115,32 @@ pub fn outside_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
     counts
 }
 
+/// `[F[k], F[k + 1], F[k + 2]]` of the sorted `column` (positions past the end repeat the
+/// last value), partitioning `column` around `k`.
+fn window(column: &mut [f64], k: usize) -> [f64; 3] {
+    let (_, kth, right) = column.select_nth_unstable_by(k, f64::total_cmp);
+    let kth = *kth;
+    let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
+    for &x in right.iter() {
+        if x < first {
+            second = first;
+            first = x;
+        } else if x < second {
+            second = x;
+        }
+    }
+    match right.len() {
+        0 => [kth, kth, kth],
+        1 => [kth, first, first],
+        _ => [kth, first, second],
+    }
+}
+
 /// `loss.duplicated`: bit-identical loss curves (with at least two distinct values, so a
 /// constant reward curve is not a copy) or bit-identical `train` timings within a bench.
+/// Curves are compared by their hash first, then bit for bit.
 pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
-    let mut curves: HashMap<(&str, Vec<u64>), &EntryFacts> = HashMap::new();
+    let mut curves: HashMap<(&str, u64), Vec<&EntryFacts>> = HashMap::new();
     let mut timings: HashMap<(&str, [u64; 4]), &EntryFacts> = HashMap::new();
     let mut ordered: Vec<&EntryFacts> = entries.iter().collect();
     ordered.sort_by_key(|e| (e.file, e.entry));
@@ -111,16 +148,18 @@ pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Findin
         let Some(name) = e.name.as_deref() else {
             continue;
         };
-        let distinct = e
-            .losses
-            .iter()
-            .any(|&v| v.to_bits() != e.losses[0].to_bits());
-        if e.losses.len() >= 2 && distinct {
-            let key = (name, e.losses.iter().map(|v| v.to_bits()).collect());
-            if let Some(first) = curves.get(&key) {
-                out.push(copy(e, first, files, "batch_loss", "loss curve"));
-            } else {
-                curves.insert(key, e);
+        if let Some(hash) = e.losses_hash {
+            let seen = curves.entry((name, hash)).or_default();
+            let same = |o: &&&EntryFacts| {
+                o.losses.len() == e.losses.len()
+                    && o.losses
+                        .iter()
+                        .zip(&e.losses)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+            };
+            match seen.iter().find(same) {
+                Some(first) => out.push(copy(e, first, files, "batch_loss", "loss curve")),
+                None => seen.push(e),
             }
         }
         if let Some(t) = e.timing {
@@ -162,6 +201,7 @@ mod tests {
             version: None,
             failure: None,
             config: 1,
+            losses_hash: crate::facts::curve_hash(&losses),
             losses,
             timing: Some([file as u64; 4]),
         }
@@ -186,6 +226,50 @@ mod tests {
         .collect();
         let refs: Vec<&EntryFacts> = curves.iter().collect();
         assert_eq!(outside_counts(&refs, 2), [0, 0, 0, 0, 2]);
+    }
+
+    /// The band straight from its definition: remove the curve, sort the others, interpolate.
+    fn naive_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
+        (0..curves.len())
+            .map(|c| {
+                (0..len)
+                    .filter(|&step| {
+                        let mut others: Vec<f64> = curves
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i != c)
+                            .map(|(_, e)| e.losses[step])
+                            .collect();
+                        others.sort_by(f64::total_cmp);
+                        let q = |p: f64| {
+                            let h = p * (others.len() - 1) as f64;
+                            let lo = h.floor() as usize;
+                            let hi = (lo + 1).min(others.len() - 1);
+                            others[lo] + (h - lo as f64) * (others[hi] - others[lo])
+                        };
+                        let (q10, q90) = (q(0.1), q(0.9));
+                        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+                        let v = curves[c].losses[step];
+                        v < q10 - w || v > q90 + w
+                    })
+                    .count()
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn selection_equals_the_definition(
+            columns in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec![0.0, 0.5, 1.0, 1.5, 2.0, 10.0, -3.0]), 3),
+                4..30,
+            )
+        ) {
+            let curves: Vec<EntryFacts> =
+                columns.into_iter().enumerate().map(|(i, l)| curve(i, l)).collect();
+            let refs: Vec<&EntryFacts> = curves.iter().collect();
+            proptest::prop_assert_eq!(outside_counts(&refs, 3), naive_counts(&refs, 3));
+        }
     }
 
     #[test]
