@@ -188,9 +188,16 @@ pub fn pack(args: &PackArgs) -> Result<Outcome, Failure> {
         )
         .into());
     }
-    if let Ok(out) = args.output.canonicalize()
-        && let Ok(dir) = args.dir.canonicalize()
-        && out.starts_with(&dir)
+    // The output does not exist yet: resolve its folder, then put the name back.
+    let out_dir = match args.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if let (Ok(out_dir), Ok(dir), Some(name)) = (
+        out_dir.canonicalize(),
+        args.dir.canonicalize(),
+        args.output.file_name(),
+    ) && out_dir.join(name).starts_with(&dir)
     {
         return Err(anyhow!(
             "{}: the archive would be inside the folder it packs",

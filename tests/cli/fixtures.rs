@@ -71,3 +71,267 @@ pub fn write_targets(path: &Path) {
     }
     std::fs::write(path, text).unwrap();
 }
+
+// Helpers of the validator corpus (`validate.rs`, `pack.rs`): the shipped example copied
+// into a temporary folder, edited entry by entry in the suite's own stream format, and
+// `mlbench validate --format json` run on it.
+
+use mlbench_schema::reader::parse_report;
+use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+/// `mlbench` with a quiet environment.
+pub fn mlbench() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("mlbench").unwrap();
+    cmd.env_remove("RUST_BACKTRACE").env("NO_COLOR", "1");
+    cmd
+}
+
+/// The shipped example submission (5 runs × 2 GPUs, legacy streams, `fast.json`).
+pub fn example_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("submissions/example")
+}
+
+/// Copies the folder `from` into `to` (created), recursively.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for child in std::fs::read_dir(from).unwrap() {
+        let child = child.unwrap();
+        let target = to.join(child.file_name());
+        if child.file_type().unwrap().is_dir() {
+            copy_tree(&child.path(), &target);
+        } else {
+            std::fs::copy(child.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of the example submission; the folder itself is the submission root.
+pub fn copy_example() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&example_dir(), dir.path());
+    dir
+}
+
+/// Every file under `root` as (`/`-separated relative path, bytes), sorted by path.
+pub fn folder_files(root: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for child in std::fs::read_dir(dir).unwrap() {
+            let path = child.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy();
+                out.push((rel.replace('\\', "/"), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// The entries of a report file, which must parse without a single error.
+pub fn read_entries(path: &Path) -> Vec<ReportEntry> {
+    let parsed = parse_report(&path.display().to_string(), &std::fs::read(path).unwrap());
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    parsed.entries.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Writes `entries` as the suite's legacy stream (`[` then `{…},` per entry, unclosed).
+pub fn write_entries(path: &Path, entries: &[ReportEntry]) {
+    std::fs::write(path, stream_text(entries)).unwrap();
+}
+
+/// Reads a stream, lets `edit` change its entries, writes it back.
+pub fn edit_entries(path: &Path, edit: impl FnOnce(&mut Vec<ReportEntry>)) {
+    let mut entries = read_entries(path);
+    edit(&mut entries);
+    write_entries(path, &entries);
+}
+
+/// Edits the fields of entry `index` of a stream.
+pub fn edit_entry(path: &Path, index: usize, edit: impl FnOnce(&mut Object)) {
+    edit_entries(path, |entries| edit(&mut entries[index].fields));
+}
+
+/// Recomputes `unique_id` from the entry's arguments, as the suite does.
+pub fn rehash(fields: &mut Object) {
+    let id = unique_id(ReportEntry::new(fields.clone()).arguments(), EXCLUDED_FINAL);
+    fields.insert("unique_id", id);
+}
+
+/// Edits the sub-object `key` of an entry (`train`, `train_item`).
+pub fn edit_object(fields: &mut Object, key: &str, edit: impl FnOnce(&mut Object)) {
+    let mut object = fields
+        .get(key)
+        .and_then(Value::as_object)
+        .cloned()
+        .expect(key);
+    edit(&mut object);
+    fields.insert(key, Value::Object(object));
+}
+
+/// A number of an entry's sub-object (`train.avg`…).
+pub fn number(fields: &Object, key: &str, field: &str) -> f64 {
+    fields
+        .get(key)
+        .and_then(Value::as_object)
+        .and_then(|o| o.get(field))
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{key}.{field}"))
+}
+
+/// The exit status and the parsed document of `mlbench validate PATH EXTRA… --format json`.
+/// The document must agree with itself and with the status: `errors` and `warnings`
+/// count the findings of each severity, and the status is 1 exactly when there are errors.
+pub fn validate_json(path: impl AsRef<Path>, extra: &[&str]) -> (i32, serde_json::Value) {
+    let out = mlbench()
+        .arg("validate")
+        .arg(path.as_ref())
+        .args(extra)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let code = out.status.code().expect("an exit status");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}, stderr: {stderr}, stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let count = |severity: &str| {
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == severity)
+            .count() as u64
+    };
+    assert_eq!(json["errors"], count("error"), "{json:#}");
+    assert_eq!(json["warnings"], count("warning"), "{json:#}");
+    assert_eq!(code, i32::from(count("error") > 0), "{json:#}");
+    (code, json)
+}
+
+/// Where a finding is and what it is: (rule, severity, file, entry, field).
+pub type Key = (String, String, Option<String>, Option<u64>, Option<String>);
+
+fn keys_of(list: &serde_json::Value) -> Vec<Key> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    let mut keys: Vec<Key> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                text(&f["rule"]).unwrap(),
+                text(&f["severity"]).unwrap(),
+                text(&f["file"]),
+                f["entry"].as_u64(),
+                text(&f["field"]),
+            )
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The findings of a document as sorted keys; a multiset (a finding made twice is listed
+/// twice), so counts are asserted along with the places.
+pub fn findings(json: &serde_json::Value) -> Vec<Key> {
+    keys_of(&json["findings"])
+}
+
+/// The waived findings of a document, as [`findings`].
+pub fn waived(json: &serde_json::Value) -> Vec<Key> {
+    keys_of(&json["waived"])
+}
+
+/// An expected error finding.
+pub fn error(rule: &str, file: Option<&str>, entry: Option<u64>, field: Option<&str>) -> Key {
+    key(rule, "error", file, entry, field)
+}
+
+/// An expected warning finding.
+pub fn warning(rule: &str, file: Option<&str>, entry: Option<u64>, field: Option<&str>) -> Key {
+    key(rule, "warning", file, entry, field)
+}
+
+fn key(
+    rule: &str,
+    severity: &str,
+    file: Option<&str>,
+    entry: Option<u64>,
+    field: Option<&str>,
+) -> Key {
+    (
+        rule.to_owned(),
+        severity.to_owned(),
+        file.map(str::to_owned),
+        entry,
+        field.map(str::to_owned),
+    )
+}
+
+/// Sorted, for comparing with [`findings`].
+pub fn sorted(mut keys: Vec<Key>) -> Vec<Key> {
+    keys.sort();
+    keys
+}
+
+/// The finding of `rule` at `file` and `entry` (exactly one).
+pub fn finding<'a>(
+    json: &'a serde_json::Value,
+    rule: &str,
+    file: Option<&str>,
+    entry: Option<u64>,
+) -> &'a serde_json::Value {
+    let matching: Vec<&serde_json::Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule && f["file"].as_str() == file && f["entry"].as_u64() == entry)
+        .collect();
+    assert_eq!(matching.len(), 1, "{rule} at {file:?} {entry:?}: {json:#}");
+    matching[0]
+}
+
+/// Writes `files` (path, bytes) as a zip with the `zip` crate, in the order given.
+pub fn write_zip(path: &Path, files: &[(String, Vec<u8>)], method: zip::CompressionMethod) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    for (name, bytes) in files {
+        zip.start_file(name.as_str(), options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+/// The entries of a zip as (name, bytes), in archive order.
+pub fn read_zip(path: &Path) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut entry = archive.by_index(i).unwrap();
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).unwrap();
+            (entry.name().unwrap().into_owned(), bytes)
+        })
+        .collect()
+}
+
+/// SHA-256 in lower-case hex (computed here, not by the code under test).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

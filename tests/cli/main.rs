@@ -1,4 +1,6 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
 mod fixtures;
+mod pack;
 mod report;
+mod validate;

@@ -101,6 +101,29 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
     let mut findings = Vec::new();
     walk(root, root, &mut paths, &mut findings)?;
     paths.sort();
+    // Sizes are checked before anything is read, so --max-bytes bounds memory here too.
+    let mut planned: u64 = 0;
+    let mut over = None;
+    for (i, rel) in paths.iter().enumerate() {
+        planned += std::fs::metadata(root.join(rel)).map_or(0, |m| m.len());
+        if planned > limits.max_bytes {
+            over = Some(i);
+            break;
+        }
+    }
+    if let Some(i) = over {
+        findings.push(
+            Finding::new(
+                "archive.too-large",
+                format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
+                format!(
+                    "over {planned} bytes by this file; it and the files after it were not read"
+                ),
+            )
+            .file(paths[i].clone()),
+        );
+        paths.truncate(i);
+    }
     if paths.len() > limits.max_files {
         findings.push(Finding::new(
             "archive.too-many-files",

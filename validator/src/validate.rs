@@ -207,7 +207,12 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         ));
     }
     reports.retain(|r| Some(r.name.suite()) == suite.as_deref());
-    if reports.is_empty() {
+    // An archive that could not be read says nothing about what it holds.
+    let unreadable = intake
+        .findings
+        .iter()
+        .any(|f| f.rule == "archive.unreadable");
+    if reports.is_empty() && !unreadable {
         let found = match &options.suite {
             Some(s) => format!("no report files of suite `{s}`"),
             None => "no report files".to_owned(),
@@ -218,6 +223,10 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
 
     // The vendor's jobs file and the baselines.
     let vendor_jobs = pick_jobs(&jobs_files, suite.as_deref(), options, &mut findings);
+    if reports.is_empty() {
+        // Without reports the missing jobs file adds nothing to `reports.none`.
+        findings.retain(|f| f.rule != "jobs.missing");
+    }
     summary.jobs_file = vendor_jobs.as_ref().map(|(n, _)| n.clone());
     let builtin = suite
         .as_deref()
@@ -307,9 +316,17 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     };
     // The cross-file rules are independent: coverage and versions on one side, the loss
     // rules (the costly ones) on the other, the manifest hashes in between.
+    let mut run_folders: Vec<Option<String>> = vec![None; run_names.len()];
+    for r in &reports {
+        let folder = crate::layout::parent(&r.file.path);
+        if folder != "." {
+            run_folders[run_index[r.run.as_str()] as usize] = Some(folder.to_owned());
+        }
+    }
     let coverage = Coverage {
         entries: &entries,
         runs: &run_names,
+        run_folders: &run_folders,
         files: &paths,
         streams: &streams,
         gpus: &gpus,

@@ -16,6 +16,8 @@ pub struct Coverage<'a> {
     pub files: &'a [String],
     /// (run, GPU) → the legacy stream of that GPU in that run, where there is one.
     pub streams: &'a HashMap<(u32, u32), usize>,
+    /// Run folders by run index (`None`: per-test files at the submission root).
+    pub run_folders: &'a [Option<String>],
     /// The GPUs of the machine.
     pub gpus: &'a BTreeSet<u32>,
     /// The jobs expected.
@@ -33,16 +35,24 @@ impl Coverage<'_> {
         self.too_few(out);
     }
 
-    fn where_missing(&self, run: u32, device: Device) -> String {
-        match device {
-            Device::Gpu(g) => self.streams.get(&(run, g)).map_or_else(
-                || self.runs[run as usize].clone(),
-                |&f| self.files[f].clone(),
-            ),
-            Device::Machine => self.streams.get(&(run, 0)).map_or_else(
-                || self.runs[run as usize].clone(),
-                |&f| self.files[f].clone(),
-            ),
+    /// The file a missing bench belongs in: the GPU's stream of that run, else the run's
+    /// folder; `None` for per-test files at the root (the run is named in `expected`).
+    fn where_missing(&self, run: u32, device: Device) -> Option<String> {
+        let gpu = match device {
+            Device::Gpu(g) => g,
+            Device::Machine => 0,
+        };
+        match self.streams.get(&(run, gpu)) {
+            Some(&f) => Some(self.files[f].clone()),
+            None => self.run_folders[run as usize].clone(),
+        }
+    }
+
+    fn missing_finding(&self, run: u32, device: Device, expected: String) -> Finding {
+        let finding = Finding::new("bench.missing", expected, "absent");
+        match self.where_missing(run, device) {
+            Some(file) => finding.file(file),
+            None => finding,
         }
     }
 
@@ -63,33 +73,21 @@ impl Coverage<'_> {
             for run in 0..self.runs.len() as u32 {
                 if job.whole_machine() {
                     if !present_anywhere.contains(&(run, job.name.as_str())) {
-                        out.push(
-                            Finding::new(
-                                "bench.missing",
-                                format!(
-                                    "`{}` on the whole machine in run {}",
-                                    job.name, self.runs[run as usize]
-                                ),
-                                "absent",
-                            )
-                            .file(self.where_missing(run, Device::Machine)),
+                        let expected = format!(
+                            "`{}` on the whole machine in run {}",
+                            job.name, self.runs[run as usize]
                         );
+                        out.push(self.missing_finding(run, Device::Machine, expected));
                     }
                     continue;
                 }
                 for &gpu in self.gpus {
                     if !present.contains(&(run, Device::Gpu(gpu), job.name.as_str())) {
-                        out.push(
-                            Finding::new(
-                                "bench.missing",
-                                format!(
-                                    "`{}` on GPU {gpu} in run {}",
-                                    job.name, self.runs[run as usize]
-                                ),
-                                "absent",
-                            )
-                            .file(self.where_missing(run, Device::Gpu(gpu))),
+                        let expected = format!(
+                            "`{}` on GPU {gpu} in run {}",
+                            job.name, self.runs[run as usize]
                         );
+                        out.push(self.missing_finding(run, Device::Gpu(gpu), expected));
                     }
                 }
             }
@@ -159,7 +157,10 @@ impl Coverage<'_> {
                 Finding::new(
                     "bench.unknown",
                     "a bench of the jobs file",
-                    format!("`{name}` ({count} entries)"),
+                    format!(
+                        "`{name}` ({count} {})",
+                        if count == 1 { "entry" } else { "entries" }
+                    ),
                 )
                 .file(self.files[e.file].clone())
                 .entry(e.entry),
