@@ -95,13 +95,19 @@ pub fn outside_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
     let (lo90, hi90, f90) = position(0.9);
     // The band needs only F[k], F[k + 1], F[k + 2] at the two quantile positions:
     // select them (linear time) instead of sorting each column.
-    for step in 0..len {
+    // Step-major copy of the curves: each step's values lie together in memory.
+    let mut by_step = vec![0.0; n * len];
+    for (c, e) in curves.iter().enumerate() {
+        for (step, &v) in e.losses.iter().enumerate() {
+            by_step[step * n + c] = v;
+        }
+    }
+    for values in by_step.chunks_exact(n) {
         column.clear();
-        column.extend(curves.iter().map(|e| e.losses[step]));
+        column.extend_from_slice(values);
         let low = window(&mut column, lo10);
         let high = window(&mut column, lo90);
-        for (c, e) in curves.iter().enumerate() {
-            let v = e.losses[step];
+        for (c, &v) in values.iter().enumerate() {
             // The j-th smallest of the others around position base + j.
             let other = |w: &[f64; 3], j: usize| if v > w[j] { w[j] } else { w[j + 1] };
             let q10 = other(&low, 0) + f10 * (other(&low, hi10 - lo10) - other(&low, 0));
