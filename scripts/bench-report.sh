@@ -1,18 +1,9 @@
 #!/usr/bin/env bash
 # Times `mlbench report` (release build) on a large generated submission tree:
-# 20 vendor folders × 10 runs × 8 GPUs × 19 benches (30,400 entries, ~90 MB).
+# 20 vendor folders × 10 runs × 8 GPUs × 19 benches (26,200 entries, ~97 MB).
 # Usage: scripts/bench-report.sh [WORKDIR]   (default: a temporary folder)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-work=${1:-$(mktemp -d)}
-tree="$work/large"
-if [ ! -d "$tree" ]; then
-    cargo run -q --release -p mlbench-schema --example gen_submission -- \
-        --out "$tree" --vendors 20 --runs 10 --gpus 8 --suite fast
-fi
-cargo build -q --release --bin mlbench
-bin=target/release/mlbench
-du -sh "$tree"
+source "$(dirname "$0")/large-tree.sh" "$@"
 for scoring in classic score; do
     cmd="$bin report --reports $tree --name fast --gpu-model RTX --scoring $scoring --format json"
     if command -v hyperfine >/dev/null; then

@@ -3,16 +3,7 @@
 # tree of scripts/bench-report.sh: 20 vendor folders × 10 runs × 8 GPUs × 19 benches.
 # Usage: scripts/bench-validate.sh [WORKDIR]   (default: a temporary folder)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-work=${1:-$(mktemp -d)}
-tree="$work/large"
-if [ ! -d "$tree" ]; then
-    cargo run -q --release -p mlbench-schema --example gen_submission -- \
-        --out "$tree" --vendors 20 --runs 10 --gpus 8 --suite fast
-fi
-cargo build -q --release --bin mlbench
-bin=target/release/mlbench
-du -sh "$tree"
+source "$(dirname "$0")/large-tree.sh" "$@"
 report="$bin report --reports $tree --name fast --gpu-model RTX --format json"
 validate="$bin validate $tree --format json"
 if command -v hyperfine >/dev/null; then

@@ -14,6 +14,16 @@ pub struct SubmittedFile {
     pub bytes: Vec<u8>,
 }
 
+impl SubmittedFile {
+    /// A file at `path` (relative, `/`-separated) holding `bytes`.
+    pub fn new(path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+        SubmittedFile {
+            path: path.into(),
+            bytes: bytes.into(),
+        }
+    }
+}
+
 /// Where a submission came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {

@@ -222,10 +222,7 @@ mod tests {
     use super::*;
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
-        SubmittedFile {
-            path: path.into(),
-            bytes: bytes.to_vec(),
-        }
+        SubmittedFile::new(path, bytes)
     }
 
     #[test]

@@ -108,10 +108,7 @@ mod tests {
     use crate::pack::with_manifest;
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
-        SubmittedFile {
-            path: path.into(),
-            bytes: bytes.to_vec(),
-        }
+        SubmittedFile::new(path, bytes)
     }
 
     fn rules(findings: &[Finding]) -> Vec<(&str, Option<&str>)> {
