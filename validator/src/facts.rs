@@ -13,15 +13,17 @@ use mlbench_schema::value::Value;
 pub enum Device {
     /// One GPU, by index.
     Gpu(u32),
-    /// Several GPUs at once (a whole-machine job, `vcd` = `0,1,…`).
-    Machine,
+    /// Several GPUs at once (a whole-machine job, `vcd` = `0,1,…`), with their count:
+    /// scaling writes one entry per world size, which are not duplicates of each other.
+    Machine(u32),
 }
 
 impl std::fmt::Display for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Device::Gpu(i) => write!(f, "GPU {i}"),
-            Device::Machine => f.write_str("the whole machine"),
+            Device::Machine(0) => f.write_str("the whole machine"),
+            Device::Machine(n) => write!(f, "{n} GPUs together"),
         }
     }
 }
@@ -133,7 +135,9 @@ pub fn file_facts(
     };
     let (fail_file, file_device) = match name {
         FileName::Legacy { job_id, .. } => (false, Device::Gpu(*job_id)),
-        FileName::PerTest { vcd, fail, .. } => (*fail, vcd_device(vcd).unwrap_or(Device::Machine)),
+        FileName::PerTest { vcd, fail, .. } => {
+            (*fail, vcd_device(vcd).unwrap_or(Device::Machine(0)))
+        }
     };
     for (entry_index, entry) in &parsed.entries {
         let at = At {
@@ -178,8 +182,9 @@ pub fn file_facts(
 pub fn vcd_device(vcd: &str) -> Option<Device> {
     let mut parts = vcd.split(',');
     let first: u32 = parts.next()?.trim().parse().ok()?;
-    Some(if parts.next().is_some() {
-        Device::Machine
+    let rest = parts.count() as u32;
+    Some(if rest > 0 {
+        Device::Machine(rest + 1)
     } else {
         Device::Gpu(first)
     })

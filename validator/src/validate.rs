@@ -455,7 +455,7 @@ fn jobs_seen(entries: &[EntryFacts]) -> JobsFile {
     for e in entries {
         if let Some(name) = &e.name {
             let machine = names.entry(name).or_insert(true);
-            *machine &= e.device == Device::Machine;
+            *machine &= matches!(e.device, Device::Machine(_));
         }
     }
     JobsFile {

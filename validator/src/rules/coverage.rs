@@ -40,7 +40,7 @@ impl Coverage<'_> {
     fn where_missing(&self, run: u32, device: Device) -> Option<String> {
         let gpu = match device {
             Device::Gpu(g) => g,
-            Device::Machine => 0,
+            Device::Machine(_) => 0,
         };
         match self.streams.get(&(run, gpu)) {
             Some(&f) => Some(self.files[f].clone()),
@@ -77,7 +77,7 @@ impl Coverage<'_> {
                             "`{}` on the whole machine in run {}",
                             job.name, self.runs[run as usize]
                         );
-                        out.push(self.missing_finding(run, Device::Machine, expected));
+                        out.push(self.missing_finding(run, Device::Machine(0), expected));
                     }
                     continue;
                 }
@@ -186,7 +186,7 @@ impl Coverage<'_> {
         for e in self.entries {
             if let (Some(name), None) = (&e.name, e.failure) {
                 let device = if self.whole_machine(name) {
-                    Device::Machine
+                    Device::Machine(0)
                 } else {
                     e.device
                 };
@@ -199,7 +199,7 @@ impl Coverage<'_> {
                 continue;
             }
             let devices: Vec<Device> = if job.whole_machine() {
-                vec![Device::Machine]
+                vec![Device::Machine(0)]
             } else {
                 self.gpus.iter().map(|&g| Device::Gpu(g)).collect()
             };

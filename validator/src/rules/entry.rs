@@ -198,12 +198,7 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
         }
     }
     // Scaling writes its own efficiencies in % (spec §5.6): no arithmetic to check.
-    let unit = entry
-        .get("train_item")
-        .and_then(Value::as_object)
-        .and_then(|t| t.get("unit"))
-        .and_then(Value::as_str);
-    if unit == Some("%") {
+    if efficiency_unit(entry) {
         return;
     }
     let (Some(batch), Some(number)) = (
@@ -242,6 +237,16 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
             return;
         }
     }
+}
+
+/// Whether `train_item` holds scaling efficiencies (`unit: "%"`), not a throughput.
+fn efficiency_unit(entry: &ReportEntry) -> bool {
+    entry
+        .get("train_item")
+        .and_then(Value::as_object)
+        .and_then(|t| t.get("unit"))
+        .and_then(Value::as_str)
+        == Some("%")
 }
 
 fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Finding>) {
@@ -285,8 +290,10 @@ fn config_differences(
     args: &[(String, Value)],
 ) -> Vec<(String, String, String)> {
     let mut diffs = Vec::new();
+    // Scaling (efficiencies in %) forces `repeat` to the GPU count (spec §5.6).
+    let scaling = efficiency_unit(entry);
     for (flag, value) in args {
-        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()) {
+        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()) || (scaling && flag == "--repeat") {
             continue;
         }
         let Some(dest) = flag_dest(flag) else {
