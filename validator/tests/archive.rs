@@ -1,12 +1,12 @@
-//! Zip intake against hostile and damaged archives, and deterministic packing. Every
-//! archive is built here: with `ZipWriter` where it will write the case, by hand (local
-//! headers and central directory) where it refuses to.
+//! Zip intake against hostile and damaged archives. Every archive is built here: with
+//! `ZipWriter` where it will write the case, by hand (local headers and central directory)
+//! where it refuses to. Deterministic packing is tested in `pack.rs`.
 
+mod common;
+
+use common::{paths, read, read_bytes, rules};
 use mlbench_validator::archive::read_zip;
-use mlbench_validator::intake::{Intake, IntakeError, Limits, SourceKind, read_folder};
-use mlbench_validator::pack::{self, MANIFEST_NAME, SUBMISSION_NAME};
-use mlbench_validator::rules::manifest::check_manifest;
-use mlbench_validator::{Finding, SubmittedFile};
+use mlbench_validator::intake::{IntakeError, Limits, SourceKind, read_folder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Cursor, Write};
@@ -214,31 +214,6 @@ fn bomb() -> &'static [u8] {
 
 // ---------------------------------------------------------------------------------------
 // Reading.
-
-fn read_bytes(bytes: &[u8], limits: &Limits) -> Intake {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("submission.zip");
-    std::fs::write(&path, bytes).unwrap();
-    let intake = read_zip(&path, limits).unwrap();
-    // Read in place: nothing may appear next to the archive.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    intake
-}
-
-fn read(bytes: &[u8]) -> Intake {
-    read_bytes(bytes, &Limits::default())
-}
-
-fn rules(findings: &[Finding]) -> Vec<(&str, Option<&str>)> {
-    findings
-        .iter()
-        .map(|f| (f.rule, f.file.as_deref()))
-        .collect()
-}
-
-fn paths(intake: &Intake) -> Vec<&str> {
-    intake.files.iter().map(|f| f.path.as_str()).collect()
-}
 
 #[test]
 fn good_zip_reads_every_file_as_written() {
@@ -597,92 +572,4 @@ fn folder_symlink_is_reported_not_followed() {
         [("file.symlink", Some("link.json"))]
     );
     assert_eq!(paths(&intake), ["a.json"]);
-}
-
-// ---------------------------------------------------------------------------------------
-// Packing.
-
-fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
-    SubmittedFile {
-        path: path.into(),
-        bytes: bytes.to_vec(),
-    }
-}
-
-fn sample_files() -> Vec<SubmittedFile> {
-    vec![
-        file("run1/train_0.json", b"{\"loss\": 1.5}\n"),
-        file("run1/train_1.json", b"{\"loss\": 1.25}\n"),
-        file("train.json", b"[]"),
-        file("notes/empty.txt", b""),
-    ]
-}
-
-fn packed(files: &[SubmittedFile]) -> Vec<u8> {
-    let mut out = Cursor::new(Vec::new());
-    pack::write_zip(files, &mut out).unwrap();
-    out.into_inner()
-}
-
-#[test]
-fn packing_twice_is_byte_identical() {
-    let files = pack::with_manifest(sample_files(), b"{\"vendor\": \"x\"}".to_vec());
-    let first = packed(&files);
-    let mut reversed = files.clone();
-    reversed.reverse();
-    assert_eq!(first, packed(&files));
-    assert_eq!(first, packed(&reversed));
-}
-
-#[test]
-fn packed_zip_reads_back_the_same_files() {
-    let files = pack::with_manifest(sample_files(), b"{}".to_vec());
-    let intake = read(&packed(&files));
-    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
-    let read: Vec<(&str, &[u8])> = intake
-        .files
-        .iter()
-        .map(|f| (f.path.as_str(), f.bytes.as_slice()))
-        .collect();
-    let written: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|f| (f.path.as_str(), f.bytes.as_slice()))
-        .collect();
-    assert_eq!(read, written);
-    assert_eq!(paths(&intake)[..2], [MANIFEST_NAME, SUBMISSION_NAME]);
-}
-
-#[test]
-fn manifest_of_a_packed_zip_catches_changes() {
-    let files = pack::with_manifest(sample_files(), b"{}".to_vec());
-    let check = |files: &[SubmittedFile]| check_manifest(&read(&packed(files)).files);
-    assert!(check(&files).is_empty());
-
-    let mut changed = files.clone();
-    let target = changed
-        .iter_mut()
-        .find(|f| f.path == "run1/train_0.json")
-        .unwrap();
-    target.bytes[3] ^= 1;
-    assert_eq!(
-        rules(&check(&changed)),
-        [("manifest.mismatch", Some("run1/train_0.json"))]
-    );
-
-    let removed: Vec<_> = files
-        .iter()
-        .filter(|f| f.path != "train.json")
-        .cloned()
-        .collect();
-    assert_eq!(
-        rules(&check(&removed)),
-        [("manifest.missing", Some("train.json"))]
-    );
-
-    let mut added = files.clone();
-    added.push(file("run1/extra.json", b"{}"));
-    assert_eq!(
-        rules(&check(&added)),
-        [("manifest.extra", Some("run1/extra.json"))]
-    );
 }

@@ -1,0 +1,127 @@
+//! Loss curves compared across runs and GPUs: `loss.divergent` and `loss.duplicated`.
+
+use super::{at, check, missing_in, texts};
+use crate::fixtures::{
+    copy_example, edit_entry, error, finding, read_entries, rehash, warning, write_entries,
+};
+use mlbench_schema::value::Value;
+
+// ───────────────────────────── 18. loss.divergent ─────────────────────────────
+
+#[test]
+fn loss_divergent_is_a_warning() {
+    let dir = copy_example();
+    let file = "output3/fast_1.json";
+    edit_entry(&at(&dir, file), 2, |o| {
+        let losses: Vec<f64> = o
+            .get("batch_loss")
+            .unwrap()
+            .as_list()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() * 3.0)
+            .collect();
+        o.insert("batch_loss", Value::from(losses));
+    });
+    let json = check(
+        dir.path(),
+        &[],
+        0,
+        vec![warning(
+            "loss.divergent",
+            Some(file),
+            Some(2),
+            Some("batch_loss"),
+        )],
+    );
+    let f = finding(&json, "loss.divergent", Some(file), Some(2));
+    assert!(
+        f["expected"].as_str().unwrap().contains("its 9 other runs"),
+        "{f}"
+    );
+}
+
+// ───────────────────────────── 19. loss.duplicated ─────────────────────────────
+
+#[test]
+fn loss_duplicated_stream_copied_over_the_other_gpu() {
+    let dir = copy_example();
+    std::fs::copy(
+        at(&dir, "output1/fast_0.json"),
+        at(&dir, "output1/fast_1.json"),
+    )
+    .unwrap();
+    // The copy still says GPU 0 (`vcd`), so GPU 1 has nothing in that run and GPU 0 has
+    // every bench twice; every entry is a bit-identical copy.
+    let copy = "output1/fast_1.json";
+    let mut expected = Vec::new();
+    for i in 0..19 {
+        expected.push(error(
+            "loss.duplicated",
+            Some(copy),
+            Some(i),
+            Some("batch_loss"),
+        ));
+        expected.push(error("loss.duplicated", Some(copy), Some(i), Some("train")));
+        expected.push(error("bench.duplicate", Some(copy), Some(i), None));
+    }
+    expected.extend(missing_in(copy, 16));
+    let json = check(dir.path(), &[], 1, expected);
+    assert_eq!(json["errors"], 19 * 3 + 16);
+}
+
+#[test]
+fn loss_duplicated_stream_copied_and_relabelled() {
+    let dir = copy_example();
+    let mut entries = read_entries(&at(&dir, "output1/fast_0.json"));
+    entries.truncate(16);
+    for e in &mut entries {
+        e.fields.insert("vcd", "1");
+        e.fields.insert("jr_id", "1");
+        rehash(&mut e.fields);
+    }
+    write_entries(&at(&dir, "output1/fast_1.json"), &entries);
+    let copy = "output1/fast_1.json";
+    let mut expected = Vec::new();
+    for i in 0..16 {
+        expected.push(error(
+            "loss.duplicated",
+            Some(copy),
+            Some(i),
+            Some("batch_loss"),
+        ));
+        expected.push(error("loss.duplicated", Some(copy), Some(i), Some("train")));
+    }
+    let json = check(dir.path(), &[], 1, expected);
+    assert_eq!(json["errors"], 32);
+    assert_eq!(
+        texts(&json, "loss.duplicated", "found")[0],
+        "bit-identical to output1/fast_0.json entry 0"
+    );
+}
+
+#[test]
+fn loss_duplicated_one_curve_from_another_run() {
+    let dir = copy_example();
+    let source = read_entries(&at(&dir, "output0/fast_1.json"))[2]
+        .get("batch_loss")
+        .unwrap()
+        .clone();
+    let file = "output3/fast_1.json";
+    edit_entry(&at(&dir, file), 2, |o| o.insert("batch_loss", source));
+    let json = check(
+        dir.path(),
+        &[],
+        1,
+        vec![error(
+            "loss.duplicated",
+            Some(file),
+            Some(2),
+            Some("batch_loss"),
+        )],
+    );
+    assert_eq!(
+        finding(&json, "loss.duplicated", Some(file), Some(2))["found"],
+        "bit-identical to output0/fast_1.json entry 2"
+    );
+}

@@ -1,0 +1,31 @@
+//! Helpers shared by `archive.rs` and `pack.rs`: an archive read from bytes, and what the
+//! intake made of it.
+
+use mlbench_validator::Finding;
+use mlbench_validator::archive::read_zip;
+use mlbench_validator::intake::{Intake, Limits};
+
+pub fn read_bytes(bytes: &[u8], limits: &Limits) -> Intake {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("submission.zip");
+    std::fs::write(&path, bytes).unwrap();
+    let intake = read_zip(&path, limits).unwrap();
+    // Read in place: nothing may appear next to the archive.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    intake
+}
+
+pub fn read(bytes: &[u8]) -> Intake {
+    read_bytes(bytes, &Limits::default())
+}
+
+pub fn rules(findings: &[Finding]) -> Vec<(&str, Option<&str>)> {
+    findings
+        .iter()
+        .map(|f| (f.rule, f.file.as_deref()))
+        .collect()
+}
+
+pub fn paths(intake: &Intake) -> Vec<&str> {
+    intake.files.iter().map(|f| f.path.as_str()).collect()
+}
