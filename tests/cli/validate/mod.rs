@@ -34,6 +34,12 @@ fn check(
     json
 }
 
+/// [`check`] for a submission with exactly one finding, `key`; returns that finding.
+fn sole(path: impl AsRef<Path>, extra: &[&str], code: i32, key: Key) -> serde_json::Value {
+    let json = check(path, extra, code, vec![key]);
+    json["findings"][0].clone()
+}
+
 /// `rel` inside a submission folder.
 fn at(dir: &TempDir, rel: &str) -> PathBuf {
     dir.path().join(rel)
