@@ -69,6 +69,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         &targets,
         &loaded.other_suites,
         loaded.ignored,
+        &loaded.jobs_files,
     );
     let text = match args.format {
         Format::Table => render::table::render(&report, &notes),
@@ -126,6 +127,7 @@ fn notes(
     targets: &TargetTable,
     other_suites: &[String],
     ignored: usize,
+    jobs_files: &[String],
 ) -> Vec<String> {
     let s = &set.summary;
     let layout = match s.layout.as_str() {
@@ -157,6 +159,9 @@ fn notes(
     }
     for (rule, n) in &s.not_selected {
         lines.push(format!("not selected: {n} entries by the rule {rule}"));
+    }
+    if !jobs_files.is_empty() {
+        lines.push(format!("jobs file: {}", jobs_files.join(", ")));
     }
     if ignored > 0 || !other_suites.is_empty() {
         let mut what = Vec::new();

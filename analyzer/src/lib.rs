@@ -70,6 +70,8 @@ pub struct LoadedSamples {
     pub other_suites: Vec<String>,
     /// Files not named like reports.
     pub ignored: usize,
+    /// Jobs files met among them (not counted in `ignored`).
+    pub jobs_files: Vec<String>,
 }
 
 /// Reads the files of a discovery in parallel, extracting samples from each as soon as
@@ -78,6 +80,7 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     let suite = discovery.suite.clone();
     let other_suites = discovery.other_suites.clone();
     let ignored = discovery.ignored;
+    let jobs_files = discovery.jobs_files.clone();
     let paths: Vec<(std::path::PathBuf, String)> = discovery
         .files
         .iter()
@@ -110,6 +113,7 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         errors,
         other_suites,
         ignored,
+        jobs_files,
     }
 }
 

@@ -68,6 +68,17 @@ pub struct Discovery {
     pub other_suites: Vec<String>,
     /// Files not named like reports (summary.txt, logs…), passed over.
     pub ignored: usize,
+    /// Jobs files met (a `*.json` whose content is a jobs list), passed over too.
+    pub jobs_files: Vec<String>,
+}
+
+/// Whether `path` is a jobs file (by content; files over 4 MiB are not read).
+fn is_jobs_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+        && std::fs::metadata(path).is_ok_and(|m| m.len() <= 4 << 20)
+        && std::fs::read(path).is_ok_and(|bytes| {
+            crate::pyjson::parse(&bytes).is_ok_and(|v| crate::jobs::looks_like_jobs(&v))
+        })
 }
 
 /// Finds the report files under `paths` (folders searched recursively, files taken as
@@ -75,18 +86,20 @@ pub struct Discovery {
 pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, DiscoverError> {
     let mut found = Vec::new();
     let mut ignored = 0;
+    let mut jobs_files = Vec::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoverError::NotFound(root.clone()))?;
         if meta.is_dir() {
-            walk(root, root, &mut found, &mut ignored)?;
+            walk(root, root, &mut found, &mut ignored, &mut jobs_files)?;
         } else {
             let display = root.to_string_lossy().replace('\\', "/");
             let parent = root
                 .parent()
                 .and_then(Path::file_name)
                 .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
-            match classify(root, display, &parent) {
+            match classify(root, display.clone(), &parent) {
                 Some(f) => found.push(f),
+                None if is_jobs_file(root) => jobs_files.push(display),
                 None => ignored += 1,
             }
         }
@@ -130,6 +143,7 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         files,
         other_suites,
         ignored,
+        jobs_files,
     })
 }
 
@@ -138,6 +152,7 @@ fn walk(
     dir: &Path,
     found: &mut Vec<FoundFile>,
     ignored: &mut usize,
+    jobs_files: &mut Vec<String>,
 ) -> Result<(), DiscoverError> {
     let io = |source| DiscoverError::Io {
         path: dir.to_path_buf(),
@@ -155,7 +170,7 @@ fn walk(
             continue;
         };
         if kind.is_dir() {
-            walk(root, &path, found, ignored)?;
+            walk(root, &path, found, ignored, jobs_files)?;
         } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
             let rel = path.strip_prefix(root).unwrap_or(&path);
             let display = rel.to_string_lossy().replace('\\', "/");
@@ -164,8 +179,9 @@ fn walk(
                 .map(|p| p.to_string_lossy().replace('\\', "/"))
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| ".".to_owned());
-            match classify(&path, display, &parent) {
+            match classify(&path, display.clone(), &parent) {
                 Some(f) => found.push(f),
+                None if is_jobs_file(&path) => jobs_files.push(display),
                 None => *ignored += 1,
             }
         }
@@ -270,6 +286,12 @@ mod tests {
             "{}",
         );
         touch(dir.path(), "output1/other_0.json", "[");
+        touch(
+            dir.path(),
+            "fast.json",
+            r#"[{"name": "vae", "cmd": "./vae/run.sh", "args": {}}]"#,
+        );
+        touch(dir.path(), "notes.json", r#"{"a": 1}"#);
         let d = discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
         let runs: Vec<(&str, &str)> = d
             .files
@@ -286,7 +308,9 @@ mod tests {
             ]
         );
         assert_eq!(d.other_suites, ["other"]);
-        assert_eq!(d.ignored, 1);
+        // summary.txt and notes.json; the jobs file is named apart.
+        assert_eq!(d.ignored, 2);
+        assert_eq!(d.jobs_files, ["fast.json"]);
     }
 
     #[test]
