@@ -34,6 +34,167 @@ pub enum Command {
     /// Pack a submission folder into a deterministic zip with a SHA-256 manifest.
     #[command(after_help = PACK_HELP)]
     Pack(PackArgs),
+    /// Compare vendors' submissions: every bench normalized to a baseline submission, with
+    /// bootstrap confidence intervals, an overall figure per vendor and tiers.
+    #[command(after_help = GRID_HELP)]
+    Grid(GridArgs),
+    /// Draw comparison plots (PNG and SVG) of a grid, a report, runs or loss curves.
+    #[command(after_help = PLOT_HELP)]
+    Plot(PlotArgs),
+}
+
+const GRID_HELP: &str = "\
+Each SUB is one vendor's submission, a zip or a folder. Its label is the file or folder
+name without extension, or NAME from --label NAME=SUB. A submission packed by `mlbench pack`
+carries its track; others take --track. A vendor with a baseline and a tweaked submission
+gets both rows.
+
+Examples:
+  mlbench grid vendorA.zip vendorB.zip vendorC/ --baseline vendorA
+  mlbench grid subs/*.zip --baseline ref --weights weights.toml --format json -o grid.json
+  mlbench grid a.zip b.zip --baseline a --explain a,b --html grid.html";
+
+const PLOT_HELP: &str = "\
+Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap,
+run distributions against the targets), runs (the run distributions alone), loss (batch-loss
+curves per bench with the validator's band). Files are named <kind>-<what>.<ext> in --out.
+
+Examples:
+  mlbench plot grid --from a.zip b.zip c.zip --baseline a --out plots/
+  mlbench plot report --from submissions/example --gpu-model RTX --format svg
+  mlbench plot loss --from submissions/example --out plots/";
+
+/// What `mlbench plot` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotKind {
+    /// Grid ratios per bench and overall figures per vendor.
+    Grid,
+    /// Per-GPU heatmap and run distributions against the targets.
+    Report,
+    /// Run distributions against the targets.
+    Runs,
+    /// Batch-loss curves per bench with the validator's band.
+    Loss,
+}
+
+/// Image formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormat {
+    /// PNG (text drawn with the bundled DejaVu Sans).
+    Png,
+    /// SVG.
+    Svg,
+    /// Both.
+    Both,
+}
+
+/// Output format of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GridFormat {
+    /// A table for people.
+    Table,
+    /// The stable JSON document of docs/grid-json.md.
+    Json,
+    /// One row per vendor and bench.
+    Csv,
+    /// Markdown tables.
+    Markdown,
+    /// Parquet, one row per vendor and bench (needs --output).
+    Parquet,
+}
+
+/// How submissions are compared (shared by grid and plot grid).
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Name a submission: NAME=SUB (repeatable).
+    #[arg(long = "label", value_name = "NAME=SUB")]
+    pub labels: Vec<String>,
+
+    /// The submission every other is normalized to (a label); default: the first.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// The suite (jobs file) name the reports are named after.
+    #[arg(long, short = 'n', value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Bench weights for the overall figure: TOML `[weights]` or CSV `bench,weight`.
+    #[arg(long, value_name = "FILE")]
+    pub weights: Option<PathBuf>,
+
+    /// Track of submissions that do not say (packed ones carry theirs).
+    #[arg(long, value_enum, default_value_t = TrackArg::Baseline)]
+    pub track: TrackArg,
+
+    /// Bootstrap resamples for the confidence intervals.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub resamples: usize,
+
+    /// Seed of the bootstrap (results are reproducible with it).
+    #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// `mlbench grid` arguments.
+#[derive(Debug, Args)]
+pub struct GridArgs {
+    /// Submissions: zips or folders, one per vendor (and track).
+    #[arg(value_name = "SUB", required = true, num_args = 1..)]
+    pub subs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub compare: CompareArgs,
+
+    /// Explain the gap between two vendors bench by bench: A,B.
+    #[arg(long, value_name = "A,B")]
+    pub explain: Option<String>,
+
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]
+    pub format: GridFormat,
+
+    /// Write the output to FILE instead of standard output (never overwrites without --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Also write one self-contained HTML page with the grid, its plots and provenance.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Allow --output and --html to replace existing files.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `mlbench plot` arguments.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// What to draw.
+    #[arg(value_enum)]
+    pub kind: PlotKind,
+
+    /// Submissions (zips or folders).
+    #[arg(long = "from", value_name = "SUB", required = true, num_args = 1..)]
+    pub from: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub compare: CompareArgs,
+
+    /// GPU model whose targets the report and runs plots draw.
+    #[arg(long, short = 'g', value_name = "MODEL", default_value = "RTX")]
+    pub gpu_model: String,
+
+    /// Folder to write the images into (created if missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+
+    /// Image format.
+    #[arg(long, value_enum, default_value_t = ImageFormat::Both)]
+    pub format: ImageFormat,
+
+    /// Replace existing image files.
+    #[arg(long)]
+    pub force: bool,
 }
 
 const VALIDATE_HELP: &str = "\

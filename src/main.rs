@@ -3,9 +3,13 @@
 //! findings, 2 usage or unreadable input).
 
 mod cli;
+mod grid_cmd;
+mod html_pages;
 mod output;
+mod plot_cmd;
 mod render;
 mod report_cmd;
+mod submission;
 mod validate_cmd;
 
 use clap::Parser;
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => report_cmd::run(&args),
         cli::Command::Validate(args) => validate_cmd::run(&args),
         cli::Command::Pack(args) => validate_cmd::pack(&args),
+        cli::Command::Grid(args) => grid_cmd::run(&args),
+        cli::Command::Plot(args) => plot_cmd::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

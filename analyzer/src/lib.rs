@@ -5,16 +5,23 @@
 //! and [`score_report`] compute the two scorings with Polars lazy frames and statrs.
 #![warn(missing_docs)]
 
+pub mod bootstrap;
 pub mod classic;
 pub mod frame;
+pub mod grid;
+pub mod grid_frame;
 pub mod model;
 pub mod samples;
 pub mod score;
+pub mod straggler;
 
+pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};
 pub use classic::classic_report;
+pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Weights, grid};
 pub use model::Report;
 pub use samples::SampleSet;
 pub use score::score_report;
+pub use straggler::{Straggler, StragglerOptions, stragglers};
 
 use mlbench_schema::{Discovery, LoadedReports, ReadError, Scoring, TargetTable};
 use samples::FileSamples;

@@ -2,6 +2,8 @@
 
 pub mod csv;
 pub mod findings;
+pub mod grid;
+pub mod html;
 pub mod markdown;
 pub mod table;
 

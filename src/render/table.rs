@@ -9,7 +9,8 @@ const STYLE: comfy_table::TableStyle =
 use mlbench_analyzer::Report;
 use std::fmt::Write as _;
 
-fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
+/// A table in the house style, numbers right-aligned.
+pub fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
     let mut t = Table::new();
     t.load_style(STYLE);
     t.set_header(header);

@@ -121,6 +121,35 @@ pub fn outside_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
     counts
 }
 
+/// The band of a set of equal-length curves, step by step, as the rule draws it around a
+/// curve but over all curves (for plots): `[q10 − w, q90 + w]`, `w = q90 − q10`.
+/// `None` with fewer than [`MIN_CURVES`] curves or unequal lengths.
+pub fn display_band(curves: &[&[f64]]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let len = curves.first()?.len();
+    if curves.len() < MIN_CURVES || curves.iter().any(|c| c.len() != len) {
+        return None;
+    }
+    let n = curves.len();
+    let h = |p: f64| p * (n - 1) as f64;
+    let (mut lo, mut hi) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    let mut column = Vec::with_capacity(n);
+    for step in 0..len {
+        column.clear();
+        column.extend(curves.iter().map(|c| c[step]));
+        column.sort_unstable_by(f64::total_cmp);
+        let q = |p: f64| {
+            let k = h(p).floor() as usize;
+            let next = (k + 1).min(n - 1);
+            column[k] + (h(p) - k as f64) * (column[next] - column[k])
+        };
+        let (q10, q90) = (q(0.1), q(0.9));
+        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+        lo.push(q10 - w);
+        hi.push(q90 + w);
+    }
+    Some((lo, hi))
+}
+
 /// `[F[k], F[k + 1], F[k + 2]]` of the sorted `column` (positions past the end repeat the
 /// last value), partitioning `column` around `k`.
 fn window(column: &mut [f64], k: usize) -> [f64; 3] {

@@ -1,0 +1,161 @@
+//! The straggler check of `mlbench report`: a GPU whose throughput is significantly below
+//! its peers' on most benches (method and its reasons: `docs/scoring.md`, "Stragglers").
+//!
+//! Per bench, each GPU's runs are compared with the pooled runs of the other GPUs of the
+//! submission by a one-sided Welch t-test (H₁: the GPU's mean is below the peers').
+//! The GPU is *below* on the bench when p < `alpha` and its mean is at least
+//! `min_deficit` under the peers'; it is flagged when it is below on more than half of
+//! the benches where it could be tested.
+
+use crate::bootstrap::{group_by_bench, quantile_sorted};
+use crate::samples::SampleSet;
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// The thresholds of the check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StragglerOptions {
+    /// One-sided significance level of each bench's test.
+    pub alpha: f64,
+    /// Runs needed on the GPU, and on its peers together, to test a bench.
+    pub min_runs: usize,
+    /// Smallest relative deficit, 1 − mean ÷ peers' mean, that counts as below.
+    pub min_deficit: f64,
+}
+
+impl Default for StragglerOptions {
+    /// p < 0.01, at least 3 runs on each side, at least 1 % below.
+    fn default() -> StragglerOptions {
+        StragglerOptions {
+            alpha: 0.01,
+            min_runs: 3,
+            min_deficit: 0.01,
+        }
+    }
+}
+
+/// One GPU on one bench.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StragglerBench {
+    /// The bench.
+    pub bench: String,
+    /// The GPU's runs.
+    pub n: usize,
+    /// Its mean throughput.
+    pub mean: f64,
+    /// The other GPUs' runs, pooled.
+    pub peers_n: usize,
+    /// Their mean throughput.
+    pub peers_mean: f64,
+    /// 1 − mean ÷ peers_mean (positive: slower).
+    pub deficit: f64,
+    /// Welch's t (`None` when both sides have no spread at all).
+    pub t: Option<f64>,
+    /// Welch–Satterthwaite degrees of freedom (`None` likewise).
+    pub df: Option<f64>,
+    /// One-sided p-value: P(T ≤ t). Without spread: 0 when the mean is below, else 1.
+    pub p: f64,
+    /// p < alpha and deficit ≥ min_deficit.
+    pub below: bool,
+}
+
+/// One GPU over the benches where it could be tested.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Straggler {
+    /// The device.
+    pub device: u32,
+    /// Benches tested (enough runs on both sides).
+    pub tested: usize,
+    /// Benches where it is below its peers.
+    pub below: usize,
+    /// Median of `deficit` over the benches tested.
+    pub median_deficit: f64,
+    /// Below on more than half of the benches tested.
+    pub flagged: bool,
+    /// The tests, by bench name.
+    pub benches: Vec<StragglerBench>,
+}
+
+/// Mean and sample variance (n − 1).
+fn mean_var(values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {
+    let n = values.clone().count();
+    let mean = values.clone().sum::<f64>() / n as f64;
+    let ss: f64 = values.map(|v| (v - mean) * (v - mean)).sum();
+    (n, mean, ss / (n as f64 - 1.0))
+}
+
+/// The one-sided Welch test of `x` below `y` (each with at least 2 values): t, df, p.
+pub fn welch_below(x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>, f64) {
+    let (nx, mx, vx) = mean_var(x.iter().copied());
+    let (ny, my, vy) = mean_var(y.iter().copied());
+    let a = vx / nx as f64;
+    let b = vy / ny as f64;
+    let se2 = a + b;
+    if se2 <= 0.0 || !se2.is_finite() {
+        // No spread on either side: the difference is certain, whatever its size.
+        return (None, None, if mx < my { 0.0 } else { 1.0 });
+    }
+    let t = (mx - my) / se2.sqrt();
+    let df = se2 * se2 / (a * a / (nx as f64 - 1.0) + b * b / (ny as f64 - 1.0));
+    let p = StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |dist| dist.cdf(t));
+    (Some(t), Some(df), p)
+}
+
+/// Every GPU (single-device entries only) with at least one bench tested, by device.
+pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler> {
+    let mut per_device: std::collections::BTreeMap<u32, Vec<StragglerBench>> =
+        std::collections::BTreeMap::new();
+    for (bench, devices) in group_by_bench(set) {
+        let gpus: Vec<(u32, &Vec<f64>)> = devices
+            .iter()
+            .filter_map(|(d, v)| d.map(|d| (d, v)))
+            .collect();
+        for &(device, runs) in &gpus {
+            let peers: Vec<f64> = gpus
+                .iter()
+                .filter(|(d, _)| *d != device)
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect();
+            // Two values are the least a variance needs, whatever min_runs says.
+            let min = options.min_runs.max(2);
+            if runs.len() < min || peers.len() < min {
+                continue;
+            }
+            let (n, mean, _) = mean_var(runs.iter().copied());
+            let (peers_n, peers_mean, _) = mean_var(peers.iter().copied());
+            let (t, df, p) = welch_below(runs, &peers);
+            let deficit = 1.0 - mean / peers_mean;
+            per_device.entry(device).or_default().push(StragglerBench {
+                bench: bench.clone(),
+                n,
+                mean,
+                peers_n,
+                peers_mean,
+                deficit,
+                t,
+                df,
+                p,
+                below: p < options.alpha && deficit >= options.min_deficit,
+            });
+        }
+    }
+    per_device
+        .into_iter()
+        .map(|(device, benches)| {
+            let tested = benches.len();
+            let below = benches.iter().filter(|b| b.below).count();
+            let mut deficits: Vec<f64> = benches.iter().map(|b| b.deficit).collect();
+            deficits.sort_unstable_by(f64::total_cmp);
+            // Every device listed has a bench tested, so the median exists.
+            let median_deficit = quantile_sorted(&deficits, 0.5).unwrap_or_default();
+            Straggler {
+                device,
+                tested,
+                below,
+                median_deficit,
+                flagged: 2 * below > tested,
+                benches,
+            }
+        })
+        .collect()
+}

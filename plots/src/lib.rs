@@ -1,0 +1,117 @@
+//! Publication-quality charts of benchmark results, from plain Rust data.
+//!
+//! Every chart is a function that takes a spec struct (data, labels, size) and returns a
+//! [`Chart`]: PNG bytes and SVG text of the same drawing.
+//!
+//! - [`grid_bars`]: grouped bars, one group per bench and one bar per vendor, of each
+//!   vendor's ratio to the baseline with its interval, on a logarithmic axis;
+//! - [`overall_bars`]: one horizontal bar per vendor (overall ratio and interval), sorted
+//!   and grouped by tier;
+//! - [`heatmap`]: GPUs × benches, colour and printed value of the relative performance;
+//! - [`distributions`]: small multiples, one panel per bench, of the run values against
+//!   the target;
+//! - [`loss_curves`]: one bench's loss curves, one thin line per run or GPU, over the
+//!   validator's band.
+//!
+//! Output is deterministic (same input, same bytes) and needs no system font: the text is
+//! set in DejaVu Sans, bundled in the binary and rasterised by ab_glyph. Colours come
+//! from the colour-blind-safe Okabe–Ito palette ([`OKABE_ITO`]) and, for the heatmap, a
+//! blue–white–orange diverging scale ([`DIVERGING`]).
+//!
+//! Input is checked before anything is drawn: empty lists, NaN or infinite numbers,
+//! inconsistent lengths and intervals give a [`PlotError`], never a panic.
+#![warn(missing_docs)]
+
+mod canvas;
+mod distributions;
+mod error;
+mod grid;
+mod heatmap;
+mod loss;
+mod overall;
+mod render;
+mod style;
+
+pub use distributions::{BenchRuns, Distributions, distributions};
+pub use error::{MAX_SIDE, MIN_SIDE, PlotError};
+pub use grid::{GridBars, grid_bars};
+pub use heatmap::{Heatmap, heatmap};
+pub use loss::{Band, LossCurves, LossLine, loss_curves};
+pub use overall::{OverallBars, OverallEntry, overall_bars};
+pub use style::{DIVERGING, OKABE_ITO};
+
+/// A rendered chart: the same drawing as PNG and as SVG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chart {
+    /// 8-bit RGB PNG of the requested size.
+    pub png: Vec<u8>,
+    /// Standalone SVG document (text as `<text>` elements in DejaVu Sans, sans-serif).
+    pub svg: String,
+}
+
+/// Image size in pixels (the SVG uses the same user units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl Size {
+    /// A size of `width` × `height` pixels.
+    pub const fn new(width: u32, height: u32) -> Self {
+        Self { width, height }
+    }
+}
+
+impl Default for Size {
+    /// 1200 × 700 px, the size the type sizes are tuned for.
+    fn default() -> Self {
+        Self::new(1200, 700)
+    }
+}
+
+/// A point estimate with its interval (e.g. a ratio and its 95 % confidence interval).
+///
+/// `lo <= value <= hi` is required; `lo == hi` (no interval) is fine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The estimate.
+    pub value: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+}
+
+impl Estimate {
+    /// An estimate with its interval.
+    pub const fn new(value: f64, lo: f64, hi: f64) -> Self {
+        Self { value, lo, hi }
+    }
+
+    /// An estimate without an interval (`lo == hi == value`).
+    pub const fn exact(value: f64) -> Self {
+        Self::new(value, value, value)
+    }
+}
+
+/// One vendor's (or GPU's) values, one per category of the chart, `None` where missing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// One entry per category, in the chart's category order.
+    pub values: Vec<Option<Estimate>>,
+}
+
+impl Series {
+    /// A series labelled `label`.
+    pub fn new(label: impl Into<String>, values: Vec<Option<Estimate>>) -> Self {
+        Self {
+            label: label.into(),
+            values,
+        }
+    }
+}
