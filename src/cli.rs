@@ -434,4 +434,14 @@ pub struct ReportArgs {
     /// warnings (without it, unreadable input is listed and the exit status is 2).
     #[arg(long)]
     pub skip_unreadable: bool,
+
+    /// Add a 95% bootstrap confidence interval of every bench's mean (runs resampled
+    /// within GPUs, 2000 resamples, fixed seed).
+    #[arg(long)]
+    pub ci: bool,
+
+    /// Also write one self-contained HTML page: the tables, plots, the validation summary
+    /// and provenance (never overwrites without --force).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }

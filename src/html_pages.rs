@@ -164,3 +164,97 @@ pub fn grid_page(grid: &Grid, extras: Extras) -> anyhow::Result<String> {
         provenance: extras.provenance,
     }))
 }
+
+/// The report page: verdict, notes, the bench and statistics tables, intervals, per-GPU
+/// tables, the heatmap and run plots, the validation of each input, provenance.
+pub fn report_page(
+    report: &mlbench_analyzer::Report,
+    set: &mlbench_analyzer::SampleSet,
+    targets: &mlbench_schema::TargetTable,
+    notes: &[String],
+    cis: Option<&std::collections::BTreeMap<String, mlbench_analyzer::MeanCi>>,
+    inputs: &[PathBuf],
+) -> anyhow::Result<String> {
+    use crate::render::{bench_rows, per_gpu_tables, statistics_rows};
+    let (header, rows) = bench_rows(report);
+    let mut result = vec![
+        Block::Status {
+            passed: report.passed(),
+            text: crate::render::heading(report),
+        },
+        Block::Notes(notes.to_vec()),
+        table(
+            "benches",
+            "Benches".into(),
+            header.into_iter().map(str::to_owned).collect(),
+            rows,
+        ),
+        table(
+            "statistics",
+            "Statistics".into(),
+            ["statistic", "value", "pass"].map(str::to_owned).to_vec(),
+            statistics_rows(report)
+                .into_iter()
+                .map(|r| r.to_vec())
+                .collect(),
+        ),
+    ];
+    if let Some(cis) = cis {
+        let (h, r) = crate::report_cmd::ci_rows(cis);
+        result.push(table(
+            "intervals",
+            "95% confidence intervals of the means (bootstrap)".into(),
+            h,
+            r,
+        ));
+    }
+    let mut sections = vec![Section {
+        heading: "Result".into(),
+        blocks: result,
+    }];
+    let gpu_tables: Vec<Block> = per_gpu_tables(report)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (title, h, r))| table(&format!("gpu{i}"), title, h, r))
+        .collect();
+    let mut per_gpu = gpu_tables;
+    let label = set.suite.clone();
+    if !set.devices.is_empty() {
+        let heatmap = crate::plot_cmd::heatmap_chart(&label, set)?;
+        per_gpu.push(Block::Svg {
+            caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
+            svg: heatmap.svg,
+        });
+    }
+    let runs = crate::plot_cmd::runs_chart(&label, set, targets)?;
+    per_gpu.push(Block::Svg {
+        caption: "Each run's throughput (mean over GPUs) against the target".into(),
+        svg: runs.svg,
+    });
+    sections.push(Section {
+        heading: "GPUs and runs".into(),
+        blocks: per_gpu,
+    });
+    // Validate each input that is a whole submission (a folder or a zip).
+    let options = Options {
+        min_runs: 4,
+        ..Options::default()
+    };
+    let mut validations = Vec::new();
+    for path in inputs {
+        if path.is_dir() || path.extension().is_some_and(|e| e == "zip") {
+            let intake =
+                mlbench_validator::read_submission(path, &mlbench_validator::Limits::default())?;
+            validations.push((path.display().to_string(), validate(&intake, &options)));
+        }
+    }
+    if !validations.is_empty() {
+        sections.push(validation_section(&validations));
+    }
+    Ok(render(&HtmlDoc {
+        title: format!("mlbench report: {}", set.suite),
+        subtitle: Some(crate::render::heading(report)),
+        sections,
+        provenance: provenance(inputs)?,
+    }))
+}

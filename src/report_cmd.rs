@@ -3,8 +3,10 @@
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::{Failure, Outcome, output, render};
 use anyhow::anyhow;
-use mlbench_analyzer::{ReportOptions, SampleSet};
+use mlbench_analyzer::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
+use mlbench_analyzer::{MeanCi, ReportOptions, SampleSet, Straggler, StragglerOptions};
 use mlbench_schema::{Scoring, TargetTable, discover};
+use std::collections::BTreeMap;
 
 /// Runs the report command.
 pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
@@ -63,7 +65,16 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
     };
     let (set, report) = mlbench_analyzer::report_samples(loaded.set, &targets, &options)?;
     clock.lap("samples and statistics");
-    let notes = notes(
+    let stragglers: Vec<Straggler> =
+        mlbench_analyzer::stragglers(&set, &StragglerOptions::default())
+            .into_iter()
+            .filter(|s| s.flagged)
+            .collect();
+    let cis = args
+        .ci
+        .then(|| mlbench_analyzer::bench_mean_cis(&set, CI_RESAMPLES, DEFAULT_SEED, DEFAULT_LEVEL));
+    clock.lap("stragglers and intervals");
+    let mut notes = notes(
         &set,
         &report,
         &targets,
@@ -71,12 +82,43 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         loaded.ignored,
         &loaded.jobs_files,
     );
-    let text = match args.format {
+    for s in &stragglers {
+        notes.push(format!(
+            "straggler: GPU {} is significantly below its peers on {} of {} benches tested (median deficit {:.1}%; docs/scoring.md)",
+            s.device,
+            s.below,
+            s.tested,
+            s.median_deficit * 100.0
+        ));
+    }
+    let mut text = match args.format {
         Format::Table => render::table::render(&report, &notes),
-        Format::Json => render::json(&report),
-        Format::Csv => render::csv::render(&report),
+        Format::Json => extended_json(&report, cis.as_ref(), &stragglers)?,
+        Format::Csv => render::csv::render(&report, cis.as_ref()),
         Format::Markdown => render::markdown::render(&report, &notes),
     };
+    if let Some(cis) = &cis {
+        match args.format {
+            Format::Table => text.push_str(&format!("\n{}\n", ci_table(cis))),
+            Format::Markdown => {
+                text.push_str("## 95% confidence intervals of the means\n\n");
+                let (h, r) = ci_rows(cis);
+                render::markdown::md_table(&mut text, &h, &r);
+            }
+            Format::Json | Format::Csv => {}
+        }
+    }
+    if let Some(path) = &args.html {
+        let page = crate::html_pages::report_page(
+            &report,
+            &set,
+            &targets,
+            &notes,
+            cis.as_ref(),
+            &args.reports,
+        )?;
+        output::emit(&page, Some(path), args.force)?;
+    }
     // Table and Markdown carry the notes; for the data formats they go to standard error.
     let embedded = matches!(args.format, Format::Table | Format::Markdown);
     if !embedded || args.output.is_some() {
@@ -91,6 +133,61 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
+}
+
+/// Resamples of `--ci`.
+const CI_RESAMPLES: usize = 2000;
+
+/// The report JSON with what `--ci` and the straggler check add (fields only added:
+/// `ci` with `--ci`, `stragglers` always).
+fn extended_json(
+    report: &mlbench_analyzer::Report,
+    ci: Option<&BTreeMap<String, MeanCi>>,
+    stragglers: &[Straggler],
+) -> anyhow::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Extended<'a> {
+        #[serde(flatten)]
+        report: &'a mlbench_analyzer::Report,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ci: Option<&'a BTreeMap<String, MeanCi>>,
+        stragglers: &'a [Straggler],
+    }
+    let mut text = serde_json::to_string_pretty(&Extended {
+        report,
+        ci,
+        stragglers,
+    })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// (header, rows) of the interval table.
+pub fn ci_rows(cis: &BTreeMap<String, MeanCi>) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = ["bench", "n", "mean", "95% CI low", "95% CI high"]
+        .map(str::to_owned)
+        .to_vec();
+    let rows = cis
+        .iter()
+        .map(|(b, c)| {
+            vec![
+                b.clone(),
+                c.n.to_string(),
+                render::num(Some(c.mean)),
+                render::num(Some(c.ci[0])),
+                render::num(Some(c.ci[1])),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+fn ci_table(cis: &BTreeMap<String, MeanCi>) -> String {
+    let (h, r) = ci_rows(cis);
+    format!(
+        "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, {CI_RESAMPLES} resamples, seed {DEFAULT_SEED})\n{}",
+        render::table::table(h, r)
+    )
 }
 
 /// Phase timings on standard error when `MLBENCH_TIMINGS` is set (for docs/performance.md).

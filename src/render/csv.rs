@@ -1,6 +1,8 @@
 //! CSV: one row per bench, full precision, empty cells for missing figures.
 
+use mlbench_analyzer::MeanCi;
 use mlbench_analyzer::Report;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 fn cell(x: Option<f64>) -> String {
@@ -16,8 +18,32 @@ pub fn text(s: &str) -> String {
     }
 }
 
-/// Renders the bench table as CSV.
-pub fn render(report: &Report) -> String {
+/// Renders the bench table as CSV; with `ci`, two more columns `ci_low,ci_high`.
+pub fn render(report: &Report, ci: Option<&BTreeMap<String, MeanCi>>) -> String {
+    let plain = render_plain(report);
+    let Some(ci) = ci else {
+        return plain;
+    };
+    let benches: Vec<&str> = match report {
+        Report::Classic(r) => r.benches.iter().map(|b| b.bench.as_str()).collect(),
+        Report::Score(r) => r.benches.iter().map(|b| b.bench.as_str()).collect(),
+    };
+    let mut out = String::new();
+    for (i, line) in plain.lines().enumerate() {
+        out.push_str(line);
+        if i == 0 {
+            out.push_str(",ci_low,ci_high");
+        } else if let Some(c) = benches.get(i - 1).and_then(|b| ci.get(*b)) {
+            let _ = write!(out, ",{},{}", c.ci[0], c.ci[1]);
+        } else {
+            out.push_str(",,");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn render_plain(report: &Report) -> String {
     let mut out = String::new();
     match report {
         Report::Classic(r) => {

@@ -475,19 +475,6 @@ mod tests {
         insta::assert_snapshot!(render(&sample()));
     }
 
-    /// `MLBENCH_HTML_SAMPLE=PATH cargo test --bin mlbench write_sample` writes the
-    /// sample page for `scripts/check-html.sh`; without the variable it does nothing.
-    #[test]
-    fn write_sample() {
-        if let Some(path) = std::env::var_os("MLBENCH_HTML_SAMPLE") {
-            let path = PathBuf::from(path);
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).unwrap();
-            }
-            std::fs::write(&path, render(&sample())).unwrap();
-        }
-    }
-
     #[test]
     fn same_document_same_bytes() {
         assert_eq!(render(&sample()), render(&sample()));

@@ -9,14 +9,6 @@ pub mod table;
 
 use mlbench_analyzer::Report;
 
-/// The JSON document (docs/report-json.md), pretty-printed, with a final newline.
-pub fn json(report: &Report) -> String {
-    let mut text =
-        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    text.push('\n');
-    text
-}
-
 /// A measured value for people: 4 significant figures at least, no exponent, `—` for none.
 pub fn num(x: Option<f64>) -> String {
     match x {
