@@ -175,13 +175,28 @@ pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
     if args.compare.resamples == 0 {
         return Err(anyhow!("--resamples must be at least 1").into());
     }
+    let started = std::time::Instant::now();
+    let timings = std::env::var_os("MLBENCH_TIMINGS").is_some();
     let loaded = load_all(&args.subs, &args.compare)?;
+    if timings {
+        eprintln!(
+            "timing: read and extract: {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     // What the HTML page shows besides the grid: each submission's validation, inputs.
     let page_extras = match &args.html {
         Some(_) => Some(crate::html_pages::Extras::gather(&loaded, &args.subs)?),
         None => None,
     };
+    let computing = std::time::Instant::now();
     let grid = compute(loaded, &args.compare, explain)?;
+    if timings {
+        eprintln!(
+            "timing: grid and bootstrap: {:.1} ms",
+            computing.elapsed().as_secs_f64() * 1e3
+        );
+    }
     if let (Some(path), Some(extras)) = (&args.html, page_extras) {
         let text = crate::html_pages::grid_page(&grid, extras)?;
         output::emit(&text, Some(path), args.force)?;

@@ -335,3 +335,199 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+// Helpers of the grid, plot and report tests (`grid.rs`, `plot.rs`, `report.rs`):
+// submissions whose every throughput is chosen by the test, so that means, ratios and
+// overall figures are known by hand.
+
+/// Writes legacy streams `output<run>/fast_<gpu>.json` holding, for each bench, the
+/// throughput `values[gpu][run]` (one entry per bench, GPU and run; a bench may have
+/// fewer GPUs or runs than another).
+pub fn write_samples(root: &Path, benches: &[(&str, Vec<Vec<f64>>)]) {
+    let gpus = benches.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+    let runs = benches
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    for run in 0..runs {
+        let dir = root.join(format!("output{run}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for gpu in 0..gpus {
+            let entries: Vec<ReportEntry> = benches
+                .iter()
+                .filter_map(|(bench, values)| {
+                    let value = *values.get(gpu)?.get(run)?;
+                    Some(entry(bench, value, gpu as u32, run))
+                })
+                .collect();
+            if !entries.is_empty() {
+                write_entries(&dir.join(format!("fast_{gpu}.json")), &entries);
+            }
+        }
+    }
+}
+
+/// Relative deviations of a vendor's samples, `SPREAD[gpu][run]`: each GPU's four sum
+/// to zero, so the mean of `mean·(1 + d)` over the 8 samples (or over one GPU) is `mean`;
+/// every sample lies within ±2 % of it.
+pub const SPREAD: [[f64; 4]; 2] = [[-0.02, 0.0, 0.02, 0.0], [0.01, -0.01, 0.01, -0.01]];
+
+/// The 2 GPUs × 4 runs of a bench with mean `mean`: `mean·(1 + SPREAD[gpu][run])`.
+pub fn spread(mean: f64) -> Vec<Vec<f64>> {
+    SPREAD
+        .iter()
+        .map(|gpu| gpu.iter().map(|d| mean * (1.0 + d)).collect())
+        .collect()
+}
+
+/// A vendor's submission of 2 GPUs × 4 runs with the given mean throughput per bench.
+pub fn write_vendor(root: &Path, means: &[(&str, f64)]) {
+    let benches: Vec<(&str, Vec<Vec<f64>>)> = means.iter().map(|(b, m)| (*b, spread(*m))).collect();
+    write_samples(root, &benches);
+}
+
+/// Whether `a` and `b` agree to a relative 1e-9 (both finite).
+pub fn close(a: f64, b: f64) -> bool {
+    a.is_finite() && b.is_finite() && (a - b).abs() <= 1e-9 * b.abs().max(1e-300)
+}
+
+/// A JSON number, asserted to be one.
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A JSON value that keeps the order of object keys (`serde_json::Value` sorts them).
+#[derive(Debug)]
+pub enum Ordered {
+    /// An object: keys in document order.
+    Object(Vec<(String, Ordered)>),
+    /// An array.
+    Array(Vec<Ordered>),
+    /// Anything else.
+    Scalar,
+}
+
+impl Ordered {
+    /// Parses a document.
+    pub fn parse(text: &str) -> Ordered {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// The keys of an object, in order.
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            Ordered::Object(fields) => fields.iter().map(|(k, _)| k.as_str()).collect(),
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    /// The value of `key` of an object.
+    pub fn get(&self, key: &str) -> &Ordered {
+        match self {
+            Ordered::Object(fields) => &fields.iter().find(|(k, _)| k == key).expect(key).1,
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    /// Item `i` of an array.
+    pub fn at(&self, i: usize) -> &Ordered {
+        match self {
+            Ordered::Array(items) => &items[i],
+            other => panic!("not an array: {other:?}"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Ordered>()? {
+                    fields.push((key, value));
+                }
+                Ok(Ordered::Object(fields))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// The text of a file, which must exist.
+pub fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The file names in a folder, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Occurrences of `needle` in `text`.
+pub fn count(text: &str, needle: &str) -> usize {
+    text.matches(needle).count()
+}
+
+/// The rows of the HTML table after the caption `caption`: each row's `<td>` texts.
+pub fn html_rows(html: &str, caption: &str) -> Vec<Vec<String>> {
+    let start = html
+        .find(&format!("<caption>{caption}</caption>"))
+        .unwrap_or_else(|| panic!("no table captioned {caption}"));
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    table
+        .split("<tr>")
+        .skip(1)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let open = cell.find('>').unwrap() + 1;
+                    cell[open..cell.find("</td>").unwrap()].to_owned()
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|row| !row.is_empty())
+        .collect()
+}

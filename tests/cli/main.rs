@@ -1,7 +1,9 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
 mod fixtures;
+mod grid;
 mod html;
 mod pack;
+mod plot;
 mod report;
 mod validate;

@@ -1,0 +1,525 @@
+//! `mlbench plot`: which files each kind writes, that they are real PNG and SVG images,
+//! and that nothing is overwritten without `--force`.
+
+use crate::fixtures::{example_dir, mlbench, names_in, read_text, write_vendor};
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The 19 benches of the example submission (its jobs file, `fast.json`).
+const EXAMPLE_BENCHES: [&str; 19] = [
+    "atari",
+    "cart",
+    "convnet",
+    "convnet_distributed",
+    "convnet_distributed_fp16",
+    "convnet_fp16",
+    "dcgan",
+    "dcgan_all",
+    "fast_style",
+    "loader",
+    "recom",
+    "reso",
+    "ssd",
+    "toy_lstm",
+    "toy_reg",
+    "translator",
+    "vae",
+    "wlm",
+    "wlmfp16",
+];
+
+/// Width and height of a PNG, from its signature and IHDR chunk (bytes 16..24).
+fn png_size(path: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(
+        bytes.len() > 33 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{}: not a PNG",
+        path.display()
+    );
+    assert_eq!(&bytes[12..16], b"IHDR", "{}", path.display());
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert!(
+        bytes.ends_with(b"IEND\xaeB`\x82"),
+        "{}: truncated",
+        path.display()
+    );
+    (be(16), be(20))
+}
+
+/// The text of an SVG file, which must be one.
+fn svg(path: &Path) -> String {
+    let text = read_text(path);
+    assert!(
+        text.starts_with("<svg") || text.starts_with("<?xml"),
+        "{}: {}",
+        path.display(),
+        &text[..text.len().min(80)]
+    );
+    assert!(text.trim_end().ends_with("</svg>"), "{}", path.display());
+    text
+}
+
+/// Three vendors A, B, C (B and C faster than A on both benches).
+fn vendors() -> (tempfile::TempDir, Vec<PathBuf>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (name, factor) in [("Alpha", 1.0), ("Bravo", 1.2), ("Charlie", 1.5)] {
+        let path = tmp.path().join(name);
+        write_vendor(&path, &[("atari", 10.0 * factor), ("vae", 100.0 * factor)]);
+        paths.push(path);
+    }
+    (tmp, paths)
+}
+
+fn plot(kind: &str, from: &[PathBuf], out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    mlbench()
+        .args(["plot", kind, "--from"])
+        .args(from)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn plot_grid_writes_both_charts_in_png_and_svg() {
+    let (tmp, subs) = vendors();
+    let out = tmp.path().join("plots");
+    plot("grid", &subs, &out, &[]).success();
+    assert_eq!(
+        names_in(&out),
+        [
+            "grid-overall.png",
+            "grid-overall.svg",
+            "grid-ratios.png",
+            "grid-ratios.svg"
+        ]
+    );
+    assert_eq!(png_size(&out.join("grid-ratios.png")), (1200, 700));
+    let (w, h) = png_size(&out.join("grid-overall.png"));
+    assert!(w > 0 && h > 0);
+    for chart in ["grid-ratios", "grid-overall"] {
+        let text = svg(&out.join(format!("{chart}.svg")));
+        for vendor in ["Alpha", "Bravo", "Charlie"] {
+            assert!(text.contains(vendor), "{chart}.svg lacks {vendor}");
+        }
+    }
+    // The bench names are on the ratio chart.
+    let ratios = svg(&out.join("grid-ratios.svg"));
+    assert!(ratios.contains("atari") && ratios.contains("vae"));
+}
+
+#[test]
+fn plot_grid_svg_only_and_no_overwriting_without_force() {
+    let (tmp, subs) = vendors();
+    let out = tmp.path().join("svg");
+    plot(
+        "grid",
+        &subs,
+        &out,
+        &["--format", "svg", "--baseline", "Bravo"],
+    )
+    .success();
+    assert_eq!(names_in(&out), ["grid-overall.svg", "grid-ratios.svg"]);
+    assert!(svg(&out.join("grid-overall.svg")).contains("Bravo"));
+
+    // One of the four files exists: nothing at all is written, the exit status is 2.
+    let out = tmp.path().join("both");
+    std::fs::create_dir_all(&out).unwrap();
+    let existing = out.join("grid-ratios.svg");
+    std::fs::write(&existing, "precious").unwrap();
+    plot("grid", &subs, &out, &[])
+        .code(2)
+        .stderr(
+            predicate::str::contains("grid-ratios.svg").and(predicate::str::contains(
+                "already exists; not overwriting it (use --force",
+            )),
+        );
+    assert_eq!(names_in(&out), ["grid-ratios.svg"]);
+    assert_eq!(read_text(&existing), "precious");
+
+    // With --force every file is written, the existing one replaced.
+    plot("grid", &subs, &out, &["--force"]).success();
+    assert_eq!(
+        names_in(&out),
+        [
+            "grid-overall.png",
+            "grid-overall.svg",
+            "grid-ratios.png",
+            "grid-ratios.svg"
+        ]
+    );
+    assert!(svg(&existing).contains("Charlie"));
+}
+
+#[test]
+fn plot_report_writes_the_heatmap_and_the_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("plots");
+    plot("report", &[example_dir()], &out, &[]).success();
+    assert_eq!(
+        names_in(&out),
+        [
+            "report-heatmap-example.png",
+            "report-heatmap-example.svg",
+            "runs-example.png",
+            "runs-example.svg"
+        ]
+    );
+    for name in ["report-heatmap-example.png", "runs-example.png"] {
+        let (w, h) = png_size(&out.join(name));
+        assert!(w >= 100 && h >= 100, "{name}: {w}×{h}");
+    }
+    let heatmap = svg(&out.join("report-heatmap-example.svg"));
+    assert!(heatmap.contains("GPU 0") && heatmap.contains("GPU 1"));
+    let runs = svg(&out.join("runs-example.svg"));
+    assert!(runs.contains("convnet"), "runs chart without bench names");
+}
+
+#[test]
+fn plot_loss_writes_one_svg_per_bench() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("loss");
+    plot("loss", &[example_dir()], &out, &["--format", "svg"]).success();
+    let mut expected: Vec<String> = EXAMPLE_BENCHES
+        .iter()
+        .map(|b| format!("loss-example-{b}.svg"))
+        .collect();
+    expected.sort();
+    assert_eq!(names_in(&out), expected);
+    for name in &expected {
+        let text = svg(&out.join(name));
+        let bench = &name["loss-example-".len()..name.len() - 4];
+        assert!(text.contains(bench), "{name} does not name its bench");
+    }
+}
+
+/// `mlbench report` additions that come with the plots and the page: `--ci`, the straggler
+/// check and `--html` (here rather than in `report.rs`, which other work is editing).
+mod report {
+    use crate::fixtures::{
+        close, count, example_dir, f, folder_files, html_rows, mlbench, names_in, read_text,
+        sha256_hex, write_samples, write_submission, write_targets,
+    };
+    use serde_json::Value;
+    use std::path::{Path, PathBuf};
+
+    /// `mlbench report -g RTX --targets T -r DIR EXTRA…`: (exit status, stdout, stderr).
+    fn report(dir: &Path, targets: &Path, extra: &[&str]) -> (i32, String, String) {
+        let out = mlbench()
+            .args(["report", "-g", "RTX", "--targets"])
+            .arg(targets)
+            .arg("-r")
+            .arg(dir)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    fn report_json(dir: &Path, targets: &Path, extra: &[&str]) -> Value {
+        let (code, stdout, stderr) = report(dir, targets, &[extra, &["-f", "json"]].concat());
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    }
+
+    /// The fixture submission of `report.rs` (4 runs × 2 GPUs, atari 5.5, convnet 180,
+    /// vae 7600, each × 1 + 0.01·((run + gpu) mod 3 − 1)) and its targets.
+    fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = tmp.path().join("sub");
+        write_submission(&sub, 4, 2);
+        let targets = tmp.path().join("targets.csv");
+        write_targets(&targets);
+        (tmp, sub, targets)
+    }
+
+    /// The samples of a fixture bench, recomputed here from the fixture's rule.
+    fn fixture_samples(base: f64) -> Vec<f64> {
+        let mut out = Vec::new();
+        for run in 0..4 {
+            for gpu in 0..2 {
+                out.push(base * (1.0 + 0.01 * (((run + gpu) % 3) as f64 - 1.0)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ci_gives_each_bench_its_mean_and_an_interval_around_it() {
+        let (_tmp, sub, targets) = fixture();
+        // The wiggles −1, 0, 0, +1, +1, −1, −1, 0 (%) sum to −1 %: mean = base·(1 − 0.01/8).
+        for (base, scoring) in [(5.5, "classic"), (5.5, "score")] {
+            let json = report_json(&sub, &targets, &["--ci", "--scoring", scoring]);
+            let ci = &json["ci"];
+            assert_eq!(
+                ci.as_object().unwrap().keys().collect::<Vec<_>>(),
+                ["atari", "convnet", "vae"]
+            );
+            for (bench, b) in [("atari", base), ("convnet", 180.0), ("vae", 7600.0)] {
+                let samples = fixture_samples(b);
+                let hand = samples.iter().sum::<f64>() / 8.0;
+                assert!(close(hand, b * (1.0 - 0.01 / 8.0)));
+                let c = &ci[bench];
+                assert_eq!(c["n"], 8, "{bench}");
+                assert!(close(f(&c["mean"]), hand), "{bench}: {c}");
+                let (lo, hi) = (f(&c["ci"][0]), f(&c["ci"][1]));
+                // A resampled mean lies between the smallest and the largest sample.
+                let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = samples.iter().copied().fold(0.0, f64::max);
+                assert!(
+                    min <= lo && lo <= hand && hand <= hi && hi <= max,
+                    "{bench}: {c}"
+                );
+                assert!(
+                    lo < hi,
+                    "{bench}: the runs differ, the interval is not a point"
+                );
+            }
+        }
+        let json = report_json(&sub, &targets, &[]);
+        assert!(json.get("ci").is_none(), "{json:#}");
+        assert_eq!(json["stragglers"], Value::Array(vec![]));
+    }
+
+    #[test]
+    fn ci_in_the_table_and_the_csv() {
+        let (_tmp, sub, targets) = fixture();
+        let (code, table, _) = report(&sub, &targets, &["--ci"]);
+        assert_eq!(code, 0);
+        let at = table
+            .find("95% confidence intervals of the means")
+            .expect("the interval table");
+        let intervals = &table[at..];
+        for bench in ["atari", "convnet", "vae"] {
+            assert!(
+                intervals.lines().any(|l| l.trim_start().starts_with(bench)),
+                "{table}"
+            );
+        }
+        let (_, plain, _) = report(&sub, &targets, &[]);
+        assert!(!plain.contains("confidence interval"), "{plain}");
+
+        let (code, csv, _) = report(&sub, &targets, &["--ci", "-f", "csv"]);
+        assert_eq!(code, 0);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "bench,n,target,result,sd,sd_pct,diff,ci_low,ci_high"
+        );
+        assert_eq!(lines.len(), 4, "{csv}");
+        for (line, base) in lines[1..].iter().zip([5.5, 180.0, 7600.0]) {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), 9, "{line}");
+            let (lo, hi): (f64, f64) = (cells[7].parse().unwrap(), cells[8].parse().unwrap());
+            let mean = base * (1.0 - 0.01 / 8.0);
+            assert!(lo <= mean && mean <= hi, "{line}");
+        }
+        let (_, csv, _) = report(&sub, &targets, &["-f", "csv"]);
+        assert!(
+            csv.starts_with("bench,n,target,result,sd,sd_pct,diff\n"),
+            "{csv}"
+        );
+    }
+
+    const STRAGGLER_BENCHES: [(&str, f64); 4] = [
+        ("atari", 5.5),
+        ("cart", 2000.0),
+        ("convnet", 180.0),
+        ("vae", 7600.0),
+    ];
+    /// Relative deviations of the runs: GPU g's run r is `d[(r + g) mod 4]`; every GPU
+    /// has each once, so each GPU's mean is the base (× its factor).
+    const D: [f64; 4] = [-0.01, 0.005, 0.01, -0.005];
+
+    /// 4 GPUs × 4 runs × 4 benches; GPU 3's throughputs × `slow`.
+    fn straggler_submission(root: &Path, slow: f64) {
+        let benches: Vec<(&str, Vec<Vec<f64>>)> = STRAGGLER_BENCHES
+            .iter()
+            .map(|(bench, base)| {
+                let gpus = (0..4)
+                    .map(|g| {
+                        let factor = if g == 3 { slow } else { 1.0 };
+                        (0..4)
+                            .map(|r| base * factor * (1.0 + D[(r + g) % 4]))
+                            .collect()
+                    })
+                    .collect();
+                (*bench, gpus)
+            })
+            .collect();
+        write_samples(root, &benches);
+        let mut targets = String::from("bench,target,perf_target,sd_target\n");
+        for (b, v) in STRAGGLER_BENCHES {
+            targets.push_str(&format!("{b},{v},0.5,0.05\n"));
+        }
+        std::fs::write(root.join("../targets.csv"), targets).unwrap();
+    }
+
+    /// Mean and sample variance (n − 1), here.
+    fn mean_var(x: &[f64]) -> (f64, f64) {
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        (
+            m,
+            x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0),
+        )
+    }
+
+    #[test]
+    fn a_gpu_ten_percent_slower_on_every_bench_is_a_straggler() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = tmp.path().join("sub");
+        straggler_submission(&sub, 0.9);
+        let targets = tmp.path().join("targets.csv");
+        let json = report_json(&sub, &targets, &[]);
+        let list = json["stragglers"].as_array().unwrap();
+        assert_eq!(list.len(), 1, "{json:#}");
+        let s = &list[0];
+        assert_eq!(s["device"], 3);
+        assert_eq!(s["tested"], 4);
+        assert_eq!(s["below"], 4);
+        assert_eq!(s["flagged"], true);
+        assert!(close(f(&s["median_deficit"]), 0.1), "{s}");
+        let tests = s["benches"].as_array().unwrap();
+        assert_eq!(tests.len(), 4);
+        for ((bench, base), t) in STRAGGLER_BENCHES.iter().zip(tests) {
+            assert_eq!(t["bench"], *bench);
+            assert_eq!(
+                (t["n"].as_u64(), t["peers_n"].as_u64()),
+                (Some(4), Some(12))
+            );
+            // Welch's t and df from docs/scoring.md, on the values written.
+            let own: Vec<f64> = (0..4)
+                .map(|r| base * 0.9 * (1.0 + D[(r + 3) % 4]))
+                .collect();
+            let peers: Vec<f64> = (0..3)
+                .flat_map(|g| (0..4).map(move |r| base * (1.0 + D[(r + g) % 4])))
+                .collect();
+            let ((md, vd), (mp, vp)) = (mean_var(&own), mean_var(&peers));
+            assert!(close(f(&t["mean"]), 0.9 * base) && close(f(&t["peers_mean"]), *base));
+            assert!(close(f(&t["deficit"]), 1.0 - md / mp), "{t}");
+            let (a, b) = (vd / 4.0, vp / 12.0);
+            let welch_t = (md - mp) / (a + b).sqrt();
+            let df = (a + b).powi(2) / (a * a / 3.0 + b * b / 11.0);
+            assert!(
+                (f(&t["t"]) - welch_t).abs() <= 1e-9 * welch_t.abs(),
+                "{t}: t {welch_t}"
+            );
+            assert!((f(&t["df"]) - df).abs() <= 1e-9 * df, "{t}: df {df}");
+            assert!(f(&t["p"]) < 0.01, "{t}");
+            assert_eq!(t["below"], true);
+        }
+        let (code, table, _) = report(&sub, &targets, &[]);
+        assert_eq!(code, 0);
+        assert!(table.contains("straggler: GPU 3 "), "{table}");
+        assert!(
+            table.contains("below its peers on 4 of 4 benches tested (median deficit 10.0%"),
+            "{table}"
+        );
+
+        // The same submission without the slow GPU: no straggler.
+        let fine = tmp.path().join("fine");
+        straggler_submission(&fine, 1.0);
+        let json = report_json(&fine, &targets, &[]);
+        assert_eq!(json["stragglers"], Value::Array(vec![]), "{json:#}");
+        let (_, table, _) = report(&fine, &targets, &[]);
+        assert!(!table.contains("straggler"), "{table}");
+    }
+
+    /// The captions of the page's tables, in order.
+    fn captions(html: &str) -> Vec<String> {
+        html.split("<caption>")
+            .skip(1)
+            .map(|c| c[..c.find("</caption>").unwrap()].to_owned())
+            .collect()
+    }
+
+    /// `mlbench report` on the shipped example with `--html PAGE`, run from the
+    /// repository root so that the inputs are named as given.
+    fn example_page(extra: &[&str]) -> (tempfile::TempDir, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let page = tmp.path().join("report.html");
+        mlbench()
+            .args(["report", "-g", "RTX", "-r"])
+            .arg(example_dir())
+            .arg("--html")
+            .arg(&page)
+            .args(extra)
+            .assert()
+            .success();
+        assert_eq!(names_in(tmp.path()), ["report.html"]);
+        let html = read_text(&page);
+        (tmp, html)
+    }
+
+    #[test]
+    fn the_report_page_has_tables_figures_validation_and_provenance() {
+        // Classic scoring has no per-GPU tables: the benches, the statistics, the inputs.
+        let (_tmp, html) = example_page(&[]);
+        assert_eq!(captions(&html), ["Benches", "Statistics", "Input files"]);
+        assert!(count(&html, "<svg") >= 2, "the heatmap and the runs");
+        assert!(!html.to_lowercase().contains("<script"));
+        assert!(html.contains("<h2>Validation</h2>"));
+        assert!(
+            html.contains("0 errors, 0 warnings"),
+            "the example validates clean"
+        );
+        let benches = html_rows(&html, "Benches");
+        assert_eq!(benches.len(), 19);
+        // Provenance: every file of the example with its SHA-256, computed here.
+        let footer = &html[html.find("<footer>").expect("a footer")..];
+        let mut got: Vec<(String, String)> = html_rows(footer, "Input files")
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
+        got.sort();
+        let mut expected: Vec<(String, String)> = folder_files(&example_dir())
+            .into_iter()
+            .map(|(rel, bytes)| {
+                (
+                    example_dir().join(rel).display().to_string(),
+                    sha256_hex(&bytes),
+                )
+            })
+            .collect();
+        expected.sort();
+        assert_eq!(got, expected);
+
+        // Score scoring adds the three per-GPU tables, --ci the intervals: with the
+        // inputs, the 7 tables CI's browser check expects.
+        let per_gpu = ["mean", "min", "max"].map(|s| format!("Relative GPU performance ({s})"));
+        let (_tmp, html) = example_page(&["--scoring", "score"]);
+        let mut expected = vec!["Benches".to_owned(), "Statistics".to_owned()];
+        expected.extend(per_gpu.iter().cloned());
+        expected.push("Input files".to_owned());
+        assert_eq!(captions(&html), expected);
+        let (_tmp, html) = example_page(&["--scoring", "score", "--ci"]);
+        expected.insert(
+            2,
+            "95% confidence intervals of the means (bootstrap)".to_owned(),
+        );
+        assert_eq!(captions(&html), expected);
+        assert_eq!(count(&html, "<table"), 7);
+        assert!(html.contains("<h2>Validation</h2>"));
+        // An interval for every bench of the score table with samples (its 19 benches
+        // less the 3 multi-GPU ones it sets aside, and `scaling`, which the example
+        // lacks), with the same n and mean as the bench table (computed apart: Polars
+        // there, the bootstrap's strata here).
+        let intervals = html_rows(&html, "95% confidence intervals of the means (bootstrap)");
+        let benches: Vec<Vec<String>> = html_rows(&html, "Benches")
+            .into_iter()
+            .filter(|r| r[1] != "0")
+            .collect();
+        assert_eq!(intervals.len(), 16);
+        assert_eq!(benches.len(), 16);
+        for (i, b) in intervals.iter().zip(&benches) {
+            assert_eq!((&i[0], &i[1], &i[2]), (&b[0], &b[1], &b[5]), "{i:?} {b:?}");
+        }
+        assert!(count(&html, "<svg") >= 2);
+    }
+}
