@@ -37,7 +37,12 @@ fn label_of(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    name.strip_suffix(".zip").map(str::to_owned).unwrap_or(name)
+    match name.len().checked_sub(4) {
+        Some(cut) if name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".zip") => {
+            name[..cut].to_owned()
+        }
+        _ => name,
+    }
 }
 
 /// The track a packed submission carries in SUBMISSION.json.
@@ -67,7 +72,13 @@ pub fn load_all(subs: &[PathBuf], args: &CompareArgs) -> anyhow::Result<Vec<Labe
         }
         labels.push((PathBuf::from(path), name.to_owned()));
     }
-    for (path, name) in &labels {
+    for (i, (path, name)) in labels.iter().enumerate() {
+        if let Some((_, other)) = labels[..i].iter().find(|(p, _)| p == path) {
+            bail!(
+                "--label {name}={}: that submission is already labelled `{other}`",
+                path.display()
+            );
+        }
         if !subs.contains(path) {
             bail!(
                 "--label {name}={}: not one of the submissions given",
@@ -175,6 +186,18 @@ pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
     if args.compare.resamples == 0 {
         return Err(anyhow!("--resamples must be at least 1").into());
     }
+    // Refuse before any work (and before writing either file) when one would be replaced.
+    if !args.force {
+        for path in args.output.iter().chain(args.html.iter()) {
+            if path.exists() {
+                return Err(anyhow!(
+                    "{}: already exists; not overwriting it (use --force to replace it)",
+                    path.display()
+                )
+                .into());
+            }
+        }
+    }
     let started = std::time::Instant::now();
     let timings = std::env::var_os("MLBENCH_TIMINGS").is_some();
     let loaded = load_all(&args.subs, &args.compare)?;
@@ -186,7 +209,11 @@ pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
     }
     // What the HTML page shows besides the grid: each submission's validation, inputs.
     let page_extras = match &args.html {
-        Some(_) => Some(crate::html_pages::Extras::gather(&loaded, &args.subs)?),
+        Some(_) => Some(crate::html_pages::Extras::gather(
+            &loaded,
+            &args.subs,
+            crate::html_pages::GRID_MIN_RUNS,
+        )?),
         None => None,
     };
     let computing = std::time::Instant::now();

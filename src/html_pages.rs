@@ -12,6 +12,9 @@ use std::path::PathBuf;
 /// Findings listed per submission on a page, at most (the JSON of `validate` has them all).
 const MAX_FINDINGS: usize = 50;
 
+/// `--min-runs` of the validation shown on a grid page (`validate`'s default).
+pub const GRID_MIN_RUNS: usize = 4;
+
 /// What a page shows besides its results.
 pub struct Extras {
     /// (label, validation) per submission.
@@ -21,10 +24,14 @@ pub struct Extras {
 }
 
 impl Extras {
-    /// Validates every submission (default rules, 4 runs) and hashes the inputs.
-    pub fn gather(loaded: &[Labelled], inputs: &[PathBuf]) -> anyhow::Result<Extras> {
+    /// Validates every submission (default rules, `min_runs`) and hashes the inputs.
+    pub fn gather(
+        loaded: &[Labelled],
+        inputs: &[PathBuf],
+        min_runs: usize,
+    ) -> anyhow::Result<Extras> {
         let options = Options {
-            min_runs: 4,
+            min_runs,
             ..Options::default()
         };
         let validations = loaded
@@ -174,6 +181,7 @@ pub fn report_page(
     notes: &[String],
     cis: Option<&std::collections::BTreeMap<String, mlbench_analyzer::MeanCi>>,
     inputs: &[PathBuf],
+    min_runs: usize,
 ) -> anyhow::Result<String> {
     use crate::render::{bench_rows, per_gpu_tables, statistics_rows};
     let (header, rows) = bench_rows(report);
@@ -235,9 +243,10 @@ pub fn report_page(
         heading: "GPUs and runs".into(),
         blocks: per_gpu,
     });
-    // Validate each input that is a whole submission (a folder or a zip).
+    // Validate each input that is a whole submission (a folder or a zip), with the
+    // report's own --min-runs.
     let options = Options {
-        min_runs: 4,
+        min_runs,
         ..Options::default()
     };
     let mut validations = Vec::new();

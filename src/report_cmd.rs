@@ -23,6 +23,18 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
         None => TargetTable::builtin(scoring, &args.gpu_model)?,
     };
+    // Refuse before any work (and before writing either file) when one would be replaced.
+    if !args.force {
+        for path in args.output.iter().chain(args.html.iter()) {
+            if path.exists() {
+                return Err(anyhow!(
+                    "{}: already exists; not overwriting it (use --force to replace it)",
+                    path.display()
+                )
+                .into());
+            }
+        }
+    }
     let clock = Timings::start();
     let discovery = discover(&args.reports, args.name.as_deref())?;
     clock.lap("discover");
@@ -116,6 +128,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
             &notes,
             cis.as_ref(),
             &args.reports,
+            args.min_runs as usize,
         )?;
         output::emit(&page, Some(path), args.force)?;
     }

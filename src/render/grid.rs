@@ -38,7 +38,11 @@ fn overall_rows(grid: &Grid) -> (Vec<String>, Vec<Vec<String>>) {
                 ratio(v.overall),
                 interval(v.ci),
                 v.tier.map_or_else(|| "—".into(), |t| t.to_string()),
-                format!("{}/{}", v.present, grid.benches.len()),
+                format!(
+                    "{}/{}",
+                    v.present,
+                    grid.benches.len() - grid.unnormalized.len()
+                ),
                 v.missing.join(", "),
             ]
         })
@@ -207,7 +211,7 @@ pub fn csv(grid: &Grid) -> String {
             cell(v.overall),
             cell(v.ci.map(|c| c[0])),
             cell(v.ci.map(|c| c[1])),
-            v.missing.len(),
+            !v.missing.is_empty(),
             v.tier.map_or_else(String::new, |t| t.to_string())
         );
     }

@@ -816,7 +816,6 @@ fn labels_name_submissions_and_a_label_twice_on_a_track_is_exit_2() {
 }
 
 #[test]
-#[ignore = "product defect: two --label options for the same submission are accepted; the first silently wins"]
 fn one_submission_labelled_twice_is_exit_2() {
     let v = Vendors::abc();
     let l1 = format!("X={}", v.path("B").display());
@@ -1177,4 +1176,28 @@ fn table_snapshot() {
         .stdout
         .clone();
     insta::assert_snapshot!("grid_table", String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn a_refused_output_writes_no_page_either() {
+    let v = Vendors::abc();
+    let out = v.path("grid.json");
+    std::fs::write(&out, "precious").unwrap();
+    let page = v.path("grid.html");
+    grid(
+        &v.paths(&["A", "B"]),
+        &[
+            "--format",
+            "json",
+            "-o",
+            out.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("already exists"));
+    assert_eq!(read_text(&out), "precious");
+    // As `plot` does: nothing is written when one output would be refused.
+    assert!(!page.exists(), "the page was written by a run that failed");
 }

@@ -522,4 +522,29 @@ mod report {
         }
         assert!(count(&html, "<svg") >= 2);
     }
+    #[test]
+    fn the_report_page_validates_with_the_reports_min_runs() {
+        // The example with 3 runs, reported with --min-runs 3: the report is computed,
+        // and the page's validation must not say there are too few runs.
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = tmp.path().join("sub");
+        crate::fixtures::copy_tree(&example_dir(), &sub);
+        for run in [3, 4] {
+            std::fs::remove_dir_all(sub.join(format!("output{run}"))).unwrap();
+        }
+        let page = tmp.path().join("report.html");
+        mlbench()
+            .args(["report", "-g", "RTX", "--min-runs", "3", "-r"])
+            .arg(&sub)
+            .arg("--html")
+            .arg(&page)
+            .assert()
+            .success();
+        let html = read_text(&page);
+        assert!(
+            !html.contains("runs.too-few"),
+            "the page applies --min-runs 4"
+        );
+        assert!(html.contains("0 errors, 0 warnings"));
+    }
 }
