@@ -187,17 +187,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
         return Err(anyhow!("--resamples must be at least 1").into());
     }
     // Refuse before any work (and before writing either file) when one would be replaced.
-    if !args.force {
-        for path in args.output.iter().chain(args.html.iter()) {
-            if path.exists() {
-                return Err(anyhow!(
-                    "{}: already exists; not overwriting it (use --force to replace it)",
-                    path.display()
-                )
-                .into());
-            }
-        }
-    }
+    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
     let started = std::time::Instant::now();
     let timings = std::env::var_os("MLBENCH_TIMINGS").is_some();
     let loaded = load_all(&args.subs, &args.compare)?;

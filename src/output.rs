@@ -4,6 +4,26 @@ use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::Path;
 
+/// Fails when one of `paths` exists and `force` is off: checked before any work, so a
+/// refused run writes nothing at all.
+pub fn refuse_existing<'a>(
+    paths: impl IntoIterator<Item = &'a std::path::PathBuf>,
+    force: bool,
+) -> anyhow::Result<()> {
+    if force {
+        return Ok(());
+    }
+    for path in paths {
+        if path.exists() {
+            bail!(
+                "{}: already exists; not overwriting it (use --force to replace it)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Writes `text` to `path`, or to standard output when there is none.
 ///
 /// A file is written beside its destination and renamed into place, so an interrupted

@@ -24,17 +24,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         None => TargetTable::builtin(scoring, &args.gpu_model)?,
     };
     // Refuse before any work (and before writing either file) when one would be replaced.
-    if !args.force {
-        for path in args.output.iter().chain(args.html.iter()) {
-            if path.exists() {
-                return Err(anyhow!(
-                    "{}: already exists; not overwriting it (use --force to replace it)",
-                    path.display()
-                )
-                .into());
-            }
-        }
-    }
+    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let discovery = discover(&args.reports, args.name.as_deref())?;
     clock.lap("discover");
