@@ -41,6 +41,59 @@ pub enum Command {
     /// Draw comparison plots (PNG and SVG) of a grid, a report, runs or loss curves.
     #[command(after_help = PLOT_HELP)]
     Plot(PlotArgs),
+    /// Run a jobs file with the built-in tch models and write the suite's reports
+    /// (feature `runner`: needs libtorch, see runner/setup-libtorch.sh).
+    #[cfg(feature = "runner")]
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+}
+
+#[cfg(feature = "runner")]
+const RUN_HELP: &str = "\
+Writes OUT/output<r>/<jobs>_<K>.json (one stream per device, the suite's legacy format),
+OUT/output<r>/summary.txt, for r in 0..--repeat-suite: the layout `mlbench report` and
+`mlbench validate` read. Without a GPU, --devices N splits the CPU into N devices.
+
+Examples:
+  mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
+  mlbench run --jobs my.json --dry-run
+  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch";
+
+/// `mlbench run` arguments.
+#[cfg(feature = "runner")]
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The jobs file (the suite's format).
+    #[arg(long, value_name = "FILE")]
+    pub jobs: PathBuf,
+
+    /// Run only this job (repeatable).
+    #[arg(long, value_name = "BENCH")]
+    pub name: Vec<String>,
+
+    /// `N` devices (GPUs, or N simulated CPU devices without GPU) or `cpu`; default every GPU.
+    #[arg(long, value_name = "N|cpu")]
+    pub devices: Option<String>,
+
+    /// Suite repetitions: output0 … output{K-1}.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeat_suite: u32,
+
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "output")]
+    pub out: PathBuf,
+
+    /// Print the plan (commands, devices, seeds, report files) and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print an sbatch job-array script running the same jobs on a Slurm cluster.
+    #[arg(long)]
+    pub slurm: bool,
+
+    /// Nodes (array tasks) of --slurm.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm")]
+    pub nodes: u32,
 }
 
 const GRID_HELP: &str = "\

@@ -9,6 +9,8 @@ mod output;
 mod plot_cmd;
 mod render;
 mod report_cmd;
+#[cfg(feature = "runner")]
+mod run_cmd;
 mod submission;
 mod validate_cmd;
 
@@ -55,6 +57,8 @@ fn main() -> ExitCode {
         cli::Command::Pack(args) => validate_cmd::pack(&args),
         cli::Command::Grid(args) => grid_cmd::run(&args),
         cli::Command::Plot(args) => plot_cmd::run(&args),
+        #[cfg(feature = "runner")]
+        cli::Command::Run(args) => run_cmd::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

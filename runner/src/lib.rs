@@ -2,5 +2,19 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod devices;
+pub mod execute;
+#[cfg(feature = "tch")]
+pub mod models;
+pub mod plan;
+pub mod report;
+pub mod slurm;
+pub mod timing;
 
 pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
+pub use devices::{DeviceKind, DeviceSet, DevicesError};
+pub use execute::{
+    CopyFailure, ExecuteError, ExecuteOptions, Progress, RunOutcome, execute, execute_all,
+};
+pub use plan::{CopyPlan, Execution, Plan, PlanError, PlanOptions, plan, plan_runs};
+pub use timing::{Clock, Measurement, RealClock, ScriptedClock};

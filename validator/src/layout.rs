@@ -18,7 +18,7 @@ pub enum Role {
     },
     /// A `*.json` whose shape is a jobs list.
     Jobs,
-    /// `MANIFEST.sha256` or `SUBMISSION.json` at the root.
+    /// `MANIFEST.sha256` or `SUBMISSION.json` at the root, or a run's `summary.txt`.
     Pack,
     /// Anything else.
     Unknown,
@@ -39,6 +39,10 @@ pub fn base_name(path: &str) -> &str {
 pub fn classify(file: &SubmittedFile) -> Role {
     let path = file.path.as_str();
     if path == MANIFEST_NAME || path == SUBMISSION_NAME {
+        return Role::Pack;
+    }
+    // run.py's (and `mlbench run`'s) per-run log sits beside the streams.
+    if base_name(path) == "summary.txt" {
         return Role::Pack;
     }
     if let Some(name) = FileName::parse(base_name(path)) {
@@ -103,7 +107,8 @@ mod tests {
             Role::Jobs
         );
         assert_eq!(classify(&file("notes.json", r#"{"a": 1}"#)), Role::Unknown);
-        assert_eq!(classify(&file("summary.txt", "")), Role::Unknown);
+        assert_eq!(classify(&file("output3/summary.txt", "")), Role::Pack);
+        assert_eq!(classify(&file("notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("MANIFEST.sha256", "")), Role::Pack);
         assert_eq!(classify(&file("x/MANIFEST.sha256", "")), Role::Unknown);
     }

@@ -281,8 +281,9 @@ fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Findi
 }
 
 /// Flags whose recorded value legitimately differs from the jobs file: the output path,
-/// and the seed run.py appends last on the command line (spec §4.5).
-const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s"];
+/// the seed run.py appends last on the command line (spec §4.5), and `cuda`, which
+/// records where the copy ran (`mlbench run` on simulated CPU devices writes `false`).
+const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s", "--cuda", "--no-cuda"];
 
 /// The differences between an entry and one config of its job: (field, expected, found).
 fn config_differences(

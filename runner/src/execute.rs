@@ -1,0 +1,350 @@
+//! Running a plan (spec §3.3, §4.5): configurations strictly in order; the copies of a
+//! per-device configuration together, one thread each; whole-machine ones alone.
+//!
+//! A failing copy (bench error, NaN loss, panic) never stops the suite: its entry is
+//! written with `completed: false` (see [`crate::report`]), the configuration's
+//! summary.txt line says FAILED, and the next configuration starts.
+
+use crate::bench::BenchFactory;
+use crate::plan::{Execution, Plan};
+use crate::report::{self, EntryContext, version_of};
+use crate::timing::{Clock, LoopSize, measure};
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What the caller sees while a plan runs (the CLI draws a progress bar from it).
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A configuration starts; `index` of `total` in the plan.
+    Started {
+        /// The configuration.
+        execution: &'a Execution,
+        /// Its index in the plan (from 0).
+        index: usize,
+        /// Configurations in the plan.
+        total: usize,
+    },
+    /// One copy finished one observation.
+    Observation {
+        /// The configuration.
+        execution: &'a Execution,
+        /// The copy (index into `execution.copies`).
+        copy: usize,
+        /// The observation (from 0) of `repeat`.
+        observation: u64,
+        /// Its duration in seconds.
+        duration: f64,
+        /// The last loss of it.
+        loss: f64,
+    },
+    /// A configuration finished; `line` is its summary.txt line.
+    Finished {
+        /// The configuration.
+        execution: &'a Execution,
+        /// The summary line.
+        line: &'a str,
+        /// Whether every copy passed.
+        passed: bool,
+    },
+}
+
+/// How to run.
+pub struct ExecuteOptions<'a> {
+    /// `hostname` of the entries.
+    pub hostname: String,
+    /// Makes the clock of each copy ([`crate::timing::RealClock`] outside tests).
+    pub clock: &'a (dyn Fn() -> Box<dyn Clock> + Sync),
+    /// Called from the copies' threads as the run goes.
+    pub progress: &'a (dyn Fn(&Progress<'_>) + Sync),
+}
+
+/// One copy that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyFailure {
+    /// The bench.
+    pub name: String,
+    /// Its `vcd`.
+    pub vcd: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// Configurations whose copies all passed.
+    pub passed: usize,
+    /// Configurations with at least one failed copy.
+    pub failed: usize,
+    /// Entries written (failure entries included).
+    pub entries: usize,
+    /// The report streams written, sorted.
+    pub files: Vec<PathBuf>,
+    /// Every failed copy.
+    pub failures: Vec<CopyFailure>,
+    /// The summary.txt lines, the `Total Time` line last.
+    pub summary: Vec<String>,
+}
+
+/// A run that could not go on.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct ExecuteError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// The cause.
+    pub source: std::io::Error,
+}
+
+/// The outcome of one copy.
+struct CopyResult {
+    written: Option<PathBuf>,
+    failure: Option<String>,
+}
+
+/// Runs `plan` with benches from `factory`.
+pub fn execute(
+    plan: &Plan,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+) -> Result<RunOutcome, ExecuteError> {
+    let summary_path = plan.summary_path();
+    let io = |path: &PathBuf| {
+        let path = path.clone();
+        move |source| ExecuteError { path, source }
+    };
+    std::fs::create_dir_all(&plan.out_dir).map_err(io(&plan.out_dir))?;
+    let mut summary = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&summary_path)
+        .map_err(io(&summary_path))?;
+    let mut outcome = RunOutcome::default();
+    let started = Instant::now();
+    let total = plan.executions.len();
+    for (index, execution) in plan.executions.iter().enumerate() {
+        (options.progress)(&Progress::Started {
+            execution,
+            index,
+            total,
+        });
+        let t0 = Instant::now();
+        let results: Vec<CopyResult> = if execution.copies.len() == 1 {
+            vec![run_copy(plan, execution, 0, factory, options)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..execution.copies.len())
+                    .map(|c| s.spawn(move || run_copy(plan, execution, c, factory, options)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        // run_copy catches the bench's panics; one here is the runner's.
+                        h.join().unwrap_or_else(|_| CopyResult {
+                            written: None,
+                            failure: Some("the runner thread panicked".into()),
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let minutes = t0.elapsed().as_secs_f64() / 60.0;
+        let mut failed = 0;
+        for (copy, result) in execution.copies.iter().zip(&results) {
+            if let Some(path) = &result.written {
+                outcome.entries += 1;
+                outcome.files.push(path.clone());
+            }
+            if let Some(message) = &result.failure {
+                failed += 1;
+                outcome.failures.push(CopyFailure {
+                    name: execution.name.clone(),
+                    vcd: copy.vcd.clone(),
+                    message: message.clone(),
+                });
+            }
+        }
+        let line = summary_line(
+            execution,
+            plan.njobs,
+            failed,
+            execution.copies.len(),
+            minutes,
+        );
+        if failed == 0 {
+            outcome.passed += 1;
+        } else {
+            outcome.failed += 1;
+        }
+        writeln!(summary, "{line}")
+            .and_then(|()| summary.flush())
+            .map_err(io(&summary_path))?;
+        (options.progress)(&Progress::Finished {
+            execution,
+            line: &line,
+            passed: failed == 0,
+        });
+        outcome.summary.push(line);
+    }
+    let last = format!("Total Time {:8.2} s", started.elapsed().as_secs_f64());
+    writeln!(summary, "{last}")
+        .and_then(|()| summary.flush())
+        .map_err(io(&summary_path))?;
+    outcome.summary.push(last);
+    outcome.files.sort();
+    outcome.files.dedup();
+    Ok(outcome)
+}
+
+/// run.py's summary line (0255282 → HEAD, spec §4.5). Per-device configurations name
+/// how many of their copies failed; whole-machine ones have only PASSED/FAILED.
+pub fn summary_line(
+    execution: &Execution,
+    njobs: usize,
+    failed: usize,
+    copies: usize,
+    minutes: f64,
+) -> String {
+    let head = format!("[{:2}/{:2}]", execution.jid, njobs);
+    let tail = format!("{minutes:8.2} MIN | {}", execution.cmd);
+    match failed {
+        0 => format!("{head}[  /  ] PASSED | {tail}"),
+        _ if execution.whole_machine => format!("{head}[  /  ] FAILED | {tail}"),
+        k => format!("{head}[{k:2}/{copies:2}] FAILED | {tail}"),
+    }
+}
+
+/// Runs one copy and writes its entry; never panics out (the bench runs under
+/// `catch_unwind`).
+fn run_copy(
+    plan: &Plan,
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+) -> CopyResult {
+    let Some(copy) = execution.copies.get(index) else {
+        return CopyResult {
+            written: None,
+            failure: Some(format!("no copy {index}")),
+        };
+    };
+    let name = execution.name.as_str();
+    let source = factory.source(name);
+    let version = source.map(version_of).unwrap_or_default();
+    let gpu = factory.device_name(copy.device);
+    let ctx = EntryContext {
+        name,
+        version: &version,
+        hostname: &options.hostname,
+        gpu: &gpu,
+        run_id: plan.run,
+    };
+    let measured = catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
+        if source.is_none() {
+            return Err(format!(
+                "no model source for `{name}` (its version is unknown)"
+            ));
+        }
+        let mut bench = factory
+            .create(name, &copy.args, copy.device)
+            .map_err(|e| e.to_string())?;
+        let mut clock = (options.clock)();
+        let size = LoopSize {
+            batch_size: copy.args.batch_size,
+            number: copy.args.number,
+            repeat: copy.args.repeat,
+        };
+        let mut on_observation = |observation, duration, loss| {
+            (options.progress)(&Progress::Observation {
+                execution,
+                copy: index,
+                observation,
+                duration,
+                loss,
+            })
+        };
+        measure(bench.as_mut(), clock.as_mut(), size, &mut on_observation)
+            .map_err(|e| e.to_string())
+    }));
+    let (entry, mut failure) = match measured {
+        Ok(Ok(m)) => {
+            let failure = m.nan.map(|nan| {
+                format!(
+                    "{name}: loss {} at step {} (observation {})",
+                    nan.value, nan.step, nan.observation
+                )
+            });
+            (report::build_entry(&ctx, copy, &m), failure)
+        }
+        Ok(Err(message)) => (report::failure_entry(&ctx, copy), Some(message)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            (
+                report::failure_entry(&ctx, copy),
+                Some(format!("{name}: panicked: {what}")),
+            )
+        }
+    };
+    let written = match report::append(&copy.report, &entry) {
+        Ok(()) => Some(copy.report.clone()),
+        Err(e) => {
+            let message = match failure.take() {
+                Some(f) => format!("{f}; {e}"),
+                None => e.to_string(),
+            };
+            failure = Some(message);
+            None
+        }
+    };
+    CopyResult { written, failure }
+}
+
+/// Every run of `--repeat-suite`: the plan of each run, run in order. Stops only on an
+/// error writing summary.txt.
+pub fn execute_all(
+    plans: &[Plan],
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+) -> Result<Vec<RunOutcome>, ExecuteError> {
+    plans.iter().map(|p| execute(p, factory, options)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn execution(whole: bool) -> Execution {
+        Execution {
+            jid: 3,
+            name: "vae".into(),
+            cmd: "./vae/run.sh".into(),
+            config: 0,
+            configs: 1,
+            whole_machine: whole,
+            copies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn summary_lines_as_run_py() {
+        assert_eq!(
+            summary_line(&execution(false), 19, 0, 8, 0.2666),
+            "[ 3/19][  /  ] PASSED |     0.27 MIN | ./vae/run.sh"
+        );
+        assert_eq!(
+            summary_line(&execution(false), 19, 2, 8, 1.0),
+            "[ 3/19][ 2/ 8] FAILED |     1.00 MIN | ./vae/run.sh"
+        );
+        assert_eq!(
+            summary_line(&execution(true), 19, 1, 1, 12.5),
+            "[ 3/19][  /  ] FAILED |    12.50 MIN | ./vae/run.sh"
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! convnet / convnet_fp16 (convnets conv_simple.py): a torchvision-style ResNet on fake
+//! ImageNet batches (random 3×S×S images, random labels among 1000 classes), cross-entropy,
+//! SGD (lr 0.1, momentum 0.9, weight decay 1e-4) as the ImageNet example.
+//! Args: `arch` (resnet18|34|50|101|152; the example's default resnet18, the jobs pass
+//! resnet101), `batch_size` (64), `image_size` (224), `num_classes` (1000), `half`/`fp16`.
+
+use super::{Ctx, Train};
+use crate::bench::{BenchArgs, BenchError};
+use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::vision::resnet;
+use tch::{Kind, Tensor};
+
+pub(super) const SOURCE: &str = include_str!("convnet.rs");
+
+struct ConvNet {
+    net: Box<dyn ModuleT>,
+    opt: nn::Optimizer,
+    images: Tensor,
+    labels: Tensor,
+    _vs: nn::VarStore,
+}
+
+pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
+    let size = ctx.size(args, &["image_size"], 224)?;
+    let classes = ctx.size(args, &["num_classes"], 1000)?;
+    let arch = ctx
+        .string(args, &["arch", "a"])?
+        .unwrap_or_else(|| "resnet18".to_owned());
+    if size < 32 {
+        return Err(ctx.arg_error(format!("--image-size {size}: a ResNet needs at least 32")));
+    }
+    let mut vs = nn::VarStore::new(ctx.device);
+    let p = vs.root();
+    let net: Box<dyn ModuleT> = match arch.as_str() {
+        "resnet18" => Box::new(resnet::resnet18(&p, classes)),
+        "resnet34" => Box::new(resnet::resnet34(&p, classes)),
+        "resnet50" => Box::new(resnet::resnet50(&p, classes)),
+        "resnet101" => Box::new(resnet::resnet101(&p, classes)),
+        "resnet152" => Box::new(resnet::resnet152(&p, classes)),
+        other => {
+            return Err(ctx.arg_error(format!(
+                "--arch `{other}` is not available (resnet18/34/50/101/152)"
+            )));
+        }
+    };
+    vs.set_kind(ctx.kind);
+    if ctx.is_cuda() {
+        tch::Cuda::cudnn_set_benchmark(true);
+    }
+    let opt = nn::Sgd {
+        momentum: 0.9,
+        dampening: 0.0,
+        wd: 1e-4,
+        nesterov: false,
+    }
+    .build(&vs, 0.1)
+    .map_err(|e| ctx.failed(e.to_string()))?;
+    let images = Tensor::randn([batch_size, 3, size, size], ctx.opts());
+    let labels = Tensor::randint(classes, [batch_size], ctx.int_opts());
+    Ok(Box::new(ConvNet {
+        net,
+        opt,
+        images,
+        labels,
+        _vs: vs,
+    }))
+}
+
+impl Train for ConvNet {
+    fn train_step(&mut self) -> Tensor {
+        let logits = self.net.forward_t(&self.images, true);
+        // Cross-entropy in float32 even for half models (log-softmax over 1000 classes).
+        let loss = logits
+            .to_kind(Kind::Float)
+            .cross_entropy_for_logits(&self.labels);
+        self.opt.backward_step(&loss);
+        loss
+    }
+}

@@ -1,0 +1,172 @@
+//! dcgan (generative_adversarial_networks/dcgan main.py): the 64×64 DCGAN generator
+//! (nz→ngf·8→…→3, transposed convolutions, batch norm, tanh) and discriminator (3→ndf→…→1,
+//! leaky ReLU, batch norm), weights N(0, 0.02); one step trains D on a real (random) and a
+//! fake batch, then G; BCE on logits, Adam lr 2e-4, β₁ 0.5. Returns errD + errG.
+//! Args: `batch_size` (128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64 only).
+
+use super::{Ctx, Train};
+use crate::bench::{BenchArgs, BenchError};
+use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::{Reduction, Tensor};
+
+pub(super) const SOURCE: &str = include_str!("dcgan.rs");
+
+const NC: i64 = 3;
+
+fn tconv(p: nn::Path, i: i64, o: i64, stride: i64, padding: i64) -> nn::ConvTranspose2D {
+    let cfg = nn::ConvTransposeConfig {
+        stride,
+        padding,
+        bias: false,
+        ws_init: nn::Init::Randn {
+            mean: 0.0,
+            stdev: 0.02,
+        },
+        ..Default::default()
+    };
+    nn::conv_transpose2d(p, i, o, 4, cfg)
+}
+
+fn conv(p: nn::Path, i: i64, o: i64, stride: i64, padding: i64) -> nn::Conv2D {
+    let cfg = nn::ConvConfig {
+        stride,
+        padding,
+        bias: false,
+        ws_init: nn::Init::Randn {
+            mean: 0.0,
+            stdev: 0.02,
+        },
+        ..Default::default()
+    };
+    nn::conv2d(p, i, o, 4, cfg)
+}
+
+fn bn(p: nn::Path, n: i64) -> nn::BatchNorm {
+    let cfg = nn::BatchNormConfig {
+        ws_init: nn::Init::Randn {
+            mean: 1.0,
+            stdev: 0.02,
+        },
+        bs_init: nn::Init::Const(0.0),
+        ..Default::default()
+    };
+    nn::batch_norm2d(p, n, cfg)
+}
+
+fn generator(p: &nn::Path, nz: i64, ngf: i64) -> nn::SequentialT {
+    let widths = [nz, ngf * 8, ngf * 4, ngf * 2, ngf];
+    let mut seq = nn::seq_t();
+    for (i, w) in widths.windows(2).enumerate() {
+        let (stride, padding) = if i == 0 { (1, 0) } else { (2, 1) };
+        seq = seq
+            .add(tconv(p / format!("tconv{i}"), w[0], w[1], stride, padding))
+            .add(bn(p / format!("bn{i}"), w[1]))
+            .add_fn(|x| x.relu());
+    }
+    seq.add(tconv(p / "tconv4", ngf, NC, 2, 1))
+        .add_fn(|x| x.tanh())
+}
+
+/// Ends with the logit (the script's Sigmoid is folded into the loss).
+fn discriminator(p: &nn::Path, ndf: i64) -> nn::SequentialT {
+    let widths = [NC, ndf, ndf * 2, ndf * 4, ndf * 8];
+    let mut seq = nn::seq_t();
+    for (i, w) in widths.windows(2).enumerate() {
+        seq = seq.add(conv(p / format!("conv{i}"), w[0], w[1], 2, 1));
+        if i > 0 {
+            seq = seq.add(bn(p / format!("bn{i}"), w[1]));
+        }
+        seq = seq.add_fn(|x| x.leaky_relu_with(0.2));
+    }
+    seq.add(conv(p / "conv4", ndf * 8, 1, 1, 0))
+}
+
+trait LeakyRelu {
+    fn leaky_relu_with(&self, slope: f64) -> Tensor;
+}
+
+impl LeakyRelu for Tensor {
+    fn leaky_relu_with(&self, slope: f64) -> Tensor {
+        self.maximum(&(self * slope))
+    }
+}
+
+struct Dcgan {
+    net_g: nn::SequentialT,
+    net_d: nn::SequentialT,
+    opt_g: nn::Optimizer,
+    opt_d: nn::Optimizer,
+    real: Tensor,
+    nz: i64,
+    _vs: (nn::VarStore, nn::VarStore),
+}
+
+pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
+    let nz = ctx.size(args, &["nz"], 100)?;
+    let ngf = ctx.size(args, &["ngf"], 64)?;
+    let ndf = ctx.size(args, &["ndf"], 64)?;
+    let image_size = ctx.size(args, &["imageSize", "image_size"], 64)?;
+    if image_size != 64 {
+        return Err(ctx.arg_error(format!(
+            "--imageSize {image_size}: the DCGAN nets are for 64×64"
+        )));
+    }
+    let mut vs_g = nn::VarStore::new(ctx.device);
+    let mut vs_d = nn::VarStore::new(ctx.device);
+    let net_g = generator(&vs_g.root(), nz, ngf);
+    let net_d = discriminator(&vs_d.root(), ndf);
+    vs_g.set_kind(ctx.kind);
+    vs_d.set_kind(ctx.kind);
+    if ctx.is_cuda() {
+        tch::Cuda::cudnn_set_benchmark(true);
+    }
+    let adam = nn::Adam {
+        beta1: 0.5,
+        ..Default::default()
+    };
+    let opt_g = adam
+        .build(&vs_g, 2e-4)
+        .map_err(|e| ctx.failed(e.to_string()))?;
+    let opt_d = adam
+        .build(&vs_d, 2e-4)
+        .map_err(|e| ctx.failed(e.to_string()))?;
+    let real = Tensor::rand([batch_size, NC, 64, 64], ctx.opts()) * 2.0 - 1.0;
+    Ok(Box::new(Dcgan {
+        net_g,
+        net_d,
+        opt_g,
+        opt_d,
+        real,
+        nz,
+        _vs: (vs_g, vs_d),
+    }))
+}
+
+impl Train for Dcgan {
+    fn train_step(&mut self) -> Tensor {
+        let bce = |logits: &Tensor, label: f64| {
+            let target = logits.full_like(label);
+            logits.binary_cross_entropy_with_logits::<Tensor>(&target, None, None, Reduction::Mean)
+        };
+        let batch = self.real.size()[0];
+        // (1) D: maximise log D(x) + log(1 − D(G(z))).
+        self.opt_d.zero_grad();
+        let err_d_real = bce(&self.net_d.forward_t(&self.real, true), 1.0);
+        err_d_real.backward();
+        let noise = Tensor::randn(
+            [batch, self.nz, 1, 1],
+            (self.real.kind(), self.real.device()),
+        );
+        let fake = self.net_g.forward_t(&noise, true);
+        let err_d_fake = bce(&self.net_d.forward_t(&fake.detach(), true), 0.0);
+        err_d_fake.backward();
+        self.opt_d.step();
+        // (2) G: maximise log D(G(z)).
+        self.opt_g.zero_grad();
+        let err_g = bce(&self.net_d.forward_t(&fake, true), 1.0);
+        err_g.backward();
+        self.opt_g.step();
+        err_d_real + err_d_fake + err_g
+    }
+}

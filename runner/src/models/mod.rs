@@ -1,0 +1,350 @@
+//! The suite's benchmarks as tch (libtorch) models, built by name through [`Models`].
+//!
+//! Each model lives in its own file, whose text is its [`BenchFactory::source`] (the report's
+//! `version` is its SHA-256). Sizes come from the jobs-file arguments (`BenchArgs::extra`, by
+//! argparse destination) with the suite's defaults (spec §3.4) when absent. Data are synthetic
+//! (random tensors made on the device once, or per step where the suite generates them).
+
+use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
+use mlbench_schema::value::Value;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::thread::ThreadId;
+use tch::{Device, Kind, Tensor};
+
+mod convnet;
+mod dcgan;
+mod recom;
+mod reso;
+mod toy_lstm;
+mod toy_reg;
+mod vae;
+mod wlm;
+
+/// Builds a model on a prepared context.
+type Builder = fn(&Ctx, &BenchArgs) -> Result<Box<dyn Train>, BenchError>;
+
+/// Bench name → (model source, builder). `wlmfp16`/`convnet_fp16` are the same models as
+/// `wlm`/`convnet`; their jobs pass `--fp16`/`--half`.
+const BENCHES: &[(&str, &str, Builder)] = &[
+    ("toy_reg", toy_reg::SOURCE, toy_reg::build),
+    ("toy_lstm", toy_lstm::SOURCE, toy_lstm::build),
+    ("vae", vae::SOURCE, vae::build),
+    ("convnet", convnet::SOURCE, convnet::build),
+    ("convnet_fp16", convnet::SOURCE, convnet::build),
+    ("reso", reso::SOURCE, reso::build),
+    ("dcgan", dcgan::SOURCE, dcgan::build),
+    ("wlm", wlm::SOURCE, wlm::build),
+    ("wlmfp16", wlm::SOURCE, wlm::build),
+    ("recom", recom::SOURCE, recom::build),
+];
+
+/// The benches of the suite implemented on tch.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Models;
+
+impl Models {
+    /// The bench names this factory knows.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        BENCHES.iter().map(|(name, _, _)| *name)
+    }
+}
+
+impl BenchFactory for Models {
+    fn create(
+        &self,
+        name: &str,
+        args: &BenchArgs,
+        device: DeviceSpec,
+    ) -> Result<Box<dyn Bench>, BenchError> {
+        let &(name, _, build) = BENCHES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .ok_or_else(|| BenchError::Unknown(name.to_owned()))?;
+        let ctx = Ctx::new(name, args, device)?;
+        // libtorch reports errors (bad shapes, out of memory) as panics through tch.
+        let model = catch_unwind(AssertUnwindSafe(|| build(&ctx, args)))
+            .map_err(|panic| ctx.failed(format!("building: {}", panic_message(&*panic))))??;
+        Ok(Box::new(TchBench {
+            name,
+            device,
+            bound_thread: Some(std::thread::current().id()),
+            model,
+        }))
+    }
+
+    fn source(&self, name: &str) -> Option<&'static str> {
+        BENCHES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, source, _)| *source)
+    }
+
+    fn device_name(&self, device: DeviceSpec) -> String {
+        match device {
+            DeviceSpec::Cpu { .. } => cpu_model().unwrap_or_else(|| "cpu".to_owned()),
+            // tch exposes no CUDA device-name query.
+            DeviceSpec::Cuda(i) => format!("cuda:{i}"),
+        }
+    }
+}
+
+/// The CPU model from /proc/cpuinfo (`model name`, or `Model`/`cpu` on other architectures).
+fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    ["model name", "Model", "cpu model", "cpu"]
+        .iter()
+        .find_map(|key| {
+            text.lines().find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                (k.trim() == *key && !v.trim().is_empty()).then(|| v.trim().to_owned())
+            })
+        })
+}
+
+/// One model's training step: returns the batch's loss as a scalar tensor.
+pub(crate) trait Train: Send {
+    fn train_step(&mut self) -> Tensor;
+}
+
+/// A model as a [`Bench`]: sets the CPU threads in the thread that steps it, turns libtorch
+/// errors into [`BenchError::Failed`] and reads the loss back (which waits for the device,
+/// as the suite's `loss.item()` does).
+struct TchBench {
+    name: &'static str,
+    device: DeviceSpec,
+    bound_thread: Option<ThreadId>,
+    model: Box<dyn Train>,
+}
+
+impl Bench for TchBench {
+    fn step(&mut self) -> Result<f64, BenchError> {
+        let here = std::thread::current().id();
+        if self.bound_thread != Some(here) {
+            // torch's intra-op thread count is per OS thread (OpenMP): set it where we run.
+            if let DeviceSpec::Cpu { threads, .. } = self.device {
+                tch::set_num_threads(threads.max(1) as i32);
+            }
+            self.bound_thread = Some(here);
+        }
+        let model = &mut self.model;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            model.train_step().to_kind(Kind::Double).f_double_value(&[])
+        }));
+        match result {
+            Ok(Ok(loss)) => Ok(loss),
+            Ok(Err(e)) => Err(BenchError::Failed {
+                bench: self.name.to_owned(),
+                message: e.to_string(),
+            }),
+            Err(panic) => Err(BenchError::Failed {
+                bench: self.name.to_owned(),
+                message: panic_message(&*panic),
+            }),
+        }
+    }
+
+    fn sync(&self) {
+        if let DeviceSpec::Cuda(i) = self.device {
+            tch::Cuda::synchronize(i64::from(i));
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else {
+        "libtorch error".to_owned()
+    }
+}
+
+/// What every model is built with: the device, the floating-point kind, the bench's name
+/// (for errors) and the arguments.
+pub(crate) struct Ctx {
+    pub name: &'static str,
+    pub device: Device,
+    /// The parameters' and inputs' kind: Float unless `--half`/`--fp16`/`--dtype` say otherwise.
+    pub kind: Kind,
+}
+
+impl Ctx {
+    fn new(name: &'static str, args: &BenchArgs, spec: DeviceSpec) -> Result<Ctx, BenchError> {
+        let device = match spec {
+            DeviceSpec::Cpu { threads, .. } => {
+                tch::set_num_threads(threads.max(1) as i32);
+                Device::Cpu
+            }
+            DeviceSpec::Cuda(i) => {
+                let count = if tch::Cuda::is_available() {
+                    tch::Cuda::device_count()
+                } else {
+                    0
+                };
+                if i64::from(i) >= count {
+                    return Err(BenchError::Device {
+                        bench: name.to_owned(),
+                        message: format!("no CUDA device {i} (libtorch sees {count})"),
+                    });
+                }
+                Device::Cuda(i as usize)
+            }
+        };
+        let ctx0 = Ctx {
+            name,
+            device,
+            kind: Kind::Float,
+        };
+        let kind = ctx0.precision(args)?;
+        if matches!(kind, Kind::Half) && device == Device::Cpu {
+            return Err(ctx0.device_error("float16 needs a CUDA device (this is a CPU device)"));
+        }
+        tch::manual_seed(args.seed);
+        Ok(Ctx { kind, ..ctx0 })
+    }
+
+    /// `--half`, `--fp16`, `--dtype float16|bfloat16|float32|float64`.
+    fn precision(&self, args: &BenchArgs) -> Result<Kind, BenchError> {
+        if self.flag(args, &["half", "fp16"]) {
+            return Ok(Kind::Half);
+        }
+        match self.string(args, &["dtype"])?.as_deref() {
+            None | Some("float32" | "float" | "fp32") => Ok(Kind::Float),
+            Some("float16" | "half" | "fp16") => Ok(Kind::Half),
+            Some("bfloat16" | "bf16") => Ok(Kind::BFloat16),
+            Some("float64" | "double" | "fp64") => Ok(Kind::Double),
+            Some(other) => Err(self.arg_error(format!("unsupported --dtype `{other}`"))),
+        }
+    }
+
+    pub fn opts(&self) -> (Kind, Device) {
+        (self.kind, self.device)
+    }
+
+    pub fn int_opts(&self) -> (Kind, Device) {
+        (Kind::Int64, self.device)
+    }
+
+    pub fn is_cuda(&self) -> bool {
+        self.device != Device::Cpu
+    }
+
+    pub fn arg_error(&self, message: impl Into<String>) -> BenchError {
+        BenchError::Argument {
+            bench: self.name.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    pub fn device_error(&self, message: impl Into<String>) -> BenchError {
+        BenchError::Device {
+            bench: self.name.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    pub fn failed(&self, message: impl Into<String>) -> BenchError {
+        BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    fn lookup<'a>(args: &'a BenchArgs, keys: &[&str]) -> Option<(&'a str, &'a Value)> {
+        keys.iter()
+            .find_map(|k| args.extra.get_key_value(*k))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// An integer argument under any of `keys` (ints, integral floats and numeric strings).
+    pub fn int(&self, args: &BenchArgs, keys: &[&str], default: i64) -> Result<i64, BenchError> {
+        let Some((key, value)) = Self::lookup(args, keys) else {
+            return Ok(default);
+        };
+        let n = match value {
+            Value::Int(i) => Some(*i),
+            Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Some(*f as i64),
+            Value::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        n.ok_or_else(|| self.arg_error(format!("--{key} wants an integer, got {value:?}")))
+    }
+
+    /// A positive integer argument.
+    pub fn size(&self, args: &BenchArgs, keys: &[&str], default: i64) -> Result<i64, BenchError> {
+        let n = self.int(args, keys, default)?;
+        if n < 1 {
+            return Err(self.arg_error(format!("--{} must be at least 1, got {n}", keys[0])));
+        }
+        Ok(n)
+    }
+
+    /// A float argument under any of `keys`.
+    pub fn float(&self, args: &BenchArgs, keys: &[&str], default: f64) -> Result<f64, BenchError> {
+        let Some((key, value)) = Self::lookup(args, keys) else {
+            return Ok(default);
+        };
+        let x = match value {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        x.ok_or_else(|| self.arg_error(format!("--{key} wants a number, got {value:?}")))
+    }
+
+    /// A string argument under any of `keys` (numbers are written out).
+    pub fn string(&self, args: &BenchArgs, keys: &[&str]) -> Result<Option<String>, BenchError> {
+        let Some((key, value)) = Self::lookup(args, keys) else {
+            return Ok(None);
+        };
+        match value {
+            Value::Str(s) => Ok(Some(s.trim().trim_matches('"').to_owned())),
+            Value::Int(i) => Ok(Some(i.to_string())),
+            Value::Float(f) => Ok(Some(f.to_string())),
+            other => Err(self.arg_error(format!("--{key} wants a string, got {other:?}"))),
+        }
+    }
+
+    /// A list of integers: a JSON list or a string of numbers (`"256 256 128 64"`).
+    pub fn int_list(
+        &self,
+        args: &BenchArgs,
+        keys: &[&str],
+        default: &[i64],
+    ) -> Result<Vec<i64>, BenchError> {
+        let Some((key, value)) = Self::lookup(args, keys) else {
+            return Ok(default.to_vec());
+        };
+        let bad = || self.arg_error(format!("--{key} wants a list of integers, got {value:?}"));
+        let list: Vec<i64> = match value {
+            Value::Int(i) => vec![*i],
+            Value::Str(s) => s
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?,
+            Value::List(items) => items
+                .iter()
+                .map(|v| v.as_i64().ok_or_else(bad))
+                .collect::<Result<_, _>>()?,
+            _ => return Err(bad()),
+        };
+        if list.is_empty() || list.iter().any(|&n| n < 1) {
+            return Err(bad());
+        }
+        Ok(list)
+    }
+
+    /// A store-true flag: present and not `false`/`null`/`0`.
+    pub fn flag(&self, args: &BenchArgs, keys: &[&str]) -> bool {
+        match Self::lookup(args, keys) {
+            None => false,
+            Some((_, Value::Bool(b))) => *b,
+            Some((_, Value::Null)) => false,
+            Some((_, Value::Int(i))) => *i != 0,
+            Some(_) => true,
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! End to end without libtorch: a fake factory, a jobs file with per-device and
+//! whole-machine jobs, two suite runs, reports read back with schema's discover + load.
+
+use mlbench_runner::{
+    Bench, BenchArgs, BenchError, BenchFactory, Clock, DeviceSet, DeviceSpec, ExecuteOptions,
+    PlanOptions, Progress, ScriptedClock, execute_all, plan_runs,
+};
+use mlbench_schema::jobs::JobsFile;
+use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
+use mlbench_schema::value::Value;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Loss decreasing from 1, or NaN from step 5 (`nan`), or a panic at the first step.
+struct Fake {
+    kind: &'static str,
+    k: u64,
+}
+
+impl Bench for Fake {
+    fn step(&mut self) -> Result<f64, BenchError> {
+        self.k += 1;
+        match self.kind {
+            "nan" if self.k > 5 => Ok(f64::NAN),
+            "panic" => panic!("boom"),
+            _ => Ok(1.0 / self.k as f64),
+        }
+    }
+    fn sync(&self) {}
+}
+
+struct Factory;
+
+impl BenchFactory for Factory {
+    fn create(
+        &self,
+        name: &str,
+        _args: &BenchArgs,
+        _device: DeviceSpec,
+    ) -> Result<Box<dyn Bench>, BenchError> {
+        let kind = match name {
+            "good" | "whole" => "good",
+            "nan" => "nan",
+            "panic" => "panic",
+            _ => return Err(BenchError::Unknown(name.to_owned())),
+        };
+        Ok(Box::new(Fake { kind, k: 0 }))
+    }
+    fn source(&self, name: &str) -> Option<&'static str> {
+        (name != "nosource").then_some("fn model() {}")
+    }
+    fn device_name(&self, device: DeviceSpec) -> String {
+        format!("{device:?}")
+    }
+}
+
+const JOBS: &str = r#"[
+  {"name": "good", "cmd": "./good/run.sh", "cgroup": "student",
+   "args": {"--repeat": 12, "--number": 2, "--batch-size": 4, "--lr": [0.1, 0.2],
+            "--report": "$OUTPUT_DIRECTORY/$JOB_FILE", "--cuda": ""}},
+  {"name": "nan", "cmd": "./nan/run.sh", "cgroup": "student",
+   "args": {"--repeat": 12, "--number": 2}},
+  {"name": "panic", "cmd": "./panic/run.sh", "cgroup": "student", "args": {}},
+  {"name": "unknown", "cmd": "./unknown/run.sh", "cgroup": "student", "args": {}},
+  {"name": "whole", "cmd": "./whole/run.sh", "args": {"--repeat": 11, "--number": 1}}
+]"#;
+
+#[test]
+fn two_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
+    let options = PlanOptions {
+        jobs_name: "fast".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(5, 2).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 2).unwrap();
+    let observations = AtomicUsize::new(0);
+    let progress = |p: &Progress<'_>| {
+        if let Progress::Observation { .. } = p {
+            observations.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "testhost".into(),
+        clock: &clock,
+        progress: &progress,
+    };
+    let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
+    assert_eq!(outcomes.len(), 2);
+    for (r, o) in outcomes.iter().enumerate() {
+        // good × 2 configs and whole pass; nan, panic and unknown fail.
+        assert_eq!((o.passed, o.failed), (3, 3), "{:?}", o.failures);
+        // 2 copies × (2 good + nan + panic + unknown) + 1 whole.
+        assert_eq!(o.entries, 11);
+        let out = dir.path().join(format!("output{r}"));
+        assert_eq!(o.files, [out.join("fast_0.json"), out.join("fast_1.json")]);
+        assert_eq!(o.failures.len(), 6);
+        assert!(
+            o.failures
+                .iter()
+                .any(|f| f.message.contains("panicked: boom"))
+        );
+        assert!(
+            o.failures
+                .iter()
+                .any(|f| f.message.contains("loss NaN at step 5"))
+        );
+        let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+        let lines: Vec<&str> = summary.lines().collect();
+        assert_eq!(lines.len(), 7);
+        assert!(
+            lines[0].starts_with("[ 1/ 5][  /  ] PASSED |"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with(" MIN | ./good/run.sh"));
+        assert!(
+            lines[2].starts_with("[ 2/ 5][ 2/ 2] FAILED |"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines[5].starts_with("[ 5/ 5][  /  ] PASSED |"));
+        assert!(lines[6].starts_with("Total Time "));
+    }
+    // Per run: 12 × 2 copies × 2 good configs, 2 per nan copy (the NaN falls in the
+    // third observation), 11 for whole.
+    assert_eq!(observations.load(Ordering::Relaxed), 2 * (48 + 4 + 11));
+
+    let discovery = mlbench_schema::discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
+    let loaded = mlbench_schema::load(discovery);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    assert_eq!(loaded.files.len(), 4);
+    let runs: Vec<&str> = loaded.files.iter().map(|f| f.run.as_str()).collect();
+    assert_eq!(runs, ["output0", "output0", "output1", "output1"]);
+    let counts: Vec<usize> = loaded
+        .files
+        .iter()
+        .map(|f| f.parsed.entries.len())
+        .collect();
+    assert_eq!(
+        counts,
+        [6, 5, 6, 5],
+        "device 0 also holds the whole-machine entry"
+    );
+
+    let file0 = &loaded.files[0].parsed.entries;
+    let names: Vec<Option<&str>> = file0.iter().map(|(_, e)| e.name()).collect();
+    assert_eq!(
+        names,
+        [
+            Some("good"),
+            Some("good"),
+            Some("nan"),
+            Some("panic"),
+            Some("unknown"),
+            Some("whole")
+        ]
+    );
+    let good = &file0[0].1;
+    for key in [
+        "gpu",
+        "hostname",
+        "cpu_cores",
+        "devices",
+        "vcd",
+        "jr_id",
+        "version",
+        "unique_id",
+        "batch_size",
+        "number",
+        "repeat",
+        "train",
+        "train_item",
+        "batch_loss",
+        "epoch_loss",
+        "metrics",
+        "completed",
+        "run_id",
+        "name",
+        "lr",
+        "cuda",
+        "seed",
+        "workers",
+    ] {
+        assert!(good.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(good.get("cpu_cores"), Some(&Value::Int(2)), "floor(5 / 2)");
+    assert_eq!(good.get("seed"), Some(&Value::Int(100)));
+    assert_eq!(good.get("lr"), Some(&Value::Float(0.1)));
+    assert_eq!(good.get("cuda"), Some(&Value::Bool(false)));
+    assert_eq!(good.get("hostname"), Some(&Value::from("testhost")));
+    assert_eq!(good.completed(), Some(true));
+    assert_eq!(good.failure(false), None);
+    // 12 observations of 0.5 s: 2 kept → 4·2 / 0.5 = 16 items/s.
+    assert_eq!(good.train_item_avg(), Some(16.0));
+    let losses = good.get("batch_loss").and_then(Value::as_list).unwrap();
+    assert_eq!(losses.len(), 24);
+    assert_eq!(
+        good.get("unique_id").and_then(Value::as_str),
+        Some(unique_id(good.arguments(), EXCLUDED_FINAL).as_str())
+    );
+    let nan = &file0[2].1;
+    assert_eq!(nan.completed(), Some(false));
+    assert!(nan.first_nonfinite_loss().is_some());
+    assert_eq!(file0[3].1.completed(), Some(false));
+    let whole = &file0[5].1;
+    assert_eq!(whole.vcd().as_deref(), Some("0,1"));
+    assert_eq!(
+        whole.get("seed"),
+        Some(&Value::Int(2)),
+        "uid + device_count"
+    );
+    // Run 1's seeds: uid 1 + (i+1)·100.
+    let run1 = &loaded.files[3].parsed.entries[0].1;
+    assert_eq!(run1.get("seed"), Some(&Value::Int(201)));
+    assert_eq!(run1.get("run_id"), Some(&Value::from("1")));
+}

@@ -1,0 +1,231 @@
+//! The tch models: each builds with tiny sizes and trains (needs libtorch: see
+//! runner/setup-libtorch.sh; `cargo test -p mlbench-runner --features tch`).
+#![cfg(feature = "tch")]
+
+use mlbench_runner::models::Models;
+use mlbench_runner::{BenchArgs, BenchError, BenchFactory, DeviceSpec};
+use mlbench_schema::value::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+const CPU: DeviceSpec = DeviceSpec::Cpu {
+    index: 0,
+    threads: 1,
+};
+
+fn args(batch_size: i64, extra: &[(&str, Value)]) -> BenchArgs {
+    BenchArgs {
+        batch_size,
+        number: 1,
+        repeat: 1,
+        seed: 100,
+        extra: extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
+    }
+}
+
+/// Each bench with sizes small enough for a debug build on one thread.
+fn tiny(name: &str) -> BenchArgs {
+    let i = Value::Int;
+    match name {
+        "toy_reg" => args(16, &[]),
+        "toy_lstm" => args(
+            1,
+            &[
+                ("samples", i(6)),
+                ("length", i(12)),
+                ("hidden", i(8)),
+                ("dtype", "float32".into()),
+            ],
+        ),
+        "vae" => args(4, &[("hidden", i(16)), ("latent", i(4))]),
+        "convnet" | "convnet_fp16" => args(
+            2,
+            &[
+                ("arch", "resnet18".into()),
+                ("image_size", i(32)),
+                ("num_classes", i(10)),
+            ],
+        ),
+        "reso" => args(2, &[("upscale_factor", i(2)), ("crop_size", i(16))]),
+        "dcgan" => args(
+            2,
+            &[
+                ("nz", i(8)),
+                ("ngf", i(4)),
+                ("ndf", i(4)),
+                ("imageSize", i(64)),
+            ],
+        ),
+        "wlm" | "wlmfp16" => args(
+            2,
+            &[
+                ("emsize", i(8)),
+                ("nhid", i(8)),
+                ("bptt", i(5)),
+                ("ntokens", i(50)),
+                ("model", "GRU".into()),
+            ],
+        ),
+        "recom" => args(
+            16,
+            &[
+                ("users", i(30)),
+                ("items", i(20)),
+                ("factors", i(4)),
+                ("layers", "16 8 4".into()),
+                ("l", Value::Float(0.001)),
+            ],
+        ),
+        other => panic!("no tiny configuration for {other}"),
+    }
+}
+
+#[test]
+fn every_model_trains_three_steps_with_finite_losses() {
+    tch::set_num_threads(1);
+    for name in Models::names() {
+        let mut bench = Models
+            .create(name, &tiny(name), CPU)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for step in 0..3 {
+            let loss = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(loss.is_finite(), "{name}: step {step} loss {loss}");
+        }
+        bench.sync();
+    }
+}
+
+#[test]
+fn wlm_lstm_and_float64_lstm_train() {
+    let mut a = tiny("wlm");
+    a.extra.insert("model".into(), "LSTM".into());
+    let mut bench = Models.create("wlm", &a, CPU).unwrap();
+    assert!(bench.step().unwrap().is_finite());
+    assert!(bench.step().unwrap().is_finite());
+
+    let mut a = tiny("toy_lstm");
+    a.extra.insert("dtype".into(), "float64".into());
+    let mut bench = Models.create("toy_lstm", &a, CPU).unwrap();
+    assert!(bench.step().unwrap().is_finite());
+}
+
+#[test]
+fn toy_reg_loss_decreases_over_200_steps() {
+    let mut bench = Models.create("toy_reg", &args(64, &[]), CPU).unwrap();
+    let losses: Vec<f64> = (0..200).map(|_| bench.step().unwrap()).collect();
+    assert!(losses.iter().all(|l| l.is_finite()));
+    let first = losses[..10].iter().sum::<f64>() / 10.0;
+    let last = losses[190..].iter().sum::<f64>() / 10.0;
+    assert!(
+        last < first / 10.0,
+        "first 10 average {first}, last 10 average {last}"
+    );
+}
+
+#[test]
+fn unknown_name_is_unknown() {
+    match Models.create("translator", &args(1, &[]), CPU) {
+        Err(BenchError::Unknown(name)) => assert_eq!(name, "translator"),
+        Err(other) => panic!("wrong error {other}"),
+        Ok(_) => panic!("built an unknown bench"),
+    }
+    assert!(Models.source("translator").is_none());
+}
+
+#[test]
+fn fp16_on_cpu_is_a_device_error_and_bad_arguments_are_argument_errors() {
+    let is_device = |r: Result<_, BenchError>| matches!(r, Err(BenchError::Device { .. }));
+    let is_argument = |r: Result<_, BenchError>| matches!(r, Err(BenchError::Argument { .. }));
+    let half = args(2, &[("half", Value::Bool(true))]);
+    assert!(is_device(Models.create("convnet_fp16", &half, CPU)));
+    let fp16 = args(2, &[("fp16", Value::Str(String::new()))]);
+    assert!(is_device(Models.create("wlmfp16", &fp16, CPU)));
+    let dtype = args(1, &[("dtype", "float16".into())]);
+    assert!(is_device(Models.create("toy_lstm", &dtype, CPU)));
+    let arch = args(2, &[("arch", "densenet121".into())]);
+    assert!(is_argument(Models.create("convnet", &arch, CPU)));
+    let model = args(2, &[("model", "RNN_TANH".into())]);
+    assert!(is_argument(Models.create("wlm", &model, CPU)));
+    let emsize = args(2, &[("emsize", "many".into())]);
+    assert!(is_argument(Models.create("wlm", &emsize, CPU)));
+}
+
+#[test]
+fn bfloat16_trains_on_cpu() {
+    let mut a = tiny("vae");
+    a.extra.insert("dtype".into(), "bfloat16".into());
+    let mut bench = Models.create("vae", &a, CPU).unwrap();
+    assert!(bench.step().unwrap().is_finite());
+}
+
+#[test]
+fn missing_cuda_device_is_a_device_error() {
+    if tch::Cuda::device_count() > 7 {
+        return;
+    }
+    let r = Models.create("toy_reg", &args(8, &[]), DeviceSpec::Cuda(7));
+    assert!(matches!(r, Err(BenchError::Device { .. })));
+}
+
+#[test]
+fn sources_are_non_empty_and_differ_between_models() {
+    let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for name in Models::names() {
+        let source = Models
+            .source(name)
+            .unwrap_or_else(|| panic!("{name}: no source"));
+        assert!(source.contains("fn build"), "{name}");
+        seen.entry(source).or_default().insert(name);
+    }
+    // The fp16 jobs share their model with the fp32 ones; all others differ.
+    let groups: BTreeSet<Vec<&str>> = seen.values().map(|s| s.iter().copied().collect()).collect();
+    assert_eq!(groups.len(), 8, "{groups:?}");
+    assert!(groups.contains(&vec!["wlm", "wlmfp16"]));
+    assert!(groups.contains(&vec!["convnet", "convnet_fp16"]));
+}
+
+#[test]
+fn device_names() {
+    assert!(!Models.device_name(CPU).is_empty());
+    assert_eq!(Models.device_name(DeviceSpec::Cuda(3)), "cuda:3");
+}
+
+#[test]
+fn a_bench_steps_from_another_thread() {
+    let device = DeviceSpec::Cpu {
+        index: 1,
+        threads: 1,
+    };
+    let mut bench = Models.create("toy_reg", &args(8, &[]), device).unwrap();
+    let loss = std::thread::spawn(move || bench.step().unwrap())
+        .join()
+        .unwrap();
+    assert!(loss.is_finite());
+}
+
+/// The suite's default sizes (only the batch made small): `--ignored`, takes ~1 min on CPU.
+#[test]
+#[ignore]
+fn suite_sizes_build_and_step_on_cpu() {
+    let device = DeviceSpec::Cpu {
+        index: 0,
+        threads: 2,
+    };
+    for name in [
+        "toy_reg", "toy_lstm", "vae", "convnet", "reso", "dcgan", "wlm", "recom",
+    ] {
+        let mut a = args(if name == "recom" { 2048 } else { 2 }, &[]);
+        if name == "convnet" {
+            a.extra.insert("arch".into(), "resnet101".into());
+        }
+        let start = std::time::Instant::now();
+        let mut bench = Models
+            .create(name, &a, device)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let loss = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!("{name}: loss {loss:.4} in {:.2?}", start.elapsed());
+        assert!(loss.is_finite(), "{name}");
+    }
+}
