@@ -90,7 +90,7 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoverError::NotFound(root.clone()))?;
         if meta.is_dir() {
-            walk(root, root, &mut found, &mut ignored, &mut jobs_files)?;
+            walk(root, &mut found, &mut ignored, &mut jobs_files)?;
         } else {
             let display = root.to_string_lossy().replace('\\', "/");
             let parent = root
@@ -147,14 +147,49 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
     })
 }
 
-fn walk(
-    root: &Path,
-    dir: &Path,
-    found: &mut Vec<FoundFile>,
-    ignored: &mut usize,
-    jobs_files: &mut Vec<String>,
-) -> Result<(), DiscoverError> {
-    let io = |source| DiscoverError::Io {
+/// What a tree listing found at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeKind {
+    /// A regular file.
+    File,
+    /// A symbolic link (to a file or a folder: links are never followed into).
+    Symlink,
+    /// Something whose type could not be read.
+    Unknown,
+}
+
+/// One non-folder entry of a tree listing.
+#[derive(Debug, Clone)]
+pub struct TreeEntry {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its path relative to the root, `/`-separated.
+    pub display: String,
+    /// What it is.
+    pub kind: TreeKind,
+}
+
+/// A folder of a tree that could not be listed.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: cannot list folder: {source}")]
+pub struct ListError {
+    /// The folder.
+    pub path: PathBuf,
+    /// The cause.
+    pub source: std::io::Error,
+}
+
+/// Every file and symlink under `root`, sorted by name folder by folder. Symlinked folders
+/// are not followed, so a link loop cannot hang the walk. Shared by discovery and the
+/// validator's folder intake.
+pub fn list_tree(root: &Path) -> Result<Vec<TreeEntry>, ListError> {
+    let mut out = Vec::new();
+    list_into(root, root, &mut out)?;
+    Ok(out)
+}
+
+fn list_into(root: &Path, dir: &Path, out: &mut Vec<TreeEntry>) -> Result<(), ListError> {
+    let io = |source| ListError {
         path: dir.to_path_buf(),
         source,
     };
@@ -165,27 +200,58 @@ fn walk(
     children.sort_by_key(|c| c.file_name());
     for child in children {
         let path = child.path();
-        // Symlinked folders are not followed: a link loop must not hang the walk.
-        let Ok(kind) = child.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            walk(root, &path, found, ignored, jobs_files)?;
-        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let display = rel.to_string_lossy().replace('\\', "/");
-            let parent = rel
-                .parent()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .filter(|p| !p.is_empty())
-                .unwrap_or_else(|| ".".to_owned());
-            match classify(&path, display.clone(), &parent) {
-                Some(f) => found.push(f),
-                None if is_jobs_file(&path) => jobs_files.push(display),
-                // The runner's per-run log belongs beside the streams: not worth a word.
-                None if path.file_name().is_some_and(|n| n == "summary.txt") => {}
-                None => *ignored += 1,
+        let rel = path.strip_prefix(root).unwrap_or(&path);
+        let display = rel.to_string_lossy().replace('\\', "/");
+        let kind = match child.file_type() {
+            Ok(k) if k.is_dir() => {
+                list_into(root, &path, out)?;
+                continue;
             }
+            Ok(k) if k.is_symlink() => TreeKind::Symlink,
+            Ok(k) if k.is_file() => TreeKind::File,
+            Ok(_) => continue, // sockets, fifos: not files of a submission
+            Err(_) => TreeKind::Unknown,
+        };
+        out.push(TreeEntry {
+            path,
+            display,
+            kind,
+        });
+    }
+    Ok(())
+}
+
+fn walk(
+    root: &Path,
+    found: &mut Vec<FoundFile>,
+    ignored: &mut usize,
+    jobs_files: &mut Vec<String>,
+) -> Result<(), DiscoverError> {
+    let entries = list_tree(root).map_err(|e| DiscoverError::Io {
+        path: e.path,
+        source: e.source,
+    })?;
+    for entry in entries {
+        let path = entry.path;
+        // A symlink counts when it leads to a file (symlinked folders are not walked).
+        let is_file = match entry.kind {
+            TreeKind::File => true,
+            TreeKind::Symlink => path.is_file(),
+            TreeKind::Unknown => false,
+        };
+        if !is_file {
+            continue;
+        }
+        let display = entry.display;
+        let parent = display
+            .rsplit_once('/')
+            .map_or_else(|| ".".to_owned(), |(dir, _)| dir.to_owned());
+        match classify(&path, display.clone(), &parent) {
+            Some(f) => found.push(f),
+            None if is_jobs_file(&path) => jobs_files.push(display),
+            // The runner's per-run log belongs beside the streams: not worth a word.
+            None if path.file_name().is_some_and(|n| n == "summary.txt") => {}
+            None => *ignored += 1,
         }
     }
     Ok(())

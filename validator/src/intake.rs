@@ -2,6 +2,7 @@
 //! ever written next to the input.
 
 use crate::finding::Finding;
+use mlbench_schema::discover::TreeKind;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -109,7 +110,7 @@ pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeErr
 pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
     let mut paths = Vec::new();
     let mut findings = Vec::new();
-    walk(root, root, &mut paths, &mut findings)?;
+    walk(root, &mut paths, &mut findings)?;
     paths.sort();
     // Sizes are checked before anything is read, so --max-bytes bounds memory here too.
     let mut planned: u64 = 0;
@@ -181,35 +182,23 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
 
 fn walk(
     root: &Path,
-    dir: &Path,
     paths: &mut Vec<String>,
     findings: &mut Vec<Finding>,
 ) -> Result<(), IntakeError> {
-    let io = |source| IntakeError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut children: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(io)?;
-    children.sort_by_key(|c| c.file_name());
-    for child in children {
-        let path = child.path();
-        let rel = path.strip_prefix(root).unwrap_or(&path);
-        let display = rel.to_string_lossy().replace('\\', "/");
-        let Ok(kind) = child.file_type() else {
-            findings.push(Finding::new("file.unreadable", "a file", "no file type").file(display));
-            continue;
-        };
-        if kind.is_symlink() {
-            findings.push(
-                Finding::new("file.symlink", "a regular file", "a symbolic link").file(display),
-            );
-        } else if kind.is_dir() {
-            walk(root, &path, paths, findings)?;
-        } else if kind.is_file() {
-            paths.push(display);
+    let entries = mlbench_schema::discover::list_tree(root).map_err(|e| IntakeError::Io {
+        path: e.path,
+        source: e.source,
+    })?;
+    for entry in entries {
+        match entry.kind {
+            TreeKind::File => paths.push(entry.display),
+            TreeKind::Symlink => findings.push(
+                Finding::new("file.symlink", "a regular file", "a symbolic link")
+                    .file(entry.display),
+            ),
+            TreeKind::Unknown => findings.push(
+                Finding::new("file.unreadable", "a file", "no file type").file(entry.display),
+            ),
         }
     }
     Ok(())
