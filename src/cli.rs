@@ -51,13 +51,19 @@ pub enum Command {
 #[cfg(feature = "runner")]
 const RUN_HELP: &str = "\
 Writes OUT/output<r>/<jobs>_<K>.json (one stream per device, the suite's legacy format),
-OUT/output<r>/summary.txt, for r in 0..--repeat-suite: the layout `mlbench report` and
-`mlbench validate` read. Without a GPU, --devices N splits the CPU into N devices.
+OUT/output<r>/summary.txt, for r in 0..--repeat-suite, and a copy of the jobs file in OUT:
+the layout `mlbench report`, `mlbench validate` and `mlbench pack` read. Without a GPU,
+--devices N splits the CPU into N devices.
 
 Examples:
   mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
+  mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out out --pack vendor.zip
   mlbench run --jobs my.json --dry-run
-  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch";
+  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch
+
+Exit status: 0 every configuration passed (and, with --pack, the zip was written); 1 a
+configuration failed or --pack found errors (the reports stay in OUT); 2 usage error,
+unreadable jobs file or output that cannot be written.";
 
 /// `mlbench run` arguments.
 #[cfg(feature = "runner")]
@@ -94,6 +100,20 @@ pub struct RunArgs {
     /// Nodes (array tasks) of --slurm.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm")]
     pub nodes: u32,
+
+    /// Add to report streams an earlier run left in OUT (by default such a run is refused,
+    /// so that two runs never mix in one stream).
+    #[arg(long)]
+    pub append: bool,
+
+    /// After the run, validate OUT and pack it into this zip (as `mlbench pack`; never
+    /// overwrites a file, and packs nothing when the validator finds an error).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "slurm"])]
+    pub pack: Option<PathBuf>,
+
+    /// The track the packed submission declares.
+    #[arg(long, value_enum, default_value_t = TrackArg::Baseline, requires = "pack")]
+    pub track: TrackArg,
 }
 
 const GRID_HELP: &str = "\

@@ -1,16 +1,17 @@
 //! `mlbench run` (feature `runner`): execute a jobs file with the tch models and write the
 //! suite's report streams, `summary.txt`, and optionally the packed zip.
 
-use crate::cli::RunArgs;
+use crate::cli::{CheckArgs, PackArgs, RunArgs, TrackArg};
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
 use mlbench_runner::models::Models;
-use mlbench_runner::plan::{PlanOptions, jobs_name, plan_runs};
+use mlbench_runner::plan::{Plan, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
+use std::path::Path;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -56,6 +57,19 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         crate::output::emit(&text, None, false)?;
         return Ok(Outcome::Ok);
     }
+    if let Some(zip) = &args.pack
+        && zip.exists()
+    {
+        return Err(anyhow!(
+            "{}: already exists; not overwriting it (choose another --pack file)",
+            zip.display()
+        )
+        .into());
+    }
+    if !args.append {
+        refuse_earlier_reports(&plans)?;
+    }
+    copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
     let total: u64 = plans.iter().map(|p| p.executions.len() as u64).sum();
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -97,9 +111,95 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         "{passed} configurations passed, {failed} failed; {entries} entries in {}",
         args.out.display()
     );
+    if let Some(zip) = &args.pack {
+        let packed = pack_output(args, zip, &options.jobs_name)?;
+        if matches!(packed, Outcome::Failed) {
+            return Ok(Outcome::Failed);
+        }
+    }
     Ok(if failed > 0 {
         Outcome::Failed
     } else {
         Outcome::Ok
     })
+}
+
+/// Refuses to append to report streams an earlier run left: two runs in one stream read
+/// as duplicated entries (`--append` when that is meant).
+fn refuse_earlier_reports(plans: &[Plan]) -> Result<(), Failure> {
+    let mut earlier: Vec<&Path> = plans
+        .iter()
+        .flat_map(|p| &p.executions)
+        .flat_map(|e| &e.copies)
+        .map(|c| c.report.as_path())
+        .filter(|p| p.exists())
+        .collect();
+    earlier.sort();
+    earlier.dedup();
+    match earlier.as_slice() {
+        [] => Ok(()),
+        [first, rest @ ..] => Err(anyhow!(
+            "{}{}: report streams of an earlier run; not adding to them (choose another --out, or pass --append)",
+            first.display(),
+            if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" and {} more", rest.len())
+            }
+        )
+        .into()),
+    }
+}
+
+/// Puts a copy of the jobs file in `out` as `<jobs>.json`, so the output says what it ran
+/// (the validator reads it there). An identical file is left as is; a different one is
+/// never replaced.
+fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Failure> {
+    let dest = out.join(format!("{jobs_name}.json"));
+    let text =
+        std::fs::read(jobs).with_context(|| format!("{}: cannot read", jobs.display()))?;
+    match std::fs::read(&dest) {
+        Ok(existing) if existing == text => return Ok(()),
+        Ok(_) => {
+            return Err(anyhow!(
+                "{}: a different jobs file of that name is already there; not replacing it (choose another --out)",
+                dest.display()
+            )
+            .into());
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(anyhow!("{}: {e}", dest.display()).into()),
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    std::fs::write(&dest, &text).with_context(|| format!("{}: cannot write", dest.display()))?;
+    Ok(())
+}
+
+/// `--pack`: `mlbench pack OUT -o ZIP --name <jobs> --track ...` with its defaults.
+fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, Failure> {
+    use clap::FromArgMatches;
+    let track = match args.track {
+        TrackArg::Baseline => "baseline",
+        TrackArg::Tweaked => "tweaked",
+    };
+    let command = <CheckArgs as clap::Args>::augment_args(clap::Command::new("pack"));
+    let matches = command
+        .try_get_matches_from(["pack", "--name", jobs_name, "--track", track])
+        .map_err(|e| anyhow!("--pack: {e}"))?;
+    let check = CheckArgs::from_arg_matches(&matches).map_err(|e| anyhow!("--pack: {e}"))?;
+    let pack = PackArgs {
+        dir: args.out.clone(),
+        output: zip.to_path_buf(),
+        check,
+        force: false,
+    };
+    match crate::validate_cmd::pack(&pack) {
+        Ok(outcome) => Ok(outcome),
+        // The validator found errors: the reports stay, the zip is not written.
+        Err(failure) if failure.code == 1 => {
+            eprintln!("error: {:#}", failure.error);
+            Ok(Outcome::Failed)
+        }
+        Err(failure) => Err(failure),
+    }
 }

@@ -6,4 +6,6 @@ mod html;
 mod pack;
 mod plot;
 mod report;
+#[cfg(feature = "runner")]
+mod run;
 mod validate;

@@ -1,0 +1,208 @@
+//! `mlbench run` (feature `runner`, needs libtorch): the output a vendor submits, `--pack`,
+//! and what the runner refuses to touch. The models are tiny so each run takes a second.
+
+use crate::fixtures::{mlbench, read_entries, read_zip, validate_json};
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// toy_reg only: 12 observations of 2 batches of 16 (10 dropped), per device.
+const JOBS: &str = r#"[
+ {"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh",
+  "args": {"--repeat": 12, "--number": 2, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}
+]"#;
+
+/// A temporary folder with the jobs file `tiny.json`.
+fn workspace() -> (TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("tiny.json");
+    std::fs::write(&jobs, JOBS).unwrap();
+    (tmp, jobs)
+}
+
+fn run(jobs: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    mlbench()
+        .arg("run")
+        .arg("--jobs")
+        .arg(jobs)
+        .args(["--devices", "2", "--out"])
+        .arg(out)
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn run_with_pack_writes_a_submission_that_validates_clean() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let zip = tmp.path().join("vendor.zip");
+    run(
+        &jobs,
+        &out,
+        &["--repeat-suite", "4", "--pack", zip.to_str().unwrap()],
+    )
+    .success()
+    .stderr(predicate::str::contains(
+        "4 configurations passed, 0 failed; 8 entries in",
+    ))
+    .stderr(predicate::str::contains(format!(
+        "packed 15 files (8 report files, 8 entries) into {}",
+        zip.display()
+    )));
+
+    // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the manifest.
+    let mut names: Vec<String> = read_zip(&zip).into_iter().map(|(n, _)| n).collect();
+    names.sort();
+    let mut expected = vec![
+        "MANIFEST.sha256".to_owned(),
+        "SUBMISSION.json".to_owned(),
+        "tiny.json".to_owned(),
+    ];
+    for r in 0..4 {
+        expected.push(format!("output{r}/summary.txt"));
+        expected.push(format!("output{r}/tiny_0.json"));
+        expected.push(format!("output{r}/tiny_1.json"));
+    }
+    expected.sort();
+    assert_eq!(names, expected);
+    let files = read_zip(&zip);
+    let info = &files.iter().find(|(n, _)| n == "SUBMISSION.json").unwrap().1;
+    let info: serde_json::Value = serde_json::from_slice(info).unwrap();
+    assert_eq!(info["track"], "baseline");
+    assert_eq!(info["suite"], "tiny");
+    assert_eq!(info["runs"], 4);
+    assert_eq!(info["gpus"], 2);
+    assert_eq!(info["entries"], 8);
+    assert_eq!(info["errors"], 0);
+    // The copy of the jobs file is the file itself.
+    let copy = &files.iter().find(|(n, _)| n == "tiny.json").unwrap().1;
+    assert_eq!(copy, JOBS.as_bytes());
+
+    let (code, json) = validate_json(&zip, &[]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["errors"], 0);
+    assert_eq!(json["summary"]["entries"], 8);
+
+    // Each stream has its device's one entry: 12 observations, the first 10 dropped.
+    for r in 0..4 {
+        for d in 0..2 {
+            let entries = read_entries(&out.join(format!("output{r}/tiny_{d}.json")));
+            assert_eq!(entries.len(), 1);
+            let e = &entries[0];
+            assert_eq!(e.vcd(), Some(d.to_string()));
+            assert_eq!(e.name(), Some("toy_reg"));
+            assert_eq!(e.completed(), Some(true));
+            let count = e.get("train").and_then(|t| t.as_object()?.get("count"));
+            assert_eq!(count.and_then(|v| v.as_f64()), Some(2.0));
+        }
+    }
+}
+
+#[test]
+fn run_records_the_track_it_packs() {
+    let (tmp, jobs) = workspace();
+    let zip = tmp.path().join("tweaked.zip");
+    run(
+        &jobs,
+        &tmp.path().join("out"),
+        &[
+            "--repeat-suite",
+            "4",
+            "--pack",
+            zip.to_str().unwrap(),
+            "--track",
+            "tweaked",
+        ],
+    )
+    .success();
+    let files = read_zip(&zip);
+    let info = &files.iter().find(|(n, _)| n == "SUBMISSION.json").unwrap().1;
+    let info: serde_json::Value = serde_json::from_slice(info).unwrap();
+    assert_eq!(info["track"], "tweaked");
+}
+
+#[test]
+fn run_does_not_pack_what_the_validator_rejects_and_keeps_the_reports() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let zip = tmp.path().join("vendor.zip");
+    // 2 suite runs: fewer than the 4 a submission needs (runs.too-few).
+    run(
+        &jobs,
+        &out,
+        &["--repeat-suite", "2", "--pack", zip.to_str().unwrap()],
+    )
+    .code(1)
+    .stderr(predicate::str::contains("runs.too-few"))
+    .stderr(predicate::str::contains("not packed"));
+    assert!(!zip.exists());
+    for r in 0..2 {
+        for d in 0..2 {
+            let stream = out.join(format!("output{r}/tiny_{d}.json"));
+            assert_eq!(read_entries(&stream).len(), 1, "{}", stream.display());
+        }
+    }
+}
+
+#[test]
+fn run_refuses_an_existing_pack_file_before_running_anything() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let zip = tmp.path().join("vendor.zip");
+    std::fs::write(&zip, b"mine").unwrap();
+    run(&jobs, &out, &["--pack", zip.to_str().unwrap()])
+        .code(2)
+        .stderr(predicate::str::contains("already exists; not overwriting it"));
+    assert_eq!(std::fs::read(&zip).unwrap(), b"mine");
+    assert!(!out.exists());
+}
+
+#[test]
+fn run_refuses_streams_of_an_earlier_run_unless_append() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    run(&jobs, &out, &[]).success();
+    let stream = out.join("output0/tiny_0.json");
+    let before = std::fs::read(&stream).unwrap();
+
+    run(&jobs, &out, &[]).code(2).stderr(
+        predicate::str::contains(stream.display().to_string())
+            .and(predicate::str::contains("and 1 more"))
+            .and(predicate::str::contains("--append")),
+    );
+    assert_eq!(std::fs::read(&stream).unwrap(), before);
+
+    run(&jobs, &out, &["--append"]).success();
+    for d in 0..2 {
+        let entries = read_entries(&out.join(format!("output0/tiny_{d}.json")));
+        assert_eq!(entries.len(), 2);
+    }
+    // The first run's bytes are untouched at the head of the stream.
+    assert!(std::fs::read(&stream).unwrap().starts_with(&before));
+}
+
+#[test]
+fn run_never_replaces_a_different_jobs_file_in_the_output() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("tiny.json"), "[]").unwrap();
+    run(&jobs, &out, &[])
+        .code(2)
+        .stderr(predicate::str::contains("a different jobs file"));
+    assert_eq!(std::fs::read(out.join("tiny.json")).unwrap(), b"[]");
+    assert!(!out.join("output0").exists());
+}
+
+#[test]
+fn pack_goes_with_neither_dry_run_nor_slurm() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    run(&jobs, &out, &["--dry-run", "--pack", "x.zip"])
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+    run(&jobs, &out, &["--track", "tweaked"])
+        .code(2)
+        .stderr(predicate::str::contains("--pack"));
+    assert!(!out.exists());
+}
