@@ -156,8 +156,7 @@ fn refuse_earlier_reports(plans: &[Plan]) -> Result<(), Failure> {
 /// never replaced.
 fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Failure> {
     let dest = out.join(format!("{jobs_name}.json"));
-    let text =
-        std::fs::read(jobs).with_context(|| format!("{}: cannot read", jobs.display()))?;
+    let text = std::fs::read(jobs).with_context(|| format!("{}: cannot read", jobs.display()))?;
     match std::fs::read(&dest) {
         Ok(existing) if existing == text => return Ok(()),
         Ok(_) => {

@@ -66,7 +66,11 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
     expected.sort();
     assert_eq!(names, expected);
     let files = read_zip(&zip);
-    let info = &files.iter().find(|(n, _)| n == "SUBMISSION.json").unwrap().1;
+    let info = &files
+        .iter()
+        .find(|(n, _)| n == "SUBMISSION.json")
+        .unwrap()
+        .1;
     let info: serde_json::Value = serde_json::from_slice(info).unwrap();
     assert_eq!(info["track"], "baseline");
     assert_eq!(info["suite"], "tiny");
@@ -116,7 +120,11 @@ fn run_records_the_track_it_packs() {
     )
     .success();
     let files = read_zip(&zip);
-    let info = &files.iter().find(|(n, _)| n == "SUBMISSION.json").unwrap().1;
+    let info = &files
+        .iter()
+        .find(|(n, _)| n == "SUBMISSION.json")
+        .unwrap()
+        .1;
     let info: serde_json::Value = serde_json::from_slice(info).unwrap();
     assert_eq!(info["track"], "tweaked");
 }
@@ -152,7 +160,9 @@ fn run_refuses_an_existing_pack_file_before_running_anything() {
     std::fs::write(&zip, b"mine").unwrap();
     run(&jobs, &out, &["--pack", zip.to_str().unwrap()])
         .code(2)
-        .stderr(predicate::str::contains("already exists; not overwriting it"));
+        .stderr(predicate::str::contains(
+            "already exists; not overwriting it",
+        ));
     assert_eq!(std::fs::read(&zip).unwrap(), b"mine");
     assert!(!out.exists());
 }
