@@ -111,6 +111,29 @@ fn wlm_lstm_and_float64_lstm_train() {
     assert!(bench.step().unwrap().is_finite());
 }
 
+/// L-BFGS as the suite's script: each step runs up to 20 evaluations, so a few steps fit
+/// the sine waves (train.py's loss falls from ~0.5 to ~1e-3 within 10 steps in float64).
+#[test]
+fn toy_lstm_lbfgs_fits_the_waves_in_a_few_steps() {
+    let i = Value::Int;
+    let a = args(
+        1,
+        &[
+            ("samples", i(8)),
+            ("length", i(60)),
+            ("hidden", i(12)),
+            ("dtype", "float64".into()),
+        ],
+    );
+    let mut bench = Models.create("toy_lstm", &a, CPU).unwrap();
+    let losses: Vec<f64> = (0..6).map(|_| bench.step().unwrap()).collect();
+    assert!(losses.iter().all(|l| l.is_finite()), "{losses:?}");
+    assert!(
+        losses[5] < losses[0] / 20.0,
+        "L-BFGS should cut the loss twentyfold in 6 steps: {losses:?}"
+    );
+}
+
 #[test]
 fn toy_reg_loss_decreases_over_200_steps() {
     let mut bench = Models.create("toy_reg", &args(64, &[]), CPU).unwrap();

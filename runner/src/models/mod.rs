@@ -13,6 +13,7 @@ use tch::{Device, Kind, Tensor};
 
 mod convnet;
 mod dcgan;
+mod lbfgs;
 mod recom;
 mod reso;
 mod toy_lstm;

@@ -1,13 +1,14 @@
 //! toy_lstm (time_sequence_prediction/lstm train.py): two LSTMCells (1→51→51) and a
 //! Linear(51→1) predicting the next value of N noisy-phase sine waves, full batch, MSE.
-//! The suite optimises with L-BFGS (lr 0.8); tch has no L-BFGS, so this uses Adam (lr 0.01):
-//! one step = one full-batch forward/backward over the whole sequence.
+//! L-BFGS (lr 0.8) as the suite's script, PyTorch's algorithm ported in `lbfgs.rs`: one step
+//! runs up to 20 full-batch forward/backward passes over the whole sequence.
 //! Args: `samples` (100 waves, of which 97 train), `length` (1000), `hidden` (51),
 //! `dtype` (float32; float64/bfloat16 on any device, float16 on CUDA).
 
+use super::lbfgs::Lbfgs;
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
-use tch::nn::{self, Module, OptimizerConfig};
+use tch::nn::{self, Module};
 use tch::{Kind, Reduction, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("toy_lstm.rs");
@@ -42,14 +43,19 @@ impl Cell {
     }
 }
 
-struct ToyLstm {
+/// The model and its data (train.py's `Sequence`, `input`, `target`).
+struct Sequence {
     lstm1: Cell,
     lstm2: Cell,
     linear: nn::Linear,
-    opt: nn::Optimizer,
     input: Tensor,
     target: Tensor,
     hidden: i64,
+}
+
+struct ToyLstm {
+    seq: Sequence,
+    opt: Lbfgs,
     _vs: nn::VarStore,
 }
 
@@ -57,7 +63,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let samples = ctx.size(args, &["samples"], 100)?;
     let length = ctx.size(args, &["length"], 1000)?;
     let hidden = ctx.size(args, &["hidden"], 51)?;
-    let lr = ctx.float(args, &["lr"], 0.01)?;
+    let lr = ctx.float(args, &["lr"], 0.8)?;
     if samples < 4 || length < 2 {
         return Err(ctx.arg_error("toy_lstm needs --samples ≥ 4 and --length ≥ 2"));
     }
@@ -75,23 +81,25 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let lstm2 = Cell::new(&(&root / "lstm2"), hidden, hidden);
     let linear = nn::linear(&root / "linear", hidden, 1, Default::default());
     vs.set_kind(ctx.kind);
-    let opt = nn::Adam::default()
-        .build(&vs, lr)
-        .map_err(|e| ctx.failed(e.to_string()))?;
+    let opt = Lbfgs::new(vs.trainable_variables(), lr);
     Ok(Box::new(ToyLstm {
-        lstm1,
-        lstm2,
-        linear,
+        seq: Sequence {
+            lstm1,
+            lstm2,
+            linear,
+            input,
+            target,
+            hidden,
+        },
         opt,
-        input,
-        target,
-        hidden,
         _vs: vs,
     }))
 }
 
-impl Train for ToyLstm {
-    fn train_step(&mut self) -> Tensor {
+impl Sequence {
+    /// The sequence model's MSE on the whole batch (the suite's closure, less the
+    /// zero_grad and backward that [`Lbfgs`] does).
+    fn loss(&self) -> Tensor {
         let (n, steps) = (self.input.size()[0], self.input.size()[1]);
         let zeros = || Tensor::zeros([n, self.hidden], (self.input.kind(), self.input.device()));
         let (mut h1, mut c1, mut h2, mut c2) = (zeros(), zeros(), zeros(), zeros());
@@ -102,9 +110,13 @@ impl Train for ToyLstm {
             (h2, c2) = self.lstm2.step(&h1, &h2, &c2);
             outputs.push(self.linear.forward(&h2));
         }
-        let output = Tensor::cat(&outputs, 1);
-        let loss = output.mse_loss(&self.target, Reduction::Mean);
-        self.opt.backward_step(&loss);
-        loss
+        Tensor::cat(&outputs, 1).mse_loss(&self.target, Reduction::Mean)
+    }
+}
+
+impl Train for ToyLstm {
+    fn train_step(&mut self) -> Tensor {
+        let seq = &self.seq;
+        self.opt.step(&mut || seq.loss())
     }
 }
