@@ -62,8 +62,9 @@ Examples:
   mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch
 
 Exit status: 0 every configuration passed (and, with --pack, the zip was written); 1 a
-configuration failed or --pack found errors (the reports stay in OUT); 2 usage error,
-unreadable jobs file or output that cannot be written.";
+configuration failed (a bench error, a NaN loss, a report stream that could not be written)
+or --pack found errors (the reports stay in OUT); 2 usage error, unreadable jobs file, or
+output refused or impossible before the run (existing streams, --pack file, OUT itself).";
 
 /// `mlbench run` arguments.
 #[cfg(feature = "runner")]

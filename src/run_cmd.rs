@@ -57,14 +57,26 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         crate::output::emit(&text, None, false)?;
         return Ok(Outcome::Ok);
     }
-    if let Some(zip) = &args.pack
-        && zip.exists()
-    {
-        return Err(anyhow!(
-            "{}: already exists; not overwriting it (choose another --pack file)",
-            zip.display()
-        )
-        .into());
+    if let Some(zip) = &args.pack {
+        if zip.exists() {
+            return Err(anyhow!(
+                "{}: already exists; not overwriting it (choose another --pack file)",
+                zip.display()
+            )
+            .into());
+        }
+        // Caught now rather than by pack after the whole run.
+        if let (Ok(zip_abs), Ok(out_abs)) =
+            (std::path::absolute(zip), std::path::absolute(&args.out))
+            && zip_abs.starts_with(&out_abs)
+        {
+            return Err(anyhow!(
+                "{}: the archive would be inside the output folder {} it packs",
+                zip.display(),
+                args.out.display()
+            )
+            .into());
+        }
     }
     if !args.append {
         refuse_earlier_reports(&plans)?;

@@ -87,4 +87,9 @@ pub trait BenchFactory: Sync {
     fn source(&self, name: &str) -> Option<&'static str>;
     /// The device name the report records as `gpu` (e.g. the CPU model for CPU devices).
     fn device_name(&self, device: DeviceSpec) -> String;
+    /// Observations the bench's script times for `--repeat R` (spec §5.3): `R`, except
+    /// where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`).
+    fn observations(&self, _name: &str, repeat: i64) -> i64 {
+        repeat
+    }
 }

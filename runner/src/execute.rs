@@ -255,7 +255,7 @@ fn run_copy(
         let size = LoopSize {
             batch_size: copy.args.batch_size,
             number: copy.args.number,
-            repeat: copy.args.repeat,
+            repeat: factory.observations(name, copy.args.repeat),
         };
         let mut on_observation = |observation, duration, loss| {
             (options.progress)(&Progress::Observation {

@@ -340,24 +340,32 @@ fn copy_plan(
     ] {
         arguments.insert(k.to_owned(), v);
     }
+    // Short flags (`-l 0.0005`) reach the model under their letter, which the models look
+    // up beside the long name; the recorded destination is the script's long name, which the
+    // jobs file does not say, so they are not recorded.
+    let mut short: BTreeMap<String, Value> = BTreeMap::new();
     for (flag, value) in args {
-        // Positionals and short flags have script-chosen destinations: not recorded.
+        let parsed = || -> Result<Value, PlanError> {
+            Ok(match value {
+                Value::Str(s) if s.is_empty() => Value::Bool(flag != "--no-cuda"),
+                Value::Str(s) => {
+                    let text = expand(s, copy.env).map_err(|var| unset(flag, var))?;
+                    argparse_value(&text)
+                }
+                other => other.clone(),
+            })
+        };
         let Some(dest) = flag_dest(flag) else {
+            if let Some(letter) = short_flag(flag) {
+                short.insert(letter.to_owned(), parsed()?);
+            }
             continue;
         };
         // `report` is popped by make_report; `seed` is overridden by run.py below.
         if dest == "report" || dest == "seed" {
             continue;
         }
-        let recorded = match value {
-            Value::Str(s) if s.is_empty() => Value::Bool(flag != "--no-cuda"),
-            Value::Str(s) => {
-                let text = expand(s, copy.env).map_err(|var| unset(flag, var))?;
-                argparse_value(&text)
-            }
-            other => other.clone(),
-        };
-        arguments.insert(dest, recorded);
+        arguments.insert(dest, parsed()?);
     }
     // After the arguments, so an unset variable is reported with its flag.
     let line = expand(command_line, copy.env).map_err(|var| unset("(command line)", var))?;
@@ -379,11 +387,13 @@ fn copy_plan(
     let batch_size = int("batch_size", "--batch-size")?;
     let number = int("number", "--number")?;
     let repeat = int("repeat", "--repeat")?;
-    let extra = arguments
-        .iter()
-        .filter(|(k, _)| !["batch_size", "number", "repeat", "seed"].contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut extra: BTreeMap<String, Value> = short;
+    extra.extend(
+        arguments
+            .iter()
+            .filter(|(k, _)| !["batch_size", "number", "repeat", "seed"].contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     Ok(CopyPlan {
         device: copy.device,
         jr_id: copy.jr_id,
@@ -401,6 +411,13 @@ fn copy_plan(
         },
         arguments,
     })
+}
+
+/// `-l` → `l`: a single dash and one or more letters (not a negative number).
+fn short_flag(flag: &str) -> Option<&str> {
+    let rest = flag.strip_prefix('-')?;
+    (!rest.is_empty() && !rest.starts_with('-') && rest.chars().all(|c| c.is_ascii_alphabetic()))
+        .then_some(rest)
 }
 
 /// What argparse would store for an expanded string value: the shell's quotes removed,
@@ -548,6 +565,26 @@ mod tests {
             err.to_string(),
             "job `a`, argument `--data`: $NOPE is not set (set it in the environment)"
         );
+    }
+
+    #[test]
+    fn short_flags_reach_the_model_but_are_not_recorded() {
+        // fast.json's recom: `-l 0.0005`, `-f 64`, `--layers "256 256 128 64"`.
+        let jobs = JobsFile::builtin("fast").unwrap();
+        let p = plan(&jobs, &options(&["recom"], DeviceSet::cpu(2, 1).unwrap())).unwrap();
+        let copy = &p.executions[0].copies[0];
+        assert_eq!(copy.args.extra.get("l"), Some(&Value::Float(0.0005)));
+        assert_eq!(copy.args.extra.get("f"), Some(&Value::Int(64)));
+        assert_eq!(
+            copy.args.extra.get("layers"),
+            Some(&Value::from(vec![256i64, 256, 128, 64]))
+        );
+        assert!(!copy.arguments.contains_key("l") && !copy.arguments.contains_key("f"));
+        assert_eq!(copy.args.batch_size, 2048);
+        assert_eq!(short_flag("-l"), Some("l"));
+        assert_eq!(short_flag("--lr"), None);
+        assert_eq!(short_flag("-1"), None);
+        assert_eq!(short_flag("-"), None);
     }
 
     #[test]

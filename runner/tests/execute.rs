@@ -220,3 +220,73 @@ fn two_runs_end_to_end() {
     assert_eq!(run1.get("seed"), Some(&Value::Int(201)));
     assert_eq!(run1.get("run_id"), Some(&Value::from("1")));
 }
+
+/// A factory whose bench times one observation fewer than `--repeat` (as wlm's script).
+struct OneFewer;
+
+impl BenchFactory for OneFewer {
+    fn create(
+        &self,
+        _name: &str,
+        _args: &BenchArgs,
+        _device: DeviceSpec,
+    ) -> Result<Box<dyn Bench>, BenchError> {
+        Ok(Box::new(Fake { kind: "good", k: 0 }))
+    }
+    fn source(&self, _name: &str) -> Option<&'static str> {
+        Some("fn model() {}")
+    }
+    fn device_name(&self, device: DeviceSpec) -> String {
+        format!("{device:?}")
+    }
+    fn observations(&self, _name: &str, repeat: i64) -> i64 {
+        repeat - 1
+    }
+}
+
+#[test]
+fn the_factory_decides_how_many_observations_are_timed() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse(
+        "w.json",
+        br#"[{"name": "wlm", "cmd": "./w.sh", "cgroup": "student",
+              "args": {"--repeat": 15, "--number": 3, "--batch-size": 2}}]"#,
+    )
+    .unwrap();
+    let options = PlanOptions {
+        jobs_name: "w".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(1, 1).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let observations = AtomicUsize::new(0);
+    let progress = |p: &Progress<'_>| {
+        if let Progress::Observation { .. } = p {
+            observations.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    // Observations of 1 s, 2 s, …: the 14 timed ones are 1..=14, the mean of the kept
+    // (11..=14) is 12.5 s, so train_item = 2 × 3 / 12.5 = 0.48 items/s.
+    let clock =
+        || Box::new(ScriptedClock::new((1..=15).map(f64::from).collect())) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &progress,
+    };
+    execute_all(&plans, &OneFewer, &exec).unwrap();
+    assert_eq!(observations.load(Ordering::Relaxed), 14);
+    let text = std::fs::read(dir.path().join("output0/w_0.json")).unwrap();
+    let parsed = mlbench_schema::reader::parse_report("w_0.json", &text);
+    let (_, entry) = &parsed.entries[0];
+    // The recorded --repeat stays the jobs file's.
+    assert_eq!(entry.get("repeat").and_then(Value::as_i64), Some(15));
+    let train = entry.get("train").and_then(Value::as_object).unwrap();
+    assert_eq!(train.get("count").and_then(Value::as_i64), Some(4));
+    assert_eq!(train.get("avg").and_then(Value::as_f64), Some(12.5));
+    let item = entry.get("train_item").and_then(Value::as_object).unwrap();
+    assert_eq!(item.get("avg").and_then(Value::as_f64), Some(0.48));
+}

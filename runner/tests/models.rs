@@ -252,3 +252,12 @@ fn suite_sizes_build_and_step_on_cpu() {
         assert!(loss.is_finite(), "{name}");
     }
 }
+
+#[test]
+fn wlm_times_one_observation_fewer_than_repeat() {
+    // word_language_model main.py loops `range(1, args.repeat)` (spec §5.3).
+    assert_eq!(Models.observations("wlm", 15), 14);
+    assert_eq!(Models.observations("wlmfp16", 15), 14);
+    assert_eq!(Models.observations("toy_reg", 20), 20);
+    assert_eq!(Models.observations("convnet", 15), 15);
+}

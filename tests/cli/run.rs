@@ -168,6 +168,19 @@ fn run_refuses_an_existing_pack_file_before_running_anything() {
 }
 
 #[test]
+fn run_refuses_a_pack_file_inside_the_output_before_running() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let zip = out.join("vendor.zip");
+    run(&jobs, &out, &["--pack", zip.to_str().unwrap()])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the archive would be inside the output folder",
+        ));
+    assert!(!out.exists());
+}
+
+#[test]
 fn run_refuses_streams_of_an_earlier_run_unless_append() {
     let (tmp, jobs) = workspace();
     let out = tmp.path().join("out");

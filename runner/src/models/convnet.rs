@@ -2,7 +2,7 @@
 //! ImageNet batches (random 3×S×S images, random labels among 1000 classes), cross-entropy,
 //! SGD (lr 0.1, momentum 0.9, weight decay 1e-4) as the ImageNet example.
 //! Args: `arch` (resnet18|34|50|101|152; the example's default resnet18, the jobs pass
-//! resnet101), `batch_size` (64), `image_size` (224), `num_classes` (1000), `half`/`fp16`.
+//! resnet101), `batch_size` (fast.json: 64), `image_size` (224), `num_classes` (1000), `half`/`fp16`.
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};

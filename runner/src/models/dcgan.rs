@@ -2,7 +2,7 @@
 //! (nz→ngf·8→…→3, transposed convolutions, batch norm, tanh) and discriminator (3→ndf→…→1,
 //! leaky ReLU, batch norm), weights N(0, 0.02); one step trains D on a real (random) and a
 //! fake batch, then G; BCE on logits, Adam lr 2e-4, β₁ 0.5. Returns errD + errG.
-//! Args: `batch_size` (128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64 only).
+//! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64 only).
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};

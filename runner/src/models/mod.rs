@@ -2,7 +2,9 @@
 //!
 //! Each model lives in its own file, whose text is its [`BenchFactory::source`] (the report's
 //! `version` is its SHA-256). Sizes come from the jobs-file arguments (`BenchArgs::extra`, by
-//! argparse destination) with the suite's defaults (spec §3.4) when absent. Data are synthetic
+//! argparse destination) with the suite's defaults (spec §3.4) when absent; `batch_size` is
+//! the jobs file's, or the suite's common default 1 when it passes none (as its scripts
+//! would then train, and as train_item counts). Data are synthetic
 //! (random tensors made on the device once, or per step where the suite generates them).
 
 use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
@@ -78,6 +80,15 @@ impl BenchFactory for Models {
             .iter()
             .find(|(n, _, _)| *n == name)
             .map(|(_, source, _)| *source)
+    }
+
+    fn observations(&self, name: &str, repeat: i64) -> i64 {
+        // word_language_model main.py: `for epoch in range(1, args.repeat)`.
+        if matches!(name, "wlm" | "wlmfp16") {
+            (repeat - 1).max(0)
+        } else {
+            repeat
+        }
     }
 
     fn device_name(&self, device: DeviceSpec) -> String {

@@ -2,7 +2,7 @@
 //! of `factors`) beside an MLP branch (user‖item embeddings of layers[0]/2 each, then the
 //! `layers` with ReLU), a final Linear to one logit; BCE on random (user, item, label)
 //! batches with one positive in five (the script's 4 negatives per positive); Adam.
-//! Args: `batch_size` (2048), `factors`/`f` (64), `layers` ("256 256 128 64"),
+//! Args: `batch_size` (fast.json: 2048), `factors`/`f` (64), `layers` ("256 256 128 64"),
 //! `learning_rate`/`l` (0.0005), `users` (138493) and `items` (26744), ml-20m's counts.
 
 use super::{Ctx, Train};

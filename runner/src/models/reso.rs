@@ -1,7 +1,7 @@
 //! reso (super_resolution/subpixel_convolution main.py): ESPCN, conv 5×5 1→64, 3×3 64→64,
 //! 3×3 64→32, 3×3 32→r², pixel shuffle (upscale r = 2), on random Y-channel crops
 //! (BSDS500 crops of 256 → inputs 128×128); MSE; Adam with the jobs' `--lr 0.1`.
-//! Args: `batch_size` (64), `upscale_factor` (2), `crop_size` (256), `lr` (0.1, what the
+//! Args: `batch_size` (fast.json: 64), `upscale_factor` (2), `crop_size` (256), `lr` (0.1, what the
 //! jobs file passes; the script's own default is 0.01).
 
 use super::{Ctx, Train};

@@ -1,7 +1,7 @@
 //! toy_reg (regression/polynome main.py): Linear(4→1) fitting a random degree-4 polynomial
 //! on fresh synthetic batches of the features x, x², x³, x⁴ (x ~ N(0, 1)); smooth-L1 loss (as
 //! the suite's script; MSE diverges on the x⁴ tail at lr 0.1), plain SGD with lr 0.1.
-//! Args: `batch_size` (256), `lr` (0.1).
+//! Args: `batch_size` (fast.json: 256), `lr` (0.1).
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};

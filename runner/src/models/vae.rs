@@ -1,6 +1,6 @@
 //! vae (variational_auto_encoder main.py): the MNIST VAE, 784→400→(20, 20)→400→784, on
 //! random 28×28 images in [0, 1]; loss = BCE (sum, on logits) + KL divergence; Adam 1e-3.
-//! Args: `batch_size` (128), `hidden` (400), `latent` (20), `image_size` (28).
+//! Args: `batch_size` (fast.json: 128), `hidden` (400), `latent` (20), `image_size` (28).
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};

@@ -2,7 +2,7 @@
 //! dropout → linear decoder over the wikitext-2 vocabulary (33 278 tokens), on random token
 //! sequences of bptt 35; the hidden state is carried across batches (detached); cross-entropy,
 //! plain SGD lr 20 with gradient-norm clipping 0.25, as the script.
-//! Args: `batch_size` (64), `emsize` (656), `nhid` (656), `nlayers` (2), `dropout` (0.5),
+//! Args: `batch_size` (fast.json: 64), `emsize` (656), `nhid` (656), `nlayers` (2), `dropout` (0.5),
 //! `model` (GRU|LSTM; jobs pass GRU), `bptt` (35), `ntokens` (33278), `lr` (20), `clip`
 //! (0.25), `tied`, `fp16`.
 
