@@ -90,12 +90,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = "output")]
     pub out: PathBuf,
 
+    /// Number the suite runs from R (output<R>…, RUN_ID and seeds): how machines or Slurm
+    /// array tasks share one output folder without repeating a run.
+    #[arg(long, value_name = "R", default_value_t = 0)]
+    pub first_run: u32,
+
     /// Print the plan (commands, devices, seeds, report files) and run nothing.
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print an sbatch job-array script running the same jobs on a Slurm cluster.
-    #[arg(long)]
+    /// Print an sbatch job-array script running the same jobs on a Slurm cluster: one array
+    /// task per node, --devices N GPUs per node (or cpu), --repeat-suite runs per node.
+    #[arg(long, conflicts_with = "first_run")]
     pub slurm: bool,
 
     /// Nodes (array tasks) of --slurm.

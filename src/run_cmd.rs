@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
 use mlbench_runner::models::Models;
-use mlbench_runner::plan::{Plan, PlanOptions, jobs_name, plan_runs};
+use mlbench_runner::plan::{Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
@@ -21,34 +21,28 @@ fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
 }
 
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
 /// Runs `mlbench run`.
 pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
     let jobs = JobsFile::load(&args.jobs)?;
-    let devices = DeviceSet::from_flag(args.devices.as_deref(), visible_gpus(), cores())?;
     if args.repeat_suite == 0 {
         return Err(anyhow!("--repeat-suite must be at least 1").into());
     }
     if args.slurm {
-        let script = sbatch_script(&SlurmOptions {
-            mlbench: std::env::args().next().unwrap_or_else(|| "mlbench".into()),
-            jobs: args.jobs.clone(),
-            names: args.name.clone(),
-            devices,
-            nodes: args.nodes,
-            repeat_suite: args.repeat_suite,
-            out: args.out.clone(),
-            partition: None,
-            time: None,
-        });
-        crate::output::emit(&script, None, false)?;
-        return Ok(Outcome::Ok);
+        return slurm(args, &jobs);
     }
+    let devices = DeviceSet::from_flag(args.devices.as_deref(), visible_gpus(), cores())?;
     let options = PlanOptions {
         jobs_name: jobs_name(&args.jobs),
         names: args.name.clone(),
         devices,
         out: args.out.clone(),
-        run: 0,
+        run: args.first_run,
         env: std::env::vars().collect(),
     };
     let plans = plan_runs(&jobs, &options, args.repeat_suite)?;
@@ -97,9 +91,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
             bar.set_message(line.trim().to_owned());
         }
     };
-    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".into());
+    let hostname = hostname();
     let outcomes = execute_all(
         &plans,
         &Models,
@@ -134,6 +126,59 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
     } else {
         Outcome::Ok
     })
+}
+
+/// `--slurm`: the script for the nodes. Devices are the nodes' (`--devices N` GPUs each, or
+/// `cpu`), never this machine's; the jobs and names are checked here by planning them once
+/// (a `$VAR` unset here may be set on the nodes, so that is not an error).
+fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, Failure> {
+    let gpus = match args.devices.as_deref().map(str::trim) {
+        Some(d) if d.eq_ignore_ascii_case("cpu") => None,
+        Some(d) => match d.parse::<u32>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                return Err(anyhow!(
+                    "--devices {d}: with --slurm, a number of GPUs per node or `cpu`"
+                )
+                .into());
+            }
+        },
+        None => {
+            return Err(anyhow!(
+                "--slurm needs --devices: the GPUs of each node (e.g. --devices 8), or cpu"
+            )
+            .into());
+        }
+    };
+    let devices = match gpus {
+        Some(n) => DeviceSet::cuda(cores(), n)?,
+        None => DeviceSet::cpu(cores(), 1)?,
+    };
+    let check = PlanOptions {
+        jobs_name: jobs_name(&args.jobs),
+        names: args.name.clone(),
+        devices,
+        out: args.out.clone(),
+        run: 0,
+        env: std::env::vars().collect(),
+    };
+    match plan_runs(jobs, &check, 1) {
+        Ok(_) | Err(PlanError::UnsetVariable { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let script = sbatch_script(&SlurmOptions {
+        mlbench: std::env::args().next().unwrap_or_else(|| "mlbench".into()),
+        jobs: args.jobs.clone(),
+        names: args.name.clone(),
+        gpus,
+        nodes: args.nodes,
+        repeat_suite: args.repeat_suite,
+        out: args.out.clone(),
+        partition: None,
+        time: None,
+    });
+    crate::output::emit(&script, None, false)?;
+    Ok(Outcome::Ok)
 }
 
 /// Refuses to append to report streams an earlier run left: two runs in one stream read
@@ -182,7 +227,15 @@ fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Failur
         Err(e) => return Err(anyhow!("{}: {e}", dest.display()).into()),
     }
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    std::fs::write(&dest, &text).with_context(|| format!("{}: cannot write", dest.display()))?;
+    // Written beside and renamed: nodes sharing OUT (--first-run, Slurm) never read half a
+    // file, and an identical copy renamed over another changes nothing.
+    let temp = out.join(format!(
+        ".{jobs_name}.json.{}.{}",
+        hostname(),
+        std::process::id()
+    ));
+    std::fs::write(&temp, &text).with_context(|| format!("{}: cannot write", temp.display()))?;
+    std::fs::rename(&temp, &dest).with_context(|| format!("{}: cannot write", dest.display()))?;
     Ok(())
 }
 

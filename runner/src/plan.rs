@@ -28,7 +28,7 @@ pub struct PlanOptions {
     pub devices: DeviceSet,
     /// `--out`: runs go to `<out>/output<run>`.
     pub out: PathBuf,
-    /// The run index (`--uid`, `RUN_ID`; `--repeat-suite` runs 0..K).
+    /// The run index (`--uid`, `RUN_ID`); for [`plan_runs`] the first one (`--first-run`).
     pub run: u32,
     /// The environment placeholders are expanded from (the process environment, with
     /// `DATA_DIRECTORY` and the like); the runner's own variables override it.
@@ -281,19 +281,19 @@ pub fn plan(jobs: &JobsFile, options: &PlanOptions) -> Result<Plan, PlanError> {
     })
 }
 
-/// The plans of `--repeat-suite K`: runs `0..K` (`output0` … `output{K-1}`), each
-/// with its own `RUN_ID` and so its own seeds.
+/// The plans of `--repeat-suite K`: runs `F..F+K` from `options.run = F` (`--first-run`,
+/// 0 by default: `output0` … `output{K-1}`), each with its own `RUN_ID` and so its own seeds.
 pub fn plan_runs(
     jobs: &JobsFile,
     options: &PlanOptions,
     runs: u32,
 ) -> Result<Vec<Plan>, PlanError> {
     (0..runs)
-        .map(|run| {
+        .map(|r| {
             plan(
                 jobs,
                 &PlanOptions {
-                    run,
+                    run: options.run + r,
                     ..options.clone()
                 },
             )
@@ -585,6 +585,24 @@ mod tests {
         assert_eq!(short_flag("--lr"), None);
         assert_eq!(short_flag("-1"), None);
         assert_eq!(short_flag("-"), None);
+    }
+
+    #[test]
+    fn runs_start_at_the_first_run() {
+        // A Slurm array task's share: runs 20..23 (RUN_ID, folder, seeds from RUN_ID).
+        let jobs = JobsFile::builtin("fast").unwrap();
+        let mut o = options(&["vae"], DeviceSet::cpu(2, 2).unwrap());
+        o.run = 20;
+        let plans = plan_runs(&jobs, &o, 3).unwrap();
+        let runs: Vec<u32> = plans.iter().map(|p| p.run).collect();
+        assert_eq!(runs, [20, 21, 22]);
+        assert_eq!(plans[2].out_dir, PathBuf::from("/o/output22"));
+        let seeds: Vec<i64> = plans[1].executions[0]
+            .copies
+            .iter()
+            .map(|c| c.seed)
+            .collect();
+        assert_eq!(seeds, [121, 221]);
     }
 
     #[test]

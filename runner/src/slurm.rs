@@ -1,11 +1,13 @@
-//! `--slurm`: an sbatch job-array script that runs the same jobs on a Slurm cluster,
-//! one array task per node, each writing `<out>/node<task>/output<r>/<jobs>_<K>.json`
-//! (the layout `mlbench report` reads, one subtree per node).
+//! `--slurm`: an sbatch job-array script that runs the same jobs on a Slurm cluster, one
+//! array task per node. Task `t` runs the suite runs `t·K … t·K+K−1` (`--first-run`), so
+//! every node writes its own `<out>/output<r>/` folders and the nodes together leave the
+//! layout of one machine: `output0` … `output{N·K−1}`, each run with its own `RUN_ID` and
+//! seeds (no two nodes repeat a run's random streams).
 //!
-//! The script is plain text built here and only written by the CLI, so it can be read
-//! and edited before `sbatch` is run.
+//! The script is plain text built here and only written by the CLI, so it can be read and
+//! edited before `sbatch` is run. Devices are the nodes', not the machine printing it: a
+//! number of GPUs per node (`--gres`), or the whole node's CPU.
 
-use crate::devices::{DeviceKind, DeviceSet};
 use std::path::PathBuf;
 
 /// What the script runs.
@@ -17,13 +19,13 @@ pub struct SlurmOptions {
     pub jobs: PathBuf,
     /// `--name` filters.
     pub names: Vec<String>,
-    /// The devices of each node.
-    pub devices: DeviceSet,
+    /// GPUs per node, or `None` for the node's CPU as one device.
+    pub gpus: Option<u32>,
     /// Nodes (array tasks).
     pub nodes: u32,
-    /// `--repeat-suite`.
+    /// `--repeat-suite` per node.
     pub repeat_suite: u32,
-    /// The output root as the nodes see it.
+    /// The output root as the nodes see it (a shared file system).
     pub out: PathBuf,
     /// `#SBATCH --partition`.
     pub partition: Option<String>,
@@ -47,7 +49,6 @@ pub fn sh_quote(word: &str) -> String {
 /// The sbatch script text.
 pub fn sbatch_script(o: &SlurmOptions) -> String {
     let jobs_name = crate::plan::jobs_name(&o.jobs);
-    let out = o.out.display().to_string();
     let mut s = String::from("#!/bin/bash\n");
     let mut directive = |line: String| {
         s.push_str("#SBATCH ");
@@ -60,9 +61,8 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     directive("--ntasks=1".into());
     // The whole node: per-device copies split its cores, as the suite's cgroups did.
     directive("--exclusive".into());
-    directive(format!("--cpus-per-task={}", o.devices.cores));
-    if o.devices.kind == DeviceKind::Cuda {
-        directive(format!("--gres=gpu:{}", o.devices.count()));
+    if let Some(gpus) = o.gpus {
+        directive(format!("--gres=gpu:{gpus}"));
     }
     if let Some(p) = &o.partition {
         directive(format!("--partition={p}"));
@@ -70,18 +70,17 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     if let Some(t) = &o.time {
         directive(format!("--time={t}"));
     }
-    directive(format!("--output={out}/slurm-%A_%a.log"));
+    // In the submission folder: Slurm opens the log before the script can create OUT.
+    directive("--output=mlbench-%A_%a.log".into());
     s.push_str("set -euo pipefail\n\n");
-    s.push_str(&format!("OUT={}\n", sh_quote(&out)));
-    s.push_str("NODE_OUT=\"$OUT/node$SLURM_ARRAY_TASK_ID\"\n");
-    s.push_str("mkdir -p \"$NODE_OUT\"\n");
-    let devices = match o.devices.kind {
-        DeviceKind::Cuda => o.devices.count().to_string(),
-        DeviceKind::Cpu if o.devices.count() == 1 => "cpu".to_owned(),
-        DeviceKind::Cpu => o.devices.count().to_string(),
-    };
+    s.push_str(&format!("OUT={}\n", sh_quote(&o.out.display().to_string())));
+    s.push_str(&format!(
+        "FIRST_RUN=$((SLURM_ARRAY_TASK_ID * {}))\n",
+        o.repeat_suite
+    ));
+    let devices = o.gpus.map_or_else(|| "cpu".to_owned(), |n| n.to_string());
     let mut cmd = format!(
-        "{} run --jobs {} --devices {devices} --repeat-suite {}",
+        "{} run --jobs {} --devices {devices} --repeat-suite {} --first-run \"$FIRST_RUN\"",
         sh_quote(&o.mlbench),
         sh_quote(&o.jobs.display().to_string()),
         o.repeat_suite
@@ -89,7 +88,7 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     for name in &o.names {
         cmd.push_str(&format!(" --name {}", sh_quote(name)));
     }
-    cmd.push_str(" --out \"$NODE_OUT\"\n");
+    cmd.push_str(" --out \"$OUT\"\n");
     s.push_str(&cmd);
     s
 }
@@ -98,12 +97,12 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
 mod tests {
     use super::*;
 
-    fn options(devices: DeviceSet) -> SlurmOptions {
+    fn options(gpus: Option<u32>) -> SlurmOptions {
         SlurmOptions {
             mlbench: "/opt/mlbench/bin/mlbench".into(),
             jobs: PathBuf::from("/shared/fast.json"),
             names: vec!["vae".into(), "it's".into()],
-            devices,
+            gpus,
             nodes: 4,
             repeat_suite: 10,
             out: PathBuf::from("/scratch/results"),
@@ -114,34 +113,30 @@ mod tests {
 
     #[test]
     fn gpu_array_script() {
-        let text = sbatch_script(&options(DeviceSet::cuda(64, 8).unwrap()));
+        let text = sbatch_script(&options(Some(8)));
         let expected = "#!/bin/bash
 #SBATCH --job-name=mlbench-fast
 #SBATCH --array=0-3
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
 #SBATCH --exclusive
-#SBATCH --cpus-per-task=64
 #SBATCH --gres=gpu:8
 #SBATCH --partition=gpu
-#SBATCH --output=/scratch/results/slurm-%A_%a.log
+#SBATCH --output=mlbench-%A_%a.log
 set -euo pipefail
 
 OUT=/scratch/results
-NODE_OUT=\"$OUT/node$SLURM_ARRAY_TASK_ID\"
-mkdir -p \"$NODE_OUT\"
-/opt/mlbench/bin/mlbench run --jobs /shared/fast.json --devices 8 --repeat-suite 10 --name vae --name 'it'\\''s' --out \"$NODE_OUT\"
+FIRST_RUN=$((SLURM_ARRAY_TASK_ID * 10))
+/opt/mlbench/bin/mlbench run --jobs /shared/fast.json --devices 8 --repeat-suite 10 --first-run \"$FIRST_RUN\" --name vae --name 'it'\\''s' --out \"$OUT\"
 ";
         assert_eq!(text, expected);
     }
 
     #[test]
     fn cpu_script_has_no_gres() {
-        let text = sbatch_script(&options(DeviceSet::cpu(32, 4).unwrap()));
+        let text = sbatch_script(&options(None));
         assert!(!text.contains("--gres"));
-        assert!(text.contains("--devices 4 "));
-        let one = sbatch_script(&options(DeviceSet::cpu(32, 1).unwrap()));
-        assert!(one.contains("--devices cpu "));
+        assert!(text.contains(" --devices cpu "));
         assert_eq!(sh_quote("a b"), "'a b'");
         assert_eq!(sh_quote(""), "''");
     }

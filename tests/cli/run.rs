@@ -229,3 +229,70 @@ fn pack_goes_with_neither_dry_run_nor_slurm() {
         .stderr(predicate::str::contains("--pack"));
     assert!(!out.exists());
 }
+
+#[test]
+fn first_run_numbers_the_run_folders_and_seeds() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    run(&jobs, &out, &["--first-run", "4", "--repeat-suite", "2"]).success();
+    assert!(!out.join("output0").exists());
+    for (r, seed) in [(4, 104), (5, 105)] {
+        // Device 0's seed is RUN_ID + 100 (run.py).
+        let entries = read_entries(&out.join(format!("output{r}/tiny_0.json")));
+        let recorded = entries[0].get("seed").and_then(|v| v.as_i64());
+        assert_eq!(recorded, Some(seed), "output{r}");
+    }
+}
+
+#[test]
+fn slurm_script_takes_the_nodes_devices_and_checks_the_names() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let script = mlbench()
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args([
+            "--slurm",
+            "--nodes",
+            "3",
+            "--devices",
+            "8",
+            "--repeat-suite",
+            "5",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(script.status.code(), Some(0));
+    let text = String::from_utf8(script.stdout).unwrap();
+    // 8 GPUs per node even here, where there is none; 3 tasks of 5 runs each.
+    assert!(text.contains("#SBATCH --gres=gpu:8\n"), "{text}");
+    assert!(text.contains("#SBATCH --array=0-2\n"), "{text}");
+    assert!(
+        text.contains("FIRST_RUN=$((SLURM_ARRAY_TASK_ID * 5))\n"),
+        "{text}"
+    );
+    assert!(text.contains("--devices 8 --repeat-suite 5 --first-run \"$FIRST_RUN\""));
+    assert!(!out.exists(), "printing the script writes nothing");
+
+    let base = |extra: &[&str]| {
+        let mut cmd = mlbench();
+        cmd.arg("run")
+            .arg("--jobs")
+            .arg(&jobs)
+            .arg("--slurm")
+            .args(extra);
+        cmd.assert()
+    };
+    base(&[])
+        .code(2)
+        .stderr(predicate::str::contains("--slurm needs --devices"));
+    base(&["--devices", "8", "--name", "nope"])
+        .code(2)
+        .stderr(predicate::str::contains("no job named `nope`"));
+    base(&["--devices", "cpu"]).success().stdout(
+        predicate::str::contains(" --devices cpu ").and(predicate::str::contains("--gres").not()),
+    );
+}
