@@ -11,6 +11,7 @@ use mlbench_runner::plan::{Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 fn cores() -> usize {
@@ -19,6 +20,34 @@ fn cores() -> usize {
 
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
+}
+
+/// The environment the jobs' `$VAR`s expand from: the process's, with the folders the
+/// suite's config.env exports (`DATA_DIRECTORY=$BASE/data`, `TEMP_DIRECTORY=$BASE/tmp`,
+/// `FAKE_DATASET=1`) filled in where unset, from `$BASE` or else from OUT, since the
+/// built-in models read no dataset. Returns the notes saying what was filled in.
+fn suite_env(
+    mut env: BTreeMap<String, String>,
+    out: &Path,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut notes = Vec::new();
+    let base = env.get("BASE").filter(|b| !b.is_empty()).cloned();
+    for (var, sub) in [("DATA_DIRECTORY", "data"), ("TEMP_DIRECTORY", "tmp")] {
+        if env.get(var).is_some_and(|v| !v.is_empty()) {
+            continue;
+        }
+        let (value, from) = match &base {
+            Some(b) => (format!("{b}/{sub}"), "$BASE"),
+            None => (out.join(sub).display().to_string(), "--out"),
+        };
+        notes.push(format!(
+            "${var} is not set: {value} (from {from}; the built-in models use synthetic data)"
+        ));
+        env.insert(var.to_owned(), value);
+    }
+    env.entry("FAKE_DATASET".to_owned())
+        .or_insert_with(|| "1".to_owned());
+    (env, notes)
 }
 
 fn hostname() -> String {
@@ -37,13 +66,14 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         return slurm(args, &jobs);
     }
     let devices = DeviceSet::from_flag(args.devices.as_deref(), visible_gpus(), cores())?;
+    let (env, defaulted) = suite_env(std::env::vars().collect(), &args.out);
     let options = PlanOptions {
         jobs_name: jobs_name(&args.jobs),
         names: args.name.clone(),
         devices,
         out: args.out.clone(),
         run: args.first_run,
-        env: std::env::vars().collect(),
+        env,
     };
     let plans = plan_runs(&jobs, &options, args.repeat_suite)?;
     if args.dry_run {
@@ -76,6 +106,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
+    for note in defaulted {
+        eprintln!("note: {note}");
+    }
     let total: u64 = plans.iter().map(|p| p.executions.len() as u64).sum();
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -160,7 +193,7 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, Failure> {
         devices,
         out: args.out.clone(),
         run: 0,
-        env: std::env::vars().collect(),
+        env: suite_env(std::env::vars().collect(), &args.out).0,
     };
     match plan_runs(jobs, &check, 1) {
         Ok(_) | Err(PlanError::UnsetVariable { .. }) => {}

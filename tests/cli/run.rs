@@ -296,3 +296,73 @@ fn slurm_script_takes_the_nodes_devices_and_checks_the_names() {
         predicate::str::contains(" --devices cpu ").and(predicate::str::contains("--gres").not()),
     );
 }
+
+#[test]
+fn data_directory_defaults_to_base_or_the_output_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("data.json");
+    std::fs::write(
+        &jobs,
+        r#"[{"name": "toy_reg", "cmd": "./r.sh", "cgroup": "student",
+             "args": {"--repeat": 11, "--number": 1, "--batch-size": 4,
+                      "--data": "$DATA_DIRECTORY/ImageNet/train"}}]"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let recorded_data = |out: &Path| {
+        let entries = read_entries(&out.join("output0/data_0.json"));
+        entries[0]
+            .get("data")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    mlbench()
+        .env_remove("DATA_DIRECTORY")
+        .env_remove("BASE")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "note: $DATA_DIRECTORY is not set: {} (from --out",
+            out.join("data").display()
+        )));
+    let expected = format!("{}/ImageNet/train", out.join("data").display());
+    assert_eq!(recorded_data(&out), Some(expected));
+
+    let out2 = tmp.path().join("out2");
+    mlbench()
+        .env_remove("DATA_DIRECTORY")
+        .env("BASE", "/srv/suite")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .arg("--out")
+        .arg(&out2)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("/srv/suite/data (from $BASE"));
+    assert_eq!(
+        recorded_data(&out2).as_deref(),
+        Some("/srv/suite/data/ImageNet/train")
+    );
+
+    let out3 = tmp.path().join("out3");
+    mlbench()
+        .env("DATA_DIRECTORY", "/datasets")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .arg("--out")
+        .arg(&out3)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("DATA_DIRECTORY").not());
+    assert_eq!(
+        recorded_data(&out3).as_deref(),
+        Some("/datasets/ImageNet/train")
+    );
+}
