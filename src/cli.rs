@@ -121,6 +121,12 @@ pub struct RunArgs {
     /// The track the packed submission declares.
     #[arg(long, value_enum, default_value_t = TrackArg::Baseline, requires = "pack")]
     pub track: TrackArg,
+
+    /// Internal: run one copy (RUN:CONFIG:COPY) in this process and print its result; how
+    /// `mlbench run` starts each copy in a process of its own.
+    #[arg(long, value_name = "RUN:CONFIG:COPY", hide = true,
+          conflicts_with_all = ["pack", "slurm", "dry_run", "append"])]
+    pub copy: Option<String>,
 }
 
 const GRID_HELP: &str = "\

@@ -11,6 +11,8 @@ mod render;
 mod report_cmd;
 #[cfg(feature = "runner")]
 mod run_cmd;
+#[cfg(feature = "runner")]
+mod run_copy;
 mod submission;
 mod validate_cmd;
 

@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
 use mlbench_runner::models::Models;
-use mlbench_runner::plan::{Plan, PlanError, PlanOptions, jobs_name, plan_runs};
+use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
@@ -29,7 +29,7 @@ fn visible_gpus() -> u32 {
 fn suite_env(
     mut env: BTreeMap<String, String>,
     out: &Path,
-) -> (BTreeMap<String, String>, Vec<String>) {
+) -> (BTreeMap<String, String>, Vec<(&'static str, String)>) {
     let mut notes = Vec::new();
     let base = env.get("BASE").filter(|b| !b.is_empty()).cloned();
     for (var, sub) in [("DATA_DIRECTORY", "data"), ("TEMP_DIRECTORY", "tmp")] {
@@ -40,8 +40,11 @@ fn suite_env(
             Some(b) => (format!("{b}/{sub}"), "$BASE"),
             None => (out.join(sub).display().to_string(), "--out"),
         };
-        notes.push(format!(
-            "${var} is not set: {value} (from {from}; the built-in models use synthetic data)"
+        notes.push((
+            var,
+            format!(
+                "${var} is not set: {value} (from {from}; the built-in models use synthetic data)"
+            ),
         ));
         env.insert(var.to_owned(), value);
     }
@@ -75,6 +78,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         run: args.first_run,
         env,
     };
+    if let Some(spec) = &args.copy {
+        let spec = crate::run_copy::CopySpec::parse(spec)?;
+        crate::run_copy::run_child(&jobs, options, spec, hostname())?;
+        return Ok(Outcome::Ok);
+    }
     let plans = plan_runs(&jobs, &options, args.repeat_suite)?;
     if args.dry_run {
         let text: String = plans.iter().map(|p| format!("{p}\n")).collect();
@@ -106,8 +114,12 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
-    for note in defaulted {
-        eprintln!("note: {note}");
+    // Said only where the jobs use it.
+    let jobs_text = std::fs::read_to_string(&args.jobs).unwrap_or_default();
+    for (var, note) in defaulted {
+        if jobs_text.contains(var) {
+            eprintln!("note: {note}");
+        }
     }
     let total: u64 = plans.iter().map(|p| p.executions.len() as u64).sum();
     let bar = indicatif::ProgressBar::new(total);
@@ -125,13 +137,17 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         }
     };
     let hostname = hostname();
+    let launcher = |plan: &Plan, execution: &Execution, index: usize| {
+        crate::run_copy::launch(args, &hostname, plan, execution, index)
+    };
     let outcomes = execute_all(
         &plans,
         &Models,
         &ExecuteOptions {
-            hostname,
+            hostname: hostname.clone(),
             clock: &clock,
             progress: &progress,
+            launcher: Some(&launcher),
         },
     )
     .context("writing the run's output")?;

@@ -50,6 +50,11 @@ pub enum Progress<'a> {
     },
 }
 
+/// Runs copy `index` of a configuration elsewhere and says how it went: the CLI starts
+/// one process per copy, as the suite did, so that seeds, thread pools, core pinning and
+/// memory limits are the copy's own and a crash in libtorch takes only that copy down.
+pub type Launcher<'a> = &'a (dyn Fn(&Plan, &Execution, usize) -> CopyResult + Sync);
+
 /// How to run.
 pub struct ExecuteOptions<'a> {
     /// `hostname` of the entries.
@@ -58,6 +63,9 @@ pub struct ExecuteOptions<'a> {
     pub clock: &'a (dyn Fn() -> Box<dyn Clock> + Sync),
     /// Called from the copies' threads as the run goes.
     pub progress: &'a (dyn Fn(&Progress<'_>) + Sync),
+    /// Where copies run: `None` in threads of this process ([`run_copy`]), or by the
+    /// launcher (which writes the entry itself, or has [`write_failure`] write it).
+    pub launcher: Option<Launcher<'a>>,
 }
 
 /// One copy that failed.
@@ -99,9 +107,12 @@ pub struct ExecuteError {
 }
 
 /// The outcome of one copy.
-struct CopyResult {
-    written: Option<PathBuf>,
-    failure: Option<String>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyResult {
+    /// The stream its entry was appended to; `None` when no entry could be written.
+    pub written: Option<PathBuf>,
+    /// Why it failed (its entry then says `completed: false`).
+    pub failure: Option<String>,
 }
 
 /// Runs `plan` with benches from `factory`.
@@ -131,12 +142,16 @@ pub fn execute(
             total,
         });
         let t0 = Instant::now();
+        let one = |c: usize| match options.launcher {
+            Some(launch) => launch(plan, execution, c),
+            None => run_copy(plan, execution, c, factory, options),
+        };
         let results: Vec<CopyResult> = if execution.copies.len() == 1 {
-            vec![run_copy(plan, execution, 0, factory, options)]
+            vec![one(0)]
         } else {
             std::thread::scope(|s| {
                 let handles: Vec<_> = (0..execution.copies.len())
-                    .map(|c| s.spawn(move || run_copy(plan, execution, c, factory, options)))
+                    .map(|c| s.spawn(move || one(c)))
                     .collect();
                 handles
                     .into_iter()
@@ -216,9 +231,61 @@ pub fn summary_line(
     }
 }
 
-/// Runs one copy and writes its entry; never panics out (the bench runs under
+/// The entry's context of copy `index`, for [`run_copy`] and [`write_failure`].
+fn entry_parts(
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+) -> Option<(String, String)> {
+    let copy = execution.copies.get(index)?;
+    let version = factory
+        .source(&execution.name)
+        .map(version_of)
+        .unwrap_or_default();
+    Some((version, factory.device_name(copy.device)))
+}
+
+/// Appends the `completed: false` entry of copy `index` for a failure that happened outside
+/// [`run_copy`] (its process died before writing one).
+pub fn write_failure(
+    plan: &Plan,
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+    hostname: &str,
+    message: String,
+) -> CopyResult {
+    let (Some(copy), Some((version, gpu))) = (
+        execution.copies.get(index),
+        entry_parts(execution, index, factory),
+    ) else {
+        return CopyResult {
+            written: None,
+            failure: Some(format!("no copy {index}; {message}")),
+        };
+    };
+    let ctx = EntryContext {
+        name: &execution.name,
+        version: &version,
+        hostname,
+        gpu: &gpu,
+        run_id: plan.run,
+    };
+    match report::append(&copy.report, &report::failure_entry(&ctx, copy)) {
+        Ok(()) => CopyResult {
+            written: Some(copy.report.clone()),
+            failure: Some(message),
+        },
+        Err(e) => CopyResult {
+            written: None,
+            failure: Some(format!("{message}; {e}")),
+        },
+    }
+}
+
+/// Runs copy `index` here and writes its entry; never panics out (the bench runs under
 /// `catch_unwind`).
-fn run_copy(
+pub fn run_copy(
     plan: &Plan,
     execution: &Execution,
     index: usize,
@@ -233,8 +300,7 @@ fn run_copy(
     };
     let name = execution.name.as_str();
     let source = factory.source(name);
-    let version = source.map(version_of).unwrap_or_default();
-    let gpu = factory.device_name(copy.device);
+    let (version, gpu) = entry_parts(execution, index, factory).unwrap_or_default();
     let ctx = EntryContext {
         name,
         version: &version,

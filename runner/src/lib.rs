@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod confine;
 pub mod devices;
 pub mod execute;
 #[cfg(feature = "tch")]
@@ -14,7 +15,8 @@ pub mod timing;
 pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
 pub use devices::{DeviceKind, DeviceSet, DevicesError};
 pub use execute::{
-    CopyFailure, ExecuteError, ExecuteOptions, Progress, RunOutcome, execute, execute_all,
+    CopyFailure, CopyResult, ExecuteError, ExecuteOptions, Launcher, Progress, RunOutcome, execute,
+    execute_all, run_copy, write_failure,
 };
 pub use plan::{CopyPlan, Execution, Plan, PlanError, PlanOptions, plan, plan_runs};
 pub use timing::{Clock, Measurement, RealClock, ScriptedClock};

@@ -2,8 +2,9 @@
 //! whole-machine jobs, two suite runs, reports read back with schema's discover + load.
 
 use mlbench_runner::{
-    Bench, BenchArgs, BenchError, BenchFactory, Clock, DeviceSet, DeviceSpec, ExecuteOptions,
-    PlanOptions, Progress, ScriptedClock, execute_all, plan_runs,
+    Bench, BenchArgs, BenchError, BenchFactory, Clock, CopyResult, DeviceSet, DeviceSpec,
+    ExecuteOptions, Execution, Plan, PlanOptions, Progress, ScriptedClock, execute_all, plan_runs,
+    run_copy, write_failure,
 };
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
@@ -89,6 +90,7 @@ fn two_runs_end_to_end() {
         hostname: "testhost".into(),
         clock: &clock,
         progress: &progress,
+        launcher: None,
     };
     let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
     assert_eq!(outcomes.len(), 2);
@@ -276,6 +278,7 @@ fn the_factory_decides_how_many_observations_are_timed() {
         hostname: "h".into(),
         clock: &clock,
         progress: &progress,
+        launcher: None,
     };
     execute_all(&plans, &OneFewer, &exec).unwrap();
     assert_eq!(observations.load(Ordering::Relaxed), 14);
@@ -289,4 +292,71 @@ fn the_factory_decides_how_many_observations_are_timed() {
     assert_eq!(train.get("avg").and_then(Value::as_f64), Some(12.5));
     let item = entry.get("train_item").and_then(Value::as_object).unwrap();
     assert_eq!(item.get("avg").and_then(Value::as_f64), Some(0.48));
+}
+
+/// A launcher (the CLI's child processes) in place of threads: copy 1 "dies" before writing
+/// its entry, so the launcher has the runner write its failure entry; copy 0 runs.
+#[test]
+fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
+    let options = PlanOptions {
+        jobs_name: "fast".into(),
+        names: vec!["good".into()],
+        devices: DeviceSet::cpu(2, 2).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+    let quiet = |_: &Progress<'_>| {};
+    let inner = ExecuteOptions {
+        hostname: "child".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+    };
+    let launched = AtomicUsize::new(0);
+    let launcher = |plan: &Plan, execution: &Execution, copy: usize| -> CopyResult {
+        launched.fetch_add(1, Ordering::Relaxed);
+        if copy == 1 {
+            write_failure(
+                plan,
+                execution,
+                copy,
+                &Factory,
+                "parent",
+                "killed by signal 9".into(),
+            )
+        } else {
+            run_copy(plan, execution, copy, &Factory, &inner)
+        }
+    };
+    let exec = ExecuteOptions {
+        hostname: "parent".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: Some(&launcher),
+    };
+    let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
+    // good has 2 configs (--lr list) × 2 copies.
+    assert_eq!(launched.load(Ordering::Relaxed), 4);
+    let o = &outcomes[0];
+    assert_eq!((o.passed, o.failed, o.entries), (0, 2, 4));
+    assert!(
+        o.failures
+            .iter()
+            .all(|f| f.vcd == "1" && f.message == "killed by signal 9")
+    );
+    for (device, completed, host) in [(0, true, "child"), (1, false, "parent")] {
+        let path = dir.path().join(format!("output0/fast_{device}.json"));
+        let parsed = mlbench_schema::reader::parse_report("s", &std::fs::read(path).unwrap());
+        assert_eq!(parsed.entries.len(), 2);
+        for (_, e) in &parsed.entries {
+            assert_eq!(e.completed(), Some(completed));
+            assert_eq!(e.get("hostname").and_then(Value::as_str), Some(host));
+            assert_eq!(e.name(), Some("good"));
+        }
+    }
 }

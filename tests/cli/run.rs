@@ -366,3 +366,59 @@ fn data_directory_defaults_to_base_or_the_output_and_says_so() {
         Some("/datasets/ImageNet/train")
     );
 }
+
+/// Each copy runs in a process of its own: one that dies (here aborted by the test hook,
+/// as libtorch aborts on a fatal error) fails only its copy; the parent writes its entry.
+#[test]
+fn a_copy_whose_process_dies_fails_alone_and_still_has_its_entry() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    mlbench()
+        .env("MLBENCH_TEST_ABORT_COPY", "0:0:1")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "failed: toy_reg on 1: toy_reg: the copy's process was killed by signal 6 (SIGABRT)",
+        ))
+        .stderr(predicate::str::contains(
+            "1 configurations passed, 1 failed; 4 entries",
+        ));
+    let summary = std::fs::read_to_string(out.join("output0/summary.txt")).unwrap();
+    assert!(summary.starts_with("[ 1/ 1][ 1/ 2] FAILED |"), "{summary}");
+    let dead = read_entries(&out.join("output0/tiny_1.json"));
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].completed(), Some(false));
+    for (path, completed) in [("output0/tiny_0.json", true), ("output1/tiny_1.json", true)] {
+        let entries = read_entries(&out.join(path));
+        assert_eq!(entries[0].completed(), Some(completed), "{path}");
+    }
+}
+
+/// Seeds are the copy's own (one process each): the same run twice gives the same losses
+/// on each device, and the two devices, seeded 100 apart, differ.
+#[test]
+fn copies_are_reproducible_from_their_seeds() {
+    let (tmp, jobs) = workspace();
+    let losses = |out: &Path, device: u32| -> Vec<f64> {
+        let entries = read_entries(&out.join(format!("output0/tiny_{device}.json")));
+        entries[0]
+            .get("batch_loss")
+            .and_then(|v| v.as_list())
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    run(&jobs, &a, &[]).success();
+    run(&jobs, &b, &[]).success();
+    assert_eq!(losses(&a, 0).len(), 24);
+    assert_eq!(losses(&a, 0), losses(&b, 0));
+    assert_eq!(losses(&a, 1), losses(&b, 1));
+    assert_ne!(losses(&a, 0), losses(&a, 1));
+}

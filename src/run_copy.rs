@@ -1,0 +1,250 @@
+//! One process per copy, as the suite ran them: `mlbench run` starts itself with the hidden
+//! `--copy RUN:CONFIG:COPY` for every copy of every configuration. The child plans the same
+//! run, confines itself to the copy's share of the machine (CPUs, memory), seeds libtorch
+//! with the copy's seed in a process of its own, runs the copy, appends its entry and prints
+//! one JSON line (`{"written": PATH|null, "failure": TEXT|null}`). A child that dies (a
+//! libtorch abort, a segfault, the OOM killer) takes only its copy down: the parent writes
+//! that copy's `completed: false` entry and the suite goes on.
+
+use crate::Failure;
+use crate::cli::RunArgs;
+use anyhow::{Context, anyhow};
+use mlbench_runner::bench::DeviceSpec;
+use mlbench_runner::confine::{
+    allowed_cpus, limit_memory, machine_memory, pin_current_thread, share_of,
+};
+use mlbench_runner::execute::{CopyResult, ExecuteOptions, run_copy, write_failure};
+use mlbench_runner::models::Models;
+use mlbench_runner::plan::{Execution, Plan, PlanOptions, plan};
+use mlbench_runner::timing::{Clock, RealClock};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The copy a child runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopySpec {
+    run: u32,
+    execution: usize,
+    copy: usize,
+}
+
+impl CopySpec {
+    /// `RUN:CONFIG:COPY`.
+    pub fn parse(text: &str) -> anyhow::Result<CopySpec> {
+        let parts: Vec<&str> = text.split(':').collect();
+        let bad = || anyhow!("--copy {text}: expected RUN:CONFIG:COPY (three numbers)");
+        let [run, execution, copy] = parts.as_slice() else {
+            return Err(bad());
+        };
+        Ok(CopySpec {
+            run: run.parse().map_err(|_| bad())?,
+            execution: execution.parse().map_err(|_| bad())?,
+            copy: copy.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+/// The result line a child prints.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ResultLine {
+    written: Option<PathBuf>,
+    failure: Option<String>,
+}
+
+/// The child: runs copy `spec` of the plan `options` gives for its run.
+pub fn run_child(
+    jobs: &mlbench_schema::jobs::JobsFile,
+    options: PlanOptions,
+    spec: CopySpec,
+    hostname: String,
+) -> Result<(), Failure> {
+    let plan = plan(
+        jobs,
+        &PlanOptions {
+            run: spec.run,
+            ..options
+        },
+    )?;
+    let execution = plan.executions.get(spec.execution).ok_or_else(|| {
+        anyhow!(
+            "--copy: run {} has no configuration {}",
+            spec.run,
+            spec.execution
+        )
+    })?;
+    let copy = execution
+        .copies
+        .get(spec.copy)
+        .ok_or_else(|| anyhow!("--copy: {} has no copy {}", execution.name, spec.copy))?;
+    let is_cpu = matches!(copy.device, DeviceSpec::Cpu { .. });
+    // The host memory limit only for CPU devices: a CUDA process maps address space far
+    // beyond its data, and a GPU copy's memory is the GPU's own.
+    let memory = if is_cpu { machine_memory() } else { None };
+    let share = share_of(
+        &plan.devices,
+        copy.device,
+        execution.whole_machine,
+        &allowed_cpus(),
+        memory,
+    );
+    // Before libtorch starts a thread, so all of them inherit it.
+    if let Err(e) = pin_current_thread(&share.cpus) {
+        eprintln!("warning: cannot pin copy to CPUs {:?}: {e}", share.cpus);
+    }
+    if let Some(bytes) = share.memory
+        && let Err(e) = limit_memory(bytes)
+    {
+        eprintln!("warning: cannot limit copy's memory to {bytes} bytes: {e}");
+    }
+    if !is_cpu {
+        tch::set_num_threads(i32::try_from(share.cpus.len().max(1)).unwrap_or(1));
+    }
+    // Fault injection for the tests of a dying copy (tests/cli/run.rs): the process aborts
+    // as libtorch does on a fatal error, before writing anything.
+    if std::env::var("MLBENCH_TEST_ABORT_COPY")
+        .is_ok_and(|v| CopySpec::parse(&v).ok() == Some(spec))
+    {
+        std::process::abort();
+    }
+    let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
+    let quiet = |_: &mlbench_runner::execute::Progress<'_>| {};
+    let result = run_copy(
+        &plan,
+        execution,
+        spec.copy,
+        &Models,
+        &ExecuteOptions {
+            hostname,
+            clock: &clock,
+            progress: &quiet,
+            launcher: None,
+        },
+    );
+    let line = serde_json::to_string(&ResultLine {
+        written: result.written,
+        failure: result.failure,
+    })?;
+    println!("{line}");
+    Ok(())
+}
+
+/// The parent's side: starts the child of copy `index` and reads its result; writes the
+/// copy's failure entry when the child gave none.
+pub fn launch(
+    args: &RunArgs,
+    hostname: &str,
+    plan: &Plan,
+    execution: &Execution,
+    index: usize,
+) -> CopyResult {
+    let fail = |message: String| write_failure(plan, execution, index, &Models, hostname, message);
+    let Some(position) = plan
+        .executions
+        .iter()
+        .position(|e| std::ptr::eq(e, execution))
+    else {
+        return fail("the configuration is not in its plan".into());
+    };
+    let exe = match std::env::current_exe().context("locating the mlbench binary") {
+        Ok(exe) => exe,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let mut cmd = Command::new(&exe);
+    cmd.arg("run")
+        .arg("--jobs")
+        .arg(&args.jobs)
+        .arg("--out")
+        .arg(&args.out)
+        .arg("--copy")
+        .arg(format!("{}:{position}:{index}", plan.run));
+    if let Some(d) = &args.devices {
+        cmd.arg("--devices").arg(d);
+    }
+    for name in &args.name {
+        cmd.arg("--name").arg(name);
+    }
+    cmd.stdin(Stdio::null());
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) => return fail(format!("cannot start {}: {e}", exe.display())),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail = stderr_tail(&stderr);
+    let parsed = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<ResultLine>(l).ok());
+    match (out.status.success(), parsed) {
+        (true, Some(r)) => CopyResult {
+            written: r.written,
+            failure: r.failure,
+        },
+        (success, _) => {
+            let how = if success {
+                "ended without a result".to_owned()
+            } else {
+                describe(out.status)
+            };
+            let name = &execution.name;
+            fail(match tail {
+                Some(t) => format!("{name}: the copy's process {how}: {t}"),
+                None => format!("{name}: the copy's process {how}"),
+            })
+        }
+    }
+}
+
+/// The last non-empty stderr line (the child's error, or libtorch's last words).
+fn stderr_tail(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL, the OOM killer?)",
+                11 => " (SIGSEGV)",
+                _ => "",
+            };
+            return format!("was killed by signal {signal}{name}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "ended abnormally".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_specs() {
+        assert_eq!(
+            CopySpec::parse("3:12:1").unwrap(),
+            CopySpec {
+                run: 3,
+                execution: 12,
+                copy: 1
+            }
+        );
+        for bad in ["", "1:2", "1:2:3:4", "a:1:1", "-1:0:0"] {
+            assert!(CopySpec::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            stderr_tail("x\nterminate called after throwing\n\n").as_deref(),
+            Some("terminate called after throwing")
+        );
+        assert_eq!(stderr_tail("\n \n"), None);
+    }
+}
