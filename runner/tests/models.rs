@@ -261,3 +261,14 @@ fn wlm_times_one_observation_fewer_than_repeat() {
     assert_eq!(Models.observations("toy_reg", 20), 20);
     assert_eq!(Models.observations("convnet", 15), 15);
 }
+
+#[test]
+fn every_job_of_the_shipped_runner_suite_has_a_model() {
+    let jobs = mlbench_schema::jobs::JobsFile::builtin("runner").unwrap();
+    let names: Vec<&str> = Models::names().collect();
+    for job in &jobs.jobs {
+        assert!(names.contains(&job.name.as_str()), "{}", job.name);
+        assert!(Models.source(&job.name).is_some(), "{}", job.name);
+    }
+    assert_eq!(jobs.jobs.len(), 10);
+}

@@ -119,10 +119,13 @@ fn a_type(value: &Value) -> &'static str {
 const BUILTIN_FAST: &[u8] = include_bytes!("../../baselines/jobs/fast.json");
 const BUILTIN_BASELINES: &[u8] = include_bytes!("../../baselines/jobs/baselines.json");
 const BUILTIN_OLD_BASELINES: &[u8] = include_bytes!("../../baselines/jobs/old_baselines.json");
+const BUILTIN_RUNNER: &[u8] = include_bytes!("../../baselines/jobs/runner.json");
 
 /// The shipped jobs files (`baselines/jobs/<name>.json`): `fast` (92b03cb, 19 jobs),
-/// `baselines` and `old_baselines` (HEAD `profiles/`).
-pub const BUILTIN_JOBS: &[&str] = &["fast", "baselines", "old_baselines"];
+/// `baselines` and `old_baselines` (HEAD `profiles/`), and this project's `runner`: the 10
+/// jobs of `fast` that `mlbench run` has models for, with `fast`'s arguments (the suite a
+/// vendor can run and submit with mlbench alone).
+pub const BUILTIN_JOBS: &[&str] = &["fast", "baselines", "old_baselines", "runner"];
 
 impl JobsFile {
     /// Reads a jobs file from its bytes; `file` names it in errors.
@@ -259,13 +262,14 @@ impl JobsFile {
         Ok(JobsFile { jobs })
     }
 
-    /// The bytes of a shipped jobs file (`fast`, `baselines`, `old_baselines`; a `.json`
-    /// suffix is accepted), as the suite wrote them.
+    /// The bytes of a shipped jobs file (`fast`, `baselines`, `old_baselines`, `runner`; a
+    /// `.json` suffix is accepted), as the suite wrote them (`runner`: cut from `fast`).
     pub fn builtin_bytes(suite: &str) -> Option<&'static [u8]> {
         match suite.strip_suffix(".json").unwrap_or(suite) {
             "fast" => Some(BUILTIN_FAST),
             "baselines" => Some(BUILTIN_BASELINES),
             "old_baselines" => Some(BUILTIN_OLD_BASELINES),
+            "runner" => Some(BUILTIN_RUNNER),
             _ => None,
         }
     }

@@ -1,7 +1,7 @@
 //! Jobs files and the bench → script map, checked against the suite's own files in
 //! `shared/reference/mila-training/` (verbatim copies of mila-iqia/training blobs).
 
-use mlbench_schema::jobs::{BUILTIN_JOBS, JobsError, JobsFile, diff, looks_like_jobs};
+use mlbench_schema::jobs::{BUILTIN_JOBS, Job, JobsError, JobsFile, diff, looks_like_jobs};
 use mlbench_schema::scripts::{ScriptMap, script_dir};
 use mlbench_schema::{Value, pyjson};
 use std::path::PathBuf;
@@ -38,8 +38,38 @@ fn builtin_files_are_the_suites_own() {
         assert_eq!(builtin.jobs.len(), jobs, "{name}");
         assert_eq!(JobsFile::builtin(&format!("{name}.json")), Some(builtin));
     }
-    assert_eq!(BUILTIN_JOBS.len(), 3);
+    assert_eq!(BUILTIN_JOBS.len(), 4);
     assert!(JobsFile::builtin("16go").is_none());
+}
+
+/// `runner` is `fast` cut to the benches mlbench's runner has models for: the same jobs,
+/// in the same order, with the same arguments and cgroups.
+#[test]
+fn runner_jobs_are_fasts_own() {
+    let fast = JobsFile::builtin("fast").unwrap();
+    let runner = JobsFile::builtin("runner").unwrap();
+    let names: Vec<&str> = runner.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "toy_reg",
+            "toy_lstm",
+            "vae",
+            "reso",
+            "wlm",
+            "wlmfp16",
+            "dcgan",
+            "convnet",
+            "convnet_fp16",
+            "recom"
+        ]
+    );
+    let in_fast: Vec<&Job> = fast
+        .jobs
+        .iter()
+        .filter(|j| names.contains(&j.name.as_str()))
+        .collect();
+    assert_eq!(runner.jobs.iter().collect::<Vec<_>>(), in_fast);
 }
 
 #[test]
@@ -368,7 +398,7 @@ fn every_bench_has_a_script_beside_its_run_sh() {
             benches += 1;
         }
     }
-    assert_eq!(benches, 19 + 17 + 19);
+    assert_eq!(benches, 19 + 17 + 19 + 10);
     // Every mapped bench is a bench of a shipped jobs file.
     for (bench, _) in scripts.iter() {
         assert!(
