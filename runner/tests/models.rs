@@ -228,25 +228,42 @@ fn a_bench_steps_from_another_thread() {
     assert!(loss.is_finite());
 }
 
-/// The suite's default sizes (only the batch made small): `--ignored`, takes ~1 min on CPU.
+/// Every job of the shipped `runner.json` with its real arguments as the planner gives them
+/// (short flags, `--dtype`, `--arch`, sizes), only the batch made small: builds and takes
+/// one step on CPU, the fp16 jobs are refused there. `--ignored`: a few minutes (toy_lstm's
+/// one L-BFGS step is 20 passes over 97 waves of 999 steps).
 #[test]
 #[ignore]
-fn suite_sizes_build_and_step_on_cpu() {
-    let device = DeviceSpec::Cpu {
-        index: 0,
-        threads: 2,
+fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
+    use mlbench_runner::{DeviceSet, PlanOptions, plan};
+    let jobs = mlbench_schema::jobs::JobsFile::builtin("runner").unwrap();
+    let options = PlanOptions {
+        jobs_name: "runner".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(2, 1).unwrap(),
+        out: std::path::PathBuf::from("/nonexistent"),
+        run: 0,
+        env: [("DATA_DIRECTORY".to_owned(), "/data".to_owned())].into(),
     };
-    for name in [
-        "toy_reg", "toy_lstm", "vae", "convnet", "reso", "dcgan", "wlm", "recom",
-    ] {
-        let mut a = args(if name == "recom" { 2048 } else { 2 }, &[]);
-        if name == "convnet" {
-            a.extra.insert("arch".into(), "resnet101".into());
+    let plan = plan(&jobs, &options).unwrap();
+    assert_eq!(plan.executions.len(), 10);
+    for execution in &plan.executions {
+        let name = execution.name.as_str();
+        let copy = &execution.copies[0];
+        let mut a = copy.args.clone();
+        if name != "recom" {
+            a.batch_size = a.batch_size.min(2);
         }
         let start = std::time::Instant::now();
-        let mut bench = Models
-            .create(name, &a, device)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let created = Models.create(name, &a, copy.device);
+        if name.ends_with("fp16") {
+            assert!(
+                matches!(created, Err(BenchError::Device { .. })),
+                "{name}: float16 must be refused on CPU"
+            );
+            continue;
+        }
+        let mut bench = created.unwrap_or_else(|e| panic!("{name}: {e}"));
         let loss = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
         eprintln!("{name}: loss {loss:.4} in {:.2?}", start.elapsed());
         assert!(loss.is_finite(), "{name}");
