@@ -466,9 +466,10 @@ pub enum Format {
 /// `mlbench report` arguments.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Folders (searched recursively) or report files to read.
+    /// Folders (searched recursively) or report files to read, or one zipped submission
+    /// (read in place, as `mlbench validate` reads it).
     ///
-    /// Example: --reports results/ (holding output0 … output9).
+    /// Example: --reports results/ (holding output0 … output9), --reports vendor.zip.
     #[arg(long = "reports", short = 'r', value_name = "PATH", required = true, num_args = 1..)]
     pub reports: Vec<PathBuf>,
 

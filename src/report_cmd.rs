@@ -7,6 +7,24 @@ use mlbench_analyzer::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use mlbench_analyzer::{MeanCi, ReportOptions, SampleSet, Straggler, StragglerOptions};
 use mlbench_schema::{Scoring, TargetTable, discover};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The zip among `--reports`, when one is given: it is read alone (its runs are complete
+/// in it), so mixing it with other paths is a usage error.
+fn zip_input(paths: &[PathBuf]) -> anyhow::Result<Option<&Path>> {
+    let is_zip =
+        |p: &PathBuf| p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    match paths {
+        [one] if is_zip(one) => Ok(Some(one)),
+        many => match many.iter().find(|p| is_zip(p)) {
+            Some(zip) => Err(anyhow!(
+                "{}: a zipped submission is read alone; pass it as the only --reports",
+                zip.display()
+            )),
+            None => Ok(None),
+        },
+    }
+}
 
 /// Runs the report command.
 pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
@@ -26,9 +44,19 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let discovery = discover(&args.reports, args.name.as_deref())?;
-    clock.lap("discover");
-    let loaded = mlbench_analyzer::load_samples(discovery, &targets);
+    let loaded = match zip_input(&args.reports)? {
+        // A packed submission, read in place with the validator's limits.
+        Some(zip) => {
+            let intake = crate::submission::read_intake(zip, &Default::default())?;
+            clock.lap("read the zip");
+            crate::submission::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
+        }
+        None => {
+            let discovery = discover(&args.reports, args.name.as_deref())?;
+            clock.lap("discover");
+            mlbench_analyzer::load_samples(discovery, &targets)
+        }
+    };
     clock.lap("read, parse and extract");
     if !loaded.errors.is_empty() {
         let level = if args.skip_unreadable {

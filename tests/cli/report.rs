@@ -587,3 +587,74 @@ fn score_equals_the_head_tool_oracle() {
         assert_eq!(b["sd_pass"], e["sd_pass"], "{name}");
     }
 }
+
+/// A packed submission is read in place: the same report as its folder, to the byte.
+#[test]
+fn a_zip_gives_the_report_of_its_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = crate::fixtures::example_dir();
+    let zip = tmp.path().join("example.zip");
+    mlbench()
+        .arg("pack")
+        .arg(&example)
+        .arg("-o")
+        .arg(&zip)
+        .assert()
+        .success();
+    for format in ["json", "csv", "table"] {
+        let report = |path: &std::path::Path| {
+            let out = mlbench()
+                .arg("report")
+                .arg("--reports")
+                .arg(path)
+                .args(["--name", "fast", "--gpu-model", "RTX", "--scoring", "score"])
+                .args(["--format", format])
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let from_zip = report(&zip);
+        assert!(!from_zip.is_empty());
+        assert_eq!(from_zip, report(&example), "{format}");
+    }
+}
+
+#[test]
+fn a_zip_is_read_alone_and_a_broken_one_is_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("sub.zip");
+    mlbench()
+        .arg("pack")
+        .arg(crate::fixtures::example_dir())
+        .arg("-o")
+        .arg(&zip)
+        .assert()
+        .success();
+    mlbench()
+        .arg("report")
+        .arg("--reports")
+        .arg(&zip)
+        .arg(crate::fixtures::example_dir())
+        .args(["--gpu-model", "RTX"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "a zipped submission is read alone",
+        ));
+    let broken = tmp.path().join("broken.zip");
+    std::fs::write(&broken, b"PK\x03\x04 not really a zip").unwrap();
+    mlbench()
+        .arg("report")
+        .arg("--reports")
+        .arg(&broken)
+        .args(["--gpu-model", "RTX"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("broken.zip"));
+}
