@@ -31,6 +31,12 @@ fn run(jobs: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// The packed `SUBMISSION.json` among a zip's files.
+fn submission_info(files: &[(String, Vec<u8>)]) -> serde_json::Value {
+    let (_, bytes) = files.iter().find(|(n, _)| n == "SUBMISSION.json").unwrap();
+    serde_json::from_slice(bytes).unwrap()
+}
+
 #[test]
 fn run_with_pack_writes_a_submission_that_validates_clean() {
     let (tmp, jobs) = workspace();
@@ -66,12 +72,7 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
     expected.sort();
     assert_eq!(names, expected);
     let files = read_zip(&zip);
-    let info = &files
-        .iter()
-        .find(|(n, _)| n == "SUBMISSION.json")
-        .unwrap()
-        .1;
-    let info: serde_json::Value = serde_json::from_slice(info).unwrap();
+    let info = submission_info(&files);
     assert_eq!(info["track"], "baseline");
     assert_eq!(info["suite"], "tiny");
     assert_eq!(info["runs"], 4);
@@ -119,14 +120,7 @@ fn run_records_the_track_it_packs() {
         ],
     )
     .success();
-    let files = read_zip(&zip);
-    let info = &files
-        .iter()
-        .find(|(n, _)| n == "SUBMISSION.json")
-        .unwrap()
-        .1;
-    let info: serde_json::Value = serde_json::from_slice(info).unwrap();
-    assert_eq!(info["track"], "tweaked");
+    assert_eq!(submission_info(&read_zip(&zip))["track"], "tweaked");
 }
 
 #[test]
