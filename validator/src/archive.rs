@@ -1,14 +1,18 @@
-//! Zip intake: the archive is read in place, entry by entry, into memory, under the
-//! [`Limits`]. Whatever is wrong inside the archive becomes a [`Finding`] and the entry is
+//! Zip intake: the archive is read in place into memory, under the [`Limits`]: every
+//! entry is checked and its read bounded first, then the entries are inflated in parallel. Whatever is wrong inside the archive becomes a [`Finding`] and the entry is
 //! skipped; only a file that cannot be opened at all is an [`IntakeError`].
 
 use crate::finding::Finding;
 use crate::intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile};
+use rayon::prelude::*;
+use shared_file::SharedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use zip::ZipArchive;
+
+mod shared_file;
 
 /// Entries up to this uncompressed size are exempt from the ratio check: small JSON files
 /// compress very well and cannot exhaust memory anyway.
@@ -97,6 +101,10 @@ enum ReadProblem {
     OverCap,
     /// Decompression, CRC or I/O error.
     Corrupt(String),
+    /// Fewer or more bytes than the header declared without a decoding error (defensive:
+    /// the zip crate's CRC check normally catches it). The bytes are dropped at once, so
+    /// entries read in parallel never hold more than one entry per thread.
+    WrongSize(u64),
 }
 
 /// Reads a zip archive in place: nothing is extracted or written. Entries that are unsafe
@@ -112,7 +120,7 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
     })?;
     let archive_len = file.metadata().map_or(0, |m| m.len());
     let mut findings = Vec::new();
-    let mut archive = match ZipArchive::new(BufReader::new(file)) {
+    let archive = match ZipArchive::new(SharedFile::new(file, archive_len)) {
         Ok(archive) => archive,
         Err(e) => {
             findings.push(Finding::new(
@@ -140,6 +148,7 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
     // the per-entry ratio, so the whole archive is held to the ratio as well.
     let mut archive_budget = RATIO_EXEMPT_BYTES.max(archive_len.saturating_mul(limits.max_ratio));
     let mut file_entries = 0usize;
+    let mut planned: Vec<PlannedRead> = Vec::new();
     for index in 0..archive.len() {
         let meta = match archive.by_index_data(index) {
             Ok(entry) => EntryMeta {
@@ -215,29 +224,60 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
             break;
         }
         // The header may lie, so the read itself is bounded too: by what is left of the
-        // budgets and by the entry's ratio, whichever is smallest.
+        // budgets and by the entry's ratio, whichever is smallest. The budgets count the
+        // declared sizes of the entries taken for reading (a read that then fails does not
+        // give its share back), so every cap is known before any entry is inflated.
         let ratio_cap = RATIO_EXEMPT_BYTES.max(meta.compressed.saturating_mul(limits.max_ratio));
         let cap = budget.min(ratio_cap).min(archive_budget);
-        match read_entry(&mut archive, index, cap, meta.size) {
-            Ok(bytes) if bytes.len() as u64 == meta.size => {
-                budget -= meta.size;
-                archive_budget -= meta.size;
-                files.push(SubmittedFile { path, bytes });
-            }
-            Ok(bytes) => findings.push(
+        planned.push(PlannedRead {
+            index,
+            path,
+            cap,
+            cap_is_budget: cap == budget,
+            size: meta.size,
+            compressed: meta.compressed,
+        });
+        budget -= meta.size;
+        archive_budget -= meta.size;
+    }
+    // Inflate on every thread: each chunk reads through its own clone of the archive (the
+    // parsed directory is shared, the file is read at positions), results kept in order.
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = planned.len().div_ceil(threads).max(1);
+    let results: Vec<Vec<Result<Vec<u8>, ReadProblem>>> = planned
+        .par_chunks(chunk)
+        .map(|reads| {
+            let mut archive = archive.clone();
+            reads
+                .iter()
+                .map(|r| match read_entry(&mut archive, r.index, r.cap, r.size) {
+                    Ok(bytes) if bytes.len() as u64 != r.size => {
+                        Err(ReadProblem::WrongSize(bytes.len() as u64))
+                    }
+                    other => other,
+                })
+                .collect()
+        })
+        .collect();
+    for (read, result) in planned.into_iter().zip(results.into_iter().flatten()) {
+        let path = read.path;
+        match result {
+            Ok(bytes) => files.push(SubmittedFile { path, bytes }),
+            Err(ReadProblem::WrongSize(len)) => findings.push(
                 Finding::new(
                     "archive.corrupt",
-                    format!("{} bytes (declared in the header)", meta.size),
-                    format!("{} bytes", bytes.len()),
+                    format!("{} bytes (declared in the header)", read.size),
+                    format!("{len} bytes"),
                 )
                 .file(path),
             ),
             // Only if the zip crate stopped honouring the declared size; the cap held.
-            Err(ReadProblem::OverCap) if cap == budget => {
-                findings.push(too_large_finding(limits, cap.saturating_add(1)).file(path));
+            Err(ReadProblem::OverCap) if read.cap_is_budget => {
+                findings.push(too_large_finding(limits, read.cap.saturating_add(1)).file(path));
             }
-            Err(ReadProblem::OverCap) => findings
-                .push(ratio_finding(limits, cap.saturating_add(1), meta.compressed).file(path)),
+            Err(ReadProblem::OverCap) => findings.push(
+                ratio_finding(limits, read.cap.saturating_add(1), read.compressed).file(path),
+            ),
             Err(ReadProblem::Corrupt(message)) => findings
                 .push(Finding::new("archive.corrupt", "an intact entry", message).file(path)),
         }
@@ -321,6 +361,17 @@ fn too_large_finding(limits: &Limits, size: u64) -> Finding {
         format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
         format!("{size} bytes in this entry, over what is left"),
     )
+}
+
+/// An entry taken for reading, with the most bytes it may inflate to.
+struct PlannedRead {
+    index: usize,
+    path: String,
+    cap: u64,
+    /// Whether the cap is the byte budget (an overrun is then "too large", else the ratio).
+    cap_is_budget: bool,
+    size: u64,
+    compressed: u64,
 }
 
 /// Reads entry `index` whole, refusing more than `cap` bytes: the read stops one byte past

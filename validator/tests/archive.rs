@@ -8,29 +8,32 @@ use common::{paths, read, read_bytes, rules};
 use mlbench_validator::archive::read_zip;
 use mlbench_validator::intake::{IntakeError, Limits, SourceKind, read_folder};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Cursor, Write};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 // ---------------------------------------------------------------------------------------
-// Allocation accounting, per thread so that tests running alongside do not count.
+// Allocation accounting, process-wide: the intake inflates entries on several threads, so
+// allocations are counted on every thread, and the tests of this file run one at a time
+// (`serial`) so that none counts another's.
 
 struct Counting;
 
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Held by every test of this file for its whole run.
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn track(delta: isize) {
-    // `try_with`: the allocator may run while the thread's locals are torn down.
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + delta;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
+    let now = LIVE.fetch_add(delta, Ordering::Relaxed) + delta;
+    PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
 // SAFETY: every call is forwarded to `System` unchanged; only sizes are recorded. The
@@ -53,23 +56,32 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Runs `f` and returns its result with the most bytes it had allocated at once.
+/// Runs `f` and returns its result with the most bytes allocated at once while it ran, on
+/// any thread (the caller holds `serial`).
 fn peak_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|peak| peak.set(base));
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
     let out = f();
-    let peak = PEAK.with(Cell::get) - base;
+    let peak = PEAK.load(Ordering::Relaxed) - base;
     (out, usize::try_from(peak).unwrap_or(0))
 }
 
 const MIB: usize = 1 << 20;
 
 #[test]
-fn allocation_accounting_sees_large_buffers() {
+fn allocation_accounting_sees_large_buffers_on_every_thread() {
+    let _serial = serial();
     // Otherwise the bounds asserted below would prove nothing.
     let (buffer, peak) = peak_allocation(|| vec![1u8; 8 * MIB]);
     assert_eq!(buffer.len(), 8 * MIB);
     assert!(peak >= 8 * MIB, "peak {peak}");
+    let (len, peak) = peak_allocation(|| {
+        std::thread::spawn(|| vec![1u8; 8 * MIB].len())
+            .join()
+            .unwrap()
+    });
+    assert_eq!(len, 8 * MIB);
+    assert!(peak >= 8 * MIB, "peak on another thread {peak}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -217,6 +229,7 @@ fn bomb() -> &'static [u8] {
 
 #[test]
 fn good_zip_reads_every_file_as_written() {
+    let _serial = serial();
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
     zip.add_directory("run1/", SimpleFileOptions::default())
         .unwrap();
@@ -248,6 +261,7 @@ fn good_zip_reads_every_file_as_written() {
 
 #[test]
 fn missing_file_is_an_error_not_a_finding() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let err = read_zip(&dir.path().join("nope.zip"), &Limits::default()).unwrap_err();
     assert!(matches!(err, IntakeError::NotFound(_)), "{err}");
@@ -255,6 +269,7 @@ fn missing_file_is_an_error_not_a_finding() {
 
 #[test]
 fn truncated_archive_is_unreadable() {
+    let _serial = serial();
     let zip = zip_of(&[("a.json", b"{\"x\": 1}"), ("b.json", b"[1, 2, 3]")]);
     for cut in [
         0,
@@ -278,6 +293,7 @@ fn truncated_archive_is_unreadable() {
 
 #[test]
 fn corrupt_central_directory_is_unreadable() {
+    let _serial = serial();
     let mut zip = zip_of(&[("a.json", b"{}")]);
     let cd = central_record(&zip);
     zip[cd + 3] = 9;
@@ -288,6 +304,7 @@ fn corrupt_central_directory_is_unreadable() {
 
 #[test]
 fn not_a_zip_is_unreadable() {
+    let _serial = serial();
     for bytes in [
         &b""[..],
         b"{\"not\": \"a zip\"}",
@@ -302,6 +319,7 @@ fn not_a_zip_is_unreadable() {
 
 #[test]
 fn unsafe_paths_are_refused_and_the_rest_read() {
+    let _serial = serial();
     for name in [
         "../evil.json",
         "/etc/passwd",
@@ -325,6 +343,7 @@ fn unsafe_paths_are_refused_and_the_rest_read() {
 
 #[test]
 fn symlink_entry_is_refused() {
+    let _serial = serial();
     let mut link = Raw::stored("link.json", b"/etc/passwd");
     link.made_by = (3 << 8) | 20; // Unix
     link.external = 0o120_777 << 16;
@@ -345,6 +364,7 @@ fn symlink_entry_is_refused() {
 
 #[test]
 fn encrypted_entry_is_refused() {
+    let _serial = serial();
     let mut secret = Raw::stored("secret.json", b"\x12\x34garbled");
     secret.flags = 1;
     let intake = read(&raw_zip(&[secret, Raw::stored("ok.json", b"{}")]));
@@ -357,6 +377,7 @@ fn encrypted_entry_is_refused() {
 
 #[test]
 fn non_utf8_name_is_refused_with_or_without_the_utf8_flag() {
+    let _serial = serial();
     for flags in [0, 0x800] {
         let mut bad = Raw::stored(&b"caf\xe9.json"[..], b"{}");
         bad.flags = flags;
@@ -372,6 +393,7 @@ fn non_utf8_name_is_refused_with_or_without_the_utf8_flag() {
 
 #[test]
 fn duplicate_names_are_reported_and_one_kept() {
+    let _serial = serial();
     // Byte for byte the same name: the zip crate indexes one entry per name.
     let zip = raw_zip(&[
         Raw::stored("a.json", b"first"),
@@ -405,6 +427,7 @@ fn duplicate_names_are_reported_and_one_kept() {
 
 #[test]
 fn directory_entries_are_skipped_silently() {
+    let _serial = serial();
     let zip = raw_zip(&[
         Raw::stored("./", b""),
         Raw::stored("run/", b""),
@@ -417,6 +440,7 @@ fn directory_entries_are_skipped_silently() {
 
 #[test]
 fn zip_bomb_is_refused_by_ratio_without_inflating() {
+    let _serial = serial();
     let (intake, peak) = peak_allocation(|| read(bomb()));
     assert_eq!(
         rules(&intake.findings),
@@ -428,6 +452,7 @@ fn zip_bomb_is_refused_by_ratio_without_inflating() {
 
 #[test]
 fn zip_bomb_over_max_bytes_is_too_large() {
+    let _serial = serial();
     let limits = Limits {
         max_bytes: 10 << 20,
         max_ratio: u64::MAX,
@@ -454,6 +479,7 @@ fn zip_bomb_over_max_bytes_is_too_large() {
 
 #[test]
 fn bomb_with_a_lying_size_header_is_read_bounded() {
+    let _serial = serial();
     let mut zip = bomb().to_vec();
     set_declared_size(&mut zip, 1000);
     let (intake, peak) = peak_allocation(|| read(&zip));
@@ -490,6 +516,7 @@ fn overlapping_bomb(n: usize) -> Vec<u8> {
 
 #[test]
 fn overlapping_bomb_is_held_to_the_archive_ratio() {
+    let _serial = serial();
     let zip = overlapping_bomb(1000);
     let (intake, peak) = peak_allocation(|| read(&zip));
     let kept = intake.files.len();
@@ -502,8 +529,37 @@ fn overlapping_bomb_is_held_to_the_archive_ratio() {
     assert!(peak < 40 * MIB, "peak allocation {peak} bytes");
 }
 
+/// Like `overlapping_bomb`, but every record declares 1,000 bytes: the budgets then let
+/// all thousand entries be read, several threads at once, each stream holding a MiB. Every
+/// read is bounded and a failed one keeps nothing, so memory stays at a few entries' worth,
+/// not the thousand MiB the streams add up to.
+#[test]
+fn lying_entries_read_in_parallel_do_not_add_up() {
+    let _serial = serial();
+    let mut zip = overlapping_bomb(1000);
+    let mut records = 0;
+    let mut at = central_record(&zip);
+    while zip[at..].starts_with(b"PK\x01\x02") {
+        zip[at + 24..at + 28].copy_from_slice(&1000u32.to_le_bytes());
+        let field = |o: usize| usize::from(u16::from_le_bytes([zip[at + o], zip[at + o + 1]]));
+        at += 46 + field(28) + field(30) + field(32);
+        records += 1;
+    }
+    assert_eq!(records, 1000);
+    let (intake, peak) = peak_allocation(|| read(&zip));
+    assert!(intake.files.is_empty(), "{:?}", paths(&intake));
+    assert_eq!(intake.findings.len(), 1000);
+    assert!(
+        intake.findings.iter().all(|f| f.rule == "archive.corrupt"),
+        "{:?}",
+        rules(&intake.findings)
+    );
+    assert!(peak < 40 * MIB, "peak allocation {peak} bytes");
+}
+
 #[test]
 fn lying_size_header_is_corrupt() {
+    let _serial = serial();
     for declared in [3, 100] {
         let mut liar = Raw::stored("liar.json", b"{\"a\": [1, 2, 3]}");
         liar.declared_size = Some(declared);
@@ -519,6 +575,7 @@ fn lying_size_header_is_corrupt() {
 
 #[test]
 fn crc_mismatch_is_corrupt() {
+    let _serial = serial();
     let mut bad = Raw::stored("bad.json", b"{\"a\": 1}");
     bad.crc = Some(crc32(b"{\"a\": 2}"));
     let intake = read(&raw_zip(&[bad, Raw::stored("ok.json", b"{}")]));
@@ -543,6 +600,7 @@ fn crc_mismatch_is_corrupt() {
 
 #[test]
 fn too_many_files_keeps_the_first() {
+    let _serial = serial();
     let zip = zip_of(&[
         ("a", b"1"),
         ("b", b"2"),
@@ -563,6 +621,7 @@ fn too_many_files_keeps_the_first() {
 #[cfg(unix)]
 #[test]
 fn folder_symlink_is_reported_not_followed() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.json"), b"{}").unwrap();
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.json")).unwrap();
