@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Reads every per-GPU report stream under a folder the three ways the suite's own Python
+report tools read them (docs: shared/docs/suite-spec.md §1.4), and checks each gives the
+same entries with the fields those tools use. CI runs it on `mlbench run`'s output, to show
+that the suite's tools would read it unchanged.
+
+    python3 scripts/check-suite-readers.py OUT
+"""
+
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+# The fields the suite's report tools read from an entry (spec §6).
+FIELDS = ("name", "batch_size", "vcd", "train_item", "batch_loss", "unique_id", "version")
+
+
+def read_fd9ee95(text):
+    """common/report/read_report.py@fd9ee95 and milabench@17bb0c4: strip, drop the last
+    character (the trailing comma), close the array."""
+    return json.loads(text.strip()[:-1] + "]")
+
+
+def read_c48adfc(text):
+    """report.py@c48adfc: the same, unless the text already ends with `]`."""
+    text = text.strip()
+    return json.loads(text if text.endswith("]") else text[:-1] + "]")
+
+
+def read_head(text):
+    """report.py@86a5816…HEAD: a `[…,` stream becomes a list, anything else one object."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith(","):
+        return json.loads(text[:-1] + "]")
+    return [json.loads(text)]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = sys.argv[1]
+    streams = sorted(
+        p
+        for p in glob.glob(os.path.join(root, "**", "*.json"), recursive=True)
+        if re.search(r"_\d+\.json$", p)
+    )
+    if not streams:
+        sys.exit(f"{root}: no report streams (*_<K>.json)")
+    entries = 0
+    for path in streams:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        readings = [read(text) for read in (read_fd9ee95, read_c48adfc, read_head)]
+        if not all(r == readings[0] for r in readings):
+            sys.exit(f"{path}: the suite's readers disagree")
+        for i, entry in enumerate(readings[0]):
+            missing = [k for k in FIELDS if k not in entry]
+            if missing:
+                sys.exit(f"{path}: entry {i}: missing {', '.join(missing)}")
+            avg = entry["train_item"]["avg"]
+            if entry.get("completed", True) and not (isinstance(avg, float) and math.isfinite(avg) and avg > 0):
+                sys.exit(f"{path}: entry {i}: train_item.avg {avg!r}")
+        entries += len(readings[0])
+    print(f"suite readers: {len(streams)} streams, {entries} entries read alike by all three")
+
+
+if __name__ == "__main__":
+    main()
