@@ -251,21 +251,26 @@ mod tests {
         assert!(m.completed());
     }
 
-    #[test]
-    fn ring_buffer_keeps_the_last_hundred_as_float32() {
-        let (mut bench, _) = fake(None);
+    /// `repeat` observations of `number` batches of the fake (NaN at `nan_at`), 1 s each.
+    fn measure_fake(nan_at: Option<u64>, number: i64, repeat: i64) -> Measurement {
+        let (mut bench, _) = fake(nan_at);
         let size = LoopSize {
             batch_size: 1,
-            number: 10,
-            repeat: 12,
+            number,
+            repeat,
         };
-        let m = measure(
+        measure(
             &mut bench,
             &mut ScriptedClock::new(vec![]),
             size,
             &mut |_, _, _| {},
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn ring_buffer_keeps_the_last_hundred_as_float32() {
+        let m = measure_fake(None, 10, 12);
         assert_eq!(m.batch_loss.len(), 100);
         assert_eq!(m.batch_loss[0], (1.0f64 / 21.0) as f32 as f64);
         assert_eq!(m.batch_loss[99], (1.0f64 / 120.0) as f32 as f64);
@@ -273,19 +278,7 @@ mod tests {
 
     #[test]
     fn nan_stops_the_loop() {
-        let (mut bench, _) = fake(Some(12));
-        let size = LoopSize {
-            batch_size: 1,
-            number: 5,
-            repeat: 20,
-        };
-        let m = measure(
-            &mut bench,
-            &mut ScriptedClock::new(vec![]),
-            size,
-            &mut |_, _, _| {},
-        )
-        .unwrap();
+        let m = measure_fake(Some(12), 5, 20);
         let nan = m.nan.unwrap();
         assert_eq!((nan.step, nan.observation), (12, 2));
         assert!(nan.value.is_nan());

@@ -13,15 +13,18 @@ pub(super) const SOURCE: &str = include_str!("dcgan.rs");
 
 const NC: i64 = 3;
 
+/// main.py's `weights_init` for convolutions: N(0, 0.02).
+const WEIGHTS_INIT: nn::Init = nn::Init::Randn {
+    mean: 0.0,
+    stdev: 0.02,
+};
+
 fn tconv(p: nn::Path, i: i64, o: i64, stride: i64, padding: i64) -> nn::ConvTranspose2D {
     let cfg = nn::ConvTransposeConfig {
         stride,
         padding,
         bias: false,
-        ws_init: nn::Init::Randn {
-            mean: 0.0,
-            stdev: 0.02,
-        },
+        ws_init: WEIGHTS_INIT,
         ..Default::default()
     };
     nn::conv_transpose2d(p, i, o, 4, cfg)
@@ -32,10 +35,7 @@ fn conv(p: nn::Path, i: i64, o: i64, stride: i64, padding: i64) -> nn::Conv2D {
         stride,
         padding,
         bias: false,
-        ws_init: nn::Init::Randn {
-            mean: 0.0,
-            stdev: 0.02,
-        },
+        ws_init: WEIGHTS_INIT,
         ..Default::default()
     };
     nn::conv2d(p, i, o, 4, cfg)
