@@ -1,12 +1,22 @@
-# Sourced by the bench scripts: makes (once) the large generated tree in $work/large and
-# the release binary. 20 vendor folders × 10 runs × 8 GPUs × 19 benches (~26,000 entries).
+# Sourced by the bench scripts (scripts/bench-report.sh, scripts/bench-validate.sh), from
+# any folder, with the work folder as its first argument (default: a new temporary one).
+# Leaves the shell in the repository root, builds the release binary (`bin`) and makes,
+# once, the large generated submission `tree` = WORKDIR/large: 20 vendor folders ×
+# 10 runs × 8 GPUs × 19 benches of the fast profile in run_10.sh's layout,
+# vendorNN/outputR/fast_G.json (1,600 streams, 26,200 entries, ~94 MB).
+# `large_tree LAYOUT DIR` makes the same submission (same entries) in another layout of
+# gen_submission, once: `large_tree appended DIR` gives 160 streams vendorNN/fast_G.json,
+# each holding the 10 runs one after another.
+work=$(realpath -m "${1:-$(mktemp -d)}")
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-work=${1:-$(mktemp -d)}
+large_tree() {
+    if [ ! -d "$2" ]; then
+        cargo run -q --release -p mlbench-schema --example gen_submission -- \
+            --out "$2" --vendors 20 --runs 10 --gpus 8 --suite fast --layout "$1"
+    fi
+}
 tree="$work/large"
-if [ ! -d "$tree" ]; then
-    cargo run -q --release -p mlbench-schema --example gen_submission -- \
-        --out "$tree" --vendors 20 --runs 10 --gpus 8 --suite fast
-fi
+large_tree legacy "$tree"
 cargo build -q --release --bin mlbench
 bin=target/release/mlbench
 du -sh "$tree"

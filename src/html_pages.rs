@@ -207,6 +207,9 @@ pub fn report_page(
                 .collect(),
         ),
     ];
+    if let Some((title, h, r)) = crate::render::world_size_rows(report) {
+        result.insert(3, table("world-sizes", title, h, r));
+    }
     if let Some(cis) = cis {
         let (h, r) = crate::report_cmd::ci_rows(cis);
         result.push(table(

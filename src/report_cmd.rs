@@ -92,7 +92,12 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         scoring,
         min_runs: args.min_runs,
         price: args.price,
+        expected: Some(mlbench_analyzer::Expected::new(
+            loaded.jobs.as_ref().ok().and_then(Option::as_ref),
+            &targets,
+        )),
     };
+    let jobs_note = loaded.jobs.as_ref().err().cloned();
     let (set, report) = mlbench_analyzer::report_samples(loaded.set, &targets, &options)?;
     clock.lap("samples and statistics");
     let stragglers: Vec<Straggler> =
@@ -111,6 +116,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
         &loaded.other_suites,
         loaded.ignored,
         &loaded.jobs_files,
+        jobs_note.as_deref(),
     );
     for s in &stragglers {
         notes.push(format!(
@@ -256,6 +262,7 @@ fn notes(
     other_suites: &[String],
     ignored: usize,
     jobs_files: &[String],
+    jobs_note: Option<&str>,
 ) -> Vec<String> {
     let s = &set.summary;
     let layout = match s.layout.as_str() {
@@ -264,12 +271,11 @@ fn notes(
         _ => "per-GPU streams and per-test files",
     };
     let mut lines = vec![format!(
-        "read {} file{} of suite `{}` ({layout}): {} run{}, {} GPU{}, {} entries",
+        "read {} file{} of suite `{}` ({layout}): {}, {} GPU{}, {} entries",
         s.files,
         plural(s.files),
         set.suite,
-        s.runs,
-        plural(s.runs),
+        s.runs_told_apart,
         s.gpus,
         plural(s.gpus),
         s.entries
@@ -291,6 +297,19 @@ fn notes(
     if !jobs_files.is_empty() {
         lines.push(format!("jobs file: {}", jobs_files.join(", ")));
     }
+    let context = report.context();
+    let n = context.expected.len();
+    lines.push(match &context.jobs_file {
+        Some(file) => format!(
+            "expected: {n} bench{} (the jobs of {file} that the targets score)",
+            if n == 1 { "" } else { "es" }
+        ),
+        None => format!(
+            "expected: {n} bench{} (every bench of the targets{})",
+            if n == 1 { "" } else { "es" },
+            jobs_note.map_or_else(String::new, |why| format!("; jobs file: {why}"))
+        ),
+    });
     if ignored > 0 || !other_suites.is_empty() {
         let mut what = Vec::new();
         if ignored > 0 {

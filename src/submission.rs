@@ -78,11 +78,15 @@ pub fn samples_of_intake(
 ) -> anyhow::Result<LoadedSamples> {
     let mut reports: Vec<(usize, FileName, String)> = Vec::new();
     let mut jobs_files = Vec::new();
+    let mut jobs_bytes: Vec<(String, Vec<u8>)> = Vec::new();
     let mut ignored = 0;
     for (i, file) in intake.files.iter().enumerate() {
         match classify(file) {
             Role::Report { name, run } => reports.push((i, name, run)),
-            Role::Jobs => jobs_files.push(file.path.clone()),
+            Role::Jobs => {
+                jobs_files.push(file.path.clone());
+                jobs_bytes.push((file.path.clone(), file.bytes.clone()));
+            }
             // What `mlbench pack` adds is not passed over, it is the container's own.
             Role::Pack if matches!(file.path.as_str(), "MANIFEST.sha256" | "SUBMISSION.json") => {}
             Role::Pack | Role::Unknown => ignored += 1,
@@ -124,7 +128,7 @@ pub fn samples_of_intake(
                 display: file.path.clone(),
                 name: name.clone(),
                 run: run.clone(),
-                parsed: parse_report(&file.path, &file.bytes),
+                parsed: mlbench_schema::reader::parse_report_lean(&file.path, &file.bytes),
             };
             let errors = report.parsed.errors.clone();
             (FileSamples::extract(&report, targets), errors)
@@ -139,19 +143,25 @@ pub fn samples_of_intake(
         })
         .collect();
     let bytes_of = |file: usize| &intake.files[reports[file].0];
-    let set = SampleSet::assemble(&chosen, parts, |file, entry| -> Option<ReportEntry> {
-        let f = bytes_of(file);
-        parse_report(&f.path, &f.bytes)
-            .entries
-            .into_iter()
-            .find(|(i, _)| *i == entry)
-            .map(|(_, e)| e)
-    });
+    let set = SampleSet::assemble(
+        &chosen,
+        targets,
+        parts,
+        |file, entry| -> Option<ReportEntry> {
+            let f = bytes_of(file);
+            parse_report(&f.path, &f.bytes)
+                .entries
+                .into_iter()
+                .find(|(i, _)| *i == entry)
+                .map(|(_, e)| e)
+        },
+    );
     Ok(LoadedSamples {
         set,
         errors,
         other_suites,
         ignored,
+        jobs: mlbench_analyzer::pick_jobs_file(&chosen, &jobs_bytes),
         jobs_files,
     })
 }

@@ -6,6 +6,7 @@
 //! below 5%, and the mean difference to target at least 0.
 
 use crate::AnalyzeError;
+use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs, targets_frame};
 use crate::model::{ClassicBench, ClassicReport, ClassicStatistics};
 use crate::samples::SampleSet;
@@ -19,6 +20,7 @@ pub const DEVIATION_LIMIT: f64 = 0.05;
 pub fn classic_report(
     set: &SampleSet,
     targets: &TargetTable,
+    expected: &Expected,
     min_runs: u32,
 ) -> Result<ClassicReport, AnalyzeError> {
     let df = samples_frame(set, Usable::WithValue)?;
@@ -89,12 +91,13 @@ pub fn classic_report(
             diff: diff[i],
         })
         .collect();
-    for t in targets.required_benches() {
-        if !benches.iter().any(|b| b.bench == t.bench) {
+    // An expected bench with no result is shown, and fails.
+    for bench in &expected.benches {
+        if !benches.iter().any(|b| b.bench == *bench) {
             benches.push(ClassicBench {
-                bench: t.bench.clone(),
+                bench: bench.clone(),
                 n: 0,
-                target: Some(t.target),
+                target: targets.get(bench).map(|t| t.target),
                 result: None,
                 sd: None,
                 sd_pct: None,
@@ -105,10 +108,10 @@ pub fn classic_report(
     benches.sort_by(|a, b| a.bench.cmp(&b.bench));
 
     let usable = |b: &ClassicBench| b.result.is_some() && b.sd.is_some() && b.sd_pct.is_some();
-    let bench_passes = targets.required_benches().all(|t| {
+    let bench_passes = expected.benches.iter().all(|bench| {
         benches
             .iter()
-            .any(|b| b.bench == t.bench && usable(b) && b.n >= min_runs)
+            .any(|b| b.bench == *bench && usable(b) && b.n >= min_runs)
     });
     let deviation_quantile_80 = scalar(&valid, "q80")?;
     let performance = scalar(&valid, "performance")?;
@@ -130,5 +133,6 @@ pub fn classic_report(
         },
         failures: set.failures(),
         conflicts: set.conflicts.clone(),
+        context: crate::context::report_context(set, targets, expected),
     })
 }

@@ -7,6 +7,8 @@
 
 pub mod bootstrap;
 pub mod classic;
+pub mod context;
+pub mod expected;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;
@@ -17,13 +19,14 @@ pub mod straggler;
 
 pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};
 pub use classic::classic_report;
+pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
 pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Weights, grid};
 pub use model::Report;
 pub use samples::SampleSet;
 pub use score::score_report;
 pub use straggler::{Straggler, StragglerOptions, stragglers};
 
-use mlbench_schema::{Discovery, LoadedReports, ReadError, Scoring, TargetTable};
+use mlbench_schema::{Discovery, JobsFile, LoadedReports, ReadError, Scoring, TargetTable};
 use samples::FileSamples;
 
 /// Why a report could not be computed.
@@ -56,6 +59,8 @@ pub struct ReportOptions {
     pub min_runs: u32,
     /// Price for RPP (score scoring).
     pub price: Option<f64>,
+    /// The benches expected (`None`: every bench of the targets).
+    pub expected: Option<Expected>,
 }
 
 /// Computes a report over files already loaded.
@@ -79,6 +84,9 @@ pub struct LoadedSamples {
     pub ignored: usize,
     /// Jobs files met among them (not counted in `ignored`).
     pub jobs_files: Vec<String>,
+    /// The jobs file the submission ran, picked among them ([`pick_jobs_file`]), or why
+    /// none was.
+    pub jobs: Result<Option<(String, JobsFile)>, String>,
 }
 
 /// Reads the files of a discovery in parallel, extracting samples from each as soon as
@@ -88,6 +96,14 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     let other_suites = discovery.other_suites.clone();
     let ignored = discovery.ignored;
     let jobs_files = discovery.jobs_files.clone();
+    // Jobs files are small (discovery read those it recognised, up to 4 MiB).
+    let jobs_bytes: Vec<(String, Vec<u8>)> = discovery
+        .jobs_files
+        .iter()
+        .zip(&discovery.jobs_paths)
+        .filter_map(|(name, path)| Some((name.clone(), std::fs::read(path).ok()?)))
+        .collect();
+    let jobs = pick_jobs_file(&suite, &jobs_bytes);
     let paths: Vec<(std::path::PathBuf, String)> = discovery
         .files
         .iter()
@@ -107,7 +123,7 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
             part
         })
         .collect();
-    let set = SampleSet::assemble(&suite, parts, |file, entry| {
+    let set = SampleSet::assemble(&suite, targets, parts, |file, entry| {
         let (path, display) = &paths[file];
         mlbench_schema::reader::read_file(path, display)
             .entries
@@ -121,6 +137,7 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         other_suites,
         ignored,
         jobs_files,
+        jobs,
     }
 }
 
@@ -150,9 +167,15 @@ pub fn report_samples(
             names,
         });
     }
+    let expected = options
+        .expected
+        .clone()
+        .unwrap_or_else(|| Expected::from_targets(targets));
     let report = match options.scoring {
-        Scoring::Classic => Report::Classic(classic_report(&set, targets, options.min_runs)?),
-        Scoring::Score => Report::Score(score_report(&set, targets, options.price)?),
+        Scoring::Classic => {
+            Report::Classic(classic_report(&set, targets, &expected, options.min_runs)?)
+        }
+        Scoring::Score => Report::Score(score_report(&set, targets, &expected, options.price)?),
     };
     Ok((set, report))
 }

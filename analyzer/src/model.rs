@@ -15,8 +15,12 @@ pub struct InputSummary {
     pub files: usize,
     /// Entries read (all of them, before any selection).
     pub entries: usize,
-    /// Runs found (folders of legacy streams; `R<run>` of per-test files).
+    /// Runs found (folders of legacy streams, split by `run_id` where one folder holds
+    /// several; `R<run>` of per-test files).
     pub runs: usize,
+    /// The same, said for the summary line: `5 runs, told apart by run_id in 8 streams`.
+    #[serde(skip)]
+    pub runs_told_apart: String,
     /// Distinct single devices found.
     pub gpus: usize,
     /// Entries of benches the target table sets aside.
@@ -151,6 +155,42 @@ pub struct ScoreStatistics {
     pub passed: bool,
 }
 
+/// One world size of a bench whose entries are pooled over world sizes (`scaling`):
+/// the efficiency against the number of devices, the table multi-device results are
+/// read from.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorldSize {
+    /// The bench.
+    pub bench: String,
+    /// Devices used together.
+    pub devices: u32,
+    /// Entries at this world size (failures and conflicts removed).
+    pub n: u32,
+    /// Their mean `train_item.avg`.
+    pub mean: Option<f64>,
+    /// Their sample sd (n − 1).
+    pub sd: Option<f64>,
+}
+
+/// What every report says beyond its scoring's table: the runs, the benches expected and
+/// the breakdown of pooled benches. Serialized flat, after the scoring's own fields.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReportContext {
+    /// The runs, by name, in natural order (`output2`, `output10`; `vendor/run 3` where
+    /// a folder's streams held several runs told apart by `run_id`).
+    pub run_names: Vec<String>,
+    /// `"folders"`, or `"run_id"` when some folder held several runs.
+    pub runs_from: &'static str,
+    /// `"jobs"` (the submission's jobs file) or `"targets"`.
+    pub expected_from: &'static str,
+    /// The jobs file the expected benches come from.
+    pub jobs_file: Option<String>,
+    /// The benches expected, sorted.
+    pub expected: Vec<String>,
+    /// Per world size, the benches pooled over world sizes (`pool_over` in the targets).
+    pub scaling: Vec<WorldSize>,
+}
+
 /// Per-GPU relative performance: bench → device → value ÷ the bench's best device.
 pub type PerGpuTable = BTreeMap<String, BTreeMap<String, f64>>;
 
@@ -187,6 +227,9 @@ pub struct ClassicReport {
     pub failures: Vec<Failure>,
     /// Configuration or version disagreements within a bench.
     pub conflicts: Vec<Conflict>,
+    /// Runs, expected benches, world sizes.
+    #[serde(flatten)]
+    pub context: ReportContext,
 }
 
 /// A score report.
@@ -212,6 +255,9 @@ pub struct ScoreReport {
     pub per_gpu: PerGpu,
     /// Configuration or version disagreements within a bench.
     pub conflicts: Vec<Conflict>,
+    /// Runs, expected benches, world sizes.
+    #[serde(flatten)]
+    pub context: ReportContext,
 }
 
 /// A report under either scoring.
@@ -238,6 +284,14 @@ impl Report {
         match self {
             Report::Classic(r) => &r.conflicts,
             Report::Score(r) => &r.conflicts,
+        }
+    }
+
+    /// Runs, expected benches and world sizes.
+    pub fn context(&self) -> &ReportContext {
+        match self {
+            Report::Classic(r) => &r.context,
+            Report::Score(r) => &r.context,
         }
     }
 

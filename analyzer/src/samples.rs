@@ -3,9 +3,12 @@
 //! and configuration conflicts marked. Plain Rust; the statistics come later in Polars.
 
 use crate::model::{Conflict, Failure, FieldDifference, InputSummary};
+use mlbench_schema::entry::configuration_key_of;
 use mlbench_schema::reader::FileName;
+use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};
+use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One entry, reduced to what the statistics need.
 #[derive(Debug, Clone)]
@@ -16,6 +19,8 @@ pub struct Sample {
     pub run: u32,
     /// The single device the entry ran on.
     pub device: Option<u32>,
+    /// How many devices it ran on together (the world size of a `scaling` entry).
+    pub world: Option<u32>,
     /// `train_item.avg`.
     pub value: Option<f64>,
     /// Why this entry is a failed run.
@@ -33,8 +38,10 @@ pub struct Sample {
 pub struct SampleSet {
     /// The suite name.
     pub suite: String,
-    /// Run names, sorted.
+    /// Run names, in natural order (see [`mlbench_schema::runs`]).
     pub runs: Vec<String>,
+    /// Set when some folder's streams held several runs, told apart by `run_id`.
+    pub run_split: Option<RunSplit>,
     /// Devices seen, sorted.
     pub devices: Vec<u32>,
     /// Every entry kept, in file order.
@@ -58,8 +65,11 @@ pub struct FileSamples {
     pub legacy: bool,
     /// Its samples (`run` and `file` are filled in when the files are put together).
     pub samples: Vec<Sample>,
-    /// The configuration key of each usable sample (see [`ReportEntry::configuration_key`]).
+    /// The configuration key of each usable sample (see [`ReportEntry::configuration_key`];
+    /// the bench's `pool_over` fields left out).
     pub keys: Vec<Option<u64>>,
+    /// The `run_id` of each sample.
+    pub run_ids: Vec<Option<String>>,
     /// Entries read.
     pub entries: usize,
     /// Entries of excluded benches.
@@ -81,6 +91,7 @@ impl FileSamples {
             legacy: matches!(file.name, FileName::Legacy { .. }),
             samples: Vec::with_capacity(file.parsed.entries.len()),
             keys: Vec::with_capacity(file.parsed.entries.len()),
+            run_ids: Vec::with_capacity(file.parsed.entries.len()),
             entries: file.parsed.entries.len(),
             excluded: 0,
             not_selected: Vec::new(),
@@ -107,12 +118,17 @@ impl FileSamples {
                 legacy_device
             };
             let failure = entry.failure(fail_file);
-            out.keys
-                .push((failure.is_none() && bench.is_some()).then(|| entry.configuration_key()));
+            let key = match (&failure, &bench) {
+                (None, Some(b)) => Some(pooled_configuration_key(entry, targets.pool_over(b))),
+                _ => None,
+            };
+            out.keys.push(key);
+            out.run_ids.push(run_id_of(entry));
             out.samples.push(Sample {
                 bench,
                 run: 0,
                 device,
+                world: world_size(entry),
                 value: entry.train_item_avg(),
                 failure,
                 conflict: false,
@@ -132,7 +148,7 @@ impl SampleSet {
             .iter()
             .map(|f| FileSamples::extract(f, targets))
             .collect();
-        Self::assemble(&reports.suite, parts, |file, entry| {
+        Self::assemble(&reports.suite, targets, parts, |file, entry| {
             reports.files[file]
                 .parsed
                 .entries
@@ -146,20 +162,22 @@ impl SampleSet {
     /// to describe a configuration conflict (rare: only then is anything re-read).
     pub fn assemble(
         suite: &str,
+        targets: &TargetTable,
         parts: Vec<FileSamples>,
         entry_at: impl Fn(usize, usize) -> Option<ReportEntry>,
     ) -> SampleSet {
-        let runs: Vec<String> = parts
-            .iter()
-            .map(|f| f.run.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let run_index: HashMap<&str, u32> = runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.as_str(), i as u32))
-            .collect();
+        let mut parts = parts;
+        let run_index = resolve(
+            &parts
+                .iter_mut()
+                .map(|f| FileRuns {
+                    run: f.run.clone(),
+                    legacy: f.legacy,
+                    run_ids: std::mem::take(&mut f.run_ids),
+                })
+                .collect::<Vec<_>>(),
+        );
+        let runs_told_apart = run_index.describe();
         let mut samples = Vec::new();
         let mut keys = Vec::new();
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
@@ -167,8 +185,8 @@ impl SampleSet {
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
         for (file_idx, part) in parts.into_iter().enumerate() {
-            let run = run_index[part.run.as_str()];
-            samples.extend(part.samples.into_iter().map(|mut s| {
+            let of_entry = &run_index.of_entry[file_idx];
+            samples.extend(part.samples.into_iter().zip(of_entry).map(|(mut s, &run)| {
                 s.run = run;
                 s.file = file_idx as u32;
                 s
@@ -183,7 +201,7 @@ impl SampleSet {
             per_test |= !part.legacy;
             files.push(part.display);
         }
-        let conflicts = mark_conflicts(&mut samples, &keys, &files, &entry_at);
+        let conflicts = mark_conflicts(&mut samples, &keys, &files, targets, &entry_at);
         let devices: Vec<u32> = samples
             .iter()
             .filter_map(|s| s.device)
@@ -199,14 +217,16 @@ impl SampleSet {
             layout: layout.to_owned(),
             files: files.len(),
             entries,
-            runs: runs.len(),
+            runs: run_index.names.len(),
+            runs_told_apart,
             gpus: devices.len(),
             excluded,
             not_selected: not_selected.into_iter().collect(),
         };
         SampleSet {
             suite: suite.to_owned(),
-            runs,
+            runs: run_index.names,
+            run_split: run_index.split,
             devices,
             samples,
             files,
@@ -237,6 +257,7 @@ fn mark_conflicts(
     samples: &mut [Sample],
     keys: &[Option<u64>],
     files: &[String],
+    targets: &TargetTable,
     entry_at: &impl Fn(usize, usize) -> Option<ReportEntry>,
 ) -> Vec<Conflict> {
     // bench → configuration key → sample indices, in order of first appearance.
@@ -275,7 +296,7 @@ fn mark_conflicts(
                 kept: bench_groups[main].1.len(),
                 set_aside: members.len(),
                 differences: match (&reference, &other) {
-                    (Some(a), Some(b)) => differences(a, b),
+                    (Some(a), Some(b)) => differences(a, b, targets.pool_over(bench)),
                     _ => Vec::new(),
                 },
                 examples: members
@@ -293,7 +314,29 @@ fn mark_conflicts(
     conflicts
 }
 
-fn differences(kept: &ReportEntry, other: &ReportEntry) -> Vec<FieldDifference> {
+/// The configuration key of `entry` with the bench's pooled fields left out.
+fn pooled_configuration_key(entry: &ReportEntry, pool_over: &[String]) -> u64 {
+    let mut args = entry.arguments();
+    if !pool_over.is_empty() {
+        args.retain(|(k, _)| !pool_over.iter().any(|p| p == k));
+    }
+    configuration_key_of(&args)
+}
+
+/// How many devices an entry ran on together: the ids in `vcd`, else `devices` (an int,
+/// or scaling's list of ids).
+fn world_size(entry: &ReportEntry) -> Option<u32> {
+    if let Some(vcd) = entry.vcd() {
+        return Some(vcd.split(',').count() as u32);
+    }
+    match entry.get("devices")? {
+        Value::Int(n) => u32::try_from(*n).ok(),
+        Value::List(ids) => Some(ids.len() as u32),
+        _ => None,
+    }
+}
+
+fn differences(kept: &ReportEntry, other: &ReportEntry, pooled: &[String]) -> Vec<FieldDifference> {
     let a: BTreeMap<&str, String> = kept
         .configuration()
         .into_iter()
@@ -307,7 +350,7 @@ fn differences(kept: &ReportEntry, other: &ReportEntry) -> Vec<FieldDifference> 
     let fields: BTreeSet<&str> = a.keys().chain(b.keys()).copied().collect();
     fields
         .into_iter()
-        .filter(|f| a.get(f) != b.get(f))
+        .filter(|f| a.get(f) != b.get(f) && !pooled.iter().any(|p| p == f))
         .map(|f| FieldDifference {
             field: f.to_owned(),
             kept: a.get(f).cloned(),

@@ -8,6 +8,7 @@
 //! score = BF · (2·PM + ST + 5·PG).
 
 use crate::AnalyzeError;
+use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, strs, targets_frame};
 use crate::model::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
 use crate::samples::SampleSet;
@@ -25,6 +26,7 @@ pub const NOT_IN_GEOMEAN: &str = "scaling";
 pub fn score_report(
     set: &SampleSet,
     targets: &TargetTable,
+    expected: &Expected,
     price: Option<f64>,
 ) -> Result<ScoreReport, AnalyzeError> {
     let total = set.samples.len();
@@ -88,19 +90,20 @@ pub fn score_report(
             sd_pass: matches!((sd_pct[i], sd_target[i]), (Some(s), Some(t)) if s <= t),
         })
         .collect();
-    // A bench of the table with no result is shown, and fails both criteria.
-    for t in targets.required_benches() {
-        if !benches.iter().any(|b| b.bench == t.bench) {
+    // An expected bench with no result is shown, and fails both criteria.
+    for bench in &expected.benches {
+        if !benches.iter().any(|b| b.bench == *bench) {
+            let t = targets.get(bench);
             benches.push(ScoreBench {
-                bench: t.bench.clone(),
+                bench: bench.clone(),
                 n: 0,
                 mean: None,
                 sd: None,
                 sd_pct: None,
-                target: Some(t.target),
+                target: t.map(|t| t.target),
                 perf: None,
-                perf_target: t.perf_target,
-                sd_target: t.sd_target,
+                perf_target: t.and_then(|t| t.perf_target),
+                sd_target: t.and_then(|t| t.sd_target),
                 perf_pass: false,
                 sd_pass: false,
             });
@@ -148,6 +151,7 @@ pub fn score_report(
         },
         per_gpu: per_gpu(df)?,
         conflicts: set.conflicts.clone(),
+        context: crate::context::report_context(set, targets, expected),
     })
 }
 

@@ -57,6 +57,7 @@ fn targets(rows: &[(&str, f64)]) -> TargetTable {
                 target: *t,
                 perf_target: Some(0.5),
                 sd_target: Some(0.05),
+                pool_over: vec![],
             })
             .collect(),
         exclude: vec![],
@@ -110,6 +111,7 @@ fn classic(
         scoring: Scoring::Classic,
         min_runs,
         price: None,
+        expected: None,
     };
     match report(&reports(files), t, &options).unwrap().1 {
         Report::Classic(r) => r,
@@ -126,6 +128,7 @@ fn score(
         scoring: Scoring::Score,
         min_runs: 1,
         price,
+        expected: None,
     };
     match report(&reports(files), t, &options).unwrap().1 {
         Report::Score(r) => r,
@@ -212,6 +215,7 @@ fn too_few_runs_is_an_error_naming_the_count() {
         scoring: Scoring::Classic,
         min_runs: 6,
         price: None,
+        expected: None,
     };
     let err = report(
         &reports(two_bench_submission()),

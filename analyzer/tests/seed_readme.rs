@@ -106,6 +106,7 @@ fn classic_report_reproduces_the_seed_readme() {
         scoring: Scoring::Classic,
         min_runs: 4,
         price: None,
+        expected: None,
     };
     let Report::Classic(r) = report(&loaded, &targets, &options).unwrap().1 else {
         unreachable!()

@@ -2,14 +2,26 @@
 //! or E3 per-test files), deterministic for given arguments.
 //!
 //! cargo run -p mlbench-schema --example gen_submission -- --out DIR [--vendors V]
-//!     [--runs R] [--gpus G] [--suite NAME] [--jobs fast|old_baselines]
-//!     [--layout legacy|per-test] [--seed S] [--nan-loss K]
+//!     [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines]
+//!     [--layout legacy|appended|per-test] [--seed S] [--nan-loss K]
+//!
+//! Layouts (spec §1.3, §4.6), per vendor root (`DIR`, or `DIR/vendorNN` with `--vendors`):
+//! - `legacy` (default): `run_10.sh`'s, one folder per run, `outputR/<suite>_<gpu>.json`,
+//!   one legacy stream per GPU per run;
+//! - `appended`: the suite run R times into the same folder without the move, so each
+//!   GPU's stream `<suite>_<gpu>.json` holds run 0's entries, then run 1's, …; the runs
+//!   are told apart only by the entries' `run_id`. The entries are those of `legacy`;
+//! - `per-test`: E3, one file per test process, `<suite>.<bench>.R<run>.D<vcd>.<ts>.json`.
+//!
+//! Whole-machine jobs write to GPU 0's stream (`JOB_ID=0`).
 //!
 //! The benches are the jobs of a shipped jobs file (`--jobs`; by default the one named
 //! `--suite` if there is one, else `fast`), which is written beside the runs as
 //! `<suite>.json`, byte for byte. Every entry records the arguments its job sets, as the
 //! suite's scripts store them, the HEAD `version` of its script, and a `unique_id` and
-//! `train_item` computed as the suite does.
+//! `train_item` computed as the suite does. `scaling` (in `baselines`) reports as its
+//! script does from 6d106f8 (spec §5.6): one entry per world size k = 1..N, whose
+//! `train_item` is the scaling efficiency.
 
 use mlbench_schema::jobs::{JobsFile, flag_dest};
 use mlbench_schema::scripts::ScriptMap;
@@ -41,6 +53,9 @@ const FIGURES: &[(&str, f64, f64)] = &[
     ("convnet_distributed", 276.1, 0.9),
     ("convnet_distributed_fp16", 330.41, 0.9),
     ("dcgan_all", 139.29, 0.6),
+    // One GPU's images/s of resnet101 at batch 128 (scaling's speed_1, which only sets its
+    // `train` stage: its `train_item` is an efficiency, see `scaling_entries`).
+    ("scaling", 150.0, 0.9),
 ];
 
 /// `version` of each entry script at the suite's HEAD (0591444), spec §2.2.
@@ -114,6 +129,14 @@ const LEGACY_DRAWS: &[(&str, i64)] = &[("dcgan_all", 25)];
 const DATA_DIRECTORY: &str = "/home/bench/training/data";
 const OUTPUT_DIRECTORY: &str = "/home/bench/training/output";
 
+/// Which files the runs go to (see the module's doc).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Legacy,
+    Appended,
+    PerTest,
+}
+
 /// One configuration of a job, with what the generator needs to report it.
 struct Bench {
     name: String,
@@ -127,6 +150,13 @@ struct Bench {
     loss_level: f64,
     /// Observations whose noise is drawn (at least `repeat`; see LEGACY_DRAWS).
     draws: i64,
+}
+
+impl Bench {
+    /// scaling.py, which writes one entry per world size (see `scaling_entries`).
+    fn is_scaling(&self) -> bool {
+        self.script.ends_with("scaling/pytorch/scaling.py")
+    }
 }
 
 /// splitmix64: small, deterministic, good enough for noise.
@@ -157,7 +187,7 @@ struct Options {
     gpus: usize,
     suite: String,
     jobs: Option<String>,
-    per_test: bool,
+    layout: Layout,
     seed: u64,
     nan_loss: usize,
 }
@@ -170,7 +200,7 @@ fn parse_args() -> Result<Options, String> {
         gpus: 2,
         suite: "fast".into(),
         jobs: None,
-        per_test: false,
+        layout: Layout::Legacy,
         seed: 1,
         nan_loss: 0,
     };
@@ -191,10 +221,15 @@ fn parse_args() -> Result<Options, String> {
             "--seed" => o.seed = number(value()?)? as u64,
             "--nan-loss" => o.nan_loss = number(value()?)?,
             "--layout" => {
-                o.per_test = match value()?.as_str() {
-                    "legacy" => false,
-                    "per-test" => true,
-                    other => return Err(format!("--layout: `{other}` is not legacy or per-test")),
+                o.layout = match value()?.as_str() {
+                    "legacy" => Layout::Legacy,
+                    "appended" => Layout::Appended,
+                    "per-test" => Layout::PerTest,
+                    other => {
+                        return Err(format!(
+                            "--layout: `{other}` is not legacy, appended or per-test"
+                        ));
+                    }
                 }
             }
             "-h" | "--help" => return Err(String::new()),
@@ -219,7 +254,7 @@ fn benches(jobs_name: &str) -> Result<(&'static [u8], Vec<Bench>), String> {
     for job in &jobs.jobs {
         let figure = |what: &str| {
             format!(
-                "no {what} for bench `{}` of {jobs_name}.json (--jobs fast or old_baselines have all)",
+                "no {what} for bench `{}` of {jobs_name}.json (the shipped jobs files have all)",
                 job.name
             )
         };
@@ -281,16 +316,9 @@ fn stored_value(flag: &str, value: &Value, gpus: usize) -> Value {
     }
 }
 
-/// One entry of `bench` with throughput around `speed`.
-fn entry(
-    rng: &mut Rng,
-    b: &Bench,
-    speed: f64,
-    gpu: usize,
-    gpus: usize,
-    run: usize,
-    vendor: usize,
-) -> ReportEntry {
+/// The arguments `make_report` stores for one process of `b` on `gpu` (or, for a
+/// whole-machine job, on every GPU), up to `version`.
+fn arguments(b: &Bench, gpu: usize, gpus: usize) -> Object {
     let all = b.whole_machine;
     // The defaults every script has (spec §5.1), the workers from PROC_COUNT=4.
     let mut e = Object::new();
@@ -311,7 +339,6 @@ fn entry(
         }
     }
     // The scripts' own overwrites of batch_size (spec §5.6).
-    let int = |e: &Object, key: &str| e.get(key).and_then(Value::as_i64);
     let batch = int(&e, "batch_size").unwrap_or(1);
     let batch = if b.script.ends_with("convnets/pytorch/conv_distributed.py") {
         batch * gpus as i64
@@ -326,14 +353,6 @@ fn entry(
         batch
     };
     e.insert("batch_size", batch);
-    let vcd = if all {
-        (0..gpus)
-            .map(|g| g.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    } else {
-        gpu.to_string()
-    };
     e.insert(
         "jr_id",
         if all {
@@ -342,9 +361,40 @@ fn entry(
             gpu.to_string()
         },
     );
-    e.insert("vcd", vcd);
+    e.insert(
+        "vcd",
+        if all {
+            device_list(gpus)
+        } else {
+            gpu.to_string()
+        },
+    );
     e.insert("cpu_cores", 10i64);
     e.insert("version", b.version.as_str());
+    e
+}
+
+fn int(e: &Object, key: &str) -> Option<i64> {
+    e.get(key).and_then(Value::as_i64)
+}
+
+/// `"0,1,…,n-1"`, as `CUDA_VISIBLE_DEVICES` of a process on the first `n` GPUs.
+fn device_list(n: usize) -> String {
+    (0..n).map(|g| g.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// One entry of `bench` with throughput around `speed`.
+fn entry(
+    rng: &mut Rng,
+    b: &Bench,
+    speed: f64,
+    gpu: usize,
+    gpus: usize,
+    run: usize,
+    vendor: usize,
+) -> ReportEntry {
+    let e = arguments(b, gpu, gpus);
+    let batch = int(&e, "batch_size").unwrap_or(1);
     let repeat = int(&e, "repeat").unwrap_or(100);
     let number = int(&e, "number").unwrap_or(10);
     // Time of `number` batches: items / throughput, with ~0.7% noise per observation.
@@ -356,6 +406,21 @@ fn entry(
             train.update(items / speed * (1.0 + noise));
         }
     }
+    let item = train_item(batch, number, &train);
+    finish(rng, e, b, run, vendor, train.to_stage(), item)
+}
+
+/// What `make_report` adds to the arguments `e`: the results (with the loss curve drawn
+/// here), the `train` stage and `train_item`, and the `unique_id` of the arguments.
+fn finish(
+    rng: &mut Rng,
+    mut e: Object,
+    b: &Bench,
+    run: usize,
+    vendor: usize,
+    train: Object,
+    item: Object,
+) -> ReportEntry {
     e.insert("name", b.name.as_str());
     e.insert("run_id", run.to_string());
     if e.get("cuda") == Some(&Value::Bool(true)) {
@@ -373,16 +438,71 @@ fn entry(
     e.insert("batch_loss", Value::from(losses));
     e.insert("epoch_loss", Value::List(vec![]));
     e.insert("metrics", Value::Object(Object::new()));
-    e.insert("train", Value::Object(train.to_stage()));
-    e.insert(
-        "train_item",
-        Value::Object(train_item(batch, number, &train)),
-    );
+    e.insert("train", Value::Object(train));
+    e.insert("train_item", Value::Object(item));
     // Hashed as the suite does: every argument, i.e. every key make_report does not add.
     let mut entry = ReportEntry::new(e);
     let id = unique_id(entry.arguments(), EXCLUDED_FINAL);
     entry.fields.insert("unique_id", id);
     entry
+}
+
+/// The entries of one `scaling` job, as scaling.py writes them from 6d106f8 (spec §5.6):
+/// `repeat` is forced to the device count N (`--devices`, or every GPU when it is 0),
+/// and for k = 1..N it times micro_bench on GPUs 0..k-1 and reports world size k with
+/// `devices` = the k device ids as strings, `vcd` = "0,…,k-1", `completed: true` and its
+/// own `train_item`: the efficiency (speed_k / speed_1) / k, drawn here around
+/// 1 − 0.02·(k − 1) (exactly 1 for k = 1), in `unit` "%".
+///
+/// The script's one `train` stream gets one observation per world size (the time of
+/// that launch, `speed` being one GPU's throughput), so each report holds it after k of
+/// them: with fewer than 10 the suite's StatStream has avg 0, min `Infinity` and max
+/// `-Infinity`, as the suite's own scaling reports do (spec §5.3).
+fn scaling_entries(
+    rng: &mut Rng,
+    b: &Bench,
+    speed: f64,
+    gpus: usize,
+    run: usize,
+    vendor: usize,
+) -> Vec<ReportEntry> {
+    let base = arguments(b, 0, gpus);
+    let devices = match int(&base, "devices") {
+        Some(n) if n > 0 => n as usize,
+        _ => gpus,
+    };
+    let batch = int(&base, "batch_size").unwrap_or(1) as f64;
+    let number = int(&base, "number").unwrap_or(10) as f64;
+    let mut train = StatStream::new(10);
+    let mut out = Vec::with_capacity(devices);
+    for k in 1..=devices {
+        let efficiency = if k == 1 {
+            1.0
+        } else {
+            1.0 - 0.02 * (k - 1) as f64 + rng.noise(0.003)
+        };
+        // time_per_batch = batch·k / speed_k = batch / (speed_1 · efficiency); the launch
+        // times 2 warm-up batches and `number` timed ones.
+        let per_batch = batch / (speed * efficiency);
+        train.update((number + 2.0) * per_batch * (1.0 + rng.noise(0.007)));
+        let mut e = base.clone();
+        e.insert("repeat", devices as i64);
+        e.insert(
+            "devices",
+            Value::List((0..k).map(|d| Value::Str(d.to_string())).collect()),
+        );
+        e.insert("vcd", device_list(k));
+        e.insert("completed", true);
+        let mut item = Object::new();
+        item.insert("avg", efficiency);
+        item.insert("max", efficiency);
+        item.insert("min", efficiency);
+        item.insert("range", 0i64);
+        item.insert("sd", 0i64);
+        item.insert("unit", "%");
+        out.push(finish(rng, e, b, run, vendor, train.to_stage(), item));
+    }
+    out
 }
 
 fn write(path: &Path, text: &str, bytes: &mut usize) -> std::io::Result<()> {
@@ -419,50 +539,70 @@ fn run(o: &Options, jobs: &[u8], benches: &[Bench]) -> std::io::Result<(usize, u
         let gpu_speed: Vec<f64> = (0..o.gpus)
             .map(|_| 1.0 + rng.noise(0.01).clamp(-0.02, 0.02))
             .collect();
+        // `appended`: each GPU's stream over every run, written once the runs are made.
+        let mut appended: Vec<Vec<ReportEntry>> = (0..o.gpus).map(|_| Vec::new()).collect();
         for run in 0..o.runs {
             let run_speed = 1.0 + rng.noise(0.004);
             for (gpu, gpu_speed) in gpu_speed.iter().enumerate() {
                 let mut stream = Vec::new();
                 for b in benches.iter().filter(|b| !b.whole_machine || gpu == 0) {
                     let speed = b.speed * vendor_speed * gpu_speed * run_speed;
-                    let mut e = entry(&mut rng, b, speed, gpu, o.gpus, run, vendor);
-                    // Spread the NaN losses: one per (run, bench) from the last run back.
-                    if nan_left > 0
-                        && run + 1 == o.runs - (o.nan_loss - nan_left) % o.runs.max(1)
-                        && gpu + 1 == o.gpus
-                        && b.name == "reso"
-                    {
-                        if let Some(Value::List(l)) = e.fields.get("batch_loss").cloned() {
-                            let mut l = l;
-                            l[57] = Value::Float(f64::NAN);
-                            e.fields.insert("batch_loss", Value::List(l));
-                        }
-                        nan_left -= 1;
-                    }
-                    entries += 1;
-                    if o.per_test {
-                        let ts = format!(
-                            "20200106-{:02}{:02}{:02}-{:06}",
-                            10 + run % 10,
-                            gpu % 60,
-                            files % 60,
-                            files % 1_000_000
-                        );
-                        let path =
-                            root.join(format!("{}.{}.R{run}.D{gpu}.{ts}.json", o.suite, b.name));
-                        write(&path, &per_test_text(&e), &mut bytes)?;
-                        files += 1;
+                    let made = if b.is_scaling() {
+                        scaling_entries(&mut rng, b, speed, o.gpus, run, vendor)
                     } else {
-                        stream.push(e);
+                        vec![entry(&mut rng, b, speed, gpu, o.gpus, run, vendor)]
+                    };
+                    for mut e in made {
+                        // Spread the NaN losses: one per (run, bench) from the last run back.
+                        if nan_left > 0
+                            && run + 1 == o.runs - (o.nan_loss - nan_left) % o.runs.max(1)
+                            && gpu + 1 == o.gpus
+                            && b.name == "reso"
+                        {
+                            if let Some(Value::List(l)) = e.fields.get("batch_loss").cloned() {
+                                let mut l = l;
+                                l[57] = Value::Float(f64::NAN);
+                                e.fields.insert("batch_loss", Value::List(l));
+                            }
+                            nan_left -= 1;
+                        }
+                        entries += 1;
+                        if o.layout == Layout::PerTest {
+                            let ts = format!(
+                                "20200106-{:02}{:02}{:02}-{:06}",
+                                10 + run % 10,
+                                gpu % 60,
+                                files % 60,
+                                files % 1_000_000
+                            );
+                            // D<vcd>: a whole-machine process saw every GPU (`D0,1,2,3`).
+                            let vcd = e.fields.get("vcd").and_then(Value::as_str).unwrap_or("0");
+                            let name = format!("{}.{}.R{run}.D{vcd}.{ts}.json", o.suite, b.name);
+                            write(&root.join(name), &per_test_text(&e), &mut bytes)?;
+                            files += 1;
+                        } else {
+                            stream.push(e);
+                        }
                     }
                 }
-                if !o.per_test {
-                    let path = root
-                        .join(format!("output{run}"))
-                        .join(format!("{}_{gpu}.json", o.suite));
-                    write(&path, &stream_text(&stream), &mut bytes)?;
-                    files += 1;
+                match o.layout {
+                    Layout::Legacy => {
+                        let path = root
+                            .join(format!("output{run}"))
+                            .join(format!("{}_{gpu}.json", o.suite));
+                        write(&path, &stream_text(&stream), &mut bytes)?;
+                        files += 1;
+                    }
+                    Layout::Appended => appended[gpu].extend(stream),
+                    Layout::PerTest => {}
                 }
+            }
+        }
+        if o.layout == Layout::Appended && o.runs > 0 {
+            for (gpu, stream) in appended.iter().enumerate() {
+                let path = root.join(format!("{}_{gpu}.json", o.suite));
+                write(&path, &stream_text(stream), &mut bytes)?;
+                files += 1;
             }
         }
     }
@@ -477,7 +617,7 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
             }
             eprintln!(
-                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--jobs fast|old_baselines] [--layout legacy|per-test] [--seed S] [--nan-loss K]"
+                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines] [--layout legacy|appended|per-test] [--seed S] [--nan-loss K]"
             );
             return ExitCode::from(2);
         }

@@ -5,7 +5,7 @@
 //!   `vendorA/output3`), as `run_10.sh` moved each run's output to its own folder;
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
-use crate::reader::{FileName, ReadError, ReportFile, read_file};
+use crate::reader::{FileName, ParsedFile, ReadError, ReportFile, read_file, read_file_lean};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -70,6 +70,8 @@ pub struct Discovery {
     pub ignored: usize,
     /// Jobs files met (a `*.json` whose content is a jobs list), passed over too.
     pub jobs_files: Vec<String>,
+    /// Where those jobs files are, in the same order.
+    pub jobs_paths: Vec<PathBuf>,
 }
 
 /// Whether `path` is a jobs file (by content; files over 4 MiB are not read).
@@ -99,7 +101,7 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
                 .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
             match classify(root, display.clone(), &parent) {
                 Some(f) => found.push(f),
-                None if is_jobs_file(root) => jobs_files.push(display),
+                None if is_jobs_file(root) => jobs_files.push((display, root.clone())),
                 None => ignored += 1,
             }
         }
@@ -138,12 +140,14 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         });
     }
     files.sort_by(|a, b| (&a.run, &a.display).cmp(&(&b.run, &b.display)));
+    let (jobs_files, jobs_paths) = jobs_files.into_iter().unzip();
     Ok(Discovery {
         suite: chosen,
         files,
         other_suites,
         ignored,
         jobs_files,
+        jobs_paths,
     })
 }
 
@@ -225,7 +229,7 @@ fn walk(
     root: &Path,
     found: &mut Vec<FoundFile>,
     ignored: &mut usize,
-    jobs_files: &mut Vec<String>,
+    jobs_files: &mut Vec<(String, PathBuf)>,
 ) -> Result<(), DiscoverError> {
     let entries = list_tree(root).map_err(|e| DiscoverError::Io {
         path: e.path,
@@ -248,7 +252,7 @@ fn walk(
             .map_or_else(|| ".".to_owned(), |(dir, _)| dir.to_owned());
         match classify(&path, display.clone(), &parent) {
             Some(f) => found.push(f),
-            None if is_jobs_file(&path) => jobs_files.push(display),
+            None if is_jobs_file(&path) => jobs_files.push((display, path)),
             // The runner's per-run log belongs beside the streams: not worth a word.
             None if path.file_name().is_some_and(|n| n == "summary.txt") => {}
             None => *ignored += 1,
@@ -288,12 +292,13 @@ pub struct LoadedReports {
     pub ignored: usize,
 }
 
-/// Reads every file found, in parallel, keeping every entry.
+/// Reads every file found, in parallel, keeping every entry with every field (a full
+/// read, loss curves included; [`load_map`] is the lean one).
 pub fn load(discovery: Discovery) -> LoadedReports {
     let suite = discovery.suite.clone();
     let other_suites = discovery.other_suites.clone();
     let ignored = discovery.ignored;
-    let files = load_map(discovery, |file| file);
+    let files = map_files(discovery, read_file, |file| file);
     let errors = files
         .iter()
         .flat_map(|f| f.parsed.errors.iter().cloned())
@@ -309,8 +314,22 @@ pub fn load(discovery: Discovery) -> LoadedReports {
 
 /// Reads every file found, in parallel, and hands each to `reduce` as soon as it is
 /// parsed: what `reduce` returns is kept, the parsed entries are dropped. A large
-/// submission then never sits in memory whole (its loss curves are most of its bytes).
+/// submission then never sits in memory whole.
+///
+/// This is the scoring path: files are read lean ([`read_file_lean`]), so entries have
+/// no `epoch_loss` and `metrics`, and `batch_loss` only as [`ReportEntry::loss_scan`]
+/// when it is a list of numbers. [`load`] keeps every field.
+///
+/// [`ReportEntry::loss_scan`]: crate::entry::ReportEntry::loss_scan
 pub fn load_map<T, F>(discovery: Discovery, reduce: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(ReportFile) -> T + Sync + Send,
+{
+    map_files(discovery, read_file_lean, reduce)
+}
+
+fn map_files<T, F>(discovery: Discovery, read: fn(&Path, &str) -> ParsedFile, reduce: F) -> Vec<T>
 where
     T: Send,
     F: Fn(ReportFile) -> T + Sync + Send,
@@ -319,7 +338,7 @@ where
         .files
         .into_par_iter()
         .map(|f| {
-            let parsed = read_file(&f.path, &f.display);
+            let parsed = read(&f.path, &f.display);
             reduce(ReportFile {
                 path: f.path,
                 display: f.display,

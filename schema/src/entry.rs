@@ -68,17 +68,37 @@ impl FailureKind {
     }
 }
 
+/// What a lean read ([`crate::reader::parse_report_lean`]) kept of `batch_loss` when it
+/// was a list of numbers: enough to say whether the run diverged, without the values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossScan {
+    /// Number of losses in the list.
+    pub len: usize,
+    /// The first loss that is `NaN`, `±Infinity` or a literal that overflows to ±inf
+    /// (`1e400`), with its index: what [`ReportEntry::first_nonfinite_loss`] gives for
+    /// the full list.
+    pub first_nonfinite: Option<(usize, f64)>,
+}
+
 /// One report entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportEntry {
-    /// Every field as read.
+    /// Every field as read; after a lean read, without `epoch_loss` and `metrics`, and
+    /// without `batch_loss` when [`Self::loss_scan`] is `Some`.
     pub fields: Object,
+    /// `batch_loss` as a lean read scanned it (a list of numbers, not kept); `None` for
+    /// an entry read in full, or whose `batch_loss` is missing or not a list of numbers
+    /// (then the field is in `fields`, as a full read has it).
+    pub loss_scan: Option<LossScan>,
 }
 
 impl ReportEntry {
-    /// Wraps an object.
+    /// Wraps an object (as a full read gives it: no loss scan).
     pub fn new(fields: Object) -> Self {
-        ReportEntry { fields }
+        ReportEntry {
+            fields,
+            loss_scan: None,
+        }
     }
 
     /// A field by key.
@@ -123,8 +143,12 @@ impl ReportEntry {
         self.get("train_item")?.as_object()?.get("avg")?.as_f64()
     }
 
-    /// The first non-finite value of `batch_loss`, with its index.
+    /// The first non-finite value of `batch_loss`, with its index: from
+    /// [`Self::loss_scan`] after a lean read, else from the field.
     pub fn first_nonfinite_loss(&self) -> Option<(usize, f64)> {
+        if let Some(scan) = &self.loss_scan {
+            return scan.first_nonfinite;
+        }
         let losses = self.get("batch_loss")?.as_list()?;
         losses
             .iter()

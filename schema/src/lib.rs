@@ -2,8 +2,8 @@
 //!
 //! - [`value`], [`pyjson`], [`pyrepr`]: JSON and `str()` as Python has them (`NaN`
 //!   tokens, int/float distinction, `sort_keys` + `indent=4` output);
-//! - [`entry`], [`reader`], [`discover`]: report entries, report files of every era,
-//!   and finding them in folder trees;
+//! - [`entry`], [`reader`], [`discover`], [`runs`]: report entries, report files of every
+//!   era, finding them in folder trees, and telling their runs apart;
 //! - [`writer`]: the legacy stream format, byte for byte;
 //! - [`unique_id`]: the suite's id and version algorithms;
 //! - [`timing`]: its `StatStream` and throughput arithmetic;
@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod reader;
+pub mod runs;
 pub mod scripts;
 pub mod targets;
 pub mod timing;

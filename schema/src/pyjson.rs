@@ -7,6 +7,7 @@
 
 use crate::pyrepr::py_float_repr;
 use crate::value::{Object, Value};
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Where and why a JSON text could not be read.
@@ -67,6 +68,35 @@ pub struct Parser<'a> {
 /// Nesting deeper than this is refused (Python raises RecursionError near 1000).
 const MAX_DEPTH: usize = 512;
 
+/// What [`Parser::skip_value`] passed over.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Skipped {
+    /// A list whose elements are all numbers (ints, floats, `NaN`, `Infinity`,
+    /// `-Infinity`): its length and its first non-finite element, with its index, as
+    /// [`Value::as_f64`] of the parsed element would give it (`NaN`, `±Infinity`, or a
+    /// literal such as `1e400` that rounds to infinity).
+    Numbers {
+        /// Number of elements.
+        len: usize,
+        /// The first element that is not finite, with its index.
+        first_nonfinite: Option<(usize, f64)>,
+    },
+    /// Any other value.
+    Other,
+}
+
+/// The extent and kind of a number token, as [`Parser::scan_number`] walked it.
+struct NumberToken {
+    start: usize,
+    /// The token is `-Infinity`.
+    neg_infinity: bool,
+    /// A fraction or an exponent: Python reads a float.
+    float: bool,
+    /// The literal might not be finite as an `f64` (an exponent, or a very long
+    /// integer part); any other literal certainly is.
+    may_overflow: bool,
+}
+
 impl<'a> Parser<'a> {
     /// A parser at the start of `text`.
     pub fn new(text: &'a [u8]) -> Self {
@@ -83,14 +113,24 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips JSON white space (space, tab, newline, carriage return).
+    #[inline]
     pub fn skip_ws(&mut self) {
-        while let Some(&b) = self.text.get(self.pos) {
-            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                self.pos += 1;
-            } else {
+        let text = self.text;
+        let mut i = self.pos;
+        while let Some(&b) = text.get(i) {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
             }
+            i += 1;
+            // Python's `indent=4` puts runs of spaces between tokens: 8 at a time.
+            while let Some(chunk) = text.get(i..i + 8) {
+                if u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) != 0x2020_2020_2020_2020 {
+                    break;
+                }
+                i += 8;
+            }
         }
+        self.pos = i;
     }
 
     /// The next byte, if any, without consuming it.
@@ -130,45 +170,270 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Passes over one value starting at the current position (no leading white space)
+    /// without building it: the text accepted, the position reached and the errors are
+    /// exactly those of [`Parser::value`]. A list of numbers also gives its length and
+    /// first non-finite element ([`Skipped::Numbers`]).
+    ///
+    /// The skip walks numbers, strings and literals with the lexer [`Parser::value`] uses
+    /// and only decides whether the text is valid; when it is not, `value()` reads it
+    /// again from the same start, so an error's message and position are the full
+    /// parser's by construction. Nothing is allocated for valid text.
+    pub fn skip_value(&mut self) -> Result<Skipped, SyntaxError> {
+        let (start, depth) = (self.pos, self.depth);
+        if let Some(skipped) = self.try_skip() {
+            return Ok(skipped);
+        }
+        self.pos = start;
+        self.depth = depth;
+        self.value().map(|_| Skipped::Other)
+    }
+
+    /// [`Parser::skip_value`]'s walk; `None` where [`Parser::value`] would fail.
+    fn try_skip(&mut self) -> Option<Skipped> {
+        if self.peek() == Some(b'[') {
+            return self.skip_list();
+        }
+        self.skip_any().then_some(Skipped::Other)
+    }
+
+    /// Skips any value; `false` where [`Parser::value`] would fail.
+    fn skip_any(&mut self) -> bool {
+        match self.peek() {
+            Some(b'{') => self.skip_object(),
+            Some(b'[') => self.skip_list().is_some(),
+            Some(b'"') => self.skip_string(),
+            Some(b'-' | b'0'..=b'9') => self.scan_number().is_ok(),
+            Some(b'N') => self.eat_word(b"NaN"),
+            Some(b'I') => self.eat_word(b"Infinity"),
+            Some(b't') => self.eat_word(b"true"),
+            Some(b'f') => self.eat_word(b"false"),
+            Some(b'n') => self.eat_word(b"null"),
+            _ => false,
+        }
+    }
+
+    /// A string as [`Parser::string`] reads it, without decoding it. The raw text is
+    /// valid UTF-8 exactly when the decoded one is: escapes are ASCII and decode to
+    /// whole characters.
+    fn skip_string(&mut self) -> bool {
+        let open = self.pos;
+        if self.walk_string(None).is_err() {
+            return false;
+        }
+        let raw = &self.text[open + 1..self.pos - 1];
+        raw.is_ascii() || std::str::from_utf8(raw).is_ok()
+    }
+
+    fn skip_object(&mut self) -> bool {
+        if !self.deeper() {
+            return false;
+        }
+        self.pos += 1; // '{'
+        self.skip_ws();
+        if self.eat(b'}') {
+            self.depth -= 1;
+            return true;
+        }
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'"') || !self.skip_string() {
+                return false;
+            }
+            self.skip_ws();
+            if !self.eat(b':') {
+                return false;
+            }
+            self.skip_ws();
+            if !self.skip_any() {
+                return false;
+            }
+            self.skip_ws();
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b'}') {
+                break;
+            }
+            return false;
+        }
+        self.depth -= 1;
+        true
+    }
+
+    /// Skips a list, noting whether its elements are all numbers, how many there are
+    /// and which is the first non-finite one.
+    fn skip_list(&mut self) -> Option<Skipped> {
+        if !self.deeper() {
+            return None;
+        }
+        self.pos += 1; // '['
+        self.skip_ws();
+        if self.eat(b']') {
+            self.depth -= 1;
+            return Some(Skipped::Numbers {
+                len: 0,
+                first_nonfinite: None,
+            });
+        }
+        let mut numbers = true;
+        let mut len = 0;
+        let mut first_nonfinite = None;
+        loop {
+            self.skip_ws();
+            // The common element, a plain finite number, takes the short way.
+            if matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+                let token = self.scan_number().ok()?;
+                if token.neg_infinity || token.may_overflow {
+                    self.odd_number(&token, len, &mut first_nonfinite, &mut numbers)?;
+                }
+            } else {
+                self.odd_element(len, &mut first_nonfinite, &mut numbers)?;
+            }
+            len += 1;
+            if !self.eat(b',') {
+                self.skip_ws();
+                if self.eat(b']') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(if numbers {
+            Skipped::Numbers {
+                len,
+                first_nonfinite,
+            }
+        } else {
+            Skipped::Other
+        })
+    }
+
+    /// [`Parser::skip_list`]: a number token that may not be finite (`-Infinity`, an
+    /// exponent, a long integer part), as `Value::as_f64` of the parsed element sees it.
+    #[cold]
+    fn odd_number(
+        &self,
+        token: &NumberToken,
+        index: usize,
+        first_nonfinite: &mut Option<(usize, f64)>,
+        numbers: &mut bool,
+    ) -> Option<()> {
+        let value = if token.neg_infinity {
+            f64::NEG_INFINITY
+        } else {
+            match self.literal(token).parse::<f64>() {
+                Ok(f) => f,
+                // `value()` refuses such a float; an int becomes a BigInt that is no
+                // number to `as_f64`. (Neither can happen.)
+                Err(_) if token.float => return None,
+                Err(_) => {
+                    *numbers = false;
+                    return Some(());
+                }
+            }
+        };
+        if !value.is_finite() && first_nonfinite.is_none() {
+            *first_nonfinite = Some((index, value));
+        }
+        Some(())
+    }
+
+    /// [`Parser::skip_list`]: an element that is not a number token: `NaN`, `Infinity`,
+    /// or any other value (then the list is not one of numbers).
+    #[cold]
+    fn odd_element(
+        &mut self,
+        index: usize,
+        first_nonfinite: &mut Option<(usize, f64)>,
+        numbers: &mut bool,
+    ) -> Option<()> {
+        let value = match self.peek() {
+            Some(b'N') => self.eat_word(b"NaN").then_some(f64::NAN)?,
+            Some(b'I') => self.eat_word(b"Infinity").then_some(f64::INFINITY)?,
+            _ => {
+                *numbers = false;
+                return self.skip_any().then_some(());
+            }
+        };
+        if first_nonfinite.is_none() {
+            *first_nonfinite = Some((index, value));
+        }
+        Some(())
+    }
+
     fn keyword(&mut self, word: &[u8], value: Value) -> Result<Value, SyntaxError> {
-        if self.text[self.pos..].starts_with(word) {
-            self.pos += word.len();
+        if self.eat_word(word) {
             Ok(value)
         } else {
             Err(self.error("invalid literal, expected a value"))
         }
     }
 
-    fn enter(&mut self) -> Result<(), SyntaxError> {
+    /// Consumes `word` if it is next (the literals `NaN`, `true`, …).
+    fn eat_word(&mut self, word: &[u8]) -> bool {
+        if self.text[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// One level deeper, at an opening bracket; `false` past [`MAX_DEPTH`].
+    fn deeper(&mut self) -> bool {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        self.depth <= MAX_DEPTH
+    }
+
+    fn enter(&mut self) -> Result<(), SyntaxError> {
+        if !self.deeper() {
             return Err(self.error(format!("nesting deeper than {MAX_DEPTH} levels")));
         }
         Ok(())
     }
 
     fn object(&mut self) -> Result<Value, SyntaxError> {
+        let mut object = Object::with_capacity(8);
+        self.object_with(|parser, key| {
+            let value = parser.value()?;
+            object.push_raw(key.into_owned(), value);
+            Ok(())
+        })?;
+        Ok(Value::Object(object))
+    }
+
+    /// Reads the object at the current position (its `{`) exactly as [`Parser::value`]
+    /// does, but hands each key (decoded; borrowed from the text when it has no escapes),
+    /// with the parser at the start of its value, to `field`, which must consume that
+    /// value (with [`Parser::value`] or [`Parser::skip_value`]). Errors, depth limit and
+    /// positions are those of [`Parser::value`]: it is the same code.
+    pub fn object_with(
+        &mut self,
+        mut field: impl FnMut(&mut Self, Cow<'a, str>) -> Result<(), SyntaxError>,
+    ) -> Result<(), SyntaxError> {
         self.enter()?;
         self.pos += 1; // '{'
-        let mut object = Object::with_capacity(8);
         self.skip_ws();
         if self.eat(b'}') {
             self.depth -= 1;
-            return Ok(Value::Object(object));
+            return Ok(());
         }
         loop {
             self.skip_ws();
             if self.peek() != Some(b'"') {
                 return Err(self.expected("a property name in double quotes"));
             }
-            let key = self.string()?;
+            let key = self.str_cow()?;
             self.skip_ws();
             if !self.eat(b':') {
                 return Err(self.expected("':' after a property name"));
             }
             self.skip_ws();
-            let value = self.value()?;
-            object.push_raw(key, value);
+            field(self, key)?;
             self.skip_ws();
             if self.eat(b',') {
                 continue;
@@ -179,7 +444,7 @@ impl<'a> Parser<'a> {
             return Err(self.expected("',' or '}' in an object"));
         }
         self.depth -= 1;
-        Ok(Value::Object(object))
+        Ok(())
     }
 
     fn list(&mut self) -> Result<Value, SyntaxError> {
@@ -214,39 +479,80 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<Value, SyntaxError> {
+    /// Walks the number token at the current position (`-` or a digit): the one lexer
+    /// of numbers, shared by [`Parser::value`] and [`Parser::skip_value`]. `Err(())`
+    /// leaves the position where `value()` reports "expected a digit after '-'".
+    #[inline(always)]
+    fn scan_number(&mut self) -> Result<NumberToken, ()> {
+        let text = self.text;
         let start = self.pos;
-        if self.eat(b'-') && self.text[self.pos..].starts_with(b"Infinity") {
-            self.pos += b"Infinity".len();
+        let mut i = start;
+        if text.get(i) == Some(&b'-') {
+            i += 1;
+            if text[i..].starts_with(b"Infinity") {
+                self.pos = i + b"Infinity".len();
+                return Ok(NumberToken {
+                    start,
+                    neg_infinity: true,
+                    float: true,
+                    may_overflow: false,
+                });
+            }
+        }
+        let int_start = i;
+        match text.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits_end(text, i + 1),
+            _ => {
+                self.pos = i;
+                return Err(());
+            }
+        }
+        let int_digits = i - int_start;
+        let mut float = false;
+        let mut exponent = false;
+        if text.get(i) == Some(&b'.') && matches!(text.get(i + 1), Some(b'0'..=b'9')) {
+            float = true;
+            i = digits_end(text, i + 2);
+        }
+        if matches!(text.get(i), Some(b'e' | b'E')) {
+            let mut j = i + 1;
+            if matches!(text.get(j), Some(b'+' | b'-')) {
+                j += 1;
+            }
+            // Python's scanner stops before a bare 'e'; what follows is then an error.
+            if matches!(text.get(j), Some(b'0'..=b'9')) {
+                float = true;
+                exponent = true;
+                i = digits_end(text, j + 1);
+            }
+        }
+        self.pos = i;
+        Ok(NumberToken {
+            start,
+            neg_infinity: false,
+            float,
+            // Without an exponent the magnitude is below 10^int_digits: f64 reaches
+            // 1.8e308, so only a very long integer part can round to infinity.
+            may_overflow: exponent || int_digits > 300,
+        })
+    }
+
+    /// The literal of a token [`Parser::scan_number`] just walked (ASCII by construction).
+    fn literal(&self, token: &NumberToken) -> &'a str {
+        std::str::from_utf8(&self.text[token.start..self.pos]).unwrap_or("0")
+    }
+
+    fn number(&mut self) -> Result<Value, SyntaxError> {
+        let Ok(token) = self.scan_number() else {
+            return Err(self.error("invalid number: expected a digit after '-'"));
+        };
+        if token.neg_infinity {
             return Ok(Value::Float(f64::NEG_INFINITY));
         }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => self.digits(),
-            _ => return Err(self.error("invalid number: expected a digit after '-'")),
-        }
-        let mut float = false;
-        if self.peek() == Some(b'.') && matches!(self.text.get(self.pos + 1), Some(b'0'..=b'9')) {
-            float = true;
-            self.pos += 1;
-            self.digits();
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            let save = self.pos;
-            self.pos += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.pos += 1;
-            }
-            if matches!(self.peek(), Some(b'0'..=b'9')) {
-                float = true;
-                self.digits();
-            } else {
-                // Python's scanner stops before a bare 'e'; what follows is then an error.
-                self.pos = save;
-            }
-        }
-        // The slice is ASCII by construction.
-        let literal = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("0");
+        let start = token.start;
+        let float = token.float;
+        let literal = self.literal(&token);
         if float {
             // Rust's parser is correctly rounded like Python's float(); out-of-range
             // literals become ±inf in both.
@@ -262,59 +568,79 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn digits(&mut self) {
-        while matches!(self.peek(), Some(b'0'..=b'9')) {
-            self.pos += 1;
-        }
+    fn string(&mut self) -> Result<String, SyntaxError> {
+        self.str_cow().map(Cow::into_owned)
     }
 
-    fn string(&mut self) -> Result<String, SyntaxError> {
+    /// The string at the current position (its opening quote): borrowed from the text
+    /// when it has no escapes, which is the common case.
+    fn str_cow(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
+        let open = self.pos;
+        let not_utf8 = |text| SyntaxError::at(text, open, "string is not valid UTF-8");
+        if !self.walk_string(None)? {
+            let raw = &self.text[open + 1..self.pos - 1];
+            return std::str::from_utf8(raw)
+                .map(Cow::Borrowed)
+                .map_err(|_| not_utf8(self.text));
+        }
+        // Escapes: walk it again, decoding (the same checks pass again).
+        self.pos = open;
+        let mut out = Vec::new();
+        self.walk_string(Some(&mut out))?;
+        String::from_utf8(out)
+            .map(Cow::Owned)
+            .map_err(|_| not_utf8(self.text))
+    }
+
+    /// Walks the string whose opening quote is at the current position to just past its
+    /// closing quote, with the checks of Python's scanner (control characters, escapes),
+    /// appending its decoded bytes to `out` when given; says whether it met an escape.
+    /// The one lexer of strings, shared by [`Parser::value`] and [`Parser::skip_value`];
+    /// UTF-8 validity is the caller's.
+    fn walk_string(&mut self, mut out: Option<&mut Vec<u8>>) -> Result<bool, SyntaxError> {
+        let mut escaped = false;
         let open = self.pos;
         self.pos += 1; // '"'
-        let mut out: Option<Vec<u8>> = None;
         let mut run_start = self.pos;
         loop {
-            let Some(&b) = self.text.get(self.pos) else {
+            let Some(stop) = string_stop(self.text, self.pos) else {
                 return Err(SyntaxError::at(
                     self.text,
                     open,
                     "unterminated string starting here",
                 ));
             };
-            match b {
+            self.pos = stop;
+            if let Some(out) = out.as_deref_mut() {
+                out.extend_from_slice(&self.text[run_start..self.pos]);
+            }
+            match self.text[self.pos] {
                 b'"' => {
-                    let run = &self.text[run_start..self.pos];
                     self.pos += 1;
-                    let bytes = match out {
-                        Some(mut buf) => {
-                            buf.extend_from_slice(run);
-                            buf
-                        }
-                        None => run.to_vec(),
-                    };
-                    return String::from_utf8(bytes).map_err(|_| {
-                        SyntaxError::at(self.text, open, "string is not valid UTF-8")
-                    });
+                    return Ok(escaped);
                 }
                 b'\\' => {
-                    let buf = out.get_or_insert_with(Vec::new);
-                    buf.extend_from_slice(&self.text[run_start..self.pos]);
                     self.pos += 1;
-                    self.escape(buf)?;
+                    escaped = true;
+                    let ch = self.escape()?;
+                    if let Some(out) = out.as_deref_mut() {
+                        let mut tmp = [0u8; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                    }
                     run_start = self.pos;
                 }
-                0x00..=0x1f => {
+                b => {
                     return Err(self.error(format!(
                         "invalid control character {} in a string",
                         show_byte(b)
                     )));
                 }
-                _ => self.pos += 1,
             }
         }
     }
 
-    fn escape(&mut self, buf: &mut Vec<u8>) -> Result<(), SyntaxError> {
+    /// Reads one escape (after its backslash) and returns the character it stands for.
+    fn escape(&mut self) -> Result<char, SyntaxError> {
         let Some(&b) = self.text.get(self.pos) else {
             return Err(self.error("unterminated escape sequence"));
         };
@@ -346,18 +672,14 @@ impl<'a> Parser<'a> {
                     first
                 };
                 // A lone surrogate (legal in Python's str) has no UTF-8 form: U+FFFD stands in.
-                let ch = char::from_u32(code).unwrap_or('\u{fffd}');
-                let mut tmp = [0u8; 4];
-                buf.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
-                return Ok(());
+                return Ok(char::from_u32(code).unwrap_or('\u{fffd}'));
             }
             _ => {
                 self.pos -= 2;
                 return Err(self.error("invalid \\escape"));
             }
         };
-        buf.push(simple);
-        Ok(())
+        Ok(char::from(simple))
     }
 
     fn hex4(&mut self) -> Result<u32, SyntaxError> {
@@ -374,6 +696,55 @@ impl<'a> Parser<'a> {
             None => Err(self.error("invalid \\uXXXX escape")),
         }
     }
+}
+
+/// The first byte at or after `i` that ends a run of plain string characters: `"`, `\`
+/// or a control character.
+#[inline(always)]
+fn string_stop(text: &[u8], mut i: usize) -> Option<usize> {
+    // Eight bytes at a time. `v - 0x01…01 & !v & 0x80…80` flags the bytes of `v` that are
+    // zero (or, with `0x20…20`, below 0x20); a borrow can only flag bytes above a flagged
+    // one, and only the lowest flagged byte is used.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let stop = zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\')))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
+        if stop != 0 {
+            return Some(i + stop.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    let tail = text.get(i..)?;
+    tail.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| i + p)
+}
+
+/// The end of the run of ASCII digits starting at `i`.
+#[inline(always)]
+fn digits_end(text: &[u8], mut i: usize) -> usize {
+    // Eight bytes at a time: a byte is a digit when its high nibble is 3 and stays 3
+    // after adding 6. A carry out of a non-digit byte only disturbs the bytes above it,
+    // and only the lowest non-digit byte is used.
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let not_digit = ((x & HIGH) ^ THREES) | ((x.wrapping_add(SIXES) & HIGH) ^ THREES);
+        if not_digit != 0 {
+            return i + not_digit.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    while matches!(text.get(i), Some(b'0'..=b'9')) {
+        i += 1;
+    }
+    i
 }
 
 fn show_byte(b: u8) -> String {
@@ -537,6 +908,32 @@ mod tests {
         let v = parse(br#""a\"\\\/\n\u00e9\ud83d\ude00""#).unwrap();
         assert_eq!(v.as_str().unwrap(), "a\"\\/\n\u{e9}\u{1f600}");
         assert_eq!(to_python_json(&v), r#""a\"\\/\n\u00e9\ud83d\ude00""#);
+    }
+
+    #[test]
+    fn word_at_a_time_scans_find_the_first_stop() {
+        let naive_stop = |t: &[u8]| t.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        let naive_digits = |t: &[u8]| {
+            t.iter()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(t.len())
+        };
+        for len in 0..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    for fill in [b'a', b'7', 0xc3, b'~'] {
+                        let mut text = vec![fill; len];
+                        text[at] = b;
+                        // A second odd byte above, to catch borrows carried upwards.
+                        if at + 1 < len {
+                            text[at + 1] = b.wrapping_sub(1);
+                        }
+                        assert_eq!(string_stop(&text, 0), naive_stop(&text), "{text:?}");
+                        assert_eq!(digits_end(&text, 0), naive_digits(&text), "{text:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! A damaged entry never hides the others: every entry that parses is kept, and every
 //! problem is returned with the file, the entry index and the byte offset or field.
 
-use crate::entry::ReportEntry;
-use crate::pyjson::{Parser, SyntaxError};
-use crate::value::Value;
+use crate::entry::{LossScan, ReportEntry};
+use crate::pyjson::{Parser, Skipped, SyntaxError};
+use crate::value::{Object, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -201,6 +201,91 @@ fn syntax(file: &str, entry: Option<usize>, e: SyntaxError) -> ReadError {
 /// Type problems of an entry's fields (see [`ReportEntry::type_problems`]) are errors
 /// too, and such an entry is not returned.
 pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
+    parse_with(file, text, Read::Full)
+}
+
+/// [`parse_report`] for scoring: the same container, entries (with the same indices),
+/// errors (same messages, offsets, lines and columns) and type problems, but the bulky
+/// fields of each entry that scoring never reads are passed over without being built.
+///
+/// In each entry object (the file's bare object, or each element of its array or
+/// stream), the values of `batch_loss`, `epoch_loss` and `metrics` are skipped with
+/// [`Parser::skip_value`], which accepts exactly what the full parser accepts.
+/// `epoch_loss` and `metrics` are then absent from the entry's fields. A `batch_loss`
+/// that is a list of numbers is absent too, and summed up in
+/// [`ReportEntry::loss_scan`] (length and first non-finite element, which is what
+/// [`ReportEntry::first_nonfinite_loss`] and so [`ReportEntry::failure`] need); any other
+/// `batch_loss` is read in full from the same position, so the entry is then what
+/// [`parse_report`] gives, type problems included. Keys read twice keep the full
+/// parse's semantics: the last `batch_loss` is the one that counts.
+///
+/// Nested objects keep those keys: only the entry's own fields are skipped.
+pub fn parse_report_lean(file: &str, text: &[u8]) -> ParsedFile {
+    parse_with(file, text, Read::Lean)
+}
+
+/// How the entries of a report are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Every field built ([`parse_report`]).
+    Full,
+    /// The loss curves and metrics skipped ([`parse_report_lean`]).
+    Lean,
+}
+
+/// One entry at the parser's position: its value, and the scan of its `batch_loss` when
+/// a lean read skipped it.
+fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, Option<LossScan>), SyntaxError> {
+    if read == Read::Full || parser.peek() != Some(b'{') {
+        return Ok((parser.value()?, None));
+    }
+    let mut fields = Object::with_capacity(24);
+    let mut scan = None;
+    // Whether a `batch_loss` read in full is among `fields` (only an unusual one is).
+    let mut built_loss = false;
+    parser.object_with(|parser, key| {
+        match &*key {
+            "batch_loss" => {
+                let start = parser.pos;
+                match parser.skip_value()? {
+                    Skipped::Numbers {
+                        len,
+                        first_nonfinite,
+                    } => {
+                        // The last `batch_loss` is the one lookups see: drop an earlier one.
+                        if built_loss {
+                            fields.remove("batch_loss");
+                            built_loss = false;
+                        }
+                        scan = Some(LossScan {
+                            len,
+                            first_nonfinite,
+                        });
+                    }
+                    Skipped::Other => {
+                        // Not a list of numbers: read it as the full parse does.
+                        parser.pos = start;
+                        let value = parser.value()?;
+                        fields.push_raw(key.into_owned(), value);
+                        built_loss = true;
+                        scan = None;
+                    }
+                }
+            }
+            "epoch_loss" | "metrics" => {
+                parser.skip_value()?;
+            }
+            _ => {
+                let value = parser.value()?;
+                fields.push_raw(key.into_owned(), value);
+            }
+        }
+        Ok(())
+    })?;
+    Ok((Value::Object(fields), scan))
+}
+
+fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
     let mut out = ParsedFile {
         container: None,
         entries: Vec::new(),
@@ -217,8 +302,8 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
         }),
         Some(b'{') => {
             out.container = Some(Container::Object);
-            match parser.value() {
-                Ok(value) => {
+            match read_entry(&mut parser, read) {
+                Ok((value, scan)) => {
                     parser.skip_ws();
                     if !parser.at_end() {
                         out.errors.push(syntax(
@@ -227,7 +312,7 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
                             parser.error("extra data after the report object"),
                         ));
                     }
-                    accept(file, 0, value, &mut out);
+                    accept(file, 0, value, scan, &mut out);
                 }
                 Err(e) => out.errors.push(syntax(file, Some(0), e)),
             }
@@ -250,8 +335,8 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
                     }
                     break;
                 }
-                match parser.value() {
-                    Ok(value) => accept(file, index, value, &mut out),
+                match read_entry(&mut parser, read) {
+                    Ok((value, scan)) => accept(file, index, value, scan, &mut out),
                     Err(e) => {
                         // Nothing after a broken entry can be trusted (there is no resync
                         // point in JSON), so stop here and keep what came before.
@@ -292,10 +377,13 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
     out
 }
 
-fn accept(file: &str, index: usize, value: Value, out: &mut ParsedFile) {
+fn accept(file: &str, index: usize, value: Value, scan: Option<LossScan>, out: &mut ParsedFile) {
     match value {
         Value::Object(fields) => {
-            let entry = ReportEntry::new(fields);
+            let entry = ReportEntry {
+                fields,
+                loss_scan: scan,
+            };
             let problems = entry.type_problems();
             if problems.is_empty() {
                 out.entries.push((index, entry));
@@ -348,8 +436,18 @@ pub struct ReportFile {
 
 /// Reads and parses one file; an I/O failure becomes a [`ReadError`].
 pub fn read_file(path: &Path, display: &str) -> ParsedFile {
+    read_with(path, display, Read::Full)
+}
+
+/// [`read_file`] with [`parse_report_lean`]: for scoring, which needs neither the loss
+/// values nor the metrics.
+pub fn read_file_lean(path: &Path, display: &str) -> ParsedFile {
+    read_with(path, display, Read::Lean)
+}
+
+fn read_with(path: &Path, display: &str, read: Read) -> ParsedFile {
     match std::fs::read(path) {
-        Ok(bytes) => parse_report(display, &bytes),
+        Ok(bytes) => parse_with(display, &bytes, read),
         Err(e) => ParsedFile {
             container: None,
             entries: Vec::new(),
@@ -366,6 +464,7 @@ pub fn read_file(path: &Path, display: &str) -> ParsedFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::FailureKind;
 
     const E: &str = r#"{"name": "vae", "version": "abc", "train_item": {"avg": 2.5}}"#;
 
@@ -467,5 +566,162 @@ mod tests {
             parsed.errors[0].to_string(),
             "f.json: entry 0: field `train_item.avg`: expected a number, found string"
         );
+    }
+
+    /// An entry with `batch_loss` (and the skipped fields) as given.
+    fn with_losses(losses: &str) -> String {
+        format!(
+            "[{{\"name\": \"vae\", \"version\": \"abc\", \"batch_loss\": {losses},\n \
+             \"epoch_loss\": [1.5], \"metrics\": {{\"acc\": [0.5, NaN]}}, \
+             \"train_item\": {{\"avg\": 2.5}}}},"
+        )
+    }
+
+    #[test]
+    fn lean_read_scans_losses_and_drops_the_curves() {
+        let parsed = parse_report_lean("f.json", with_losses("[1, 2.5, -0.0, 3]").as_bytes());
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let entry = &parsed.entries[0].1;
+        let scan = entry.loss_scan.unwrap();
+        assert_eq!((scan.len, scan.first_nonfinite), (4, None));
+        for key in ["batch_loss", "epoch_loss", "metrics"] {
+            assert!(entry.get(key).is_none(), "{key}");
+        }
+        assert_eq!(entry.train_item_avg(), Some(2.5));
+        assert_eq!(entry.failure(false), None);
+        // The full read keeps them all.
+        let full = parse_report("f.json", with_losses("[1, 2.5, -0.0, 3]").as_bytes());
+        assert_eq!(full.entries[0].1.loss_scan, None);
+        assert!(full.entries[0].1.get("metrics").is_some());
+    }
+
+    #[test]
+    fn lean_read_sees_overflowing_literals_as_infinite() {
+        for (losses, first) in [
+            ("[0.5, 1e400, NaN]".to_owned(), Some((1, f64::INFINITY))),
+            ("[0.5, -1E+309]".to_owned(), Some((1, f64::NEG_INFINITY))),
+            (
+                "[1e308, 1.7976931348623157e308, 6.9410552978515625]".to_owned(),
+                None,
+            ),
+            ("[-Infinity]".to_owned(), Some((0, f64::NEG_INFINITY))),
+            // 10^308 and 10^309 written out: ints to Python; the second is beyond f64,
+            // so inf to `as_f64`.
+            (format!("[2, 1{}]", "0".repeat(308)), None),
+            (
+                format!("[2, 1{}]", "0".repeat(309)),
+                Some((1, f64::INFINITY)),
+            ),
+            (format!("[2, 1{}.5]", "0".repeat(300)), None),
+        ] {
+            let text = with_losses(&losses);
+            let lean = parse_report_lean("f.json", text.as_bytes());
+            let full = parse_report("f.json", text.as_bytes());
+            let (lean, full) = (&lean.entries[0].1, &full.entries[0].1);
+            assert_eq!(lean.first_nonfinite_loss(), first, "{losses}");
+            assert_eq!(full.first_nonfinite_loss(), first, "{losses}");
+            assert_eq!(lean.failure(false), full.failure(false), "{losses}");
+        }
+        let text = with_losses("[1.0, NaN]");
+        let lean = parse_report_lean("f.json", text.as_bytes());
+        let (i, f) = lean.entries[0].1.first_nonfinite_loss().unwrap();
+        assert!(i == 1 && f.is_nan());
+        assert_eq!(lean.entries[0].1.failure(false), Some(FailureKind::NanLoss));
+    }
+
+    #[test]
+    fn lean_read_of_odd_losses_is_the_full_read() {
+        for losses in [r#"[1.0, "x"]"#, "[[1.0]]", "{}", "null", "[1.0, null, NaN]"] {
+            let text = with_losses(losses);
+            let lean = parse_report_lean("f.json", text.as_bytes());
+            let full = parse_report("f.json", text.as_bytes());
+            assert!(
+                lean.entries.is_empty() && full.entries.is_empty(),
+                "{losses}"
+            );
+            assert_eq!(lean.errors, full.errors, "{losses}");
+        }
+        let lean = parse_report_lean("f.json", with_losses(r#"[1.0, "x"]"#).as_bytes());
+        assert_eq!(
+            lean.errors[0].to_string(),
+            "f.json: entry 0: field `batch_loss[1]`: expected a number, found string"
+        );
+    }
+
+    #[test]
+    fn lean_read_keeps_the_last_of_duplicate_losses() {
+        // A scanned list after an odd one: the entry is usable, as `get` sees the last.
+        let text = r#"{"name": "vae", "version": "x", "train_item": {"avg": 1},
+            "batch_loss": "odd", "batch\u005floss": [1.0, Infinity]}"#;
+        let lean = parse_report_lean("f.json", text.as_bytes());
+        let full = parse_report("f.json", text.as_bytes());
+        assert!(lean.errors.is_empty() && full.errors.is_empty());
+        let entry = &lean.entries[0].1;
+        assert!(entry.get("batch_loss").is_none());
+        assert_eq!(entry.first_nonfinite_loss(), Some((1, f64::INFINITY)));
+        assert_eq!(
+            full.entries[0].1.first_nonfinite_loss(),
+            Some((1, f64::INFINITY))
+        );
+        // An odd one after a scanned list: the odd one counts, as in the full read.
+        let text = r#"{"name": "vae", "version": "x", "train_item": {"avg": 1},
+            "batch_loss": [NaN], "batch_loss": "odd"}"#;
+        let lean = parse_report_lean("f.json", text.as_bytes());
+        assert_eq!(lean.errors, parse_report("f.json", text.as_bytes()).errors);
+        assert_eq!(
+            lean.errors[0].location,
+            Location::Field("batch_loss".into())
+        );
+    }
+
+    #[test]
+    fn lean_read_errors_inside_skipped_fields_are_the_full_read_errors() {
+        for (metrics, at) in [
+            (r#"{"acc": [0.5, 0.25,]}"#, "]}"),
+            (r#"{"acc": [0.5 0.25]}"#, "0.25]"),
+            (r#"{"acc" [0.5]}"#, "[0.5]"),
+            ("{\"a\tb\": 1}", "\tb"),
+            (r#"{"acc": "\x"}"#, "\\x"),
+            (r#"{"acc": 01}"#, "1}"),
+        ] {
+            let text = format!(
+                "[{{\"name\": \"vae\", \"version\": \"abc\", \"train_item\": {{\"avg\": 2.5}}}},\n\
+                 {{\"name\": \"vae\",\n \"metrics\": {metrics}, \"batch_loss\": [1]}},"
+            );
+            let lean = parse_report_lean("f.json", text.as_bytes());
+            let full = parse_report("f.json", text.as_bytes());
+            assert_eq!(lean.errors, full.errors, "{metrics}");
+            assert_eq!(lean.entries.len(), 1);
+            let [err] = &lean.errors[..] else {
+                panic!("{metrics}: {:?}", lean.errors)
+            };
+            let Location::Offset { offset, line, .. } = err.location else {
+                panic!("{err}")
+            };
+            // Where the full parser stops, on the second entry's third line.
+            let metrics_at = text.find(metrics).unwrap();
+            assert_eq!(
+                offset,
+                metrics_at + metrics.find(at).unwrap(),
+                "{metrics}: {err}"
+            );
+            assert_eq!((line, err.entry), (3, Some(1)), "{err}");
+        }
+        // Too deep inside a skipped field: the same refusal, at the same bracket.
+        let text = format!("[{{\"metrics\": {}1{}}}", "[".repeat(600), "]".repeat(600));
+        let lean = parse_report_lean("f.json", text.as_bytes());
+        let full = parse_report("f.json", text.as_bytes());
+        assert_eq!(lean.errors, full.errors);
+        assert!(
+            lean.errors[0].message.contains("nesting"),
+            "{:?}",
+            lean.errors
+        );
+        // Invalid UTF-8 in a skipped string.
+        let mut text = br#"{"name": "vae", "metrics": {"k": "caf"#.to_vec();
+        text.extend_from_slice(b"\xe9\"}}");
+        let lean = parse_report_lean("f.json", &text);
+        assert_eq!(lean.errors, parse_report("f.json", &text).errors);
+        assert!(lean.errors[0].message.contains("UTF-8"));
     }
 }

@@ -45,6 +45,10 @@ pub struct Target {
     pub perf_target: Option<f64>,
     /// Maximum sd ÷ mean to pass (score tables).
     pub sd_target: Option<f64>,
+    /// Fields whose values vary by design between the entries of this bench, which are
+    /// pooled rather than set aside as conflicting configurations: `scaling` runs one
+    /// job at world sizes 1..N (`devices`, `vcd`) and the suite pooled them all.
+    pub pool_over: Vec<String>,
 }
 
 /// A rule that keeps only some entries of a bench (the classic tool's filters, as data).
@@ -274,6 +278,7 @@ impl TargetTable {
                 target,
                 perf_target: bench.perf_target,
                 sd_target: bench.sd_target,
+                pool_over: bench.pool_over,
             });
         }
         let mut select = Vec::with_capacity(raw.select.len());
@@ -363,11 +368,13 @@ impl TargetTable {
                 cell.parse::<f64>()
                     .map_err(|_| invalid(i + 1, format!("{what} `{cell}` is not a number")))
             };
+            let bench = cells[0].to_owned();
             targets.push(Target {
-                bench: cells[0].to_owned(),
                 target: number(target_col, "target")?,
                 perf_target: perf_col.map(|c| number(c, "perf_target")).transpose()?,
                 sd_target: sd_col.map(|c| number(c, "sd_target")).transpose()?,
+                pool_over: suite_pooled(&bench),
+                bench,
             });
         }
         Ok(TargetTable {
@@ -385,6 +392,12 @@ impl TargetTable {
         self.targets.iter().find(|t| t.bench == bench)
     }
 
+    /// The fields pooled over for `bench` (see [`Target::pool_over`]); empty for a bench
+    /// not in the table.
+    pub fn pool_over(&self, bench: &str) -> &[String] {
+        self.get(bench).map_or(&[], |t| t.pool_over.as_slice())
+    }
+
     /// Whether the entries of `bench` are set aside.
     pub fn is_excluded(&self, bench: &str) -> bool {
         self.exclude.iter().any(|b| b == bench)
@@ -400,6 +413,15 @@ impl TargetTable {
     /// The benches a complete submission must have a result for: every row not excluded.
     pub fn required_benches(&self) -> impl Iterator<Item = &Target> {
         self.targets.iter().filter(|t| !self.is_excluded(&t.bench))
+    }
+}
+
+/// What the suite's own tools pooled, for tables read from its CSVs (which cannot say
+/// so): `scaling`'s world sizes. The project's TOML tables say it with `pool_over`.
+fn suite_pooled(bench: &str) -> Vec<String> {
+    match bench {
+        "scaling" => vec!["devices".to_owned(), "vcd".to_owned()],
+        _ => Vec::new(),
     }
 }
 
@@ -441,6 +463,8 @@ struct RawBench {
     target: Option<f64>,
     perf_target: Option<f64>,
     sd_target: Option<f64>,
+    #[serde(default)]
+    pool_over: Vec<String>,
     #[serde(flatten)]
     by_model: BTreeMap<String, f64>,
 }

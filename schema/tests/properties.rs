@@ -50,3 +50,304 @@ proptest! {
         }
     }
 }
+
+// ── The lean read agrees with the full one ─────────────────────────────────────────────
+
+use mlbench_schema::pyjson::{Parser, Skipped};
+use mlbench_schema::reader::{ParsedFile, parse_report, parse_report_lean};
+
+/// A number token as the suite (or a damaged file) may write it.
+fn number_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => any::<f32>().prop_map(|x| py_float_repr(f64::from(x))),
+        2 => any::<i64>().prop_map(|i| i.to_string()),
+        1 => Just("NaN".to_owned()),
+        1 => Just("Infinity".to_owned()),
+        1 => Just("-Infinity".to_owned()),
+        1 => prop::sample::select(vec![
+            "1e400", "-1e400", "1E+309", "2.5e308", "1e308", "1.7976931348623157e308",
+            "1e-400", "-0", "0.0", "-0.0e-0", "123456789012345678901234567890",
+        ])
+        .prop_map(str::to_owned),
+        // Integer parts around where f64 overflows (309 digits), with and without fraction.
+        1 => (295usize..320, any::<bool>(), any::<bool>()).prop_map(|(n, frac, neg)| {
+            format!("{}9{}{}", if neg { "-" } else { "" }, "9".repeat(n - 1), if frac { ".5" } else { "" })
+        }),
+    ]
+}
+
+/// A string literal, with escapes and non-ASCII text.
+fn string_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z_]{0,10}".prop_map(|s| format!("\"{s}\"")),
+        Just(r#""a\"b\\c\/d\n\t\u00e9\ud83d\ude00\ud800x""#.to_owned()),
+        Just("\"caf\u{e9} \u{1f600}\"".to_owned()),
+        ".{0,8}".prop_map(|s| to_python_json(&Value::Str(s))),
+    ]
+}
+
+/// A loss list: numbers, mostly, and now and then something else.
+fn loss_list_text() -> impl Strategy<Value = String> {
+    let element = prop_oneof![
+        12 => number_text(),
+        1 => prop::sample::select(vec!["\"x\"", "null", "true", "[1.0]", "{}", "[]"])
+            .prop_map(str::to_owned),
+    ];
+    (
+        prop::collection::vec(element, 0..12),
+        prop::sample::select(vec![", ", ",", ",\n        ", " ,\t"]),
+    )
+        .prop_map(|(items, sep)| format!("[{}]", items.join(sep)))
+}
+
+/// Text that Python's `json.loads` refuses, token by token.
+fn defect() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "01",
+        "1.",
+        "-",
+        "1e",
+        "1e+",
+        ".5",
+        "+1",
+        "-NaN",
+        "nan",
+        "Infinit",
+        "-Infinit",
+        "tru",
+        "nul",
+        "[1,]",
+        "[,1]",
+        "[1 2]",
+        "[",
+        "]",
+        "{\"a\": 1,}",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\" 1}",
+        "{a: 1}",
+        "{1: 2}",
+        "{",
+        "}",
+        "\"\\x\"",
+        "\"\\u12\"",
+        "\"\\ud800\\u12\"",
+        "\"a\u{1}b\"",
+        "\"a\tb\"",
+        "\"open",
+        "''",
+        "1 2",
+    ])
+    .prop_map(str::to_owned)
+}
+
+/// Any JSON text (compact or indented as Python writes it), numbers as the suite writes
+/// them, and now and then a defect somewhere inside.
+fn json_text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        6 => number_text(),
+        6 => string_text(),
+        3 => prop::sample::select(vec!["null", "true", "false"]).prop_map(str::to_owned),
+        1 => defect(),
+    ];
+    leaf.prop_recursive(3, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(|v| format!("[{}]", v.join(", "))),
+            prop::collection::vec(
+                (
+                    prop::sample::select(vec![
+                        "\"a\"",
+                        "\"batch_loss\"",
+                        "\"metrics\"",
+                        "\"acc\"",
+                        "\"b\\u0061\""
+                    ]),
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|pairs| {
+                let pairs: Vec<String> = pairs
+                    .into_iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                format!("{{{}}}", pairs.join(",\n    "))
+            }),
+            loss_list_text(),
+        ]
+    })
+}
+
+/// One entry's fields: the suite's keys, the skipped ones (also spelled with an escape,
+/// also twice), and others.
+fn entry_text() -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        3 => loss_list_text().prop_map(|v| format!("\"batch_loss\": {v}")),
+        1 => json_text().prop_map(|v| format!("\"batch_loss\": {v}")),
+        1 => loss_list_text().prop_map(|v| format!("\"batch\\u005floss\": {v}")),
+        2 => json_text().prop_map(|v| format!("\"metrics\": {v}")),
+        2 => loss_list_text().prop_map(|v| format!("\"epoch_loss\": {v}")),
+        3 => string_text().prop_map(|v| format!("\"name\": {v}")),
+        2 => Just("\"version\": \"494f887e94\"".to_owned()),
+        3 => number_text().prop_map(|v| format!("\"train_item\": {{\"avg\": {v}, \"unit\": \"items/sec\"}}")),
+        1 => prop::sample::select(vec!["true", "false", "\"x\""]).prop_map(|v| format!("\"completed\": {v}")),
+        1 => prop::sample::select(vec!["\"3\"", "0", "1.5"]).prop_map(|v| format!("\"vcd\": {v}")),
+        2 => ("[a-z_]{1,8}", json_text()).prop_map(|(k, v)| format!("\"{k}\": {v}")),
+    ];
+    (
+        prop::collection::vec(field, 0..8),
+        prop::sample::select(vec![", ", ",\n    ", ","]),
+    )
+        .prop_map(|(fields, sep)| format!("{{{}}}", fields.join(sep)))
+}
+
+/// Up to three edits (truncate, replace, insert or delete a byte, delete a few) at random
+/// places, with bytes that matter to the grammar.
+fn damaged(text: String) -> impl Strategy<Value = Vec<u8>> {
+    let edit = (
+        any::<prop::sample::Index>(),
+        0..5u8,
+        prop::sample::select(b"\"\\,]}{[:eE-+.N0 \n\x01\xc3\xffx".to_vec()),
+    );
+    (prop::collection::vec(edit, 0..4), any::<bool>()).prop_map(move |(edits, damage)| {
+        let mut bytes = text.clone().into_bytes();
+        if damage {
+            for (at, kind, b) in edits {
+                let i = at.index(bytes.len() + 1);
+                match kind {
+                    0 => bytes.truncate(i),
+                    1 if i < bytes.len() => bytes[i] = b,
+                    2 => bytes.insert(i, b),
+                    3 if i < bytes.len() => {
+                        bytes.remove(i);
+                    }
+                    4 => {
+                        bytes.drain(i..(i + usize::from(b % 6) + 2).min(bytes.len()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        bytes
+    })
+}
+
+/// A report text: a stream, a closed array or a bare object, now and then damaged.
+fn report_text() -> impl Strategy<Value = Vec<u8>> {
+    let entry = prop_oneof![
+        8 => entry_text(),
+        1 => json_text(),
+    ];
+    (prop::collection::vec(entry, 1..5), 0..3u8)
+        .prop_map(|(entries, container)| match container {
+            0 => format!("[{},", entries.join(",\n")),
+            1 => format!("[\n{}\n]\n", entries.join(", ")),
+            _ => format!("{}\n", entries[0]),
+        })
+        .prop_flat_map(damaged)
+}
+
+fn nonfinite_bits(x: Option<(usize, f64)>) -> Option<(usize, u64)> {
+    x.map(|(i, f)| (i, f.to_bits()))
+}
+
+fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
+    let full: ParsedFile = parse_report("f.json", text);
+    let lean = parse_report_lean("f.json", text);
+    prop_assert_eq!(full.container, lean.container);
+    let errors = |p: &ParsedFile| p.errors.iter().map(ToString::to_string).collect::<Vec<_>>();
+    prop_assert_eq!(errors(&full), errors(&lean));
+    let indices = |p: &ParsedFile| p.entries.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+    prop_assert_eq!(indices(&full), indices(&lean));
+    for ((_, f), (_, l)) in full.entries.iter().zip(&lean.entries) {
+        prop_assert!(f.loss_scan.is_none());
+        match (&l.loss_scan, f.get("batch_loss")) {
+            (Some(scan), Some(Value::List(items))) => {
+                prop_assert_eq!(scan.len, items.len());
+                prop_assert!(l.get("batch_loss").is_none());
+            }
+            (Some(_), other) => prop_assert!(false, "scanned, but the full entry has {:?}", other),
+            (None, loss) => {
+                prop_assert_eq!(format!("{loss:?}"), format!("{:?}", l.get("batch_loss")))
+            }
+        }
+        prop_assert!(l.get("epoch_loss").is_none() && l.get("metrics").is_none());
+        let (mut ff, mut lf) = (f.fields.clone(), l.fields.clone());
+        for key in ["batch_loss", "epoch_loss", "metrics"] {
+            ff.remove(key);
+            lf.remove(key);
+        }
+        // Debug keeps duplicate keys and prints NaN alike on both sides.
+        prop_assert_eq!(format!("{ff:?}"), format!("{lf:?}"));
+        prop_assert_eq!(
+            nonfinite_bits(f.first_nonfinite_loss()),
+            nonfinite_bits(l.first_nonfinite_loss())
+        );
+        prop_assert_eq!(f.failure(false), l.failure(false));
+        prop_assert_eq!(f.type_problems(), l.type_problems());
+    }
+    Ok(())
+}
+
+/// What `skip_value` says of a value that `value()` built.
+fn expected_skip(v: &Value) -> Skipped {
+    match v.as_list() {
+        Some(items) if items.iter().all(|x| x.as_f64().is_some()) => Skipped::Numbers {
+            len: items.len(),
+            first_nonfinite: items
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| x.as_f64().filter(|f| !f.is_finite()).map(|f| (i, f))),
+        },
+        _ => Skipped::Other,
+    }
+}
+
+fn check_skip_agrees(text: &[u8]) -> Result<(), TestCaseError> {
+    let mut full = Parser::new(text);
+    let mut lean = Parser::new(text);
+    let built = full.value();
+    let skipped = lean.skip_value();
+    match (built, skipped) {
+        (Ok(v), Ok(s)) => {
+            prop_assert_eq!(full.pos, lean.pos);
+            let bits = |s: Skipped| match s {
+                Skipped::Numbers {
+                    len,
+                    first_nonfinite,
+                } => Some((len, nonfinite_bits(first_nonfinite))),
+                Skipped::Other => None,
+            };
+            prop_assert_eq!(bits(expected_skip(&v)), bits(s));
+        }
+        (Err(a), Err(b)) => prop_assert_eq!(a, b),
+        (a, b) => prop_assert!(false, "value() {:?}, skip_value() {:?}", a.map(|_| ()), b),
+    }
+    Ok(())
+}
+
+proptest! {
+    // 2,000 cases at least (more with PROPTEST_CASES).
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(2000)))]
+
+    /// `parse_report_lean` gives what `parse_report` gives, less the skipped fields: same
+    /// container, errors (text, offsets), entries, type problems and loss verdicts.
+    #[test]
+    fn lean_read_agrees_with_full_read(text in report_text()) {
+        check_lean_agrees(&text)?;
+    }
+
+    /// `skip_value` accepts what `value()` accepts, stops where it stops, fails with its
+    /// error, and sums up number lists as the built list would be.
+    #[test]
+    fn skip_value_agrees_with_value(bytes in json_text().prop_flat_map(damaged)) {
+        check_skip_agrees(&bytes)?;
+    }
+
+    /// Arbitrary bytes, too.
+    #[test]
+    fn lean_read_agrees_on_any_bytes(bytes in prop::collection::vec(prop::sample::select(b"[]{}\",:\\ 0123456789.eE-+NaIfinytrulsbx\n\xc3\xa9".to_vec()), 0..64)) {
+        check_lean_agrees(&bytes)?;
+        check_skip_agrees(&bytes)?;
+    }
+}

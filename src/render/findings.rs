@@ -23,6 +23,13 @@ pub fn summary_line(v: &Validation) -> String {
         plural(v.warnings(), "warning"),
         plural(v.summary.files, "file")
     );
+    if v.summary.runs_from == "run_id" {
+        let _ = write!(
+            line,
+            " ({}, told apart by run_id)",
+            plural(v.summary.runs, "run")
+        );
+    }
     if !v.waived.is_empty() {
         let _ = write!(line, " ({} waived)", plural(v.waived.len(), "error"));
     }

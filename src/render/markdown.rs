@@ -62,6 +62,10 @@ pub fn render(report: &Report, notes: &[String]) -> String {
         &header.into_iter().map(String::from).collect::<Vec<_>>(),
         &rows,
     );
+    if let Some((title, header, rows)) = super::world_size_rows(report) {
+        let _ = writeln!(out, "### {title}\n");
+        md_table(&mut out, &header, &rows);
+    }
     if let Report::Score(r) = report
         && !r.failures.is_empty()
     {

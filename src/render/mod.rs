@@ -109,16 +109,52 @@ pub fn bench_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
     }
 }
 
+/// The world-size breakdown of the benches pooled over world sizes (`scaling`), as
+/// (title, header, rows); `None` when no bench is pooled.
+pub fn world_size_rows(report: &Report) -> Option<(String, Vec<String>, Vec<Vec<String>>)> {
+    let sizes = &report.context().scaling;
+    if sizes.is_empty() {
+        return None;
+    }
+    let header = ["bench", "devices", "n", "mean", "sd"]
+        .map(str::to_owned)
+        .to_vec();
+    let rows = sizes
+        .iter()
+        .map(|w| {
+            vec![
+                w.bench.clone(),
+                w.devices.to_string(),
+                w.n.to_string(),
+                num(w.mean),
+                num(w.sd),
+            ]
+        })
+        .collect();
+    Some((
+        "By world size (pooled in the table above; efficiency against the number of devices)"
+            .to_owned(),
+        header,
+        rows,
+    ))
+}
+
 /// The statistics block as (label, value, verdict) rows.
 pub fn statistics_rows(report: &Report) -> Vec<[String; 3]> {
     match report {
         Report::Classic(r) => {
             let s = &r.statistics;
-            let required = r.benches.iter().filter(|b| b.target.is_some()).count();
+            let expected = &r.context.expected;
+            let required = expected.len();
             let usable = r
                 .benches
                 .iter()
-                .filter(|b| b.target.is_some() && b.result.is_some() && b.sd.is_some())
+                .filter(|b| {
+                    expected.contains(&b.bench)
+                        && b.result.is_some()
+                        && b.sd.is_some()
+                        && b.sd_pct.is_some()
+                })
                 .count();
             vec![
                 [

@@ -41,6 +41,9 @@ pub fn render(report: &Report, notes: &[String]) -> String {
         "{}\n",
         table(header.into_iter().map(String::from).collect(), rows)
     );
+    if let Some((title, header, rows)) = super::world_size_rows(report) {
+        let _ = writeln!(out, "{title}\n{}\n", table(header, rows));
+    }
 
     if let Report::Score(r) = report
         && !r.failures.is_empty()

@@ -3,6 +3,7 @@
 mod fixtures;
 mod grid;
 mod html;
+mod layouts;
 mod pack;
 mod plot;
 mod report;

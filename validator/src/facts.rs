@@ -35,8 +35,11 @@ pub struct EntryFacts {
     pub file: usize,
     /// Index of the entry in its file.
     pub entry: usize,
-    /// The run.
+    /// The run (an index into the submission's runs, set once every file is read: a
+    /// stream may hold several runs, told apart by `run_id`).
     pub run: u32,
+    /// The entry's `run_id`.
+    pub run_id: Option<String>,
     /// Where it ran.
     pub device: Device,
     /// The bench name (`None` for stubs with `name: null`).
@@ -124,7 +127,6 @@ pub fn file_facts(
     index: usize,
     path: &str,
     name: &FileName,
-    run: u32,
     bytes: &[u8],
     jobs: Option<&JobConfigs>,
 ) -> FileFacts {
@@ -157,7 +159,8 @@ pub fn file_facts(
         out.entries.push(EntryFacts {
             file: index,
             entry: *entry_index,
-            run,
+            run: 0,
+            run_id: mlbench_schema::runs::run_id_of(entry),
             device: entry
                 .vcd()
                 .as_deref()
@@ -203,6 +206,13 @@ fn finite_losses(entry: &ReportEntry) -> Vec<f64> {
 
 fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
     let train = entry.get("train")?.as_object()?;
-    let get = |k: &str| train.get(k).and_then(Value::as_f64).map(f64::to_bits);
-    Some([get("avg")?, get("min")?, get("max")?, get("sd")?])
+    let get = |k: &str| train.get(k).and_then(Value::as_f64);
+    let (avg, min, max, sd) = (get("avg")?, get("min")?, get("max")?, get("sd")?);
+    // A stage with fewer observations than StatStream drops (scaling's one per world
+    // size, spec §5.3) reads avg 0, min Infinity, max -Infinity whatever the run: it
+    // measured nothing, so equal values are no sign of a copy.
+    if !(min.is_finite() && max.is_finite()) {
+        return None;
+    }
+    Some([avg, min, max, sd].map(f64::to_bits))
 }

@@ -12,6 +12,7 @@ use crate::rules::versions::{VersionNote, VersionOracle};
 use crate::rules::{self, pattern_matches};
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::FileName;
+use mlbench_schema::runs::{FileRuns, resolve as resolve_runs};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -90,6 +91,9 @@ pub struct Summary {
     pub entries: usize,
     /// Runs.
     pub runs: usize,
+    /// How the runs were told apart: `folders` (each run's streams in a folder of its
+    /// own, or per-test names), or `run_id` (a folder's streams held several runs).
+    pub runs_from: String,
     /// GPUs.
     pub gpus: usize,
     /// Distinct bench names.
@@ -256,49 +260,57 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
 
     lap("classify, jobs files");
     // The per-file pass.
-    let mut run_names: Vec<String> = reports
-        .iter()
-        .map(|r| r.run.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    run_names.sort_by_key(|a| natural(a));
-    let run_index: HashMap<&str, u32> = run_names
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.as_str(), i as u32))
-        .collect();
     let paths: Vec<String> = reports.iter().map(|r| r.file.path.clone()).collect();
     let configs = vendor_jobs.as_ref().map(|(_, j)| JobConfigs::new(j));
     let jobs_for_entries = configs.as_ref();
     let per_file: Vec<FileFacts> = reports
         .par_iter()
         .enumerate()
-        .map(|(i, r)| {
-            file_facts(
-                i,
-                &r.file.path,
-                &r.name,
-                run_index[r.run.as_str()],
-                &r.file.bytes,
-                jobs_for_entries,
-            )
-        })
+        .map(|(i, r)| file_facts(i, &r.file.path, &r.name, &r.file.bytes, jobs_for_entries))
         .collect();
+    // The runs: folders and per-test names, split by run_id where a folder's streams
+    // hold several runs (the rule every command shares, mlbench_schema::runs).
+    let run_index = resolve_runs(
+        &reports
+            .iter()
+            .zip(&per_file)
+            .map(|(r, f)| FileRuns {
+                run: r.run.clone(),
+                legacy: matches!(r.name, FileName::Legacy { .. }),
+                run_ids: f.entries.iter().map(|e| e.run_id.clone()).collect(),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let run_names = &run_index.names;
     let mut entries: Vec<EntryFacts> = Vec::new();
-    for f in per_file {
+    for (f, runs) in per_file.into_iter().zip(&run_index.of_entry) {
         findings.extend(f.findings);
-        entries.extend(f.entries);
+        entries.extend(f.entries.into_iter().zip(runs).map(|(mut e, &run)| {
+            e.run = run;
+            e
+        }));
     }
 
     lap("parse and per-entry rules");
     // Cross-file rules.
     let mut gpus = BTreeSet::new();
     let mut streams = HashMap::new();
+    // (run, GPU) → the stream holding that GPU's entries of the run: a folder's stream,
+    // or, where runs are told apart by run_id, the stream each run's entries are in.
+    let folder_run: HashMap<&str, u32> = run_names
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.as_str(), i as u32))
+        .collect();
     for (i, r) in reports.iter().enumerate() {
         if let FileName::Legacy { job_id, .. } = r.name {
             gpus.insert(job_id);
-            streams.insert((run_index[r.run.as_str()], job_id), i);
+            if let Some(&run) = folder_run.get(r.run.as_str()) {
+                streams.insert((run, job_id), i);
+            }
+            for &run in &run_index.of_entry[i] {
+                streams.insert((run, job_id), i);
+            }
         }
     }
     for e in &entries {
@@ -317,15 +329,18 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     // The cross-file rules are independent: coverage and versions on one side, the loss
     // rules (the costly ones) on the other, the manifest hashes in between.
     let mut run_folders: Vec<Option<String>> = vec![None; run_names.len()];
-    for r in &reports {
+    for (i, r) in reports.iter().enumerate() {
         let folder = crate::layout::parent(&r.file.path);
         if folder != "." {
-            run_folders[run_index[r.run.as_str()] as usize] = Some(folder.to_owned());
+            let runs = folder_run.get(r.run.as_str()).into_iter();
+            for &run in runs.chain(&run_index.of_entry[i]) {
+                run_folders[run as usize] = Some(folder.to_owned());
+            }
         }
     }
     let coverage = Coverage {
         entries: &entries,
-        runs: &run_names,
+        runs: run_names,
         run_folders: &run_folders,
         files: &paths,
         streams: &streams,
@@ -375,6 +390,12 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     summary.report_files = reports.len();
     summary.entries = entries.len();
     summary.runs = run_names.len();
+    summary.runs_from = if run_index.split.is_some() {
+        "run_id"
+    } else {
+        "folders"
+    }
+    .to_owned();
     summary.gpus = gpus.len();
     summary.benches = entries
         .iter()
@@ -394,13 +415,6 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         summary,
         phases,
     }
-}
-
-/// Sorts `output10` after `output9`.
-fn natural(s: &str) -> (String, u64, String) {
-    let digits_at = s.rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
-    let (head, digits) = s.split_at(digits_at);
-    (head.to_owned(), digits.parse().unwrap_or(0), s.to_owned())
 }
 
 fn pick_jobs(

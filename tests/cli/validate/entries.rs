@@ -30,7 +30,7 @@ fn example_is_clean_with_its_summary() {
     assert_eq!(
         json["summary"],
         json!({
-            "suite": "fast", "files": 11, "report_files": 10, "entries": 175, "runs": 5,
+            "suite": "fast", "files": 11, "report_files": 10, "entries": 175, "runs": 5, "runs_from": "folders",
             "gpus": 2, "benches": 19, "jobs_file": "fast.json",
             "baselines": "baselines/jobs/fast.json"
         })

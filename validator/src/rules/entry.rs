@@ -291,10 +291,13 @@ fn config_differences(
     args: &[(String, Value)],
 ) -> Vec<(String, String, String)> {
     let mut diffs = Vec::new();
-    // Scaling (efficiencies in %) forces `repeat` to the GPU count (spec §5.6).
+    // Scaling (efficiencies in %) forces `repeat` to the GPU count and records in
+    // `devices` the ids of each world size's devices (spec §5.6).
     let scaling = efficiency_unit(entry);
     for (flag, value) in args {
-        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()) || (scaling && flag == "--repeat") {
+        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str())
+            || (scaling && matches!(flag.as_str(), "--repeat" | "--devices"))
+        {
             continue;
         }
         let Some(dest) = flag_dest(flag) else {

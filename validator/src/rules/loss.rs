@@ -231,6 +231,7 @@ mod tests {
             file,
             entry: 0,
             run: file as u32,
+            run_id: None,
             device: Device::Gpu(0),
             name: Some("toy".into()),
             version: None,
