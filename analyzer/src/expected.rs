@@ -91,8 +91,9 @@ impl Expected {
 }
 
 /// The jobs file a submission ran, among the jobs files found in it (`(name, bytes)`):
-/// the one named `<suite>.json`, else the only one. `Err` says why none was taken (several
-/// candidates, or the one found does not parse); `Ok(None)` when there is none.
+/// the one named `<suite>.json`, else the only one (copies with the same bytes count as
+/// one). `Err` says why none was taken (several candidates, or the one found does not
+/// parse); `Ok(None)` when there is none.
 pub fn pick_jobs_file(
     suite: &str,
     candidates: &[(String, Vec<u8>)],
@@ -102,10 +103,15 @@ pub fn pick_jobs_file(
         .iter()
         .filter(|(name, _)| name.rsplit('/').next() == Some(own.as_str()))
         .collect();
+    // Several copies of one file (a folder of vendors each with its jobs file) are one.
+    let all_same = |files: &[&(String, Vec<u8>)]| files.windows(2).all(|w| w[0].1 == w[1].1);
+    let everything: Vec<&(String, Vec<u8>)> = candidates.iter().collect();
     let chosen = match (named.as_slice(), candidates) {
         ([one], _) => *one,
         ([], [one]) => one,
         ([], []) => return Ok(None),
+        (many, _) if many.len() > 1 && all_same(many) => many[0],
+        ([], _) if all_same(&everything) => everything[0],
         (many, all) => {
             let names: Vec<&str> = if many.is_empty() {
                 all.iter().map(|(n, _)| n.as_str()).collect()
@@ -175,6 +181,10 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(name, "other.json");
+        // Copies of one jobs file count as one (the first is named).
+        let copy = ("b/fast.json".to_owned(), a.1.clone());
+        let (name, _) = pick_jobs_file("fast", &[a.clone(), copy, b.clone()]).unwrap().unwrap();
+        assert_eq!(name, "a/fast.json");
         let c = ("c.json".to_owned(), jobs(&["x"]));
         assert_eq!(
             pick_jobs_file("fast", &[b.clone(), c]),
