@@ -183,7 +183,9 @@ mod tests {
         assert_eq!(name, "other.json");
         // Copies of one jobs file count as one (the first is named).
         let copy = ("b/fast.json".to_owned(), a.1.clone());
-        let (name, _) = pick_jobs_file("fast", &[a.clone(), copy, b.clone()]).unwrap().unwrap();
+        let (name, _) = pick_jobs_file("fast", &[a.clone(), copy, b.clone()])
+            .unwrap()
+            .unwrap();
         assert_eq!(name, "a/fast.json");
         let c = ("c.json".to_owned(), jobs(&["x"]));
         assert_eq!(
