@@ -1,10 +1,10 @@
 //! The HTML pages of `grid --html` and `report --html`: the tables, the plots as inline
 //! SVG, each submission's validation summary and a provenance block, in one offline file.
 
-use crate::grid_cmd::Labelled;
 use crate::render::html::{
     Block, FindingLine, HtmlDoc, HtmlTable, Provenance, Section, input_digests, render,
 };
+use mlbench_analyzer::compare::Labelled;
 use mlbench_analyzer::grid::Grid;
 use mlbench_validator::{Options, Severity, Validation, validate};
 use std::path::PathBuf;

@@ -13,7 +13,6 @@ mod report_cmd;
 mod run_cmd;
 #[cfg(feature = "runner")]
 mod run_copy;
-mod submission;
 mod validate_cmd;
 
 use clap::Parser;

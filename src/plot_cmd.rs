@@ -1,18 +1,17 @@
 //! `mlbench plot`: the grid, a report, runs and loss curves as PNG and SVG files.
 
 use crate::cli::{ImageFormat, PlotArgs, PlotKind};
-use crate::grid_cmd::{self, Labelled};
 use crate::{Failure, Outcome};
 use anyhow::{Context, bail};
 use mlbench_analyzer::SampleSet;
+use mlbench_analyzer::compare::{self, CompareOptions, Labelled};
 use mlbench_analyzer::grid::Grid;
 use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
     OverallBars, OverallEntry, Series,
 };
-use mlbench_schema::reader::parse_report;
 use mlbench_schema::{Scoring, TargetTable};
-use mlbench_validator::layout::{Role, classify};
+use mlbench_validator::rules::loss::{curve_groups, submission_curves};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -91,79 +90,25 @@ pub fn grid_charts(grid: &Grid) -> anyhow::Result<Vec<(String, Chart)>> {
     ])
 }
 
-/// Usable values of a sample set by bench and device.
-/// (run, value) pairs by device.
-type ByDevice = BTreeMap<Option<u32>, Vec<(u32, f64)>>;
-
-fn by_bench_device(set: &SampleSet) -> BTreeMap<&str, ByDevice> {
-    let mut out: BTreeMap<&str, ByDevice> = BTreeMap::new();
-    for s in &set.samples {
-        if let (Some(bench), Some(value), None, false) = (&s.bench, s.value, s.failure, s.conflict)
-        {
-            out.entry(bench)
-                .or_default()
-                .entry(s.device)
-                .or_default()
-                .push((s.run, value));
-        }
-    }
-    out
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
-}
-
-/// Per-GPU relative performance: each GPU's mean over the mean of all GPUs, per bench.
+/// Per-GPU relative performance: each GPU's mean over the mean of all GPUs, per bench
+/// (the analyzer's view, drawn).
 pub fn heatmap_chart(label: &str, set: &SampleSet) -> anyhow::Result<Chart> {
-    let data = by_bench_device(set);
-    let benches: Vec<&str> = data
-        .iter()
-        .filter(|(_, d)| d.keys().any(Option::is_some))
-        .map(|(b, _)| *b)
-        .collect();
-    let gpus: Vec<u32> = set.devices.clone();
-    let values = gpus
-        .iter()
-        .map(|g| {
-            benches
-                .iter()
-                .map(|b| {
-                    let d = &data[b];
-                    let all = mean(d.values().flatten().map(|(_, v)| *v))?;
-                    let gpu = mean(d.get(&Some(*g))?.iter().map(|(_, v)| *v))?;
-                    Some(gpu / all)
-                })
-                .collect()
-        })
-        .collect();
+    let view = mlbench_analyzer::views::gpu_relative(set);
     Ok(mlbench_plots::heatmap(&Heatmap {
         title: format!("{label}: each GPU's throughput relative to the mean of all GPUs"),
-        rows: gpus.iter().map(|g| format!("GPU {g}")).collect(),
-        columns: benches.iter().map(|b| (*b).to_owned()).collect(),
-        values,
+        rows: view.gpus.iter().map(|g| format!("GPU {g}")).collect(),
+        columns: view.benches,
+        values: view.values,
         ..Heatmap::default()
     })?)
 }
 
-/// Per-run means (over GPUs) of every bench against the GPU model's targets.
+/// Per-run means (over GPUs) of every bench against the GPU model's targets (the
+/// analyzer's view, drawn).
 pub fn runs_chart(label: &str, set: &SampleSet, targets: &TargetTable) -> anyhow::Result<Chart> {
-    let data = by_bench_device(set);
-    let benches = data
-        .iter()
-        .map(|(bench, devices)| {
-            let mut per_run: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-            for (run, v) in devices.values().flatten() {
-                per_run.entry(*run).or_default().push(*v);
-            }
-            let values = per_run
-                .values()
-                .filter_map(|v| mean(v.iter().copied()))
-                .collect();
-            let target = targets.get(bench).map(|t| t.target);
-            BenchRuns::new(*bench, values, target, "items/s")
-        })
+    let benches = mlbench_analyzer::views::run_means(set, targets)
+        .into_iter()
+        .map(|r| BenchRuns::new(r.bench, r.means, r.target, "items/s"))
         .collect();
     Ok(mlbench_plots::distributions(&Distributions {
         title: format!(
@@ -175,66 +120,58 @@ pub fn runs_chart(label: &str, set: &SampleSet, targets: &TargetTable) -> anyhow
     })?)
 }
 
-/// The loss curves of every bench of a submission, with the validator's band.
+/// The loss curves of every bench configuration of a submission: exactly the curves the
+/// validator's `loss.divergent` compares, with the band it draws over them (when it has
+/// enough curves for one). One chart per bench, or per configuration where a bench ran
+/// several.
 pub fn loss_charts(sub: &Labelled) -> anyhow::Result<Vec<(String, Chart)>> {
-    let mut curves: BTreeMap<String, Vec<(String, Vec<f64>)>> = BTreeMap::new();
-    for file in &sub.sub.intake.files {
-        let Role::Report { name, run } = classify(file) else {
-            continue;
-        };
-        if name.suite() != sub.sub.set.suite {
-            continue;
-        }
-        for (i, entry) in parse_report(&file.path, &file.bytes).entries {
-            let (Some(bench), None) = (entry.name(), entry.failure(false)) else {
-                continue;
-            };
-            let Some(losses) = entry.get("batch_loss").and_then(|v| v.as_list()) else {
-                continue;
-            };
-            let values: Option<Vec<f64>> = losses.iter().map(|v| v.as_f64()).collect();
-            if let Some(values) = values.filter(|v| v.len() >= 2) {
-                let gpu = entry.vcd().unwrap_or_default();
-                curves
-                    .entry(bench.to_owned())
-                    .or_default()
-                    .push((format!("{run} GPU {gpu} ({}#{i})", file.path), values));
-            }
-        }
+    let read = submission_curves(&sub.sub.intake.files, &sub.sub.set.suite);
+    let groups = curve_groups(&read.entries);
+    let mut per_bench: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in &groups {
+        *per_bench.entry(g.bench).or_default() += 1;
     }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut out = Vec::new();
-    for (bench, lines) in curves {
-        // The modal length, as the validator compares.
-        let mut lengths: BTreeMap<usize, usize> = BTreeMap::new();
-        for (_, l) in &lines {
-            *lengths.entry(l.len()).or_default() += 1;
-        }
-        let Some((&len, _)) = lengths.iter().max_by_key(|(l, n)| (**n, **l)) else {
-            continue;
+    for group in &groups {
+        let bench = group.bench;
+        let k = seen.entry(bench).or_default();
+        *k += 1;
+        let (name, which) = match per_bench[bench] {
+            1 => (format!("loss-{}-{bench}", sub.label), String::new()),
+            n => (
+                format!("loss-{}-{bench}-{k}", sub.label),
+                format!(" (configuration {k} of {n})"),
+            ),
         };
-        let lines: Vec<(String, Vec<f64>)> =
-            lines.into_iter().filter(|(_, l)| l.len() == len).collect();
-        let refs: Vec<&[f64]> = lines.iter().map(|(_, l)| l.as_slice()).collect();
-        let band = mlbench_validator::rules::loss::display_band(&refs).map(|(lo, hi)| Band {
+        let band = group.band().map(|(lo, hi)| Band {
             lo,
             hi,
             label: Some("validator's band (q10 − w … q90 + w)".into()),
         });
+        let lines = group
+            .curves
+            .iter()
+            .map(|e| {
+                let label = format!(
+                    "{} {} ({}#{})",
+                    read.runs[e.file], e.device, read.files[e.file], e.entry
+                );
+                LossLine::new(label, e.losses.clone())
+            })
+            .collect();
         let chart = mlbench_plots::loss_curves(&LossCurves {
             title: format!(
-                "{}: {bench} batch loss, {} runs × GPUs",
+                "{}: {bench} batch loss{which}, {} runs × GPUs",
                 sub.label,
-                lines.len()
+                group.curves.len()
             ),
-            lines: lines
-                .into_iter()
-                .map(|(label, values)| LossLine::new(label, values))
-                .collect(),
+            lines,
             band,
             ..LossCurves::default()
         })
         .with_context(|| format!("loss curves of {bench}"))?;
-        out.push((format!("loss-{}-{bench}", sub.label), chart));
+        out.push((name, chart));
     }
     Ok(out)
 }
@@ -271,10 +208,11 @@ pub fn write_charts(
 
 /// Runs `mlbench plot`.
 pub fn run(args: &PlotArgs) -> Result<Outcome, Failure> {
-    let loaded = grid_cmd::load_all(&args.from, &args.compare)?;
+    let options = CompareOptions::from(&args.compare);
+    let loaded = compare::load_all(&args.from, &options)?;
     let charts: Vec<(String, Chart)> = match args.kind {
         PlotKind::Grid => {
-            let grid = grid_cmd::compute(loaded, &args.compare, None)?;
+            let grid = compare::compute(loaded, &options, None)?;
             grid_charts(&grid)?
         }
         PlotKind::Report | PlotKind::Runs => {

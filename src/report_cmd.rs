@@ -5,7 +5,7 @@ use crate::{Failure, Outcome, output, render};
 use anyhow::anyhow;
 use mlbench_analyzer::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use mlbench_analyzer::{MeanCi, ReportOptions, SampleSet, Straggler, StragglerOptions};
-use mlbench_schema::{Scoring, TargetTable, discover};
+use mlbench_schema::{Scoring, TargetTable, Timings, discover};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -47,9 +47,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
     let loaded = match zip_input(&args.reports)? {
         // A packed submission, read in place with the validator's limits.
         Some(zip) => {
-            let intake = crate::submission::read_intake(zip, &Default::default())?;
+            let intake = mlbench_analyzer::read_intake(zip, &Default::default())?;
             clock.lap("read the zip");
-            crate::submission::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
+            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
         }
         None => {
             let discovery = discover(&args.reports, args.name.as_deref())?;
@@ -225,29 +225,6 @@ fn ci_table(cis: &BTreeMap<String, MeanCi>) -> String {
         "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, {CI_RESAMPLES} resamples, seed {DEFAULT_SEED})\n{}",
         render::table::table(h, r)
     )
-}
-
-/// Phase timings on standard error when `MLBENCH_TIMINGS` is set (for docs/performance.md).
-struct Timings(Option<std::cell::Cell<std::time::Instant>>);
-
-impl Timings {
-    fn start() -> Self {
-        Timings(
-            std::env::var_os("MLBENCH_TIMINGS")
-                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
-        )
-    }
-
-    fn lap(&self, phase: &str) {
-        if let Some(t) = &self.0 {
-            let now = std::time::Instant::now();
-            eprintln!(
-                "timing: {phase}: {:.1} ms",
-                (now - t.get()).as_secs_f64() * 1e3
-            );
-            t.set(now);
-        }
-    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -1,7 +1,7 @@
 //! `mlbench run` (feature `runner`): execute a jobs file with the tch models and write the
 //! suite's report streams, `summary.txt`, and optionally the packed zip.
 
-use crate::cli::{CheckArgs, PackArgs, RunArgs, TrackArg};
+use crate::cli::RunArgs;
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use mlbench_runner::devices::DeviceSet;
@@ -11,6 +11,7 @@ use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, p
 use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
+use mlbench_validator::pack::{PackError, PackOptions, pack_folder};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -288,31 +289,34 @@ fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Failur
     Ok(())
 }
 
-/// `--pack`: `mlbench pack OUT -o ZIP --name <jobs> --track ...` with its defaults.
+/// `--pack`: what `mlbench pack OUT -o ZIP --name <jobs> --track ...` does, with its
+/// defaults: the validator packs, a refusal (errors found) keeps the reports and fails.
 fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, Failure> {
-    use clap::FromArgMatches;
-    let track = match args.track {
-        TrackArg::Baseline => "baseline",
-        TrackArg::Tweaked => "tweaked",
-    };
-    let command = <CheckArgs as clap::Args>::augment_args(clap::Command::new("pack"));
-    let matches = command
-        .try_get_matches_from(["pack", "--name", jobs_name, "--track", track])
-        .map_err(|e| anyhow!("--pack: {e}"))?;
-    let check = CheckArgs::from_arg_matches(&matches).map_err(|e| anyhow!("--pack: {e}"))?;
-    let pack = PackArgs {
-        dir: args.out.clone(),
-        output: zip.to_path_buf(),
-        check,
+    let options = PackOptions {
+        validation: mlbench_validator::Options {
+            suite: Some(jobs_name.to_owned()),
+            min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
+            track: args.track.into(),
+            ..Default::default()
+        },
+        limits: mlbench_validator::Limits::default(),
         force: false,
+        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
     };
-    match crate::validate_cmd::pack(&pack) {
-        Ok(outcome) => Ok(outcome),
+    match pack_folder(&args.out, Some(zip), &options) {
+        Ok(outcome) => {
+            crate::output::emit_bytes(&outcome.zip, Some(zip), false)?;
+            eprintln!("{} into {}", outcome.describe(), zip.display());
+            Ok(Outcome::Ok)
+        }
         // The validator found errors: the reports stay, the zip is not written.
-        Err(failure) if failure.code == 1 => {
-            eprintln!("error: {:#}", failure.error);
+        Err(refused @ PackError::Refused { .. }) => {
+            if let PackError::Refused { validation, .. } = &refused {
+                eprint!("{}", crate::render::findings::human(validation));
+            }
+            eprintln!("error: {refused}");
             Ok(Outcome::Failed)
         }
-        Err(failure) => Err(failure),
+        Err(e) => Err(e.into()),
     }
 }

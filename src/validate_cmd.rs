@@ -3,13 +3,24 @@
 use crate::cli::{CheckArgs, FindingsFormat, PackArgs, TrackArg, ValidateArgs};
 use crate::{Failure, Outcome, output, render};
 use anyhow::{Context, anyhow, bail};
+use mlbench_schema::Timings;
 use mlbench_schema::jobs::JobsFile;
-use mlbench_validator::layout::{MANIFEST_NAME, SUBMISSION_NAME};
+use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_folder};
 use mlbench_validator::rules::versions::VersionOracle;
 use mlbench_validator::{
     Intake, Limits, Options, Track, Validation, Waiver, read_submission, validate,
 };
 use std::path::Path;
+
+/// `--track` as every library takes it (the schema's one `Track`).
+impl From<TrackArg> for Track {
+    fn from(track: TrackArg) -> Track {
+        match track {
+            TrackArg::Baseline => Track::Baseline,
+            TrackArg::Tweaked => Track::Tweaked,
+        }
+    }
+}
 
 fn read_jobs(path: &Path) -> anyhow::Result<(String, JobsFile)> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
@@ -49,10 +60,7 @@ fn prepare(args: &CheckArgs) -> anyhow::Result<Prepared> {
         min_runs: args.min_runs,
         jobs: args.jobs.as_deref().map(read_jobs).transpose()?,
         baselines: args.baselines.as_deref().map(read_jobs).transpose()?,
-        track: match args.track {
-            TrackArg::Baseline => Track::Baseline,
-            TrackArg::Tweaked => Track::Tweaked,
-        },
+        track: args.track.into(),
         allow: args.allow.clone(),
         waivers,
         versions: None,
@@ -90,6 +98,11 @@ fn limits(args: &CheckArgs) -> Limits {
 }
 
 fn validate_intake(intake: &Intake, args: &CheckArgs, prepared: Prepared) -> Validation {
+    with_options(args, prepared, |options| validate(intake, &options))
+}
+
+/// Calls `f` with the validation options, the repository's version check included.
+fn with_options<T>(args: &CheckArgs, prepared: Prepared, f: impl FnOnce(Options) -> T) -> T {
     let mut options = prepared.options_base;
     #[cfg(feature = "git")]
     let oracle =
@@ -108,7 +121,7 @@ fn validate_intake(intake: &Intake, args: &CheckArgs, prepared: Prepared) -> Val
         None
     };
     options.versions = versions;
-    validate(intake, &options)
+    f(options)
 }
 
 /// Runs `mlbench validate`.
@@ -123,19 +136,11 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, Failure> {
         .as_deref()
         .context("a submission PATH is required")?;
     let prepared = prepare(&args.check)?;
-    let started = std::time::Instant::now();
+    let clock = Timings::start();
     let intake = read_submission(path, &limits(&args.check))?;
-    let read = started.elapsed();
+    clock.lap("read the submission");
     let validation = validate_intake(&intake, &args.check, prepared);
-    if std::env::var_os("MLBENCH_TIMINGS").is_some() {
-        eprintln!(
-            "timing: read the submission: {:.1} ms",
-            read.as_secs_f64() * 1e3
-        );
-        for (phase, took) in &validation.phases {
-            eprintln!("timing: {phase}: {:.1} ms", took.as_secs_f64() * 1e3);
-        }
-    }
+    clock.phases(&validation.phases);
     let shown = path.display().to_string();
     let text = match args.format {
         FindingsFormat::Human => render::findings::human(&validation),
@@ -155,105 +160,40 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, Failure> {
     })
 }
 
-/// `SUBMISSION.json`: what was packed. No timestamps, so packing is deterministic.
-#[derive(serde::Serialize)]
-struct SubmissionInfo<'a> {
-    tool: String,
-    track: &'a str,
-    suite: Option<&'a str>,
-    jobs_file: Option<&'a str>,
-    files: usize,
-    report_files: usize,
-    entries: usize,
-    runs: usize,
-    gpus: usize,
-    benches: usize,
-    errors: usize,
-    warnings: usize,
-}
-
-/// Runs `mlbench pack`.
+/// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
+/// what it did.
 pub fn pack(args: &PackArgs) -> Result<Outcome, Failure> {
-    if !args.dir.is_dir() {
-        return Err(anyhow!(
-            "{}: not a folder (pack takes the submission folder)",
-            args.dir.display()
-        )
-        .into());
-    }
-    if args.output.exists() && !args.force {
-        return Err(anyhow!(
-            "{}: already exists; not overwriting it (use --force to replace it)",
-            args.output.display()
-        )
-        .into());
-    }
-    // The output does not exist yet: resolve its folder, then put the name back.
-    let out_dir = match args.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    if let (Ok(out_dir), Ok(dir), Some(name)) = (
-        out_dir.canonicalize(),
-        args.dir.canonicalize(),
-        args.output.file_name(),
-    ) && out_dir.join(name).starts_with(&dir)
-    {
-        return Err(anyhow!(
-            "{}: the archive would be inside the folder it packs",
-            args.output.display()
-        )
-        .into());
-    }
+    check_destination(&args.dir, None)?;
+    output::refuse_existing(std::iter::once(&args.output), args.force)?;
+    check_destination(&args.dir, Some(&args.output))?;
     let prepared = prepare(&args.check)?;
-    let mut intake = read_submission(&args.dir, &limits(&args.check))?;
-    // A manifest left by an earlier pack is replaced, so it is not checked either.
-    intake
-        .files
-        .retain(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME);
-    let validation = validate_intake(&intake, &args.check, prepared);
-    if validation.errors() > 0 {
-        eprint!("{}", render::findings::human(&validation));
-        if !args.force {
+    let outcome = with_options(&args.check, prepared, |validation| {
+        pack_folder(
+            &args.dir,
+            Some(&args.output),
+            &PackOptions {
+                validation,
+                limits: limits(&args.check),
+                force: args.force,
+                tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
+            },
+        )
+    });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(PackError::Refused { dir, validation }) => {
+            eprint!("{}", render::findings::human(&validation));
             return Err(Failure {
-                error: anyhow!(
-                    "{}: not packed: the folder has errors (fix them, waive them with --waive, or pack anyway with --force)",
-                    args.dir.display()
-                ),
+                error: PackError::Refused { dir, validation }.into(),
                 code: 1,
             });
         }
-    }
-    let s = &validation.summary;
-    let info = SubmissionInfo {
-        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
-        track: match args.check.track {
-            TrackArg::Baseline => "baseline",
-            TrackArg::Tweaked => "tweaked",
-        },
-        suite: s.suite.as_deref(),
-        jobs_file: s.jobs_file.as_deref(),
-        files: s.files,
-        report_files: s.report_files,
-        entries: s.entries,
-        runs: s.runs,
-        gpus: s.gpus,
-        benches: s.benches,
-        errors: validation.errors(),
-        warnings: validation.warnings(),
+        Err(e) => return Err(e.into()),
     };
-    let mut json = serde_json::to_vec_pretty(&info)?;
-    json.push(b'\n');
-    let files = mlbench_validator::pack::with_manifest(intake.files, json);
-    let mut zip = std::io::Cursor::new(Vec::new());
-    mlbench_validator::pack::write_zip(&files, &mut zip)?;
-    output::emit_bytes(zip.get_ref(), Some(&args.output), args.force)?;
-    eprintln!(
-        "packed {} files ({} report files, {} entries) into {}",
-        files.len(),
-        s.report_files,
-        s.entries,
-        args.output.display()
-    );
+    if outcome.validation.errors() > 0 {
+        eprint!("{}", render::findings::human(&outcome.validation));
+    }
+    output::emit_bytes(&outcome.zip, Some(&args.output), args.force)?;
+    eprintln!("{} into {}", outcome.describe(), args.output.display());
     Ok(Outcome::Ok)
 }

@@ -16,6 +16,7 @@ pub use tiers::assign_tiers;
 pub use weights::{Weights, WeightsError};
 
 use crate::samples::SampleSet;
+pub use mlbench_schema::Track;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -26,25 +27,9 @@ pub const DEFAULT_SEED: u64 = 2019;
 /// The confidence level of every interval by default.
 pub const DEFAULT_LEVEL: f64 = 0.95;
 
-/// The track of a submission: the rules it was run under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GridTrack {
-    /// Only the allowed arguments changed.
-    Baseline,
-    /// Free tuning.
-    Tweaked,
-}
-
-impl GridTrack {
-    /// `baseline` or `tweaked`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GridTrack::Baseline => "baseline",
-            GridTrack::Tweaked => "tweaked",
-        }
-    }
-}
+/// The track of a submission: the rules it was run under (the schema's [`Track`], one
+/// type for every crate; this name is kept for the grid's callers).
+pub type GridTrack = Track;
 
 /// One submission of the grid.
 #[derive(Debug, Clone)]

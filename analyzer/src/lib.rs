@@ -3,31 +3,40 @@
 //! The flow: [`SampleSet::build`] turns loaded report files into samples (plain Rust:
 //! exclusions, selection rules, failures, configuration conflicts); [`classic_report`]
 //! and [`score_report`] compute the two scorings with Polars lazy frames and statrs.
+//! [`load`] reads submissions (folders, or zips through the validator's intake) into
+//! samples; [`compare`] puts several side by side for the [`grid()`]; [`views`] gives the
+//! charts their data.
 #![warn(missing_docs)]
 
 pub mod bootstrap;
 pub mod classic;
+pub mod compare;
 pub mod context;
 pub mod expected;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;
+pub mod load;
 pub mod model;
 pub mod samples;
 pub mod score;
 pub mod straggler;
+pub mod views;
 
 pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};
 pub use classic::classic_report;
 pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
-pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Weights, grid};
+pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Track, Weights, grid};
+pub use load::{
+    LoadError, LoadedSamples, LoadedSubmission, load_samples, load_submission, read_intake,
+    samples_of_intake,
+};
 pub use model::Report;
 pub use samples::SampleSet;
 pub use score::score_report;
 pub use straggler::{Straggler, StragglerOptions, stragglers};
 
-use mlbench_schema::{Discovery, JobsFile, LoadedReports, ReadError, Scoring, TargetTable};
-use samples::FileSamples;
+use mlbench_schema::{LoadedReports, Scoring, TargetTable};
 
 /// Why a report could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -70,75 +79,6 @@ pub fn report(
     options: &ReportOptions,
 ) -> Result<(SampleSet, Report), AnalyzeError> {
     report_samples(SampleSet::build(reports, targets), targets, options)
-}
-
-/// What [`load_samples`] read.
-pub struct LoadedSamples {
-    /// The samples.
-    pub set: SampleSet,
-    /// Every problem met reading the files.
-    pub errors: Vec<ReadError>,
-    /// Report files of other suites passed over.
-    pub other_suites: Vec<String>,
-    /// Files not named like reports.
-    pub ignored: usize,
-    /// Jobs files met among them (not counted in `ignored`).
-    pub jobs_files: Vec<String>,
-    /// The jobs file the submission ran, picked among them ([`pick_jobs_file`]), or why
-    /// none was.
-    pub jobs: Result<Option<(String, JobsFile)>, String>,
-}
-
-/// Reads the files of a discovery in parallel, extracting samples from each as soon as
-/// it is parsed (memory stays small however large the submission).
-pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSamples {
-    let suite = discovery.suite.clone();
-    let other_suites = discovery.other_suites.clone();
-    let ignored = discovery.ignored;
-    let jobs_files = discovery.jobs_files.clone();
-    // Jobs files are small (discovery read those it recognised, up to 4 MiB).
-    let jobs_bytes: Vec<(String, Vec<u8>)> = discovery
-        .jobs_files
-        .iter()
-        .zip(&discovery.jobs_paths)
-        .filter_map(|(name, path)| Some((name.clone(), std::fs::read(path).ok()?)))
-        .collect();
-    let jobs = pick_jobs_file(&suite, &jobs_bytes);
-    let paths: Vec<(std::path::PathBuf, String)> = discovery
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.display.clone()))
-        .collect();
-    let parts = mlbench_schema::load_map(discovery, |file| {
-        (
-            file.parsed.errors.clone(),
-            FileSamples::extract(&file, targets),
-        )
-    });
-    let mut errors = Vec::new();
-    let parts = parts
-        .into_iter()
-        .map(|(e, part)| {
-            errors.extend(e);
-            part
-        })
-        .collect();
-    let set = SampleSet::assemble(&suite, targets, parts, |file, entry| {
-        let (path, display) = &paths[file];
-        mlbench_schema::reader::read_file(path, display)
-            .entries
-            .into_iter()
-            .find(|(i, _)| *i == entry)
-            .map(|(_, e)| e)
-    });
-    LoadedSamples {
-        set,
-        errors,
-        other_suites,
-        ignored,
-        jobs_files,
-        jobs,
-    }
 }
 
 /// Computes a report over samples.

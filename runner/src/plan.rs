@@ -9,7 +9,7 @@
 
 use crate::bench::{BenchArgs, DeviceSpec};
 use crate::devices::{DeviceKind, DeviceSet};
-use mlbench_schema::jobs::{JobsFile, flag_dest};
+use mlbench_schema::jobs::{JobsFile, flag_dest, shell_words};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
 use std::collections::BTreeMap;
@@ -420,22 +420,19 @@ fn short_flag(flag: &str) -> Option<&str> {
         .then_some(rest)
 }
 
-/// What argparse would store for an expanded string value: the shell's quotes removed,
-/// several words as a list (`nargs`), numbers as numbers (the scripts declare `type=int`
-/// or `float` for their numeric flags; `"0.10"` is recorded as `0.1`).
+/// What argparse would store for an expanded string value: split into words as the shell
+/// does (quotes and escapes removed: the schema's one splitter), several words as a list
+/// (`nargs`), numbers as numbers (the scripts declare `type=int` or `float` for their
+/// numeric flags; `"0.10"` is recorded as `0.1`).
 fn argparse_value(text: &str) -> Value {
-    let words: Vec<&str> = text.split_whitespace().collect();
+    let words = shell_words(text);
     let word = |w: &str| {
-        let unquoted = ['"', '\'']
-            .iter()
-            .find_map(|q| w.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)))
-            .unwrap_or(w);
-        if let Ok(i) = unquoted.parse::<i64>() {
+        if let Ok(i) = w.parse::<i64>() {
             Value::Int(i)
-        } else if let Some(f) = unquoted.parse::<f64>().ok().filter(|f| f.is_finite()) {
+        } else if let Some(f) = w.parse::<f64>().ok().filter(|f| f.is_finite()) {
             Value::Float(f)
         } else {
-            Value::Str(unquoted.to_owned())
+            Value::Str(w.to_owned())
         }
     };
     match words.as_slice() {
@@ -618,6 +615,10 @@ mod tests {
         );
         assert_eq!(argparse_value("8"), Value::Int(8));
         assert_eq!(argparse_value("float32"), Value::from("float32"));
+        // As the shell splits: a quoted phrase is one word, an empty value no word.
+        assert_eq!(argparse_value("'a b' c"), Value::from(vec!["a b", "c"]));
+        assert_eq!(argparse_value("'0.5'"), Value::Float(0.5));
+        assert_eq!(argparse_value("  "), Value::from(""));
     }
 
     #[test]

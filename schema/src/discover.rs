@@ -6,8 +6,8 @@
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
 use crate::reader::{FileName, ParsedFile, ReadError, ReportFile, read_file, read_file_lean};
+use crate::suite::{SuiteChoice, SuiteError, choose_suite};
 use rayon::prelude::*;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Why no set of report files could be found.
@@ -24,23 +24,14 @@ pub enum DiscoverError {
         /// The cause.
         source: std::io::Error,
     },
-    /// Nothing named like a report was found.
-    #[error(
-        "{searched}: no report files found (expected <suite>_<K>.json or <suite>.<bench>.R<run>.D<device>.<time>.json{filter})"
-    )]
-    NoReports {
+    /// No suite could be chosen ([`choose_suite`]): no reports, none of the suite asked
+    /// for, or several suites.
+    #[error("{searched}: {error}")]
+    Suite {
         /// What was searched, for the message.
         searched: String,
-        /// The suite filter, for the message.
-        filter: String,
-    },
-    /// Reports of several suites are present and none was chosen.
-    #[error("{searched}: reports of several suites found ({suites}); choose one with --name")]
-    SeveralSuites {
-        /// What was searched.
-        searched: String,
-        /// The suites found.
-        suites: String,
+        /// Why.
+        error: SuiteError,
     },
 }
 
@@ -84,7 +75,8 @@ fn is_jobs_file(path: &Path) -> bool {
 }
 
 /// Finds the report files under `paths` (folders searched recursively, files taken as
-/// given). `suite` picks the jobs-file name; without it the only suite found is used.
+/// given). `suite` picks the jobs-file name; without it the only suite found is used
+/// ([`choose_suite`], as every loader chooses).
 pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, DiscoverError> {
     let mut found = Vec::new();
     let mut ignored = 0;
@@ -111,34 +103,15 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    let suites: BTreeSet<String> = found.iter().map(|f| f.name.suite().to_owned()).collect();
-    let chosen = match suite {
-        Some(s) => s.to_owned(),
-        None if suites.len() == 1 => suites.iter().next().cloned().unwrap_or_default(),
-        None if suites.is_empty() => {
-            return Err(DiscoverError::NoReports {
-                searched,
-                filter: String::new(),
-            });
-        }
-        None => {
-            return Err(DiscoverError::SeveralSuites {
-                searched,
-                suites: suites.into_iter().collect::<Vec<_>>().join(", "),
-            });
-        }
-    };
-    let other_suites: Vec<String> = suites.into_iter().filter(|s| *s != chosen).collect();
+    let SuiteChoice {
+        suite: chosen,
+        others: other_suites,
+    } = choose_suite(found.iter().map(|f| f.name.suite()), suite)
+        .map_err(|error| DiscoverError::Suite { searched, error })?;
     let mut files: Vec<FoundFile> = found
         .into_iter()
         .filter(|f| f.name.suite() == chosen)
         .collect();
-    if files.is_empty() {
-        return Err(DiscoverError::NoReports {
-            searched,
-            filter: format!(" with suite `{chosen}`"),
-        });
-    }
     files.sort_by(|a, b| (&a.run, &a.display).cmp(&(&b.run, &b.display)));
     let (jobs_files, jobs_paths) = jobs_files.into_iter().unzip();
     Ok(Discovery {
@@ -416,7 +389,13 @@ mod tests {
             "{err}"
         );
         let err = discover(&[dir.path().to_path_buf()], Some("nope")).unwrap_err();
-        assert!(matches!(err, DiscoverError::NoReports { .. }));
+        assert!(matches!(
+            err,
+            DiscoverError::Suite {
+                error: SuiteError::NoneOfSuite { .. },
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! - [`unique_id`]: the suite's id and version algorithms;
 //! - [`timing`]: its `StatStream` and throughput arithmetic;
 //! - [`targets`]: target tables and entry selection rules;
-//! - [`jobs`], [`scripts`]: jobs files (parsing, expansion, comparison) and the map from
-//!   bench to entry script.
+//! - [`jobs`], [`scripts`]: jobs files (parsing, expansion, comparison, the shell-word
+//!   splitter) and the map from bench to entry script;
+//! - [`suite`]: which suite of report files is read; [`track`]: the submission track;
+//! - [`timings`]: the `MLBENCH_TIMINGS` switch.
 #![warn(missing_docs)]
 
 pub mod discover;
@@ -20,8 +22,11 @@ pub mod pyrepr;
 pub mod reader;
 pub mod runs;
 pub mod scripts;
+pub mod suite;
 pub mod targets;
 pub mod timing;
+pub mod timings;
+pub mod track;
 pub mod unique_id;
 pub mod value;
 pub mod writer;
@@ -31,5 +36,8 @@ pub use entry::{FailureKind, ReportEntry};
 pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
 pub use reader::{FileName, ReadError, ReportFile};
 pub use scripts::{ScriptMap, ScriptsError};
+pub use suite::{SuiteChoice, SuiteError, choose_suite};
 pub use targets::{Scoring, SelectionRule, Target, TargetTable};
+pub use timings::Timings;
+pub use track::Track;
 pub use value::{Object, Value};

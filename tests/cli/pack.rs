@@ -108,7 +108,7 @@ fn the_archive_holds_the_files_a_manifest_and_a_summary() {
             "tool": format!("mlbench {}", env!("CARGO_PKG_VERSION")),
             "track": "baseline", "suite": "fast", "jobs_file": "fast.json",
             "files": 11, "report_files": 10, "entries": 175, "runs": 5, "gpus": 2,
-            "benches": 19, "errors": 0, "warnings": 0
+            "benches": 19, "errors": 0, "warnings": 0, "schema_version": 1
         })
     );
 

@@ -21,5 +21,6 @@ pub mod validate;
 
 pub use finding::{Finding, Severity};
 pub use intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile, read_submission};
+pub use pack::{PackError, PackOptions, PackOutcome, SubmissionInfo, pack_folder};
 pub use rules::jobs::Track;
-pub use validate::{Options, Summary, Validation, Waiver, validate};
+pub use validate::{DEFAULT_MIN_RUNS, Options, Summary, Validation, Waiver, validate};

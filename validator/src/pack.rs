@@ -2,11 +2,15 @@
 //! contents, with a `sha256sum`-format manifest, so that organizers can re-pack and compare.
 
 use crate::archive::normalize_entry_name;
-use crate::intake::SubmittedFile;
+use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
+use crate::validate::{Options, Validation, validate};
+use mlbench_schema::Track;
 use mlbench_schema::unique_id::hex;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, System, ZipWriter};
 
@@ -29,9 +33,32 @@ pub struct ManifestError {
     pub message: String,
 }
 
-/// Why a zip could not be written.
+/// Why a folder was not packed, or a zip could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
+    /// The path to pack is not a folder.
+    #[error("{}: not a folder (pack takes the submission folder)", .0.display())]
+    NotAFolder(PathBuf),
+    /// The archive would be written inside the folder it packs.
+    #[error("{}: the archive would be inside the folder it packs", .0.display())]
+    InsideFolder(PathBuf),
+    /// The folder could not be read.
+    #[error(transparent)]
+    Intake(#[from] IntakeError),
+    /// The validation found errors and packing was not forced.
+    #[error(
+        "{}: not packed: the folder has errors (fix them, waive them with --waive, or pack anyway with --force)",
+        .dir.display()
+    )]
+    Refused {
+        /// The folder.
+        dir: PathBuf,
+        /// The validation, with its errors, to show.
+        validation: Box<Validation>,
+    },
+    /// `SUBMISSION.json` could not be written.
+    #[error("writing {SUBMISSION_NAME}: {0}")]
+    Json(#[from] serde_json::Error),
     /// Writing the archive failed.
     #[error("writing the zip: {0}")]
     Zip(#[from] zip::result::ZipError),
@@ -49,6 +76,191 @@ pub enum PackError {
     /// Two files with the same path.
     #[error("{0}: given twice")]
     Duplicate(String),
+}
+
+/// The version of the `SUBMISSION.json` document [`SubmissionInfo`] writes.
+pub const SUBMISSION_SCHEMA_VERSION: u32 = 1;
+
+/// `SUBMISSION.json`: what was packed, written by [`pack_folder`] and read back by the
+/// commands that take a packed submission (its track). No timestamps, so packing is
+/// deterministic. Fields are written in this order; `schema_version` comes last, as it
+/// was added after the others (a file without it reads as version 0).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmissionInfo {
+    /// The tool and its version, e.g. `mlbench 0.1.0`.
+    #[serde(default)]
+    pub tool: String,
+    /// The track the folder was validated and packed under.
+    pub track: Track,
+    /// The suite validated.
+    #[serde(default)]
+    pub suite: Option<String>,
+    /// The vendor's jobs file used.
+    #[serde(default)]
+    pub jobs_file: Option<String>,
+    /// Files in the folder (the manifest and this file excluded).
+    #[serde(default)]
+    pub files: usize,
+    /// Report files of the suite.
+    #[serde(default)]
+    pub report_files: usize,
+    /// Entries read.
+    #[serde(default)]
+    pub entries: usize,
+    /// Runs.
+    #[serde(default)]
+    pub runs: usize,
+    /// GPUs.
+    #[serde(default)]
+    pub gpus: usize,
+    /// Distinct benches.
+    #[serde(default)]
+    pub benches: usize,
+    /// Errors of the validation (not waived; non-zero only when packing was forced).
+    #[serde(default)]
+    pub errors: usize,
+    /// Warnings of the validation.
+    #[serde(default)]
+    pub warnings: usize,
+    /// [`SUBMISSION_SCHEMA_VERSION`] when written.
+    #[serde(default)]
+    pub schema_version: u32,
+}
+
+impl SubmissionInfo {
+    /// What a validation says about the folder packed under `track` by `tool`.
+    pub fn of_validation(tool: &str, track: Track, validation: &Validation) -> SubmissionInfo {
+        let s = &validation.summary;
+        SubmissionInfo {
+            tool: tool.to_owned(),
+            track,
+            suite: s.suite.clone(),
+            jobs_file: s.jobs_file.clone(),
+            files: s.files,
+            report_files: s.report_files,
+            entries: s.entries,
+            runs: s.runs,
+            gpus: s.gpus,
+            benches: s.benches,
+            errors: validation.errors(),
+            warnings: validation.warnings(),
+            schema_version: SUBMISSION_SCHEMA_VERSION,
+        }
+    }
+
+    /// The file's bytes: pretty JSON and a final newline.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut json = serde_json::to_vec_pretty(self)?;
+        json.push(b'\n');
+        Ok(json)
+    }
+
+    /// Reads a `SUBMISSION.json`.
+    pub fn from_json(bytes: &[u8]) -> Result<SubmissionInfo, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+
+    /// The `SUBMISSION.json` at the root of `files`, when there is one that reads.
+    pub fn of_files(files: &[SubmittedFile]) -> Option<SubmissionInfo> {
+        let file = files.iter().find(|f| f.path == SUBMISSION_NAME)?;
+        SubmissionInfo::from_json(&file.bytes).ok()
+    }
+}
+
+/// How a folder is packed.
+pub struct PackOptions<'a> {
+    /// What it is validated against (the track written in `SUBMISSION.json` is this
+    /// one's).
+    pub validation: Options<'a>,
+    /// Limits of the folder read.
+    pub limits: Limits,
+    /// Pack even when the validation finds errors.
+    pub force: bool,
+    /// `tool` of `SUBMISSION.json`, e.g. `mlbench 0.1.0`.
+    pub tool: String,
+}
+
+/// A folder packed.
+#[derive(Debug, Clone)]
+pub struct PackOutcome {
+    /// The zip's bytes (deterministic: the same folder gives the same bytes).
+    pub zip: Vec<u8>,
+    /// Entries in the zip (the folder's files, `SUBMISSION.json` and the manifest).
+    pub files: usize,
+    /// What `SUBMISSION.json` says.
+    pub info: SubmissionInfo,
+    /// The validation (errors only when packing was forced).
+    pub validation: Validation,
+}
+
+impl PackOutcome {
+    /// `packed N files (R report files, E entries)`, what the commands say once the zip
+    /// is written (they add where).
+    pub fn describe(&self) -> String {
+        format!(
+            "packed {} files ({} report files, {} entries)",
+            self.files, self.info.report_files, self.info.entries
+        )
+    }
+}
+
+/// Checks where a pack goes before any work: `dir` must be a folder, and `output` (the
+/// zip to be written, when known) must not be inside it.
+pub fn check_destination(dir: &Path, output: Option<&Path>) -> Result<(), PackError> {
+    if !dir.is_dir() {
+        return Err(PackError::NotAFolder(dir.to_path_buf()));
+    }
+    let Some(output) = output else {
+        return Ok(());
+    };
+    // The output need not exist yet: resolve its folder, then put the name back.
+    let out_dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let (Ok(out_dir), Ok(dir), Some(name)) = (
+        out_dir.canonicalize(),
+        dir.canonicalize(),
+        output.file_name(),
+    ) && out_dir.join(name).starts_with(&dir)
+    {
+        return Err(PackError::InsideFolder(output.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Packs the submission folder `dir`: reads it, validates it (a manifest and
+/// `SUBMISSION.json` left by an earlier pack are replaced, so they are not checked),
+/// refuses it when the validation finds errors unless `options.force`, and returns the
+/// deterministic zip with `SUBMISSION.json` and `MANIFEST.sha256`. `output` is where the
+/// caller will write the zip, checked not to be inside `dir`; nothing is written here.
+pub fn pack_folder(
+    dir: &Path,
+    output: Option<&Path>,
+    options: &PackOptions,
+) -> Result<PackOutcome, PackError> {
+    check_destination(dir, output)?;
+    let mut intake = read_submission(dir, &options.limits)?;
+    intake
+        .files
+        .retain(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME);
+    let validation = validate(&intake, &options.validation);
+    if validation.errors() > 0 && !options.force {
+        return Err(PackError::Refused {
+            dir: dir.to_path_buf(),
+            validation: Box::new(validation),
+        });
+    }
+    let info = SubmissionInfo::of_validation(&options.tool, options.validation.track, &validation);
+    let files = with_manifest(intake.files, info.to_json()?);
+    let mut zip = std::io::Cursor::new(Vec::new());
+    write_zip(&files, &mut zip)?;
+    Ok(PackOutcome {
+        zip: zip.into_inner(),
+        files: files.len(),
+        info,
+        validation,
+    })
 }
 
 /// The SHA-256 of `bytes`, in lower-case hex.

@@ -13,6 +13,7 @@ use crate::rules::{self, pattern_matches};
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, resolve as resolve_runs};
+use mlbench_schema::suite::{SuiteError, choose_suite};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -56,6 +57,9 @@ impl Waiver {
             }
     }
 }
+
+/// `--min-runs` when none is given: the fewest runs of a bench on a GPU.
+pub const DEFAULT_MIN_RUNS: usize = 4;
 
 /// What to validate against.
 #[derive(Default)]
@@ -184,32 +188,36 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         ..Summary::default()
     };
 
-    // The suite.
-    let mut per_suite: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &reports {
-        *per_suite.entry(r.name.suite()).or_default() += 1;
-    }
-    let suite = options.suite.clone().or_else(|| {
-        per_suite
-            .iter()
-            .max_by_key(|(s, n)| (**n, std::cmp::Reverse(**s)))
-            .map(|(s, _)| (*s).to_owned())
-    });
-    if options.suite.is_none() && per_suite.len() > 1 {
-        let list: Vec<String> = per_suite
-            .iter()
-            .map(|(s, n)| format!("{s} ({n} files)"))
-            .collect();
-        findings.push(Finding::new(
-            "reports.mixed-suites",
-            "report files of one suite",
-            format!(
-                "{}; validated `{}`",
-                list.join(", "),
-                suite.as_deref().unwrap_or("")
-            ),
-        ));
-    }
+    // The suite, chosen as every loader chooses it (`mlbench_schema::choose_suite`); where
+    // that fails on several suites, the one with the most files is validated and the mix
+    // is a finding.
+    let suite = match choose_suite(
+        reports.iter().map(|r| r.name.suite()),
+        options.suite.as_deref(),
+    ) {
+        Ok(choice) => Some(choice.suite),
+        Err(SuiteError::NoneOfSuite { wanted, .. }) => Some(wanted),
+        Err(SuiteError::NoReports) => None,
+        Err(mixed @ SuiteError::Several { .. }) => {
+            let chosen = mixed.most_common().map(str::to_owned);
+            if let SuiteError::Several { suites } = &mixed {
+                let list: Vec<String> = suites
+                    .iter()
+                    .map(|(s, n)| format!("{s} ({n} files)"))
+                    .collect();
+                findings.push(Finding::new(
+                    "reports.mixed-suites",
+                    "report files of one suite",
+                    format!(
+                        "{}; validated `{}`",
+                        list.join(", "),
+                        chosen.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+            chosen
+        }
+    };
     reports.retain(|r| Some(r.name.suite()) == suite.as_deref());
     // An archive that could not be read says nothing about what it holds.
     let unreadable = intake

@@ -93,3 +93,156 @@ fn manifest_of_a_packed_zip_catches_changes() {
         [("manifest.extra", Some("run1/extra.json"))]
     );
 }
+
+/// The shipped example submission copied into a temporary folder (it validates clean).
+fn example_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sub");
+    copy(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../submissions/example"),
+        &dir,
+    );
+    (tmp, dir)
+}
+
+fn pack_options(force: bool) -> pack::PackOptions<'static> {
+    pack::PackOptions {
+        validation: mlbench_validator::Options {
+            min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
+            track: mlbench_validator::Track::Tweaked,
+            ..Default::default()
+        },
+        limits: Default::default(),
+        force,
+        tool: "mlbench test".into(),
+    }
+}
+
+#[test]
+fn submission_info_round_trips_with_its_version_last() {
+    let info = pack::SubmissionInfo {
+        tool: "mlbench 1.2.3".into(),
+        track: mlbench_validator::Track::Tweaked,
+        suite: Some("fast".into()),
+        jobs_file: None,
+        files: 11,
+        report_files: 10,
+        entries: 175,
+        runs: 5,
+        gpus: 2,
+        benches: 19,
+        errors: 0,
+        warnings: 1,
+        schema_version: pack::SUBMISSION_SCHEMA_VERSION,
+    };
+    let json = info.to_json().unwrap();
+    let text = std::str::from_utf8(&json).unwrap();
+    assert!(text.starts_with("{\n  \"tool\": \"mlbench 1.2.3\",\n  \"track\": \"tweaked\","));
+    assert!(text.ends_with("  \"schema_version\": 1\n}\n"), "{text}");
+    assert!(text.contains("\"jobs_file\": null"), "{text}");
+    assert_eq!(pack::SubmissionInfo::from_json(&json).unwrap(), info);
+    assert_eq!(
+        pack::SubmissionInfo::of_files(&[file(SUBMISSION_NAME, &json)]),
+        Some(info)
+    );
+    // A file written before the version was added reads as version 0; one without a
+    // track, or with an unknown one, does not read.
+    let old = pack::SubmissionInfo::from_json(
+        br#"{"tool": "mlbench 0.1.0", "track": "baseline", "suite": "fast"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (old.track, old.schema_version),
+        (mlbench_validator::Track::Baseline, 0)
+    );
+    assert!(pack::SubmissionInfo::from_json(br#"{"suite": "fast"}"#).is_err());
+    assert!(pack::SubmissionInfo::from_json(br#"{"track": "fancy"}"#).is_err());
+    assert_eq!(
+        pack::SubmissionInfo::of_files(&[file("x/SUBMISSION.json", &[])]),
+        None
+    );
+}
+
+#[test]
+fn pack_folder_packs_the_example_deterministically() {
+    let (tmp, dir) = example_copy();
+    let out = tmp.path().join("sub.zip");
+    let first = pack::pack_folder(&dir, Some(&out), &pack_options(false)).unwrap();
+    assert_eq!(first.validation.errors(), 0);
+    assert_eq!(first.files, 13);
+    assert_eq!(first.info.track, mlbench_validator::Track::Tweaked);
+    assert_eq!(first.info.suite.as_deref(), Some("fast"));
+    assert_eq!((first.info.report_files, first.info.entries), (10, 175));
+    assert_eq!(first.info.tool, "mlbench test");
+    assert_eq!(
+        first.describe(),
+        "packed 13 files (10 report files, 175 entries)"
+    );
+    // Nothing is written by the library.
+    assert!(!out.exists());
+    // A second pack, over the files of the first (manifest included), is the same bytes.
+    let intake = read(&first.zip);
+    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
+    for f in &intake.files {
+        let path = dir.join(&f.path);
+        std::fs::write(path, &f.bytes).unwrap();
+    }
+    let second = pack::pack_folder(&dir, None, &pack_options(false)).unwrap();
+    assert_eq!(first.zip, second.zip);
+    assert_eq!(
+        pack::SubmissionInfo::of_files(&intake.files),
+        Some(first.info)
+    );
+}
+
+#[test]
+fn pack_folder_refusals() {
+    let (tmp, dir) = example_copy();
+    // Not a folder.
+    let file_path = dir.join("fast.json");
+    let err = pack::pack_folder(&file_path, None, &pack_options(true)).unwrap_err();
+    assert!(matches!(err, pack::PackError::NotAFolder(_)), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("fast.json: not a folder (pack takes the submission folder)")
+    );
+    // The archive inside the folder it packs (even through `..`).
+    let inside = dir.join("output0/../packed.zip");
+    let err = pack::pack_folder(&dir, Some(&inside), &pack_options(true)).unwrap_err();
+    assert!(matches!(err, pack::PackError::InsideFolder(_)), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("the archive would be inside the folder it packs")
+    );
+    // A missing folder.
+    let err = pack::pack_folder(&tmp.path().join("nope"), None, &pack_options(true)).unwrap_err();
+    assert!(matches!(err, pack::PackError::NotAFolder(_)), "{err}");
+    // Errors: refused with the validation to show, unless forced.
+    std::fs::write(dir.join("output0/fast_0.json"), b"[{\"name\": ").unwrap();
+    let err = pack::pack_folder(&dir, None, &pack_options(false)).unwrap_err();
+    let pack::PackError::Refused { validation, .. } = &err else {
+        panic!("{err}");
+    };
+    assert!(validation.findings.iter().any(|f| f.rule == "parse.json"));
+    assert!(
+        err.to_string()
+            .ends_with("sub: not packed: the folder has errors (fix them, waive them with --waive, or pack anyway with --force)"),
+        "{err}"
+    );
+    let forced = pack::pack_folder(&dir, None, &pack_options(true)).unwrap();
+    assert!(forced.info.errors > 0);
+    assert_eq!(forced.info.errors, forced.validation.errors());
+    assert_eq!(rules(&read(&forced.zip).findings), []);
+}

@@ -78,8 +78,9 @@ fn word_matches(word: &str, recorded: &Value) -> bool {
 }
 
 /// Splits a value as `/bin/sh` would: on unquoted white space, removing quotes and
-/// backslash escapes.
-fn shell_words(text: &str) -> Vec<String> {
+/// backslash escapes. The one splitter of the workspace (jobs comparison, the runner's
+/// argparse values).
+pub fn shell_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

@@ -16,15 +16,10 @@ pub const ALLOWED_IN_BASELINE: &[&str] = &[
     "--no-cuda",
 ];
 
-/// The submission track.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Track {
-    /// Only the allowed arguments may change.
-    #[default]
-    Baseline,
-    /// Anything may change; every change is listed as a warning.
-    Tweaked,
-}
+/// The submission track (the schema's: one type for every crate). In the baseline track
+/// only the allowed arguments may change; in the tweaked one anything may, and every
+/// change is listed as a warning.
+pub use mlbench_schema::Track;
 
 fn shown(value: &Option<Value>) -> String {
     match value {

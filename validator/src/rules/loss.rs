@@ -9,8 +9,11 @@
 //! of the other curves' values at step i and `w = q90 − q10` (plus a relative 1e-6 for
 //! flat curves). A curve with more than half of its steps outside its band is divergent.
 
-use crate::facts::EntryFacts;
+use crate::facts::{EntryFacts, file_facts};
 use crate::finding::Finding;
+use crate::intake::SubmittedFile;
+use crate::layout::{Role, classify};
+use mlbench_schema::reader::FileName;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,8 +24,39 @@ pub const MIN_STEPS: usize = 10;
 /// Share of steps outside the band that makes a curve divergent.
 pub const OUTSIDE_SHARE: f64 = 0.5;
 
-/// `loss.divergent` over every bench configuration (groups in parallel).
-pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
+/// The curves of one bench configuration that `loss.divergent` compares: the finite
+/// curves of the usable entries with at least [`MIN_STEPS`] steps, those of the most
+/// common length. The rule compares them when there are at least [`MIN_CURVES`]; plots
+/// draw them with [`CurveGroup::band`].
+#[derive(Debug, Clone)]
+pub struct CurveGroup<'a> {
+    /// The bench.
+    pub bench: &'a str,
+    /// The configuration (a hash of the entries' arguments, [`EntryFacts::config`]).
+    pub config: u64,
+    /// The curves' length (steps).
+    pub len: usize,
+    /// The curves, in the order of the entries given.
+    pub curves: Vec<&'a EntryFacts>,
+}
+
+impl CurveGroup<'_> {
+    /// Whether the rule compares these curves (at least [`MIN_CURVES`] of them).
+    pub fn compared(&self) -> bool {
+        self.curves.len() >= MIN_CURVES
+    }
+
+    /// The band over all the group's curves, step by step ([`display_band`]): `None` when
+    /// the rule does not compare them.
+    pub fn band(&self) -> Option<(Vec<f64>, Vec<f64>)> {
+        let curves: Vec<&[f64]> = self.curves.iter().map(|e| e.losses.as_slice()).collect();
+        display_band(&curves)
+    }
+}
+
+/// The curves of `entries` grouped as `loss.divergent` groups them: by bench and
+/// configuration, sorted by both, each group kept to its most common length.
+pub fn curve_groups(entries: &[EntryFacts]) -> Vec<CurveGroup<'_>> {
     let mut groups: BTreeMap<(&str, u64), Vec<&EntryFacts>> = BTreeMap::new();
     for e in entries {
         if let (Some(name), None) = (&e.name, e.failure)
@@ -31,29 +65,48 @@ pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding
             groups.entry((name, e.config)).or_default().push(e);
         }
     }
-    let groups: Vec<((&str, u64), Vec<&EntryFacts>)> = groups.into_iter().collect();
+    groups
+        .into_iter()
+        .filter_map(|((bench, config), group)| {
+            let mut lengths: HashMap<usize, usize> = HashMap::new();
+            for e in &group {
+                *lengths.entry(e.losses.len()).or_default() += 1;
+            }
+            let (&len, _) = lengths.iter().max_by_key(|(len, n)| (**n, **len))?;
+            let curves = group
+                .into_iter()
+                .filter(|e| e.losses.len() == len)
+                .collect();
+            Some(CurveGroup {
+                bench,
+                config,
+                len,
+                curves,
+            })
+        })
+        .collect()
+}
+
+/// `loss.divergent` over every bench configuration ([`curve_groups`]; groups in parallel).
+pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
+    let groups: Vec<CurveGroup> = curve_groups(entries)
+        .into_iter()
+        .filter(CurveGroup::compared)
+        .collect();
     let found: Vec<Vec<Finding>> = groups
         .into_par_iter()
-        .map(|((name, _), group)| divergent_in(name, group, files))
+        .map(|group| divergent_in(group, files))
         .collect();
     out.extend(found.into_iter().flatten());
 }
 
-fn divergent_in(name: &str, group: Vec<&EntryFacts>, files: &[String]) -> Vec<Finding> {
-    let mut lengths: HashMap<usize, usize> = HashMap::new();
-    for e in &group {
-        *lengths.entry(e.losses.len()).or_default() += 1;
-    }
-    let Some((&len, _)) = lengths.iter().max_by_key(|(len, n)| (**n, **len)) else {
-        return Vec::new();
-    };
-    let curves: Vec<&EntryFacts> = group
-        .into_iter()
-        .filter(|e| e.losses.len() == len)
-        .collect();
-    if curves.len() < MIN_CURVES {
-        return Vec::new();
-    }
+fn divergent_in(group: CurveGroup, files: &[String]) -> Vec<Finding> {
+    let CurveGroup {
+        bench: name,
+        len,
+        curves,
+        ..
+    } = group;
     let mut out = Vec::new();
     for (c, outside) in outside_counts(&curves, len).into_iter().enumerate() {
         if outside as f64 > OUTSIDE_SHARE * len as f64 {
@@ -74,6 +127,41 @@ fn divergent_in(name: &str, group: Vec<&EntryFacts>, files: &[String]) -> Vec<Fi
         }
     }
     out
+}
+
+/// The report files of `suite` among a submission's `files`, parsed into the facts the
+/// loss rules read (for plots of the curves and band the rule uses: [`curve_groups`]).
+pub fn submission_curves(files: &[SubmittedFile], suite: &str) -> SubmissionCurves {
+    let reports: Vec<(&SubmittedFile, FileName, String)> = files
+        .iter()
+        .filter_map(|file| match classify(file) {
+            Role::Report { name, run } if name.suite() == suite => Some((file, name, run)),
+            _ => None,
+        })
+        .collect();
+    let entries: Vec<EntryFacts> = reports
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, (file, name, _))| {
+            file_facts(i, &file.path, name, &file.bytes, None).entries
+        })
+        .collect();
+    SubmissionCurves {
+        files: reports.iter().map(|(f, _, _)| f.path.clone()).collect(),
+        runs: reports.into_iter().map(|(_, _, run)| run).collect(),
+        entries,
+    }
+}
+
+/// The report files of a submission read for their loss curves ([`submission_curves`]).
+#[derive(Debug, Clone, Default)]
+pub struct SubmissionCurves {
+    /// The report files' paths ([`EntryFacts::file`] indexes them).
+    pub files: Vec<String>,
+    /// Each file's run, as its folder or name says (`output3`, `e3/R1`).
+    pub runs: Vec<String>,
+    /// Every entry read.
+    pub entries: Vec<EntryFacts>,
 }
 
 /// For each curve, the number of steps where it lies outside the band of the others.
@@ -337,6 +425,96 @@ mod tests {
         out.clear();
         divergent(&curves[3..], &files, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn groups_and_bands_are_per_configuration() {
+        let steps = |k: f64| (0..12).map(|s| k - 0.01 * s as f64).collect::<Vec<_>>();
+        // Bench `toy` in two configurations: four curves near 1 (config 1), four near 5
+        // (config 2); a short curve (under MIN_STEPS), one of another length and a failed
+        // entry are left out.
+        let mut entries: Vec<EntryFacts> = (0..4)
+            .map(|i| curve(i, steps(1.0 + 0.01 * i as f64)))
+            .collect();
+        for i in 4..8 {
+            let mut e = curve(i, steps(5.0 + 0.01 * i as f64));
+            e.config = 2;
+            entries.push(e);
+        }
+        entries.push(curve(8, vec![1.0; MIN_STEPS - 1]));
+        entries.push(curve(9, vec![1.0; 20]));
+        let mut failed = curve(10, steps(1.0));
+        failed.failure = Some(mlbench_schema::FailureKind::NanLoss);
+        entries.push(failed);
+        let groups = curve_groups(&entries);
+        let shape: Vec<(&str, u64, usize, Vec<usize>)> = groups
+            .iter()
+            .map(|g| {
+                let files = g.curves.iter().map(|e| e.file).collect();
+                (g.bench, g.config, g.len, files)
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("toy", 1, 12, vec![0, 1, 2, 3]),
+                ("toy", 2, 12, vec![4, 5, 6, 7])
+            ]
+        );
+        // Each band is over its own configuration's curves only.
+        for group in &groups {
+            assert!(group.compared());
+            let (lo, hi) = group.band().unwrap();
+            let own: Vec<&[f64]> = group.curves.iter().map(|e| e.losses.as_slice()).collect();
+            assert_eq!(Some((lo.clone(), hi.clone())), display_band(&own));
+            let first = group.curves[0].losses[0];
+            assert!(lo[0] < first && first < hi[0] && hi[0] - lo[0] < 1.0);
+        }
+        // Grouped by bench only, the two configurations would share one wide band and the
+        // rule would see eight curves; per configuration nothing diverges.
+        let mut out = Vec::new();
+        divergent(
+            &entries,
+            &(0..11).map(|i| format!("f{i}")).collect::<Vec<_>>(),
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // Three curves: drawn, but no band (the rule does not compare them).
+        let few = curve_groups(&entries[..3]);
+        assert_eq!(few.len(), 1);
+        assert!(!few[0].compared() && few[0].band().is_none());
+    }
+
+    #[test]
+    fn submission_curves_read_the_suites_reports() {
+        let entry = |loss: f64| {
+            let losses: Vec<String> = (0..MIN_STEPS)
+                .map(|s| format!("{}", loss - 0.01 * s as f64))
+                .collect();
+            format!(
+                r#"{{"name": "toy", "version": "v", "vcd": "0", "batch_loss": [{}], "train_item": {{"avg": 1.0}}}}"#,
+                losses.join(", ")
+            )
+        };
+        let files = vec![
+            SubmittedFile::new("output0/fast_0.json", format!("[{}]", entry(2.0))),
+            SubmittedFile::new(
+                "output1/fast_0.json",
+                format!("[{}, {}]", entry(2.1), entry(2.2)),
+            ),
+            SubmittedFile::new("output1/other_0.json", format!("[{}]", entry(9.0))),
+            SubmittedFile::new("notes.txt", "x"),
+        ];
+        let read = submission_curves(&files, "fast");
+        assert_eq!(read.files, ["output0/fast_0.json", "output1/fast_0.json"]);
+        assert_eq!(read.runs, ["output0", "output1"]);
+        let at: Vec<(usize, usize, f64)> = read
+            .entries
+            .iter()
+            .map(|e| (e.file, e.entry, e.losses[0]))
+            .collect();
+        assert_eq!(at, [(0, 0, 2.0), (1, 0, 2.1), (1, 1, 2.2)]);
+        assert_eq!(read.entries[0].device, Device::Gpu(0));
     }
 
     #[test]

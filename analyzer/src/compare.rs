@@ -1,0 +1,477 @@
+//! The comparison around the grid, for `grid` and `plot`: which submissions, under which
+//! labels and tracks, read in parallel, against which baseline and expected benches.
+//!
+//! The command line maps its arguments to [`CompareOptions`] and calls [`load_all`], then
+//! [`compute`] (or the plots' views on the loaded samples).
+
+use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Grid, GridError};
+use crate::grid::{GridInput, GridOptions, Weights, WeightsError};
+use crate::load::{LoadError, LoadedSubmission, load_submission};
+use mlbench_schema::jobs::JobsFile;
+use mlbench_schema::targets::TargetsError;
+use mlbench_schema::{Scoring, TargetTable, Track};
+use mlbench_validator::layout::{Role, classify};
+use mlbench_validator::pack::SubmissionInfo;
+use mlbench_validator::{Intake, Limits};
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// How submissions are compared (`grid` and `plot` share them).
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// `NAME=SUB` labels, as given (`--label`); SUB must be one of the submissions.
+    pub labels: Vec<String>,
+    /// The submission every other is normalized to (a label or a row id); default: the
+    /// first submission.
+    pub baseline: Option<String>,
+    /// The suite the reports are named after (default: the only one of each submission).
+    pub suite: Option<String>,
+    /// Bench weights of the overall figure (TOML or CSV file).
+    pub weights: Option<PathBuf>,
+    /// The track of submissions that do not carry one in `SUBMISSION.json`.
+    pub track: Track,
+    /// Bootstrap resamples (at least 1).
+    pub resamples: usize,
+    /// The bootstrap seed.
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            labels: Vec::new(),
+            baseline: None,
+            suite: None,
+            weights: None,
+            track: Track::Baseline,
+            resamples: DEFAULT_RESAMPLES,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Why submissions could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A label without `=`.
+    #[error("--label {0}: expected NAME=SUB")]
+    LabelSyntax(String),
+    /// A label with an empty name.
+    #[error("--label {0}: the name is empty")]
+    LabelEmpty(String),
+    /// A submission labelled twice.
+    #[error("--label {name}={}: that submission is already labelled `{other}`", .path.display())]
+    LabelledTwice {
+        /// The second name.
+        name: String,
+        /// The submission.
+        path: PathBuf,
+        /// The first name.
+        other: String,
+    },
+    /// A label for a path that is not among the submissions.
+    #[error("--label {name}={}: not one of the submissions given", .path.display())]
+    LabelNotGiven {
+        /// The name.
+        name: String,
+        /// The path.
+        path: PathBuf,
+    },
+    /// Two submissions with one label on one track.
+    #[error(
+        "two submissions are labelled `{label}` in the {track} track; name them with --label NAME=SUB"
+    )]
+    SameLabel {
+        /// The label.
+        label: String,
+        /// The track.
+        track: Track,
+    },
+    /// `--explain` without a comma.
+    #[error("--explain {0}: expected A,B")]
+    Explain(String),
+    /// Nothing to compare.
+    #[error("no submissions")]
+    NoSubmissions,
+    /// The suite's selection rules could not be read (a bug in the shipped tables).
+    #[error(transparent)]
+    Targets(#[from] TargetsError),
+    /// A submission could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The weights file could not be read.
+    #[error(transparent)]
+    Weights(#[from] WeightsError),
+    /// The grid could not be computed.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+}
+
+/// A submission loaded, with its label and track.
+pub struct Labelled {
+    /// The vendor's name.
+    pub label: String,
+    /// Its track.
+    pub track: Track,
+    /// The submission.
+    pub sub: LoadedSubmission,
+}
+
+/// Parses one `NAME=SUB` label.
+pub fn parse_label(text: &str) -> Result<(String, PathBuf), CompareError> {
+    let (name, path) = text
+        .split_once('=')
+        .ok_or_else(|| CompareError::LabelSyntax(text.to_owned()))?;
+    if name.is_empty() {
+        return Err(CompareError::LabelEmpty(text.to_owned()));
+    }
+    Ok((name.to_owned(), PathBuf::from(path)))
+}
+
+/// Parses every label and checks them against the submissions given: each names one of
+/// them, and none twice. Returns (submission, name) pairs in the order given.
+pub fn parse_labels(
+    labels: &[String],
+    subs: &[PathBuf],
+) -> Result<Vec<(PathBuf, String)>, CompareError> {
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for text in labels {
+        let (name, path) = parse_label(text)?;
+        out.push((path, name));
+    }
+    for (i, (path, name)) in out.iter().enumerate() {
+        if let Some((_, other)) = out[..i].iter().find(|(p, _)| p == path) {
+            return Err(CompareError::LabelledTwice {
+                name: name.clone(),
+                path: path.clone(),
+                other: other.clone(),
+            });
+        }
+        if !subs.contains(path) {
+            return Err(CompareError::LabelNotGiven {
+                name: name.clone(),
+                path: path.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The label of a submission not given one: its file or folder name, without `.zip`.
+pub fn default_label(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    match name.len().checked_sub(4) {
+        Some(cut) if name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".zip") => {
+            name[..cut].to_owned()
+        }
+        _ => name,
+    }
+}
+
+/// `--explain A,B`: the two submissions whose gap is attributed.
+pub fn parse_explain(text: &str) -> Result<(String, String), CompareError> {
+    let (a, b) = text
+        .split_once(',')
+        .ok_or_else(|| CompareError::Explain(text.to_owned()))?;
+    Ok((a.trim().to_owned(), b.trim().to_owned()))
+}
+
+/// The selection rules of the suite's targets (wlm's GRU, loader's 256, …) without any
+/// target or exclusion: the grid compares what every vendor ran.
+pub fn selection_only() -> Result<TargetTable, TargetsError> {
+    let mut table = TargetTable::builtin(Scoring::Classic, "RTX")?;
+    table.targets.clear();
+    table.exclude.clear();
+    table.gpu_model = "grid".into();
+    Ok(table)
+}
+
+/// The track a packed submission carries in `SUBMISSION.json`.
+pub fn packed_track(intake: &Intake) -> Option<Track> {
+    SubmissionInfo::of_files(&intake.files).map(|info| info.track)
+}
+
+/// The benches of a submission's jobs file (the first one, by path), in its order, when
+/// it has one that reads.
+pub fn expected_benches(intake: &Intake) -> Option<Vec<String>> {
+    let file = intake.files.iter().find(|f| classify(f) == Role::Jobs)?;
+    let jobs = JobsFile::parse(&file.path, &file.bytes).ok()?;
+    let mut names: Vec<String> = jobs.jobs.into_iter().map(|j| j.name).collect();
+    names.dedup();
+    Some(names)
+}
+
+/// Loads every submission in parallel (zips in place, folders), with labels and tracks:
+/// a submission's label is its `--label` or [`default_label`], its track the one its
+/// `SUBMISSION.json` says or `options.track`. Two submissions may not share a label on
+/// one track.
+pub fn load_all(subs: &[PathBuf], options: &CompareOptions) -> Result<Vec<Labelled>, CompareError> {
+    let labels = parse_labels(&options.labels, subs)?;
+    let targets = selection_only()?;
+    let limits = Limits::default();
+    let loaded: Vec<Result<Labelled, CompareError>> = subs
+        .par_iter()
+        .map(|path| {
+            let sub = load_submission(path, options.suite.as_deref(), &targets, &limits)?;
+            let label = labels
+                .iter()
+                .find(|(p, _)| p == path)
+                .map_or_else(|| default_label(path), |(_, n)| n.clone());
+            let track = packed_track(&sub.intake).unwrap_or(options.track);
+            Ok(Labelled { label, track, sub })
+        })
+        .collect();
+    let loaded = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
+    check_unique(&loaded)?;
+    Ok(loaded)
+}
+
+/// Refuses two submissions with one label on one track.
+pub fn check_unique(loaded: &[Labelled]) -> Result<(), CompareError> {
+    let mut seen = BTreeSet::new();
+    for l in loaded {
+        if !seen.insert((l.label.as_str(), l.track)) {
+            return Err(CompareError::SameLabel {
+                label: l.label.clone(),
+                track: l.track,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The baseline: `options.baseline`, else the first submission's label.
+pub fn baseline_of(loaded: &[Labelled], options: &CompareOptions) -> Result<String, CompareError> {
+    match &options.baseline {
+        Some(b) => Ok(b.clone()),
+        None => loaded
+            .first()
+            .map(|l| l.label.clone())
+            .ok_or(CompareError::NoSubmissions),
+    }
+}
+
+/// Computes the grid of loaded submissions: normalized to the baseline, over the benches
+/// of the baseline's jobs file when it has one, with `explain`'s gap attributed.
+pub fn compute(
+    loaded: Vec<Labelled>,
+    options: &CompareOptions,
+    explain: Option<(String, String)>,
+) -> Result<Grid, CompareError> {
+    let baseline = baseline_of(&loaded, options)?;
+    let benches = loaded
+        .iter()
+        .find(|l| l.label == baseline)
+        .and_then(|l| expected_benches(&l.sub.intake));
+    let weights = options.weights.as_deref().map(Weights::load).transpose()?;
+    let inputs: Vec<GridInput> = loaded
+        .into_iter()
+        .map(|l| GridInput {
+            label: l.label,
+            track: l.track,
+            set: l.sub.set,
+        })
+        .collect();
+    let grid_options = GridOptions {
+        baseline,
+        weights,
+        resamples: options.resamples,
+        seed: options.seed,
+        level: DEFAULT_LEVEL,
+        explain,
+        benches,
+    };
+    Ok(crate::grid::grid(&inputs, &grid_options)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_validator::SubmittedFile;
+    use mlbench_validator::intake::SourceKind;
+
+    fn subs(paths: &[&str]) -> Vec<PathBuf> {
+        paths.iter().map(PathBuf::from).collect()
+    }
+
+    fn labels(texts: &[&str]) -> Vec<String> {
+        texts.iter().map(|t| (*t).to_owned()).collect()
+    }
+
+    #[test]
+    fn labels_parse_and_name_given_submissions_once() {
+        assert_eq!(
+            parse_label("Acme=a/b.zip").unwrap(),
+            ("Acme".to_owned(), PathBuf::from("a/b.zip"))
+        );
+        // The name ends at the first `=`: a path may hold one.
+        assert_eq!(parse_label("A=x=y").unwrap().1, PathBuf::from("x=y"));
+        let err =
+            |l: &[&str], s: &[&str]| parse_labels(&labels(l), &subs(s)).unwrap_err().to_string();
+        assert_eq!(err(&["Acme"], &["a"]), "--label Acme: expected NAME=SUB");
+        assert_eq!(err(&["=a"], &["a"]), "--label =a: the name is empty");
+        assert_eq!(
+            err(&["A=a", "B=a"], &["a"]),
+            "--label B=a: that submission is already labelled `A`"
+        );
+        assert_eq!(
+            err(&["A=b"], &["a"]),
+            "--label A=b: not one of the submissions given"
+        );
+        let ok = parse_labels(&labels(&["B=b", "A=a"]), &subs(&["a", "b"])).unwrap();
+        assert_eq!(
+            ok,
+            [
+                (PathBuf::from("b"), "B".to_owned()),
+                (PathBuf::from("a"), "A".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn default_labels_drop_the_zip_extension() {
+        assert_eq!(default_label(Path::new("x/acme.zip")), "acme");
+        assert_eq!(default_label(Path::new("x/Acme.ZIP")), "Acme");
+        assert_eq!(default_label(Path::new("x/acme")), "acme");
+        assert_eq!(default_label(Path::new("x/.zip")), "");
+        assert_eq!(default_label(Path::new("zip")), "zip");
+        assert_eq!(default_label(Path::new("x/é.zip")), "é");
+        assert_eq!(default_label(Path::new("/")), "/");
+    }
+
+    #[test]
+    fn explain_takes_two_names() {
+        assert_eq!(
+            parse_explain("A, B/tweaked").unwrap(),
+            ("A".to_owned(), "B/tweaked".to_owned())
+        );
+        assert_eq!(
+            parse_explain("AB").unwrap_err().to_string(),
+            "--explain AB: expected A,B"
+        );
+    }
+
+    #[test]
+    fn the_selection_only_table_has_rules_and_no_targets() {
+        let t = selection_only().unwrap();
+        assert!(t.targets.is_empty() && t.exclude.is_empty());
+        assert_eq!(t.gpu_model, "grid");
+        assert!(!t.select.is_empty());
+    }
+
+    fn intake(files: Vec<SubmittedFile>) -> Intake {
+        Intake {
+            kind: SourceKind::Zip,
+            files,
+            findings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn packed_track_and_expected_benches_come_from_the_files() {
+        let info = |track: &str| {
+            SubmittedFile::new(
+                "SUBMISSION.json",
+                format!(r#"{{"tool": "mlbench 0.1.0", "track": "{track}"}}"#),
+            )
+        };
+        assert_eq!(
+            packed_track(&intake(vec![info("tweaked")])),
+            Some(Track::Tweaked)
+        );
+        assert_eq!(
+            packed_track(&intake(vec![info("baseline")])),
+            Some(Track::Baseline)
+        );
+        assert_eq!(packed_track(&intake(vec![info("other")])), None);
+        assert_eq!(packed_track(&intake(Vec::new())), None);
+        let jobs = SubmittedFile::new(
+            "fast.json",
+            r#"[{"name": "vae", "cmd": "./vae/run.sh", "args": {}},
+                {"name": "vae", "cmd": "./vae/run.sh", "args": {"--x": 1}},
+                {"name": "atari", "cmd": "./atari/run.sh", "args": {}}]"#,
+        );
+        assert_eq!(
+            expected_benches(&intake(vec![jobs])),
+            Some(vec!["vae".to_owned(), "atari".to_owned()])
+        );
+        assert_eq!(expected_benches(&intake(vec![info("baseline")])), None);
+    }
+
+    #[test]
+    fn baseline_defaults_to_the_first_and_labels_are_unique_per_track() {
+        let sub = || LoadedSubmission {
+            intake: intake(Vec::new()),
+            set: crate::SampleSet::assemble(
+                "fast",
+                &selection_only().unwrap(),
+                Vec::new(),
+                |_, _| None,
+            ),
+        };
+        let l = |label: &str, track| Labelled {
+            label: label.into(),
+            track,
+            sub: sub(),
+        };
+        let options = CompareOptions::default();
+        assert!(matches!(
+            baseline_of(&[], &options),
+            Err(CompareError::NoSubmissions)
+        ));
+        let loaded = vec![l("B", Track::Baseline), l("A", Track::Baseline)];
+        assert_eq!(baseline_of(&loaded, &options).unwrap(), "B");
+        let chosen = CompareOptions {
+            baseline: Some("A".into()),
+            ..CompareOptions::default()
+        };
+        assert_eq!(baseline_of(&loaded, &chosen).unwrap(), "A");
+        assert!(check_unique(&[l("A", Track::Baseline), l("A", Track::Tweaked)]).is_ok());
+        let err = check_unique(&[l("A", Track::Tweaked), l("A", Track::Tweaked)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "two submissions are labelled `A` in the tweaked track; name them with --label NAME=SUB"
+        );
+    }
+
+    #[test]
+    fn load_all_labels_loads_and_reports_the_first_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../submissions/example");
+        let missing = dir.path().join("missing");
+        let options = CompareOptions {
+            labels: labels(&[&format!("Ref={}", example.display())]),
+            ..CompareOptions::default()
+        };
+        let loaded = load_all(std::slice::from_ref(&example), &options).unwrap();
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(
+            (loaded[0].label.as_str(), loaded[0].track),
+            ("Ref", Track::Baseline)
+        );
+        assert_eq!(loaded[0].sub.set.suite, "fast");
+        let err = load_all(&[example.clone(), missing.clone()], &options)
+            .err()
+            .unwrap();
+        assert!(matches!(err, CompareError::Load(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!("{}: no such file or folder", missing.display())
+        );
+        // Two folders named alike, unlabelled, on one track.
+        let twice = load_all(
+            &[example.clone(), example.join("../example")],
+            &CompareOptions::default(),
+        )
+        .err()
+        .unwrap();
+        assert!(matches!(twice, CompareError::SameLabel { .. }), "{twice}");
+        let grid = compute(loaded, &options, None).unwrap();
+        assert_eq!(grid.baseline, "Ref");
+        assert_eq!(grid.benches.len(), 19);
+    }
+}
