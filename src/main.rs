@@ -1,8 +1,10 @@
 //! mlbench: the command-line front end. Parses arguments, calls the library crates,
-//! prints, and turns errors into messages and exit codes (0 ok, 1 failed criteria or
-//! findings, 2 usage or unreadable input).
+//! prints, and turns errors into messages and exit codes (src/exit.rs,
+//! docs/exit-codes.md: 0 ok, 1 failed criteria or findings, 2 usage or unreadable input,
+//! 3 an output that could not be written or an internal error).
 
 mod cli;
+mod exit;
 mod grid_cmd;
 mod html_pages;
 mod output;
@@ -15,7 +17,6 @@ mod run_cmd;
 mod run_copy;
 mod validate_cmd;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -52,21 +53,22 @@ pub struct Failure {
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(e: E) -> Self {
+        let error = e.into();
         Failure {
-            error: e.into(),
-            code: 2,
+            code: exit::code_of(&error),
+            error,
         }
     }
 }
 
 fn main() -> ExitCode {
     no_huge_pages();
-    let cli = match cli::Cli::try_parse() {
+    let cli = match parse_args() {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout (exit 0) and usage errors to stderr (2).
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::from(if e.use_stderr() { exit::INPUT } else { 0 });
         }
     };
     let result = match cli.command {
@@ -80,7 +82,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Failed) => ExitCode::from(1),
+        Ok(Outcome::Failed) => ExitCode::from(exit::FAILED),
         Err(failure) if is_broken_pipe(&failure.error) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("error: {}", failure.error);
@@ -90,6 +92,23 @@ fn main() -> ExitCode {
             ExitCode::from(failure.code)
         }
     }
+}
+
+/// Parses the command line; every command's help ends with where the exit codes are.
+fn parse_args() -> Result<cli::Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let with_codes = |help: Option<&clap::builder::StyledStr>| {
+        let help = help.map(|h| h.to_string()).unwrap_or_default();
+        let sep = if help.is_empty() { "" } else { "\n\n" };
+        format!("{help}{sep}{}", exit::HELP)
+    };
+    let mut command = cli::Cli::command();
+    let top = with_codes(command.get_after_help());
+    command = command.after_help(top).mut_subcommands(|sub| {
+        let help = with_codes(sub.get_after_help());
+        sub.after_help(help)
+    });
+    cli::Cli::from_arg_matches(&command.try_get_matches()?)
 }
 
 /// `mlbench … | head` closes the pipe early: that is not an error.

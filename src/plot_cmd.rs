@@ -2,7 +2,7 @@
 
 use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::{Failure, Outcome};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use mlbench_analyzer::SampleSet;
 use mlbench_analyzer::compare::{self, CompareOptions, Labelled};
 use mlbench_analyzer::grid::Grid;
@@ -183,7 +183,7 @@ pub fn write_charts(
     format: ImageFormat,
     force: bool,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    crate::output::create_dir(dir)?;
     let mut planned = Vec::new();
     for (name, chart) in charts {
         if matches!(format, ImageFormat::Png | ImageFormat::Both) {
@@ -195,10 +195,7 @@ pub fn write_charts(
     }
     // Check every destination first: nothing is written when one would be overwritten.
     if !force && let Some((path, _)) = planned.iter().find(|(p, _)| p.exists()) {
-        bail!(
-            "{}: already exists; not overwriting it (use --force to replace it)",
-            path.display()
-        );
+        return Err(crate::output::refusal(path));
     }
     for (path, bytes) in &planned {
         crate::output::emit_bytes(bytes, Some(path), true)?;

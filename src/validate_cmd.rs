@@ -185,7 +185,7 @@ pub fn pack(args: &PackArgs) -> Result<Outcome, Failure> {
             eprint!("{}", render::findings::human(&validation));
             return Err(Failure {
                 error: PackError::Refused { dir, validation }.into(),
-                code: 1,
+                code: crate::exit::FAILED,
             });
         }
         Err(e) => return Err(e.into()),

@@ -9,4 +9,5 @@ mod plot;
 mod report;
 #[cfg(feature = "runner")]
 mod run;
+mod surface;
 mod validate;

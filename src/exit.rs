@@ -1,0 +1,30 @@
+//! The exit-code policy, in one place (docs/exit-codes.md): 0 ok; 1 findings, or failed
+//! criteria with `--check`; 2 usage, or input that cannot be read; 3 an output that could
+//! not be written, or an internal error.
+
+use crate::output::OutputError;
+
+/// The line every command's `--help` ends with.
+pub const HELP: &str = "Exit codes: 0 ok; 1 findings, or failed criteria with --check; 2 usage, or input \
+that cannot be read; 3 an output that could not be written, or an internal error \
+(docs/exit-codes.md).";
+
+/// Findings, or failed criteria with `--check`.
+pub const FAILED: u8 = 1;
+/// Usage, or input that cannot be read.
+pub const INPUT: u8 = 2;
+/// An output that could not be written, or an internal error.
+pub const INTERNAL: u8 = 3;
+
+/// The exit status of an error that ended a command: 3 when some cause in its chain is an
+/// output that could not be written or a failure the library calls a bug; 2 otherwise.
+pub fn code_of(error: &anyhow::Error) -> u8 {
+    let internal = error.chain().any(|cause| {
+        cause.is::<OutputError>()
+            || matches!(
+                cause.downcast_ref::<mlbench_analyzer::AnalyzeError>(),
+                Some(mlbench_analyzer::AnalyzeError::Polars(_))
+            )
+    });
+    if internal { INTERNAL } else { INPUT }
+}

@@ -1,0 +1,108 @@
+//! The command-line surface: exit codes (docs/exit-codes.md) and help.
+
+use crate::fixtures::{example_dir, mlbench};
+
+/// An output that cannot be written is exit 3, and names the file; nothing is left behind.
+#[test]
+fn unwritable_output_is_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/report.json");
+    let out = mlbench()
+        .args([
+            "report",
+            "--gpu-model",
+            "RTX",
+            "--format",
+            "json",
+            "--reports",
+        ])
+        .arg(example_dir())
+        .arg("--output")
+        .arg(&missing)
+        .assert()
+        .code(3)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(
+        err.contains(&format!("error: {}: cannot write", missing.display())),
+        "{err}"
+    );
+    // A plot folder that cannot be created (a file is in the way).
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "x").unwrap();
+    mlbench()
+        .args(["plot", "runs", "--gpu-model", "RTX", "--from"])
+        .arg(example_dir())
+        .arg("--out")
+        .arg(blocker.join("charts"))
+        .assert()
+        .code(3);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// Standard output that cannot be written (a full disk) is exit 3 too; a closed pipe is 0.
+#[test]
+fn unwritable_standard_output_is_exit_3() {
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    };
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("mlbench"))
+        .args(["report", "--gpu-model", "RTX", "--reports"])
+        .arg(example_dir())
+        .stdout(full)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(3));
+}
+
+/// Refusing to replace a file stays a usage error (2), with the one message.
+#[test]
+fn refusal_is_exit_2_with_one_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let existing = dir.path().join("r.json");
+    std::fs::write(&existing, "keep").unwrap();
+    mlbench()
+        .args(["report", "--gpu-model", "RTX", "--reports"])
+        .arg(example_dir())
+        .arg("--output")
+        .arg(&existing)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "{}: already exists; not overwriting it (use --force to replace it)",
+            existing.display()
+        )));
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+}
+
+/// Every command's help says where the exit codes are.
+#[test]
+fn every_help_points_to_the_exit_codes() {
+    for command in [
+        &[][..],
+        &["report"],
+        &["validate"],
+        &["pack"],
+        &["grid"],
+        &["plot"],
+    ] {
+        let out = mlbench()
+            .args(command)
+            .arg("--help")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let help = String::from_utf8(out).unwrap();
+        assert!(help.contains("docs/exit-codes.md"), "{command:?}: {help}");
+        assert!(
+            help.contains("3 an output that could not be written"),
+            "{command:?}"
+        );
+    }
+}
