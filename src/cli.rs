@@ -46,6 +46,26 @@ pub enum Command {
     #[cfg(feature = "runner")]
     #[command(after_help = RUN_HELP)]
     Run(RunArgs),
+    /// Print a shell completion script: `mlbench completions bash > /etc/bash_completion.d/mlbench`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into --out-dir.
+    Man(ManArgs),
+}
+
+/// `mlbench completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `mlbench man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write mlbench.1 and mlbench-<command>.1 into DIR instead of printing mlbench.1.
+    #[arg(long = "out-dir", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[cfg(feature = "runner")]
@@ -57,7 +77,7 @@ the layout `mlbench report`, `mlbench validate` and `mlbench pack` read. Without
 
 Examples:
   mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
-  mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out out --pack vendor.zip
+  mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out-dir out --pack vendor.zip
   mlbench run --jobs my.json --dry-run
   mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch
 
@@ -86,8 +106,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub repeat_suite: u32,
 
-    /// Output folder.
-    #[arg(long, value_name = "DIR", default_value = "output")]
+    /// Output folder (`--out` is the old spelling).
+    #[arg(
+        long = "out-dir",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "output"
+    )]
     pub out: PathBuf,
 
     /// Number the suite runs from R (output<R>…, RUN_ID and seeds): how machines or Slurm
@@ -143,12 +168,12 @@ Examples:
 const PLOT_HELP: &str = "\
 Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap,
 run distributions against the targets), runs (the run distributions alone), loss (batch-loss
-curves per bench with the validator's band). Files are named <kind>-<what>.<ext> in --out.
+curves per bench with the validator's band). Files are named <kind>-<what>.<ext> in --out-dir.
 
 Examples:
-  mlbench plot grid --from a.zip b.zip c.zip --baseline a --out plots/
+  mlbench plot grid --from a.zip b.zip c.zip --baseline a --out-dir plots/
   mlbench plot report --from submissions/example --gpu-model RTX --format svg
-  mlbench plot loss --from submissions/example --out plots/";
+  mlbench plot loss --from submissions/example --out-dir plots/";
 
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -270,8 +295,13 @@ pub struct PlotArgs {
     #[arg(long, short = 'g', value_name = "MODEL", default_value = "RTX")]
     pub gpu_model: String,
 
-    /// Folder to write the images into (created if missing).
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// Folder to write the images into (created if missing; `--out` is the old spelling).
+    #[arg(
+        long = "out-dir",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub out: PathBuf,
 
     /// Image format.

@@ -77,6 +77,8 @@ fn main() -> ExitCode {
         cli::Command::Pack(args) => validate_cmd::pack(&args),
         cli::Command::Grid(args) => grid_cmd::run(&args),
         cli::Command::Plot(args) => plot_cmd::run(&args),
+        cli::Command::Completions(args) => completions(&args),
+        cli::Command::Man(args) => man(&args),
         #[cfg(feature = "runner")]
         cli::Command::Run(args) => run_cmd::run(&args),
     };
@@ -94,21 +96,54 @@ fn main() -> ExitCode {
     }
 }
 
-/// Parses the command line; every command's help ends with where the exit codes are.
+/// `mlbench completions SHELL`.
+fn completions(args: &cli::CompletionsArgs) -> Result<Outcome, Failure> {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command(), "mlbench", &mut script);
+    output::emit_bytes(&script, None, false)?;
+    Ok(Outcome::Ok)
+}
+
+/// `mlbench man [--out-dir DIR]`.
+fn man(args: &cli::ManArgs) -> Result<Outcome, Failure> {
+    match &args.out_dir {
+        Some(dir) => {
+            output::create_dir(dir)?;
+            clap_mangen::generate_to(command(), dir).map_err(|source| output::OutputError {
+                path: dir.clone(),
+                action: "write the man pages into",
+                source,
+            })?;
+        }
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(command()).render(&mut page)?;
+            output::emit_bytes(&page, None, false)?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Parses the command line.
 fn parse_args() -> Result<cli::Cli, clap::Error> {
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
+    cli::Cli::from_arg_matches(&command().try_get_matches()?)
+}
+
+/// The clap command; every command's help ends with where the exit codes are.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
     let with_codes = |help: Option<&clap::builder::StyledStr>| {
         let help = help.map(|h| h.to_string()).unwrap_or_default();
         let sep = if help.is_empty() { "" } else { "\n\n" };
         format!("{help}{sep}{}", exit::HELP)
     };
-    let mut command = cli::Cli::command();
+    let command = cli::Cli::command();
     let top = with_codes(command.get_after_help());
-    command = command.after_help(top).mut_subcommands(|sub| {
+    command.after_help(top).mut_subcommands(|sub| {
         let help = with_codes(sub.get_after_help());
         sub.after_help(help)
-    });
-    cli::Cli::from_arg_matches(&command.try_get_matches()?)
+    })
 }
 
 /// `mlbench … | head` closes the pipe early: that is not an error.

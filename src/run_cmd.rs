@@ -39,7 +39,7 @@ fn suite_env(
         }
         let (value, from) = match &base {
             Some(b) => (format!("{b}/{sub}"), "$BASE"),
-            None => (out.join(sub).display().to_string(), "--out"),
+            None => (out.join(sub).display().to_string(), "--out-dir"),
         };
         notes.push((
             var,

@@ -153,7 +153,7 @@ pub fn launch(
     cmd.arg("run")
         .arg("--jobs")
         .arg(&args.jobs)
-        .arg("--out")
+        .arg("--out-dir")
         .arg(&args.out)
         .arg("--copy")
         .arg(format!("{}:{position}:{index}", plan.run));

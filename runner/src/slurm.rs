@@ -88,7 +88,7 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     for name in &o.names {
         cmd.push_str(&format!(" --name {}", sh_quote(name)));
     }
-    cmd.push_str(" --out \"$OUT\"\n");
+    cmd.push_str(" --out-dir \"$OUT\"\n");
     s.push_str(&cmd);
     s
 }
@@ -127,7 +127,7 @@ set -euo pipefail
 
 OUT=/scratch/results
 FIRST_RUN=$((SLURM_ARRAY_TASK_ID * 10))
-/opt/mlbench/bin/mlbench run --jobs /shared/fast.json --devices 8 --repeat-suite 10 --first-run \"$FIRST_RUN\" --name vae --name 'it'\\''s' --out \"$OUT\"
+/opt/mlbench/bin/mlbench run --jobs /shared/fast.json --devices 8 --repeat-suite 10 --first-run \"$FIRST_RUN\" --name vae --name 'it'\\''s' --out-dir \"$OUT\"
 ";
         assert_eq!(text, expected);
     }

@@ -106,3 +106,72 @@ fn every_help_points_to_the_exit_codes() {
         );
     }
 }
+
+/// Folders are `--out-dir` on every command; `--out`, the old spelling, still works.
+#[test]
+fn out_dir_and_its_old_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, sub) in [("--out-dir", "new"), ("--out", "old")] {
+        let out = dir.path().join(sub);
+        mlbench()
+            .args([
+                "plot",
+                "runs",
+                "--gpu-model",
+                "RTX",
+                "--format",
+                "svg",
+                "--from",
+            ])
+            .arg(example_dir())
+            .arg(flag)
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            1,
+            "{flag}: one chart, runs-example.svg"
+        );
+    }
+    let help = mlbench().args(["plot", "--help"]).assert().success();
+    let text = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("--out-dir <DIR>"), "{text}");
+    assert!(
+        !text.contains("--out <DIR>"),
+        "the old spelling is hidden: {text}"
+    );
+}
+
+/// Completion scripts and man pages know every command.
+#[test]
+fn completions_and_man_pages() {
+    let commands = ["report", "validate", "pack", "grid", "plot"];
+    for shell in ["bash", "zsh", "fish"] {
+        let out = mlbench().args(["completions", shell]).assert().success();
+        let script = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        for c in commands {
+            assert!(script.contains(c), "{shell}: no {c}");
+        }
+        assert!(script.contains("out-dir"), "{shell}: no --out-dir");
+    }
+    let out = mlbench().arg("man").assert().success();
+    let page = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(page.starts_with(".ie"), "roff: {}", &page[..40]);
+    for c in commands {
+        assert!(
+            page.contains(&format!("mlbench\\-{c}(1)")),
+            "no {c} in the page"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    mlbench()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for c in commands {
+        assert!(dir.path().join(format!("mlbench-{c}.1")).is_file(), "{c}");
+    }
+    mlbench().args(["completions", "tcsh"]).assert().code(2);
+}
