@@ -22,9 +22,10 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// No transparent huge pages for this process: mimalloc asks for them, and the kernel then
-/// zeroes 2 MiB at the first touch of each, a third of `report`'s time on a large
-/// submission whose working set is a few MiB per thread (docs/performance.md).
+/// No transparent huge pages for this process: the kernel zeroes 2 MiB at the first touch
+/// of each, a third of `report`'s time on a large submission whose working set is a few
+/// MiB per thread (docs/performance.md). mimalloc is built not to ask for them (`no_thp`);
+/// this also covers systems whose THP mode is `always`.
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only the paging policy
