@@ -90,6 +90,9 @@ pub struct ReportEntry {
     /// an entry read in full, or whose `batch_loss` is missing or not a list of numbers
     /// (then the field is in `fields`, as a full read has it).
     pub loss_scan: Option<LossScan>,
+    /// `batch_loss` as the validator's read keeps it: the values of a list of numbers, not
+    /// in `fields` ([`crate::reader::parse_report_values`]); `None` otherwise.
+    pub loss_values: Option<Vec<f64>>,
 }
 
 impl ReportEntry {
@@ -98,7 +101,28 @@ impl ReportEntry {
         ReportEntry {
             fields,
             loss_scan: None,
+            loss_values: None,
         }
+    }
+
+    /// Whether the entry has `key`, a `batch_loss` kept apart by a lean or values read
+    /// included.
+    pub fn has(&self, key: &str) -> bool {
+        self.fields.contains_key(key)
+            || (key == "batch_loss" && (self.loss_scan.is_some() || self.loss_values.is_some()))
+    }
+
+    /// `batch_loss` as numbers (each element as [`Value::as_f64`] gives it), when it is a
+    /// list of numbers: the values a values read kept, or those of the field.
+    pub fn batch_loss_values(&self) -> Option<std::borrow::Cow<'_, [f64]>> {
+        if let Some(values) = &self.loss_values {
+            return Some(std::borrow::Cow::Borrowed(values));
+        }
+        let list = self.get("batch_loss")?.as_list()?;
+        list.iter()
+            .map(Value::as_f64)
+            .collect::<Option<Vec<f64>>>()
+            .map(std::borrow::Cow::Owned)
     }
 
     /// A field by key.
@@ -148,6 +172,13 @@ impl ReportEntry {
     pub fn first_nonfinite_loss(&self) -> Option<(usize, f64)> {
         if let Some(scan) = &self.loss_scan {
             return scan.first_nonfinite;
+        }
+        if let Some(values) = &self.loss_values {
+            return values
+                .iter()
+                .enumerate()
+                .find(|(_, f)| !f.is_finite())
+                .map(|(i, f)| (i, *f));
         }
         let losses = self.get("batch_loss")?.as_list()?;
         losses

@@ -373,6 +373,68 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Reads the list at the current position into the `f64`s [`Value::as_f64`] gives its
+    /// elements, when every element is a number (int, float, `NaN`, `±Infinity`); `None`
+    /// otherwise, with the position and depth restored, so that the caller reads it with
+    /// [`Parser::value`] (which then reports any error where the full parse does). The
+    /// validator's loss rules need every value; this spares a `Value` per element.
+    pub fn number_list(&mut self) -> Option<Vec<f64>> {
+        let (start, depth) = (self.pos, self.depth);
+        let out = self.try_number_list();
+        if out.is_none() {
+            self.pos = start;
+            self.depth = depth;
+        }
+        out
+    }
+
+    fn try_number_list(&mut self) -> Option<Vec<f64>> {
+        if self.peek() != Some(b'[') || !self.deeper() {
+            return None;
+        }
+        self.pos += 1; // '['
+        self.skip_ws();
+        let mut out = Vec::with_capacity(100);
+        if self.eat(b']') {
+            self.depth -= 1;
+            return Some(out);
+        }
+        loop {
+            self.skip_ws();
+            let value = match self.peek() {
+                Some(b'-' | b'0'..=b'9') => {
+                    let token = self.scan_number().ok()?;
+                    if token.neg_infinity {
+                        f64::NEG_INFINITY
+                    } else if token.float {
+                        self.literal(&token).parse::<f64>().ok()?
+                    } else {
+                        // As `Value::Int(i).as_f64()`, or a BigInt's digits parsed.
+                        let literal = self.literal(&token);
+                        match literal.parse::<i64>() {
+                            Ok(i) => i as f64,
+                            Err(_) => literal.parse::<f64>().ok()?,
+                        }
+                    }
+                }
+                Some(b'N') => self.eat_word(b"NaN").then_some(f64::NAN)?,
+                Some(b'I') => self.eat_word(b"Infinity").then_some(f64::INFINITY)?,
+                _ => return None,
+            };
+            out.push(value);
+            self.skip_ws();
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b']') {
+                break;
+            }
+            return None;
+        }
+        self.depth -= 1;
+        Some(out)
+    }
+
     /// Consumes `word` if it is next (the literals `NaN`, `true`, …).
     fn eat_word(&mut self, word: &[u8]) -> bool {
         if self.text[self.pos..].starts_with(word) {

@@ -224,6 +224,14 @@ pub fn parse_report_lean(file: &str, text: &[u8]) -> ParsedFile {
     parse_with(file, text, Read::Lean)
 }
 
+/// [`parse_report`] for the validator, whose loss rules read every value: the same
+/// container, entries, errors and type problems, but a `batch_loss` that is a list of
+/// numbers is kept as `f64`s in [`ReportEntry::loss_values`] instead of a `Value` per
+/// element ([`ReportEntry::batch_loss_values`] reads either).
+pub fn parse_report_values(file: &str, text: &[u8]) -> ParsedFile {
+    parse_with(file, text, Read::Values)
+}
+
 /// How the entries of a report are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Read {
@@ -231,20 +239,46 @@ enum Read {
     Full,
     /// The loss curves and metrics skipped ([`parse_report_lean`]).
     Lean,
+    /// `batch_loss` kept as numbers ([`parse_report_values`]).
+    Values,
+}
+
+/// What a read kept of an entry's `batch_loss` apart from its fields.
+#[derive(Default)]
+struct LossesApart {
+    scan: Option<LossScan>,
+    values: Option<Vec<f64>>,
 }
 
 /// One entry at the parser's position: its value, and the scan of its `batch_loss` when
 /// a lean read skipped it.
-fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, Option<LossScan>), SyntaxError> {
+fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), SyntaxError> {
     if read == Read::Full || parser.peek() != Some(b'{') {
-        return Ok((parser.value()?, None));
+        return Ok((parser.value()?, LossesApart::default()));
     }
     let mut fields = Object::with_capacity(24);
     let mut scan = None;
+    let mut values = None;
     // Whether a `batch_loss` read in full is among `fields` (only an unusual one is).
     let mut built_loss = false;
     parser.object_with(|parser, key| {
         match &*key {
+            "batch_loss" if read == Read::Values => match parser.number_list() {
+                Some(numbers) => {
+                    // The last `batch_loss` is the one lookups see: drop an earlier one.
+                    if built_loss {
+                        fields.remove("batch_loss");
+                        built_loss = false;
+                    }
+                    values = Some(numbers);
+                }
+                None => {
+                    let value = parser.value()?;
+                    fields.push_raw(key.into_owned(), value);
+                    built_loss = true;
+                    values = None;
+                }
+            },
             "batch_loss" => {
                 let start = parser.pos;
                 match parser.skip_value()? {
@@ -272,7 +306,7 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, Option<LossScan
                     }
                 }
             }
-            "epoch_loss" | "metrics" => {
+            "epoch_loss" | "metrics" if read == Read::Lean => {
                 parser.skip_value()?;
             }
             _ => {
@@ -282,7 +316,7 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, Option<LossScan
         }
         Ok(())
     })?;
-    Ok((Value::Object(fields), scan))
+    Ok((Value::Object(fields), LossesApart { scan, values }))
 }
 
 fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
@@ -377,12 +411,13 @@ fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
     out
 }
 
-fn accept(file: &str, index: usize, value: Value, scan: Option<LossScan>, out: &mut ParsedFile) {
+fn accept(file: &str, index: usize, value: Value, apart: LossesApart, out: &mut ParsedFile) {
     match value {
         Value::Object(fields) => {
             let entry = ReportEntry {
                 fields,
-                loss_scan: scan,
+                loss_scan: apart.scan,
+                loss_values: apart.values,
             };
             let problems = entry.type_problems();
             if problems.is_empty() {

@@ -54,7 +54,7 @@ proptest! {
 // ── The lean read agrees with the full one ─────────────────────────────────────────────
 
 use mlbench_schema::pyjson::{Parser, Skipped};
-use mlbench_schema::reader::{ParsedFile, parse_report, parse_report_lean};
+use mlbench_schema::reader::{ParsedFile, parse_report, parse_report_lean, parse_report_values};
 
 /// A number token as the suite (or a damaged file) may write it.
 fn number_text() -> impl Strategy<Value = String> {
@@ -289,6 +289,39 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `parse_report_values` gives what `parse_report` gives, with a numbers-only
+/// `batch_loss` as `f64`s (bit for bit what `as_f64` of each built element gives).
+fn check_values_agree(text: &[u8]) -> Result<(), TestCaseError> {
+    let full: ParsedFile = parse_report("f.json", text);
+    let kept = parse_report_values("f.json", text);
+    prop_assert_eq!(full.container, kept.container);
+    let errors = |p: &ParsedFile| p.errors.iter().map(ToString::to_string).collect::<Vec<_>>();
+    prop_assert_eq!(errors(&full), errors(&kept));
+    let indices = |p: &ParsedFile| p.entries.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+    prop_assert_eq!(indices(&full), indices(&kept));
+    let bits = |v: Option<std::borrow::Cow<'_, [f64]>>| {
+        v.map(|v| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>())
+    };
+    for ((_, f), (_, k)) in full.entries.iter().zip(&kept.entries) {
+        prop_assert_eq!(bits(f.batch_loss_values()), bits(k.batch_loss_values()));
+        prop_assert_eq!(f.has("batch_loss"), k.has("batch_loss"));
+        if k.loss_values.is_some() {
+            prop_assert!(k.get("batch_loss").is_none());
+        }
+        let (mut ff, mut kf) = (f.fields.clone(), k.fields.clone());
+        ff.remove("batch_loss");
+        kf.remove("batch_loss");
+        prop_assert_eq!(format!("{ff:?}"), format!("{kf:?}"));
+        prop_assert_eq!(
+            nonfinite_bits(f.first_nonfinite_loss()),
+            nonfinite_bits(k.first_nonfinite_loss())
+        );
+        prop_assert_eq!(f.failure(false), k.failure(false));
+        prop_assert_eq!(f.type_problems(), k.type_problems());
+    }
+    Ok(())
+}
+
 /// What `skip_value` says of a value that `value()` built.
 fn expected_skip(v: &Value) -> Skipped {
     match v.as_list() {
@@ -335,6 +368,7 @@ proptest! {
     #[test]
     fn lean_read_agrees_with_full_read(text in report_text()) {
         check_lean_agrees(&text)?;
+        check_values_agree(&text)?;
     }
 
     /// `skip_value` accepts what `value()` accepts, stops where it stops, fails with its
@@ -348,6 +382,7 @@ proptest! {
     #[test]
     fn lean_read_agrees_on_any_bytes(bytes in prop::collection::vec(prop::sample::select(b"[]{}\",:\\ 0123456789.eE-+NaIfinytrulsbx\n\xc3\xa9".to_vec()), 0..64)) {
         check_lean_agrees(&bytes)?;
+        check_values_agree(&bytes)?;
         check_skip_agrees(&bytes)?;
     }
 }

@@ -5,7 +5,7 @@
 use crate::finding::Finding;
 use crate::rules::entry::{At, JobConfigs, check};
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
-use mlbench_schema::reader::{FileName, Location, ReadError, parse_report};
+use mlbench_schema::reader::{FileName, Location, ReadError, parse_report_values};
 use mlbench_schema::value::Value;
 
 /// Which GPU (or the whole machine) an entry ran on.
@@ -130,7 +130,7 @@ pub fn file_facts(
     bytes: &[u8],
     jobs: Option<&JobConfigs>,
 ) -> FileFacts {
-    let parsed = parse_report(path, bytes);
+    let parsed = parse_report_values(path, bytes);
     let mut out = FileFacts {
         findings: parsed.errors.iter().map(read_error_finding).collect(),
         entries: Vec::with_capacity(parsed.entries.len()),
@@ -194,14 +194,10 @@ pub fn vcd_device(vcd: &str) -> Option<Device> {
 }
 
 fn finite_losses(entry: &ReportEntry) -> Vec<f64> {
-    let Some(list) = entry.get("batch_loss").and_then(Value::as_list) else {
-        return Vec::new();
-    };
-    let values: Option<Vec<f64>> = list
-        .iter()
-        .map(|v| v.as_f64().filter(|f| f.is_finite()))
-        .collect();
-    values.unwrap_or_default()
+    match entry.batch_loss_values() {
+        Some(values) if values.iter().all(|f| f.is_finite()) => values.into_owned(),
+        _ => Vec::new(),
+    }
 }
 
 fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {

@@ -72,16 +72,19 @@ const MIB: usize = 1 << 20;
 fn allocation_accounting_sees_large_buffers_on_every_thread() {
     let _serial = serial();
     // Otherwise the bounds asserted below would prove nothing.
+    // Tests outside `serial` run meanwhile and may free a few bytes of their own between
+    // the two readings: a little slack, far below the buffer.
+    const SLACK: usize = 64 << 10;
     let (buffer, peak) = peak_allocation(|| vec![1u8; 8 * MIB]);
     assert_eq!(buffer.len(), 8 * MIB);
-    assert!(peak >= 8 * MIB, "peak {peak}");
+    assert!(peak >= 8 * MIB - SLACK, "peak {peak}");
     let (len, peak) = peak_allocation(|| {
         std::thread::spawn(|| vec![1u8; 8 * MIB].len())
             .join()
             .unwrap()
     });
     assert_eq!(len, 8 * MIB);
-    assert!(peak >= 8 * MIB, "peak on another thread {peak}");
+    assert!(peak >= 8 * MIB - SLACK, "peak on another thread {peak}");
 }
 
 // ---------------------------------------------------------------------------------------

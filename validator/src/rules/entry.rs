@@ -93,7 +93,7 @@ pub fn check(
         );
     }
     for key in REQUIRED {
-        if entry.get(key).is_none() {
+        if !entry.has(key) {
             out.push(
                 at.finding("parse.missing-field", format!("a `{key}` field"), "nothing")
                     .field(*key),
@@ -109,13 +109,14 @@ pub fn check(
 }
 
 fn nan_losses(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
-    let Some(losses) = entry.get("batch_loss").and_then(Value::as_list) else {
+    let Some(losses) = entry.batch_loss_values() else {
         return;
     };
     let bad: Vec<(usize, f64)> = losses
         .iter()
         .enumerate()
-        .filter_map(|(i, v)| v.as_f64().filter(|f| !f.is_finite()).map(|f| (i, f)))
+        .filter(|(_, f)| !f.is_finite())
+        .map(|(i, f)| (i, *f))
         .collect();
     if let Some(&(first, value)) = bad.first() {
         let mut found = py_float_token(value);
