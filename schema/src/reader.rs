@@ -309,6 +309,12 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
             "epoch_loss" | "metrics" if read == Read::Lean => {
                 parser.skip_value()?;
             }
+            // Only type-checked (a string), never read by the scorer: a string is skipped,
+            // and with it any earlier value of the key (lookups see the last one).
+            "unique_id" | "gpu" if read == Read::Lean && parser.peek() == Some(b'"') => {
+                parser.skip_value()?;
+                fields.remove(&key);
+            }
             _ => {
                 let value = parser.value()?;
                 fields.push_raw(key.into_owned(), value);

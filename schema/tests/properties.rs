@@ -188,6 +188,9 @@ fn entry_text() -> impl Strategy<Value = String> {
         2 => json_text().prop_map(|v| format!("\"metrics\": {v}")),
         2 => loss_list_text().prop_map(|v| format!("\"epoch_loss\": {v}")),
         3 => string_text().prop_map(|v| format!("\"name\": {v}")),
+        2 => string_text().prop_map(|v| format!("\"unique_id\": {v}")),
+        1 => json_text().prop_map(|v| format!("\"gpu\": {v}")),
+        1 => string_text().prop_map(|v| format!("\"gpu\": {v}")),
         2 => Just("\"version\": \"494f887e94\"".to_owned()),
         3 => number_text().prop_map(|v| format!("\"train_item\": {{\"avg\": {v}, \"unit\": \"items/sec\"}}")),
         1 => prop::sample::select(vec!["true", "false", "\"x\""]).prop_map(|v| format!("\"completed\": {v}")),
@@ -273,7 +276,14 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
         }
         prop_assert!(l.get("epoch_loss").is_none() && l.get("metrics").is_none());
         let (mut ff, mut lf) = (f.fields.clone(), l.fields.clone());
-        for key in ["batch_loss", "epoch_loss", "metrics"] {
+        // String-valued unique_id and gpu are checked, not kept: what lookups see agrees.
+        for key in ["unique_id", "gpu"] {
+            match f.get(key) {
+                Some(Value::Str(_)) => prop_assert!(l.get(key).is_none(), "{key} kept"),
+                other => prop_assert_eq!(format!("{other:?}"), format!("{:?}", l.get(key))),
+            }
+        }
+        for key in ["batch_loss", "epoch_loss", "metrics", "unique_id", "gpu"] {
             ff.remove(key);
             lf.remove(key);
         }
