@@ -531,3 +531,35 @@ pub fn html_rows(html: &str, caption: &str) -> Vec<Vec<String>> {
         .filter(|row| !row.is_empty())
         .collect()
 }
+
+/// `report --scoring score` JSON against the oracle's (tests/oracle/head_report.py): the
+/// failure counts and BF exactly, PM, ST, PG, score and every bench's n, mean, sd, perf
+/// and sd_pct to a relative 1e-9, the pass flags exactly.
+pub fn assert_score_equals_oracle(actual: &serde_json::Value, expected: &serde_json::Value) {
+    let near = |a: &serde_json::Value, b: &serde_json::Value, what: &str| {
+        let (a, b) = (f(a), f(b));
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: mlbench {a}, oracle {b}"
+        );
+    };
+    let s = &actual["statistics"];
+    assert_eq!(s["failures"], expected["failures"]);
+    assert_eq!(s["total"], expected["total"]);
+    assert_eq!(s["bf"], expected["bf"]);
+    for key in ["pm", "st", "pg", "score"] {
+        near(&s[key], &expected[key], key);
+    }
+    let rows = expected["benches"].as_object().unwrap();
+    assert_eq!(actual["benches"].as_array().unwrap().len(), rows.len());
+    for b in actual["benches"].as_array().unwrap() {
+        let name = b["bench"].as_str().unwrap();
+        let e = &rows[name];
+        assert_eq!(b["n"], e["n"], "{name}");
+        for key in ["mean", "sd", "perf", "sd_pct"] {
+            near(&b[key], &e[key], &format!("{name} {key}"));
+        }
+        assert_eq!(b["perf_pass"], e["perf_pass"], "{name}");
+        assert_eq!(b["sd_pass"], e["sd_pass"], "{name}");
+    }
+}
