@@ -562,3 +562,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
+
+/// `--track` as every library takes it (the schema's one `Track`).
+impl From<TrackArg> for mlbench_schema::track::Track {
+    fn from(track: TrackArg) -> Self {
+        match track {
+            TrackArg::Baseline => Self::Baseline,
+            TrackArg::Tweaked => Self::Tweaked,
+        }
+    }
+}

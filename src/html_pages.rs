@@ -115,7 +115,7 @@ pub fn validation_section(validations: &[(String, Validation)]) -> Section {
 
 /// The grid page.
 pub fn grid_page(grid: &Grid, extras: Extras) -> anyhow::Result<String> {
-    let charts = crate::plot_cmd::grid_charts(grid)?;
+    let charts = crate::charts::grid_charts(grid)?;
     let svg = |name: &str| {
         charts
             .iter()
@@ -211,7 +211,7 @@ pub fn report_page(
         result.insert(3, table("world-sizes", title, h, r));
     }
     if let Some(cis) = cis {
-        let (h, r) = crate::report_cmd::ci_rows(cis);
+        let (h, r) = crate::render::ci_rows(cis);
         result.push(table(
             "intervals",
             "95% confidence intervals of the means (bootstrap)".into(),
@@ -231,13 +231,13 @@ pub fn report_page(
     let mut per_gpu = gpu_tables;
     let label = set.suite.clone();
     if !set.devices.is_empty() {
-        let heatmap = crate::plot_cmd::heatmap_chart(&label, set)?;
+        let heatmap = crate::charts::heatmap_chart(&label, set)?;
         per_gpu.push(Block::Svg {
             caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
             svg: heatmap.svg,
         });
     }
-    let runs = crate::plot_cmd::runs_chart(&label, set, targets)?;
+    let runs = crate::charts::runs_chart(&label, set, targets)?;
     per_gpu.push(Block::Svg {
         caption: "Each run's throughput (mean over GPUs) against the target".into(),
         svg: runs.svg,

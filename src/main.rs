@@ -3,6 +3,7 @@
 //! docs/exit-codes.md: 0 ok, 1 failed criteria or findings, 2 usage or unreadable input,
 //! 3 an output that could not be written or an internal error).
 
+mod charts;
 mod cli;
 mod exit;
 mod grid_cmd;

@@ -138,7 +138,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
             Format::Table => text.push_str(&format!("\n{}\n", ci_table(cis))),
             Format::Markdown => {
                 text.push_str("## 95% confidence intervals of the means\n\n");
-                let (h, r) = ci_rows(cis);
+                let (h, r) = render::ci_rows(cis);
                 render::markdown::md_table(&mut text, &h, &r);
             }
             Format::Json | Format::Csv => {}
@@ -199,28 +199,8 @@ fn extended_json(
     Ok(text)
 }
 
-/// (header, rows) of the interval table.
-pub fn ci_rows(cis: &BTreeMap<String, MeanCi>) -> (Vec<String>, Vec<Vec<String>>) {
-    let header = ["bench", "n", "mean", "95% CI low", "95% CI high"]
-        .map(str::to_owned)
-        .to_vec();
-    let rows = cis
-        .iter()
-        .map(|(b, c)| {
-            vec![
-                b.clone(),
-                c.n.to_string(),
-                render::num(Some(c.mean)),
-                render::num(Some(c.ci[0])),
-                render::num(Some(c.ci[1])),
-            ]
-        })
-        .collect();
-    (header, rows)
-}
-
 fn ci_table(cis: &BTreeMap<String, MeanCi>) -> String {
-    let (h, r) = ci_rows(cis);
+    let (h, r) = render::ci_rows(cis);
     format!(
         "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, {CI_RESAMPLES} resamples, seed {DEFAULT_SEED})\n{}",
         render::table::table(h, r)

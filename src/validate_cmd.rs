@@ -1,26 +1,14 @@
 //! `mlbench validate` and `mlbench pack`.
 
-use crate::cli::{CheckArgs, FindingsFormat, PackArgs, TrackArg, ValidateArgs};
+use crate::cli::{CheckArgs, FindingsFormat, PackArgs, ValidateArgs};
 use crate::{Failure, Outcome, output, render};
 use anyhow::{Context, anyhow, bail};
 use mlbench_schema::Timings;
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_folder};
 use mlbench_validator::rules::versions::VersionOracle;
-use mlbench_validator::{
-    Intake, Limits, Options, Track, Validation, Waiver, read_submission, validate,
-};
+use mlbench_validator::{Intake, Limits, Options, Validation, Waiver, read_submission, validate};
 use std::path::Path;
-
-/// `--track` as every library takes it (the schema's one `Track`).
-impl From<TrackArg> for Track {
-    fn from(track: TrackArg) -> Track {
-        match track {
-            TrackArg::Baseline => Track::Baseline,
-            TrackArg::Tweaked => Track::Tweaked,
-        }
-    }
-}
 
 fn read_jobs(path: &Path) -> anyhow::Result<(String, JobsFile)> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;

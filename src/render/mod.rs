@@ -139,6 +139,28 @@ pub fn world_size_rows(report: &Report) -> Option<(String, Vec<String>, Vec<Vec<
     ))
 }
 
+/// (header, rows) of the interval table.
+pub fn ci_rows(
+    cis: &std::collections::BTreeMap<String, mlbench_analyzer::MeanCi>,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = ["bench", "n", "mean", "95% CI low", "95% CI high"]
+        .map(str::to_owned)
+        .to_vec();
+    let rows = cis
+        .iter()
+        .map(|(b, c)| {
+            vec![
+                b.clone(),
+                c.n.to_string(),
+                num(Some(c.mean)),
+                num(Some(c.ci[0])),
+                num(Some(c.ci[1])),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
 /// The statistics block as (label, value, verdict) rows.
 pub fn statistics_rows(report: &Report) -> Vec<[String; 3]> {
     match report {
