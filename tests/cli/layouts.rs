@@ -47,6 +47,12 @@ fn report_json(args: &[&str], code: i32) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
+/// The table a successful `report` printed.
+fn report_table(args: &[&str]) -> String {
+    let out = mlbench().arg("report").args(args).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
 fn bench<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     json["benches"]
         .as_array()
@@ -128,29 +134,15 @@ fn appended_runs_are_told_apart_by_run_id() {
     assert_eq!(per_folder["runs_from"], "folders");
 
     // The header says how the runs were told apart.
-    let out = mlbench()
-        .args([
-            "report",
-            "--reports",
-            r,
-            "--gpu-model",
-            "RTX",
-            "--targets",
-            &targets,
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = report_table(&["--reports", r, "--gpu-model", "RTX", "--targets", &targets]);
     assert!(
         text.contains("read 2 files of suite `fast` (per-GPU streams): 5 runs, told apart by run_id in 2 streams, 2 GPUs, 30 entries"),
         "{text}"
     );
 }
 
-/// Score scoring pools every run anyway; `--min-runs 4` now sees 5 runs, not 1.
+/// Three appended runs are three runs: too few for `--min-runs 4` (named in the error),
+/// enough for 3; score scoring pools all 3 runs × 2 GPUs.
 #[test]
 fn appended_runs_meet_min_runs_and_name_too_few() {
     let dir = tempfile::tempdir().unwrap();
@@ -380,23 +372,18 @@ fn scaling_pools_its_world_sizes() {
     assert_eq!(json["per_gpu"]["mean"]["scaling"], json!({"0": 1.0}));
 
     // The table shows the breakdown beneath the bench table.
-    let out = mlbench()
-        .args([
-            "report",
-            "--reports",
-            r,
-            "--gpu-model",
-            "RTX",
-            "--targets",
-            t,
-        ])
-        .args(["--scoring", "score", "--min-runs", "3"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = report_table(&[
+        "--reports",
+        r,
+        "--gpu-model",
+        "RTX",
+        "--targets",
+        t,
+        "--scoring",
+        "score",
+        "--min-runs",
+        "3",
+    ]);
     assert!(text.contains("By world size"), "{text}");
     let row = text
         .lines()
@@ -506,15 +493,7 @@ fn expected_benches_come_from_the_jobs_file() {
     classic.extend(["--targets", targets.as_str()]);
     let json = report_json(&classic, 0);
     assert_eq!(json["statistics"]["bench_passes"], true);
-    let out = mlbench()
-        .arg("report")
-        .args(&classic)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = report_table(&classic);
     assert!(
         text.contains("expected: 2 benches (the jobs of fast.json that the targets score)"),
         "{text}"
