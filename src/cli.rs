@@ -339,7 +339,8 @@ Examples:
 /// Output format of the findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FindingsFormat {
-    /// One line per finding grouped by rule, then a summary line.
+    /// One line per finding grouped by rule, then a summary line (`table` also works).
+    #[value(alias = "table")]
     Human,
     /// The stable JSON document of docs/validate-json.md.
     Json,
@@ -569,6 +570,21 @@ impl From<TrackArg> for mlbench_schema::track::Track {
         match track {
             TrackArg::Baseline => Self::Baseline,
             TrackArg::Tweaked => Self::Tweaked,
+        }
+    }
+}
+
+/// `grid`'s and `plot`'s comparison arguments, as the analyzer takes them.
+impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
+    fn from(args: &CompareArgs) -> Self {
+        Self {
+            labels: args.labels.clone(),
+            baseline: args.baseline.clone(),
+            suite: args.name.clone(),
+            weights: args.weights.clone(),
+            track: args.track.into(),
+            resamples: args.resamples,
+            seed: args.seed,
         }
     }
 }

@@ -17,10 +17,12 @@ pub const INPUT: u8 = 2;
 pub const INTERNAL: u8 = 3;
 
 /// The exit status of an error that ended a command: 3 when some cause in its chain is an
-/// output that could not be written or a failure the library calls a bug; 2 otherwise.
+/// output that could not be written, a presentation that failed, or a failure the
+/// library calls a bug; 2 otherwise.
 pub fn code_of(error: &anyhow::Error) -> u8 {
     let internal = error.chain().any(|cause| {
         cause.is::<OutputError>()
+            || cause.is::<mlbench_export::ExportError>()
             || matches!(
                 cause.downcast_ref::<mlbench_analyzer::AnalyzeError>(),
                 Some(mlbench_analyzer::AnalyzeError::Polars(_))

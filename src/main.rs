@@ -3,20 +3,10 @@
 //! docs/exit-codes.md: 0 ok, 1 failed criteria or findings, 2 usage or unreadable input,
 //! 3 an output that could not be written or an internal error).
 
-mod charts;
 mod cli;
+mod cmd;
 mod exit;
-mod grid_cmd;
-mod html_pages;
 mod output;
-mod plot_cmd;
-mod render;
-mod report_cmd;
-#[cfg(feature = "runner")]
-mod run_cmd;
-#[cfg(feature = "runner")]
-mod run_copy;
-mod validate_cmd;
 
 use std::process::ExitCode;
 
@@ -74,15 +64,15 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        cli::Command::Report(args) => report_cmd::run(&args),
-        cli::Command::Validate(args) => validate_cmd::run(&args),
-        cli::Command::Pack(args) => validate_cmd::pack(&args),
-        cli::Command::Grid(args) => grid_cmd::run(&args),
-        cli::Command::Plot(args) => plot_cmd::run(&args),
-        cli::Command::Completions(args) => completions(&args),
-        cli::Command::Man(args) => man(&args),
+        cli::Command::Report(args) => cmd::report::run(&args),
+        cli::Command::Validate(args) => cmd::validate::run(&args),
+        cli::Command::Pack(args) => cmd::pack::run(&args),
+        cli::Command::Grid(args) => cmd::grid::run(&args),
+        cli::Command::Plot(args) => cmd::plot::run(&args),
+        cli::Command::Completions(args) => cmd::docs::completions(&args, command()),
+        cli::Command::Man(args) => cmd::docs::man(&args, command()),
         #[cfg(feature = "runner")]
-        cli::Command::Run(args) => run_cmd::run(&args),
+        cli::Command::Run(args) => cmd::run::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -96,34 +86,6 @@ fn main() -> ExitCode {
             ExitCode::from(failure.code)
         }
     }
-}
-
-/// `mlbench completions SHELL`.
-fn completions(args: &cli::CompletionsArgs) -> Result<Outcome, Failure> {
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command(), "mlbench", &mut script);
-    output::emit_bytes(&script, None, false)?;
-    Ok(Outcome::Ok)
-}
-
-/// `mlbench man [--out-dir DIR]`.
-fn man(args: &cli::ManArgs) -> Result<Outcome, Failure> {
-    match &args.out_dir {
-        Some(dir) => {
-            output::create_dir(dir)?;
-            clap_mangen::generate_to(command(), dir).map_err(|source| output::OutputError {
-                path: dir.clone(),
-                action: "write the man pages into",
-                source,
-            })?;
-        }
-        None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command()).render(&mut page)?;
-            output::emit_bytes(&page, None, false)?;
-        }
-    }
-    Ok(Outcome::Ok)
 }
 
 /// Parses the command line.

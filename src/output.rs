@@ -62,11 +62,6 @@ pub fn create_dir(dir: &Path) -> Result<(), OutputError> {
 ///
 /// A file is written beside its destination and renamed into place, so an interrupted
 /// write never leaves half a report; an existing file is replaced only with `force`.
-pub fn emit(text: &str, path: Option<&Path>, force: bool) -> anyhow::Result<()> {
-    emit_bytes(text.as_bytes(), path, force)
-}
-
-/// [`emit`] for bytes.
 pub fn emit_bytes(text: &[u8], path: Option<&Path>, force: bool) -> anyhow::Result<()> {
     let Some(path) = path else {
         let stdout = Path::new("-");

@@ -14,7 +14,6 @@
 //! the order of the inputs, on the other submissions, or on any scheduling.
 
 use crate::samples::SampleSet;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// SplitMix64 (Steele, Lea and Flood 2014): the generator used to expand one 64-bit seed
@@ -214,16 +213,7 @@ pub fn percentile_interval(values: &mut [f64], level: f64) -> Option<[f64; 2]> {
     ])
 }
 
-/// A mean with its bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanCi {
-    /// Samples pooled.
-    pub n: usize,
-    /// The mean over them.
-    pub mean: f64,
-    /// The percentile interval of the resampled means, `[low, high]`.
-    pub ci: [f64; 2],
-}
+pub use mlbench_results::report::MeanCi;
 
 /// The bootstrap interval of the pooled mean of one bench: `values_by_device` holds each
 /// GPU's runs (one group per GPU; entries that ran on several devices form one group of

@@ -113,11 +113,20 @@ pub fn classic_report(
             .iter()
             .any(|b| b.bench == *bench && usable(b) && b.n >= min_runs)
     });
+    let benches_usable = expected
+        .benches
+        .iter()
+        .filter(|bench| {
+            benches
+                .iter()
+                .any(|b| b.bench == **bench && usable(b) && b.n >= min_runs)
+        })
+        .count();
     let deviation_quantile_80 = scalar(&valid, "q80")?;
     let performance = scalar(&valid, "performance")?;
-    let passed = bench_passes
-        && deviation_quantile_80.is_some_and(|q| q < DEVIATION_LIMIT)
-        && performance.is_some_and(|p| p >= 0.0);
+    let deviation_pass = deviation_quantile_80.is_some_and(|q| q < DEVIATION_LIMIT);
+    let performance_pass = performance.is_some_and(|p| p >= 0.0);
+    let passed = bench_passes && deviation_pass && performance_pass;
     Ok(ClassicReport {
         scoring: "classic",
         name: set.suite.clone(),
@@ -127,8 +136,13 @@ pub fn classic_report(
         benches,
         statistics: ClassicStatistics {
             bench_passes,
+            benches_usable,
+            benches_expected: expected.benches.len(),
             deviation_quantile_80,
+            deviation_limit: DEVIATION_LIMIT,
+            deviation_pass,
             performance,
+            performance_pass,
             passed,
         },
         failures: set.failures(),

@@ -8,16 +8,19 @@
 //! charts their data.
 #![warn(missing_docs)]
 
+/// The report's JSON contract, defined in `mlbench_results` (Polars-free).
+pub use mlbench_results::report as model;
+
 pub mod bootstrap;
 pub mod classic;
 pub mod compare;
 pub mod context;
+pub mod document;
 pub mod expected;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;
 pub mod load;
-pub mod model;
 pub mod samples;
 pub mod score;
 pub mod straggler;
@@ -25,6 +28,7 @@ pub mod views;
 
 pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};
 pub use classic::classic_report;
+pub use document::{DocOptions, report_document};
 pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
 pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Track, Weights, grid};
 pub use load::{

@@ -141,6 +141,7 @@ pub fn score_report(
             total,
             failure_ratio,
             bf,
+            failures_pass: bf == 1,
             pm,
             st,
             pg,

@@ -9,7 +9,6 @@
 
 use crate::bootstrap::{group_by_bench, quantile_sorted};
 use crate::samples::SampleSet;
-use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The thresholds of the check.
@@ -34,47 +33,7 @@ impl Default for StragglerOptions {
     }
 }
 
-/// One GPU on one bench.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StragglerBench {
-    /// The bench.
-    pub bench: String,
-    /// The GPU's runs.
-    pub n: usize,
-    /// Its mean throughput.
-    pub mean: f64,
-    /// The other GPUs' runs, pooled.
-    pub peers_n: usize,
-    /// Their mean throughput.
-    pub peers_mean: f64,
-    /// 1 − mean ÷ peers_mean (positive: slower).
-    pub deficit: f64,
-    /// Welch's t (`None` when both sides have no spread at all).
-    pub t: Option<f64>,
-    /// Welch–Satterthwaite degrees of freedom (`None` likewise).
-    pub df: Option<f64>,
-    /// One-sided p-value: P(T ≤ t). Without spread: 0 when the mean is below, else 1.
-    pub p: f64,
-    /// p < alpha and deficit ≥ min_deficit.
-    pub below: bool,
-}
-
-/// One GPU over the benches where it could be tested.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Straggler {
-    /// The device.
-    pub device: u32,
-    /// Benches tested (enough runs on both sides).
-    pub tested: usize,
-    /// Benches where it is below its peers.
-    pub below: usize,
-    /// Median of `deficit` over the benches tested.
-    pub median_deficit: f64,
-    /// Below on more than half of the benches tested.
-    pub flagged: bool,
-    /// The tests, by bench name.
-    pub benches: Vec<StragglerBench>,
-}
+pub use mlbench_results::report::{Straggler, StragglerBench};
 
 /// Mean and sample variance (n − 1).
 fn mean_var(values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {

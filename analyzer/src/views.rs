@@ -4,6 +4,7 @@
 //! draws them; nothing here knows of charts.
 
 use crate::samples::SampleSet;
+pub use mlbench_results::views::{GpuRelative, RunMeans};
 use mlbench_schema::TargetTable;
 use std::collections::BTreeMap;
 
@@ -28,18 +29,6 @@ fn by_bench_device(set: &SampleSet) -> ByDevice<'_> {
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     (n > 0).then(|| sum / n as f64)
-}
-
-/// Each GPU's mean throughput relative to the mean of all samples, per bench.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuRelative {
-    /// The GPUs (rows), sorted.
-    pub gpus: Vec<u32>,
-    /// The benches (columns) with a sample on a single GPU, sorted.
-    pub benches: Vec<String>,
-    /// `values[gpu][bench]`: the GPU's mean over the mean of every sample of the bench;
-    /// `None` where the GPU has no usable sample of it.
-    pub values: Vec<Vec<Option<f64>>>,
 }
 
 /// The per-GPU relative means of `set`.
@@ -70,17 +59,6 @@ pub fn gpu_relative(set: &SampleSet) -> GpuRelative {
         benches: benches.into_iter().map(str::to_owned).collect(),
         values,
     }
-}
-
-/// One bench's per-run means.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunMeans {
-    /// The bench.
-    pub bench: String,
-    /// Each run's mean over its usable samples (every GPU), in run order.
-    pub means: Vec<f64>,
-    /// The bench's target in the table, when it has one.
-    pub target: Option<f64>,
 }
 
 /// The per-run means (over GPUs) of every bench of `set`, sorted by bench, with the

@@ -189,6 +189,7 @@ fn json_fields_appear_in_the_documented_order() {
     assert_eq!(
         doc.keys(),
         [
+            "schema_version",
             "baseline",
             "benches",
             "weights",

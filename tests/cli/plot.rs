@@ -501,7 +501,7 @@ mod report {
         let (_tmp, html) = example_page(&["--scoring", "score", "--ci"]);
         expected.insert(
             2,
-            "95% confidence intervals of the means (bootstrap)".to_owned(),
+            "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)".to_owned(),
         );
         assert_eq!(captions(&html), expected);
         assert_eq!(count(&html, "<table"), 7);
@@ -510,7 +510,10 @@ mod report {
         // less the 3 multi-GPU ones it sets aside, and `scaling`, which the example
         // lacks), with the same n and mean as the bench table (computed apart: Polars
         // there, the bootstrap's strata here).
-        let intervals = html_rows(&html, "95% confidence intervals of the means (bootstrap)");
+        let intervals = html_rows(
+            &html,
+            "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)",
+        );
         let benches: Vec<Vec<String>> = html_rows(&html, "Benches")
             .into_iter()
             .filter(|r| r[1] != "0")

@@ -268,6 +268,44 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// The SHA-256 of a file's bytes, in lower-case hex.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(sha256_hex(&bytes))
+}
+
+/// (path, SHA-256) of each input, for the provenance of a page: a folder stands for the
+/// files under it, sorted by path; files are listed as given. Files are read whole.
+pub fn input_digests(paths: &[PathBuf]) -> std::io::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let mut files = Vec::new();
+        collect_files(path, &mut files, 0)?;
+        files.sort();
+        for file in files {
+            let digest = sha256_file(&file)?;
+            out.push((file.display().to_string(), digest));
+        }
+    }
+    Ok(out)
+}
+
+fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
+    if !path.is_dir() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    if depth > 32 {
+        let msg = format!("{}: folders nested too deep (a link loop?)", path.display());
+        return Err(std::io::Error::other(msg));
+    }
+    for entry in std::fs::read_dir(path)? {
+        collect_files(&entry?.path(), out, depth + 1)?;
+    }
+    Ok(())
+}
+
 /// The manifest of `files`, in `sha256sum` format (`<hex>  <path>` per line, sorted by
 /// path), leaving out the manifest itself. Paths holding `\`, a newline or a carriage
 /// return are escaped the way `sha256sum` does, so `sha256sum -c` can check the result.
@@ -432,6 +470,32 @@ pub fn write_zip<W: Write + Seek>(files: &[SubmittedFile], out: W) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digests_of_files_and_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b.json"), b"[]").unwrap();
+        std::fs::write(dir.path().join("a.json"), b"").unwrap();
+        let got = input_digests(&[dir.path().to_path_buf()]).unwrap();
+        let names: Vec<_> = got
+            .iter()
+            .map(|(p, _)| p.rsplit('/').next().unwrap())
+            .collect();
+        assert_eq!(names, ["a.json", "b.json"]);
+        assert_eq!(
+            got[0].1,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        let missing = input_digests(&[dir.path().join("missing")]).unwrap_err();
+        assert!(missing.to_string().contains("missing: "), "{missing}");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
+            let looped = input_digests(&[dir.path().to_path_buf()]).unwrap_err();
+            assert!(looped.to_string().contains("nested too deep"), "{looped}");
+        }
+    }
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
         SubmittedFile::new(path, bytes)

@@ -295,6 +295,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         }
     }
     Ok(Grid {
+        schema_version: mlbench_results::grid::GRID_SCHEMA_VERSION,
         baseline: subs[base].id.clone(),
         benches,
         weights,

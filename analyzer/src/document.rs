@@ -1,0 +1,187 @@
+//! The whole result of `mlbench report` as one model ([`ReportDoc`]): the scoring's
+//! report, the flagged stragglers, the intervals of `--ci` and the notes that say what
+//! was read and set aside. The binary only presents it.
+
+use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
+use crate::load::LoadedSamples;
+use crate::straggler::{StragglerOptions, stragglers};
+use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_samples};
+use mlbench_results::report::{Intervals, Report, ReportDoc};
+use mlbench_schema::{Scoring, TargetTable};
+
+/// Resamples of `--ci`.
+pub const CI_RESAMPLES: usize = 2000;
+
+/// What `mlbench report` asks for.
+#[derive(Debug, Clone)]
+pub struct DocOptions {
+    /// Which scheme.
+    pub scoring: Scoring,
+    /// Runs required.
+    pub min_runs: u32,
+    /// Price for RPP (score scoring).
+    pub price: Option<f64>,
+    /// Bootstrap intervals of each bench's mean (`--ci`).
+    pub intervals: bool,
+}
+
+/// The report document of `loaded` against `targets`, with the samples it was computed
+/// from (the HTML page draws them). The expected benches come from the submission's jobs
+/// file where it has one ([`Expected::new`]).
+pub fn report_document(
+    loaded: LoadedSamples,
+    targets: &TargetTable,
+    options: &DocOptions,
+) -> Result<(SampleSet, ReportDoc), AnalyzeError> {
+    let report_options = ReportOptions {
+        scoring: options.scoring,
+        min_runs: options.min_runs,
+        price: options.price,
+        expected: Some(Expected::new(
+            loaded.jobs.as_ref().ok().and_then(Option::as_ref),
+            targets,
+        )),
+    };
+    let read = Read {
+        other_suites: loaded.other_suites,
+        ignored: loaded.ignored,
+        jobs_files: loaded.jobs_files,
+        jobs_note: loaded.jobs.err(),
+    };
+    let (set, report) = report_samples(loaded.set, targets, &report_options)?;
+    let mut doc = ReportDoc::new(report);
+    doc.stragglers = stragglers(&set, &StragglerOptions::default())
+        .into_iter()
+        .filter(|s| s.flagged)
+        .collect();
+    doc.ci = options.intervals.then(|| Intervals {
+        by_bench: bench_mean_cis(&set, CI_RESAMPLES, DEFAULT_SEED, DEFAULT_LEVEL),
+        resamples: CI_RESAMPLES,
+        seed: DEFAULT_SEED,
+        level: DEFAULT_LEVEL,
+    });
+    doc.notes = notes(&set, &doc, targets, &read);
+    Ok((set, doc))
+}
+
+/// What the loader passed over, for the notes.
+struct Read {
+    other_suites: Vec<String>,
+    ignored: usize,
+    jobs_files: Vec<String>,
+    jobs_note: Option<String>,
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What mlbench read and what it set aside, one line each.
+fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -> Vec<String> {
+    let report = &doc.report;
+    let s = &set.summary;
+    let layout = match s.layout.as_str() {
+        "legacy" => "per-GPU streams",
+        "per-test" => "per-test files",
+        _ => "per-GPU streams and per-test files",
+    };
+    let mut lines = vec![format!(
+        "read {} file{} of suite `{}` ({layout}): {}, {} GPU{}, {} entries",
+        s.files,
+        plural(s.files),
+        set.suite,
+        s.runs_told_apart,
+        s.gpus,
+        plural(s.gpus),
+        s.entries
+    )];
+    lines.push(format!(
+        "targets: {} ({})",
+        targets.gpu_model, targets.source
+    ));
+    if s.excluded > 0 {
+        lines.push(format!(
+            "set aside: {} entries of benches the targets exclude ({})",
+            s.excluded,
+            targets.exclude.join(", ")
+        ));
+    }
+    for (rule, n) in &s.not_selected {
+        lines.push(format!("not selected: {n} entries by the rule {rule}"));
+    }
+    if !read.jobs_files.is_empty() {
+        lines.push(format!("jobs file: {}", read.jobs_files.join(", ")));
+    }
+    let context = report.context();
+    let n = context.expected.len();
+    let es = if n == 1 { "" } else { "es" };
+    lines.push(match &context.jobs_file {
+        Some(file) => {
+            format!("expected: {n} bench{es} (the jobs of {file} that the targets score)")
+        }
+        None => format!(
+            "expected: {n} bench{es} (every bench of the targets{})",
+            read.jobs_note
+                .as_deref()
+                .map_or_else(String::new, |why| format!("; jobs file: {why}"))
+        ),
+    });
+    if read.ignored > 0 || !read.other_suites.is_empty() {
+        let mut what = Vec::new();
+        if read.ignored > 0 {
+            what.push(format!(
+                "{} file{} not named like reports",
+                read.ignored,
+                plural(read.ignored)
+            ));
+        }
+        if !read.other_suites.is_empty() {
+            what.push(format!(
+                "reports of other suites ({})",
+                read.other_suites.join(", ")
+            ));
+        }
+        lines.push(format!("passed over: {}", what.join("; ")));
+    }
+    for c in report.conflicts() {
+        let diffs = c
+            .differences
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {} here, {} there",
+                    d.field,
+                    d.kept.as_deref().unwrap_or("absent"),
+                    d.found.as_deref().unwrap_or("absent")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        lines.push(format!(
+            "conflict: {}: {} entries set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
+            c.bench,
+            c.set_aside,
+            c.kept,
+            c.examples.join(", ")
+        ));
+    }
+    if let Report::Classic(r) = report
+        && !r.failures.is_empty()
+    {
+        lines.push(format!(
+            "note: {} entr{} failed (NaN loss or incomplete); classic scoring keeps those with a throughput, as the original tool did (--scoring score removes them)",
+            r.failures.len(),
+            if r.failures.len() == 1 { "y" } else { "ies" }
+        ));
+    }
+    for s in &doc.stragglers {
+        lines.push(format!(
+            "straggler: GPU {} is significantly below its peers on {} of {} benches tested (median deficit {:.1}%; docs/scoring.md)",
+            s.device,
+            s.below,
+            s.tested,
+            s.median_deficit * 100.0
+        ));
+    }
+    lines
+}

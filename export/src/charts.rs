@@ -1,0 +1,181 @@
+//! The charts of a grid, a report, runs and loss curves: from the result models (the
+//! grid, the analyzer's views, the validator's curve groups) to `mlbench_plots` specs,
+//! drawn as PNG and SVG. `plot` writes them to files; the HTML pages inline the SVG.
+
+use crate::ExportError;
+use mlbench_plots::{
+    Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
+    OverallBars, OverallEntry, Series,
+};
+use mlbench_results::grid::{Grid, VendorRow};
+use mlbench_results::views::{GpuRelative, RunMeans};
+use mlbench_validator::rules::loss::{SubmissionCurves, curve_groups};
+use std::collections::BTreeMap;
+
+/// A chart with the file name it is written under (without extension).
+pub type Named = (String, Chart);
+
+fn drawn(what: impl Into<String>) -> impl FnOnce(mlbench_plots::PlotError) -> ExportError {
+    let what = what.into();
+    move |source| ExportError::Chart { what, source }
+}
+
+/// The grid's two charts: ratios per bench, overall per submission.
+pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
+    let name = |v: &VendorRow| {
+        let both = grid
+            .vendors
+            .iter()
+            .any(|o| o.name == v.name && o.track != v.track);
+        if both {
+            format!("{} ({})", v.name, v.track.as_str())
+        } else {
+            v.name.clone()
+        }
+    };
+    let benches: Vec<String> = grid
+        .benches
+        .iter()
+        .filter(|b| !grid.unnormalized.contains(b))
+        .cloned()
+        .collect();
+    let series = grid
+        .vendors
+        .iter()
+        .map(|v| {
+            let values = benches
+                .iter()
+                .map(|b| {
+                    let c = v.cells.get(b)?;
+                    let r = c.ratio?;
+                    let [lo, hi] = c.ci.unwrap_or([r, r]);
+                    Some(Estimate::new(r, lo.min(r), hi.max(r)))
+                })
+                .collect();
+            Series::new(name(v), values)
+        })
+        .collect();
+    let subtitle = Some(format!(
+        "{:.0}% bootstrap intervals ({} resamples, seed {})",
+        grid.level * 100.0,
+        grid.resamples,
+        grid.seed
+    ));
+    let bars = mlbench_plots::grid_bars(&GridBars {
+        title: format!("Throughput relative to {}, by bench", grid.baseline),
+        subtitle: subtitle.clone(),
+        benches,
+        series,
+        baseline: grid.baseline.clone(),
+        ..GridBars::default()
+    })
+    .map_err(drawn("the grid's ratios"))?;
+    let entries = grid
+        .vendors
+        .iter()
+        .filter_map(|v| {
+            let o = v.overall?;
+            let [lo, hi] = v.ci.unwrap_or([o, o]);
+            Some(OverallEntry::new(
+                name(v),
+                Estimate::new(o, lo.min(o), hi.max(o)),
+                v.tier.unwrap_or(0) as u32,
+            ))
+        })
+        .collect();
+    let overall = mlbench_plots::overall_bars(&OverallBars {
+        title: format!("Overall throughput relative to {}", grid.baseline),
+        subtitle,
+        entries,
+        baseline: grid.baseline.clone(),
+        ..OverallBars::default()
+    })
+    .map_err(drawn("the grid's overall figures"))?;
+    Ok(vec![
+        ("grid-ratios".into(), bars),
+        ("grid-overall".into(), overall),
+    ])
+}
+
+/// Per-GPU relative performance: each GPU's mean over the mean of all GPUs, per bench.
+pub fn heatmap_chart(label: &str, view: &GpuRelative) -> Result<Chart, ExportError> {
+    mlbench_plots::heatmap(&Heatmap {
+        title: format!("{label}: each GPU's throughput relative to the mean of all GPUs"),
+        rows: view.gpus.iter().map(|g| format!("GPU {g}")).collect(),
+        columns: view.benches.clone(),
+        values: view.values.clone(),
+        ..Heatmap::default()
+    })
+    .map_err(drawn("the per-GPU heatmap"))
+}
+
+/// Per-run means (over GPUs) of every bench against the GPU model's targets.
+pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Chart, ExportError> {
+    let benches = runs
+        .iter()
+        .map(|r| BenchRuns::new(r.bench.clone(), r.means.clone(), r.target, "items/s"))
+        .collect();
+    mlbench_plots::distributions(&Distributions {
+        title: format!(
+            "{label}: throughput of each run (mean over GPUs) against the {gpu_model} targets"
+        ),
+        benches,
+        ..Distributions::default()
+    })
+    .map_err(drawn("the runs chart"))
+}
+
+/// The loss curves of every bench configuration of a submission: exactly the curves the
+/// validator's `loss.divergent` compares, with the band it draws over them (when it has
+/// enough curves for one). One chart per bench, or per configuration where a bench ran
+/// several.
+pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, ExportError> {
+    let groups = curve_groups(&read.entries);
+    let mut per_bench: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in &groups {
+        *per_bench.entry(g.bench).or_default() += 1;
+    }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for group in &groups {
+        let bench = group.bench;
+        let k = seen.entry(bench).or_default();
+        *k += 1;
+        let (name, which) = match per_bench[bench] {
+            1 => (format!("loss-{}-{bench}", label), String::new()),
+            n => (
+                format!("loss-{}-{bench}-{k}", label),
+                format!(" (configuration {k} of {n})"),
+            ),
+        };
+        let band = group.band().map(|(lo, hi)| Band {
+            lo,
+            hi,
+            label: Some("validator's band (q10 − w … q90 + w)".into()),
+        });
+        let lines = group
+            .curves
+            .iter()
+            .map(|e| {
+                let label = format!(
+                    "{} {} ({}#{})",
+                    read.runs[e.file], e.device, read.files[e.file], e.entry
+                );
+                LossLine::new(label, e.losses.clone())
+            })
+            .collect();
+        let chart = mlbench_plots::loss_curves(&LossCurves {
+            title: format!(
+                "{}: {bench} batch loss{which}, {} runs × GPUs",
+                label,
+                group.curves.len()
+            ),
+            lines,
+            band,
+            ..LossCurves::default()
+        })
+        .map_err(drawn(format!("the loss curves of {bench}")))?;
+        out.push((name, chart));
+    }
+    Ok(out)
+}

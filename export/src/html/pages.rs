@@ -1,0 +1,283 @@
+//! The report and grid pages: tables, charts as inline SVG, each submission's validation
+//! and the provenance block, laid out as an [`HtmlDoc`].
+
+use super::{Block, FindingLine, HtmlDoc, HtmlTable, Section};
+use crate::ExportError;
+use crate::charts::{grid_charts, heatmap_chart, runs_chart};
+use crate::rows::{Rows, grid as grid_rows, report as report_rows};
+use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
+use mlbench_validator::Severity;
+
+/// Findings listed per submission on a page, at most (the JSON of `validate` has them all).
+const MAX_FINDINGS: usize = 50;
+
+/// A table for the page; every column but the first is numeric.
+fn table(id: &str, t: Rows) -> Block {
+    let numeric = (0..t.header.len()).map(|i| i > 0).collect();
+    Block::Table(HtmlTable {
+        caption: t.title,
+        header: t.header,
+        rows: t.rows,
+        numeric,
+        id: id.to_owned(),
+    })
+}
+
+/// The validation of one submission as a findings block.
+fn findings_block(check: &SubmissionCheck) -> Block {
+    let v = &check.validation;
+    let lines = v
+        .findings
+        .iter()
+        .take(MAX_FINDINGS)
+        .map(|f| FindingLine {
+            severity: match f.severity {
+                Severity::Error => "error".into(),
+                Severity::Warning => "warning".into(),
+            },
+            rule: f.rule.to_owned(),
+            location: f.location(),
+            message: format!("expected {}, found {}", f.expected, f.found),
+        })
+        .collect();
+    Block::Findings {
+        errors: v.errors(),
+        warnings: v.warnings(),
+        lines,
+    }
+}
+
+/// The validation section: one findings block per submission.
+fn validation_section(checks: &[SubmissionCheck]) -> Section {
+    let mut blocks = Vec::new();
+    for check in checks {
+        let v = &check.validation;
+        blocks.push(Block::Paragraph(format!(
+            "{}: {} errors, {} warnings in {} files{}",
+            check.label,
+            v.errors(),
+            v.warnings(),
+            v.summary.files,
+            if v.findings.len() > MAX_FINDINGS {
+                format!(" (the first {MAX_FINDINGS} are listed; `mlbench validate` lists all)")
+            } else {
+                String::new()
+            }
+        )));
+        blocks.push(findings_block(check));
+    }
+    Section {
+        heading: "Validation".into(),
+        blocks,
+    }
+}
+
+/// The grid page: overall, by bench, explained, validation.
+pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
+    let grid = &page.grid;
+    let charts = grid_charts(grid)?;
+    let svg = |name: &str| {
+        charts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.svg.clone())
+    };
+    let mut overall = vec![
+        Block::Notes(grid_rows::notes(grid)),
+        table("overall", grid_rows::overall_rows(grid)),
+    ];
+    if let Some(svg) = svg("grid-overall") {
+        overall.push(Block::Svg {
+            caption: "Overall figure per submission with its 95% interval, by tier".into(),
+            svg,
+        });
+    }
+    let mut by_bench = vec![table("ratios", grid_rows::ratio_rows(grid))];
+    if let Some(svg) = svg("grid-ratios") {
+        by_bench.push(Block::Svg {
+            caption: "Ratio to the baseline per bench with 95% intervals (log scale)".into(),
+            svg,
+        });
+    }
+    let mut sections = vec![
+        Section {
+            heading: "Overall".into(),
+            blocks: overall,
+        },
+        Section {
+            heading: "By bench".into(),
+            blocks: by_bench,
+        },
+    ];
+    if let Some(t) = grid_rows::explain_rows(grid) {
+        sections.push(Section {
+            heading: "Explained".into(),
+            blocks: vec![table("explain", t)],
+        });
+    }
+    sections.push(validation_section(&page.checks));
+    Ok(HtmlDoc {
+        title: "mlbench grid".into(),
+        subtitle: Some(format!(
+            "{} submissions relative to {}",
+            grid.vendors.len(),
+            grid.baseline
+        )),
+        sections,
+        provenance: page.provenance.clone(),
+    })
+}
+
+/// The report page: verdict, notes, the bench and statistics tables, world sizes,
+/// intervals, per-GPU tables, the heatmap and run charts, validations, provenance.
+pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
+    let doc = &page.doc;
+    let report = &doc.report;
+    let (header, rows) = report_rows::bench_rows(report);
+    let mut result = vec![
+        Block::Status {
+            passed: report.passed(),
+            text: report_rows::heading(report),
+        },
+        Block::Notes(doc.notes.clone()),
+        table("benches", Rows::new("Benches", &header, rows)),
+    ];
+    if let Some(t) = report_rows::world_size_rows(report) {
+        result.push(table("world-sizes", t));
+    }
+    let statistics = report_rows::statistics_rows(report)
+        .into_iter()
+        .map(|r| r.to_vec())
+        .collect();
+    result.push(table(
+        "statistics",
+        Rows::new("Statistics", &["statistic", "value", "pass"], statistics),
+    ));
+    if let Some(ci) = &doc.ci {
+        result.push(table("intervals", report_rows::ci_rows(ci)));
+    }
+    let mut sections = vec![Section {
+        heading: "Result".into(),
+        blocks: result,
+    }];
+    let mut per_gpu: Vec<Block> = report_rows::per_gpu_tables(report)
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| table(&format!("gpu{i}"), t))
+        .collect();
+    if let Some(gpus) = &page.gpus {
+        per_gpu.push(Block::Svg {
+            caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
+            svg: heatmap_chart(&page.suite, gpus)?.svg,
+        });
+    }
+    per_gpu.push(Block::Svg {
+        caption: "Each run's throughput (mean over GPUs) against the target".into(),
+        svg: runs_chart(&page.suite, &page.gpu_model, &page.runs)?.svg,
+    });
+    sections.push(Section {
+        heading: "GPUs and runs".into(),
+        blocks: per_gpu,
+    });
+    if !page.checks.is_empty() {
+        sections.push(validation_section(&page.checks));
+    }
+    Ok(HtmlDoc {
+        title: format!("mlbench report: {}", page.suite),
+        subtitle: Some(report_rows::heading(report)),
+        sections,
+        provenance: page.provenance.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+    use crate::{Exporter, Html};
+    use mlbench_results::views::{GpuRelative, RunMeans};
+
+    fn report_page() -> ReportPage {
+        ReportPage {
+            doc: testdata::score_doc(),
+            suite: "fast".into(),
+            gpus: Some(GpuRelative {
+                gpus: vec![0, 1],
+                benches: vec!["cart".into()],
+                values: vec![vec![Some(1.01)], vec![Some(0.99)]],
+            }),
+            runs: vec![RunMeans {
+                bench: "cart".into(),
+                means: vec![1890.0, 1900.0, 1910.0],
+                target: Some(2000.0),
+            }],
+            gpu_model: "RTX".into(),
+            checks: vec![SubmissionCheck {
+                label: "vendor.zip".into(),
+                validation: testdata::validation().validation,
+            }],
+            provenance: testdata::provenance(),
+        }
+    }
+
+    /// The page's structure: section headings, table captions and figure captions, in
+    /// order (the SVG itself is the plots crate's, snapshot-tested there).
+    fn outline(doc: &HtmlDoc) -> String {
+        let mut out = format!("# {}\n", doc.title);
+        for s in &doc.sections {
+            out.push_str(&format!("## {}\n", s.heading));
+            for b in &s.blocks {
+                out.push_str(&match b {
+                    Block::Paragraph(p) => format!("- paragraph: {p}\n"),
+                    Block::Notes(n) => format!("- notes: {}\n", n.join(" | ")),
+                    Block::Table(t) => format!(
+                        "- table #{}: {} [{}] × {} rows\n",
+                        t.id,
+                        t.caption,
+                        t.header.join(", "),
+                        t.rows.len()
+                    ),
+                    Block::Svg { caption, svg } => {
+                        format!("- svg ({}): {caption}\n", svg.starts_with("<svg"))
+                    }
+                    Block::Status { passed, text } => format!("- status {passed}: {text}\n"),
+                    Block::Findings {
+                        errors,
+                        warnings,
+                        lines,
+                    } => {
+                        format!(
+                            "- findings: {errors} errors, {warnings} warnings, {} lines\n",
+                            lines.len()
+                        )
+                    }
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn report_page_outline() {
+        insta::assert_snapshot!(outline(&report(&report_page()).unwrap()));
+    }
+
+    #[test]
+    fn grid_page_outline() {
+        let page = GridPage {
+            grid: testdata::grid(),
+            checks: Vec::new(),
+            provenance: testdata::provenance(),
+        };
+        insta::assert_snapshot!(outline(&grid(&page).unwrap()));
+    }
+
+    #[test]
+    fn a_page_is_the_same_bytes_each_time_and_carries_no_script() {
+        let a = Html.export(&report_page()).unwrap();
+        assert_eq!(a, Html.export(&report_page()).unwrap());
+        let text = String::from_utf8(a).unwrap();
+        assert!(!text.to_ascii_lowercase().contains("<script"));
+        assert!(text.contains("1885.5"), "the interval is on the page");
+    }
+}

@@ -1,0 +1,146 @@
+//! The grid's tables: overall, ratios by bench, the attribution of `--explain`.
+
+use super::{Rows, num};
+use mlbench_results::grid::{Grid, VendorRow};
+
+/// A ratio, three decimals.
+pub fn ratio(x: Option<f64>) -> String {
+    x.map_or_else(|| "—".into(), |v| format!("{v:.3}"))
+}
+
+/// An interval, three decimals.
+pub fn interval(ci: Option<[f64; 2]>) -> String {
+    ci.map_or_else(|| "—".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"))
+}
+
+/// A row's name: the label, with its track when the label has rows on both.
+pub fn row_name(v: &VendorRow, grid: &Grid) -> String {
+    let tweaked = grid
+        .vendors
+        .iter()
+        .any(|o| o.name == v.name && o.track != v.track);
+    if tweaked {
+        format!("{} ({})", v.name, v.track.as_str())
+    } else {
+        v.name.clone()
+    }
+}
+
+/// The overall table: vendor, overall ratio, its CI, tier, benches present.
+pub fn overall_rows(grid: &Grid) -> Rows {
+    let rows = grid
+        .vendors
+        .iter()
+        .map(|v| {
+            vec![
+                row_name(v, grid),
+                ratio(v.overall),
+                interval(v.ci),
+                v.tier.map_or_else(|| "—".into(), |t| t.to_string()),
+                format!(
+                    "{}/{}",
+                    v.present,
+                    grid.benches.len() - grid.unnormalized.len()
+                ),
+                v.missing.join(", "),
+            ]
+        })
+        .collect();
+    Rows::new(
+        "Overall, relative to the baseline",
+        &["vendor", "overall", "95% CI", "tier", "benches", "missing"],
+        rows,
+    )
+}
+
+/// The ratio table: one row per bench, one column per submission.
+pub fn ratio_rows(grid: &Grid) -> Rows {
+    let mut header = vec!["bench".to_owned()];
+    header.extend(grid.vendors.iter().map(|v| row_name(v, grid)));
+    let rows = grid
+        .benches
+        .iter()
+        .map(|b| {
+            let mut row = vec![b.clone()];
+            row.extend(grid.vendors.iter().map(|v| match v.cells.get(b) {
+                Some(c) if c.missing => "missing".to_owned(),
+                Some(c) if c.unnormalized => format!("({})", num(c.mean)),
+                Some(c) => ratio(c.ratio),
+                None => "—".into(),
+            }));
+            row
+        })
+        .collect();
+    Rows {
+        title: "Ratio to the baseline, by bench".into(),
+        header,
+        rows,
+    }
+}
+
+/// The lines said above the grid's tables.
+pub fn notes(grid: &Grid) -> Vec<String> {
+    let mut out = vec![format!(
+        "baseline: {}; {} bootstrap resamples (seed {}), {:.0}% intervals; overall = weighted geometric mean × share of weight present",
+        grid.baseline,
+        grid.resamples,
+        grid.seed,
+        grid.level * 100.0
+    )];
+    let tiers: Vec<String> = grid
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{}: {}", i + 1, t.join(", ")))
+        .collect();
+    if !tiers.is_empty() {
+        out.push(format!(
+            "tiers (overlapping intervals: indistinguishable): {}",
+            tiers.join("; ")
+        ));
+    }
+    out.extend(grid.notes.iter().cloned());
+    out
+}
+
+/// The attribution of `--explain`, titled with the ratio and its interval.
+pub fn explain_rows(grid: &Grid) -> Option<Rows> {
+    let e = grid.explain.as_ref()?;
+    let title = format!(
+        "{} ÷ {} = {:.3} (95% CI {:.3}–{:.3}); log gap {:+.4} by bench:",
+        e.a, e.b, e.ratio, e.ratio_ci[0], e.ratio_ci[1], e.gap
+    );
+    let f = |x: Option<f64>| x.map_or_else(|| "missing".into(), |v| format!("{v:+.4}"));
+    let mut rows: Vec<Vec<String>> = e
+        .terms
+        .iter()
+        .map(|t| {
+            vec![
+                t.bench.clone(),
+                format!("{}", t.weight),
+                f(t.log_ratio_a),
+                f(t.log_ratio_b),
+                format!("{:+.4}", t.term),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        "(missing benches)".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        format!("{:+.4}", e.penalty),
+    ]);
+    Some(Rows::new(
+        title,
+        &["bench", "weight", "log ratio A", "log ratio B", "term"],
+        rows,
+    ))
+}
+
+/// The grid's tables in page order: overall, by bench, and the attribution if any.
+pub fn tables(grid: &Grid) -> Vec<Rows> {
+    let mut out = vec![overall_rows(grid), ratio_rows(grid)];
+    out.extend(explain_rows(grid));
+    out
+}

@@ -1,0 +1,267 @@
+//! The report's tables: benches, world sizes, intervals, statistics, per-GPU.
+
+use super::{Rows, num, pct, signed_pct, verdict};
+use mlbench_results::Report;
+use mlbench_results::report::{Intervals, ReportDoc};
+
+/// The report's heading: suite, GPU model, scoring.
+pub fn heading(report: &Report) -> String {
+    let (scoring, name, model) = match report {
+        Report::Classic(r) => ("classic", &r.name, &r.gpu_model),
+        Report::Score(r) => ("score", &r.name, &r.gpu_model),
+    };
+    format!("mlbench report: suite `{name}`, {model} targets, {scoring} scoring")
+}
+
+/// The rows of the bench table: header and cells, shared by the table and Markdown.
+pub fn bench_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    match report {
+        Report::Classic(r) => (
+            vec!["bench", "n", "target", "result", "sd", "sd%", "diff"],
+            r.benches
+                .iter()
+                .map(|b| {
+                    vec![
+                        b.bench.clone(),
+                        b.n.to_string(),
+                        num(b.target),
+                        num(b.result),
+                        num(b.sd),
+                        pct(b.sd_pct),
+                        signed_pct(b.diff),
+                    ]
+                })
+                .collect(),
+        ),
+        Report::Score(r) => (
+            vec![
+                "bench",
+                "n",
+                "target",
+                "perf_tgt",
+                "sd%_tgt",
+                "mean",
+                "perf",
+                "perf_pass",
+                "sd%",
+                "sd%_pass",
+            ],
+            r.benches
+                .iter()
+                .map(|b| {
+                    vec![
+                        b.bench.clone(),
+                        b.n.to_string(),
+                        num(b.target),
+                        b.perf_target.map_or_else(|| "—".into(), |v| format!("{v}")),
+                        b.sd_target
+                            .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0)),
+                        num(b.mean),
+                        b.perf.map_or_else(|| "—".into(), |v| format!("{v:.2}")),
+                        verdict(b.perf_pass).into(),
+                        b.sd_pct
+                            .map_or_else(|| "—".into(), |v| format!("{:.1}%", v * 100.0)),
+                        verdict(b.sd_pass).into(),
+                    ]
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The world-size breakdown of the benches pooled over world sizes (`scaling`), as
+/// (title, header, rows); `None` when no bench is pooled.
+pub fn world_size_rows(report: &Report) -> Option<Rows> {
+    let sizes = &report.context().scaling;
+    if sizes.is_empty() {
+        return None;
+    }
+    let rows = sizes
+        .iter()
+        .map(|w| {
+            vec![
+                w.bench.clone(),
+                w.devices.to_string(),
+                w.n.to_string(),
+                num(w.mean),
+                num(w.sd),
+            ]
+        })
+        .collect();
+    Some(Rows::new(
+        "By world size (pooled in the table above; efficiency against the number of devices)",
+        &["bench", "devices", "n", "mean", "sd"],
+        rows,
+    ))
+}
+
+/// The interval table of `--ci`, titled with its method.
+pub fn ci_rows(cis: &Intervals) -> Rows {
+    let rows = cis
+        .by_bench
+        .iter()
+        .map(|(b, c)| {
+            vec![
+                b.clone(),
+                c.n.to_string(),
+                num(Some(c.mean)),
+                num(Some(c.ci[0])),
+                num(Some(c.ci[1])),
+            ]
+        })
+        .collect();
+    Rows::new(
+        format!(
+            "{:.0}% confidence intervals of the means (bootstrap: runs resampled within GPUs, {} resamples, seed {})",
+            cis.level * 100.0,
+            cis.resamples,
+            cis.seed
+        ),
+        &["bench", "n", "mean", "95% CI low", "95% CI high"],
+        rows,
+    )
+}
+
+/// The statistics block as (label, value, verdict) rows.
+pub fn statistics_rows(report: &Report) -> Vec<[String; 3]> {
+    match report {
+        Report::Classic(r) => {
+            let s = &r.statistics;
+            vec![
+                [
+                    "Bench passes".into(),
+                    format!("{}/{} benches", s.benches_usable, s.benches_expected),
+                    verdict(s.bench_passes).into(),
+                ],
+                [
+                    "Deviation quantile (80%)".into(),
+                    format!(
+                        "{} (< {:.0}%)",
+                        pct(s.deviation_quantile_80),
+                        s.deviation_limit * 100.0
+                    ),
+                    verdict(s.deviation_pass).into(),
+                ],
+                [
+                    "Performance".into(),
+                    format!("{} (≥ 0%)", signed_pct(s.performance)),
+                    verdict(s.performance_pass).into(),
+                ],
+            ]
+        }
+        Report::Score(r) => {
+            let s = &r.statistics;
+            let two = |x: Option<f64>| x.map_or_else(|| "—".into(), |v| format!("{v:.2}"));
+            let mut rows = vec![
+                [
+                    "Failures".into(),
+                    format!(
+                        "{} / {} results ({:.2}%)",
+                        s.failures,
+                        s.total,
+                        s.failure_ratio * 100.0
+                    ),
+                    verdict(s.failures_pass).into(),
+                ],
+                [
+                    "Well functioning score (BF)".into(),
+                    s.bf.to_string(),
+                    String::new(),
+                ],
+                [
+                    "Minimal performance score (PM)".into(),
+                    two(Some(s.pm)),
+                    String::new(),
+                ],
+                [
+                    "Standard deviation score (ST)".into(),
+                    two(Some(s.st)),
+                    String::new(),
+                ],
+                [
+                    "Mean performance (geomean) (PG)".into(),
+                    two(s.pg),
+                    String::new(),
+                ],
+                [
+                    "Score (BF(2PM + ST + 5PG))".into(),
+                    two(s.score),
+                    String::new(),
+                ],
+            ];
+            if let Some(price) = s.price {
+                rows.push(["Price".into(), format!("${price:.2}"), String::new()]);
+                rows.push(["RPP (Price/Score)".into(), two(s.rpp), String::new()]);
+            }
+            rows
+        }
+    }
+}
+
+/// The per-GPU tables as (title, header, rows), devices as columns.
+pub fn per_gpu_tables(report: &Report) -> Vec<Rows> {
+    let Report::Score(r) = report else {
+        return Vec::new();
+    };
+    let mut devices: Vec<u32> = r
+        .per_gpu
+        .mean
+        .values()
+        .flat_map(|row| row.keys().filter_map(|d| d.parse().ok()))
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    if devices.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (title, table) in [
+        ("mean", &r.per_gpu.mean),
+        ("min", &r.per_gpu.min),
+        ("max", &r.per_gpu.max),
+    ] {
+        let mut header = vec!["bench".to_string()];
+        header.extend(devices.iter().map(|d| d.to_string()));
+        let rows = table
+            .iter()
+            .map(|(bench, row)| {
+                let mut cells = vec![bench.clone()];
+                cells.extend(devices.iter().map(|d| {
+                    row.get(&d.to_string())
+                        .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0))
+                }));
+                cells
+            })
+            .collect();
+        out.push(Rows {
+            title: format!("Relative GPU performance ({title})"),
+            header,
+            rows,
+        });
+    }
+    out
+}
+
+/// The failed entries of a score report as rows (file, entry, bench, reason); empty for
+/// a classic one (its failures are kept, and said in the notes).
+pub fn failure_rows(report: &Report) -> Vec<[String; 4]> {
+    let Report::Score(r) = report else {
+        return Vec::new();
+    };
+    r.failures
+        .iter()
+        .map(|f| {
+            [
+                f.file.clone(),
+                f.entry.to_string(),
+                f.bench.clone().unwrap_or_else(|| "(unnamed stub)".into()),
+                f.reason.to_owned(),
+            ]
+        })
+        .collect()
+}
+
+/// The verdict line's word.
+pub fn result_word(doc: &ReportDoc) -> &'static str {
+    verdict(doc.report.passed())
+}

@@ -1,0 +1,178 @@
+//! For a terminal: comfy-table tables, the statistics block and the verdict in words; the
+//! findings as lines grouped by rule.
+
+use crate::rows::{Rows, findings, grid as grid_rows, report as report_rows};
+use crate::{ExportError, Exporter, bytes};
+use comfy_table::{CellAlignment, presets};
+use mlbench_results::{Grid, ReportDoc, RuleList, ValidationDoc};
+use std::fmt::Write as _;
+
+/// Terminal tables (`--format table`; `human` for findings).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Table;
+
+/// A rule under the header and around the table, none between rows.
+const STYLE: comfy_table::TableStyle =
+    presets::UTF8_HORIZONTAL_ONLY.row_separator(comfy_table::LineStyle::none());
+
+/// A table in the house style, numbers right-aligned (the first column is a name).
+pub fn comfy(header: Vec<String>, rows: Vec<Vec<String>>) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(STYLE);
+    t.set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
+    for i in 1..t.column_count() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn titled(out: &mut String, t: Rows) {
+    let _ = writeln!(out, "{}\n{}\n", t.title, comfy(t.header, t.rows));
+}
+
+impl Exporter<ReportDoc> for Table {
+    fn export(&self, doc: &ReportDoc) -> Result<Vec<u8>, ExportError> {
+        let report = &doc.report;
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", report_rows::heading(report));
+        for line in &doc.notes {
+            let _ = writeln!(out, "  {line}");
+        }
+        out.push('\n');
+        let (header, rows) = report_rows::bench_rows(report);
+        let header = header.into_iter().map(String::from).collect();
+        let _ = writeln!(out, "{}\n", comfy(header, rows));
+        if let Some(t) = report_rows::world_size_rows(report) {
+            titled(&mut out, t);
+        }
+        let failures = report_rows::failure_rows(report);
+        if !failures.is_empty() {
+            let _ = writeln!(out, "Failures");
+            for [file, entry, bench, reason] in failures {
+                let _ = writeln!(out, "  {file}#{entry} {bench}: {reason}");
+            }
+            out.push('\n');
+        }
+        let mut stats = comfy_table::Table::new();
+        stats.load_style(presets::NOTHING);
+        stats.set_header(vec!["Statistics", "Value", "Pass"]);
+        for row in report_rows::statistics_rows(report) {
+            stats.add_row(row.to_vec());
+        }
+        let _ = writeln!(out, "{stats}\n");
+        for t in report_rows::per_gpu_tables(report) {
+            titled(&mut out, t);
+        }
+        let _ = writeln!(out, "Result: {}", report_rows::result_word(doc));
+        if let Some(ci) = &doc.ci {
+            let t = report_rows::ci_rows(ci);
+            let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));
+        }
+        bytes(out)
+    }
+}
+
+impl Exporter<Grid> for Table {
+    fn export(&self, grid: &Grid) -> Result<Vec<u8>, ExportError> {
+        let mut out = String::new();
+        let _ = writeln!(out, "mlbench grid: {} submissions", grid.vendors.len());
+        for n in grid_rows::notes(grid) {
+            let _ = writeln!(out, "  {n}");
+        }
+        out.push('\n');
+        let t = grid_rows::overall_rows(grid);
+        let _ = writeln!(out, "{}\n", comfy(t.header, t.rows));
+        let t = grid_rows::ratio_rows(grid);
+        let _ = writeln!(out, "{}", comfy(t.header, t.rows));
+        if let Some(t) = grid_rows::explain_rows(grid) {
+            let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));
+        }
+        bytes(out)
+    }
+}
+
+impl Exporter<ValidationDoc> for Table {
+    /// Findings grouped by rule (errors first), waivers, the summary line; when all is
+    /// well, the summary line alone.
+    fn export(&self, doc: &ValidationDoc) -> Result<Vec<u8>, ExportError> {
+        bytes(findings::human(&doc.validation))
+    }
+}
+
+impl Exporter<RuleList> for Table {
+    /// One aligned line per rule: id, severity, what it checks.
+    fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
+        let width = list.0.iter().map(|r| r.id.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for r in list.0 {
+            let _ = writeln!(
+                out,
+                "{:width$}  {:7}  {}",
+                r.id,
+                r.severity.as_str(),
+                r.summary
+            );
+        }
+        bytes(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    fn text(bytes: Result<Vec<u8>, ExportError>) -> String {
+        String::from_utf8(bytes.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn classic_report() {
+        insta::assert_snapshot!(text(Table.export(&testdata::classic_doc())));
+    }
+
+    #[test]
+    fn score_report_with_failures_and_intervals() {
+        insta::assert_snapshot!(text(Table.export(&testdata::score_doc())));
+    }
+
+    #[test]
+    fn grid() {
+        insta::assert_snapshot!(text(Table.export(&testdata::grid())));
+    }
+
+    #[test]
+    fn findings() {
+        insta::assert_snapshot!(text(Table.export(&testdata::validation())));
+    }
+
+    #[test]
+    fn rule_list_names_every_rule() {
+        let out = text(Table.export(&RuleList::all()));
+        assert_eq!(out.lines().count(), mlbench_validator::rules::RULES.len());
+        assert!(out.contains("loss.nan"), "{out}");
+    }
+
+    #[test]
+    fn the_table_shows_the_models_verdicts_not_its_own() {
+        // A statistics block that contradicts the thresholds: the exporter must print
+        // what the model says, so a drifted renderer would show up here.
+        let mut doc = testdata::classic_doc();
+        if let mlbench_results::Report::Classic(r) = &mut doc.report {
+            r.statistics.deviation_pass = false;
+            r.statistics.benches_usable = 1;
+        }
+        let out = text(Table.export(&doc));
+        let line = out
+            .lines()
+            .find(|l| l.contains("Deviation quantile"))
+            .unwrap();
+        assert!(line.trim_end().ends_with("FAIL"), "{line}");
+        assert!(out.contains("1/2 benches"), "{out}");
+    }
+}

@@ -1,0 +1,345 @@
+//! Small models for the exporters' snapshot tests: figures chosen by hand, awkward
+//! cells included (a comma and a quote in a name, a missing figure, a failed bench).
+
+use mlbench_results::grid::Track;
+use mlbench_results::grid::{
+    Attribution, AttributionTerm, Cell, GRID_SCHEMA_VERSION, Grid, VendorRow,
+};
+use mlbench_results::report::*;
+use mlbench_results::{Provenance, ValidationDoc};
+use mlbench_validator::rules::versions::VersionNote;
+use mlbench_validator::{Finding, Summary, Validation};
+use std::collections::BTreeMap;
+
+fn context(expected: &[&str]) -> ReportContext {
+    ReportContext {
+        run_names: vec!["output1".into(), "output2".into(), "output3".into()],
+        runs_from: "folders",
+        expected_from: "targets",
+        jobs_file: None,
+        expected: expected.iter().map(|b| (*b).to_owned()).collect(),
+        scaling: Vec::new(),
+    }
+}
+
+/// A classic report that passes: two benches, one with a comma and a quote in its name.
+pub fn classic_doc() -> ReportDoc {
+    let report = Report::Classic(ClassicReport {
+        scoring: "classic",
+        name: "fast".into(),
+        gpu_model: "RTX".into(),
+        runs: 3,
+        gpus: 2,
+        benches: vec![
+            ClassicBench {
+                bench: "cart".into(),
+                n: 3,
+                target: Some(2000.0),
+                result: Some(2021.5),
+                sd: Some(6.0),
+                sd_pct: Some(0.003),
+                diff: Some(0.01075),
+            },
+            ClassicBench {
+                bench: "odd, \"name\"".into(),
+                n: 3,
+                target: Some(5.0),
+                result: Some(5.47),
+                sd: Some(0.023),
+                sd_pct: Some(0.0042),
+                diff: Some(0.094),
+            },
+        ],
+        statistics: ClassicStatistics {
+            bench_passes: true,
+            benches_usable: 2,
+            benches_expected: 2,
+            deviation_quantile_80: Some(0.00396),
+            deviation_limit: 0.05,
+            deviation_pass: true,
+            performance: Some(0.052375),
+            performance_pass: true,
+            passed: true,
+        },
+        failures: Vec::new(),
+        conflicts: Vec::new(),
+        context: context(&["cart", "odd, \"name\""]),
+    });
+    let mut doc = ReportDoc::new(report);
+    doc.notes =
+        vec!["read 6 files of suite `fast` (per-GPU streams): 3 runs, 2 GPUs, 12 entries".into()];
+    doc
+}
+
+/// A score report that fails: a NaN-loss failure, a bench without target, intervals
+/// for one bench of two, a world-size breakdown and per-GPU tables.
+pub fn score_doc() -> ReportDoc {
+    let mut ctx = context(&["cart", "scaling"]);
+    ctx.scaling = vec![
+        WorldSize {
+            bench: "scaling".into(),
+            devices: 1,
+            n: 3,
+            mean: Some(100.0),
+            sd: Some(1.0),
+        },
+        WorldSize {
+            bench: "scaling".into(),
+            devices: 2,
+            n: 3,
+            mean: Some(190.0),
+            sd: None,
+        },
+    ];
+    let row = |pairs: &[(&str, f64)]| -> BTreeMap<String, f64> {
+        pairs.iter().map(|(d, v)| ((*d).to_owned(), *v)).collect()
+    };
+    let table = |a: f64, b: f64| -> PerGpuTable {
+        [("cart".to_owned(), row(&[("0", a), ("1", b)]))].into()
+    };
+    let report = Report::Score(ScoreReport {
+        scoring: "score",
+        name: "fast".into(),
+        gpu_model: "RTX".into(),
+        runs: 3,
+        gpus: 2,
+        benches: vec![
+            ScoreBench {
+                bench: "cart".into(),
+                n: 5,
+                mean: Some(1900.0),
+                sd: Some(19.0),
+                sd_pct: Some(0.01),
+                target: Some(2000.0),
+                perf: Some(0.95),
+                perf_target: Some(0.9),
+                sd_target: Some(0.05),
+                perf_pass: true,
+                sd_pass: true,
+            },
+            ScoreBench {
+                bench: "scaling".into(),
+                n: 6,
+                mean: Some(145.0),
+                sd: Some(49.3),
+                sd_pct: Some(0.34),
+                target: None,
+                perf: None,
+                perf_target: None,
+                sd_target: Some(0.05),
+                perf_pass: false,
+                sd_pass: false,
+            },
+        ],
+        failures: vec![Failure {
+            file: "output3/fast.0.json".into(),
+            entry: 1,
+            bench: Some("cart".into()),
+            reason: "nan_loss",
+        }],
+        statistics: ScoreStatistics {
+            failures: 1,
+            total: 12,
+            failure_ratio: 1.0 / 12.0,
+            bf: 0,
+            failures_pass: false,
+            pm: 0.5,
+            st: 0.5,
+            pg: Some(0.95),
+            score: Some(0.0),
+            price: Some(1500.0),
+            rpp: None,
+            passed: false,
+        },
+        per_gpu: PerGpu {
+            mean: table(1.0, 0.98),
+            min: table(0.99, 0.97),
+            max: table(1.0, 1.0),
+        },
+        conflicts: Vec::new(),
+        context: ctx,
+    });
+    let mut doc = ReportDoc::new(report);
+    doc.ci = Some(Intervals {
+        by_bench: [(
+            "cart".to_owned(),
+            MeanCi {
+                n: 5,
+                mean: 1900.0,
+                ci: [1885.5, 1914.25],
+            },
+        )]
+        .into(),
+        resamples: 2000,
+        seed: 2019,
+        level: 0.95,
+    });
+    doc.stragglers = vec![Straggler {
+        device: 1,
+        tested: 1,
+        below: 1,
+        median_deficit: 0.02,
+        flagged: true,
+        benches: vec![StragglerBench {
+            bench: "cart".into(),
+            n: 3,
+            mean: 1881.0,
+            peers_n: 2,
+            peers_mean: 1919.0,
+            deficit: 0.0198,
+            t: Some(-5.1),
+            df: Some(2.9),
+            p: 0.0077,
+            below: true,
+        }],
+    }];
+    doc.notes = vec!["targets: RTX (built in)".into()];
+    doc
+}
+
+fn cell(ratio: Option<f64>, n: usize, mean: Option<f64>) -> Cell {
+    Cell {
+        ratio,
+        ci: ratio.map(|r| [r * 0.98, r * 1.02]),
+        n,
+        gpus: 2,
+        mean,
+        missing: mean.is_none(),
+        unnormalized: false,
+    }
+}
+
+/// Three vendors, one missing a bench, with the attribution of B against C.
+pub fn grid() -> Grid {
+    let row = |name: &str, track: Track, overall: Option<f64>, tier, cells: Vec<(&str, Cell)>| {
+        let present = cells.iter().filter(|(_, c)| !c.missing).count();
+        VendorRow {
+            name: name.into(),
+            track,
+            id: match track {
+                Track::Baseline => name.into(),
+                Track::Tweaked => format!("{name}/tweaked"),
+            },
+            overall,
+            ci: overall.map(|o| [o * 0.97, o * 1.03]),
+            tier,
+            geomean: overall,
+            weight_share: present as f64 / 2.0,
+            present,
+            missing: cells
+                .iter()
+                .filter(|(_, c)| c.missing)
+                .map(|(b, _)| (*b).to_owned())
+                .collect(),
+            cells: cells.into_iter().map(|(b, c)| (b.to_owned(), c)).collect(),
+        }
+    };
+    Grid {
+        schema_version: GRID_SCHEMA_VERSION,
+        baseline: "A".into(),
+        benches: vec!["cart".into(), "convnet".into()],
+        weights: [("cart".to_owned(), 1.0), ("convnet".to_owned(), 2.0)].into(),
+        unnormalized: Vec::new(),
+        vendors: vec![
+            row(
+                "B",
+                Track::Tweaked,
+                Some(1.25),
+                Some(1),
+                vec![
+                    ("cart", cell(Some(1.5), 8, Some(3000.0))),
+                    ("convnet", cell(Some(1.1334), 8, Some(226.68))),
+                ],
+            ),
+            row(
+                "A",
+                Track::Baseline,
+                Some(1.0),
+                Some(2),
+                vec![
+                    ("cart", cell(Some(1.0), 8, Some(2000.0))),
+                    ("convnet", cell(Some(1.0), 8, Some(200.0))),
+                ],
+            ),
+            row(
+                "B",
+                Track::Baseline,
+                Some(0.4),
+                Some(3),
+                vec![
+                    ("cart", cell(Some(1.2), 4, Some(2400.0))),
+                    ("convnet", cell(None, 0, None)),
+                ],
+            ),
+        ],
+        tiers: vec![vec!["B/tweaked".into()], vec!["A".into()], vec!["B".into()]],
+        explain: Some(Attribution {
+            a: "B/tweaked".into(),
+            b: "B".into(),
+            overall_a: 1.25,
+            overall_b: 0.4,
+            ratio: 3.125,
+            ratio_ci: [2.9, 3.3],
+            gap: 3.125f64.ln(),
+            terms: vec![AttributionTerm {
+                bench: "cart".into(),
+                weight: 1.0,
+                log_ratio_a: Some(1.5f64.ln()),
+                log_ratio_b: Some(1.2f64.ln()),
+                term: 0.5f64.ln(),
+            }],
+            penalty: 1.0,
+        }),
+        resamples: 2000,
+        seed: 2019,
+        level: 0.95,
+        notes: vec!["B/tweaked: 2 samples left out (NaN loss)".into()],
+    }
+}
+
+/// A validation with an error, a warning, a waived error and a version note.
+pub fn validation() -> ValidationDoc {
+    let validation = Validation {
+        findings: vec![
+            Finding::new("runs.too-few", "at least 4 runs", "3 runs"),
+            Finding::new("loss.nan", "finite losses", "NaN at step 12")
+                .file("output1/fast.0.json")
+                .entry(3)
+                .field("batch_loss"),
+        ],
+        waived: vec![Finding::new("bench.missing", "cart, convnet", "cart").file("output2, \"x\"")],
+        versions: vec![VersionNote {
+            bench: "cart".into(),
+            version: "abc123".into(),
+            entries: 6,
+            result: "known".into(),
+        }],
+        summary: Summary {
+            suite: Some("fast".into()),
+            files: 7,
+            report_files: 6,
+            entries: 12,
+            runs: 3,
+            runs_from: "folders".into(),
+            gpus: 2,
+            benches: 2,
+            jobs_file: Some("fast.json".into()),
+            baselines: None,
+        },
+        phases: Vec::new(),
+    };
+    ValidationDoc {
+        submission: "vendor.zip".into(),
+        validation,
+    }
+}
+
+/// A fixed provenance: no clock, no paths of this machine.
+pub fn provenance() -> Provenance {
+    Provenance {
+        tool: "mlbench 0.0.0".into(),
+        command: "mlbench report --reports vendor.zip --html page.html".into(),
+        inputs: vec![("vendor.zip".into(), "ab".repeat(32))],
+        generated: None,
+    }
+}

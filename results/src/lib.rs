@@ -1,0 +1,18 @@
+//! The result models of mlbench, defined once and free of Polars: what `report`, `grid`
+//! and `validate` found, the views the charts draw and the HTML pages' contents. The
+//! analyzer and the validator compute them; `mlbench-export` presents them; the JSON of
+//! each (`docs/report-json.md`, `docs/grid-json.md`, `docs/validate-json.md`) is its
+//! serde form, led by a `schema_version`.
+#![warn(missing_docs)]
+
+pub mod grid;
+pub mod pages;
+pub mod report;
+pub mod validation;
+pub mod views;
+
+pub use grid::Grid;
+pub use pages::{GridPage, Provenance, ReportPage, SubmissionCheck};
+pub use report::{Report, ReportDoc};
+pub use validation::{RuleList, SubmissionInfo, ValidationDoc};
+pub use views::{GpuRelative, RunMeans};

@@ -1,0 +1,425 @@
+//! The results of `mlbench report`: the stable JSON contract (`docs/report-json.md`).
+//!
+//! Numbers are fractions, never percent. A figure that cannot be computed (too few runs,
+//! no target) is `null`, never a made-up zero.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The version of the report JSON (`docs/report-json.md`); raised when a field changes
+/// meaning or disappears, not when one is added.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Everything `mlbench report` found: the report, the intervals of `--ci`, the
+/// stragglers and the notes for people. Serialized as the report JSON.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReportDoc {
+    /// [`REPORT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The scoring's report.
+    #[serde(flatten)]
+    pub report: Report,
+    /// The 95% intervals of `--ci`, by bench.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<Intervals>,
+    /// GPUs significantly below their peers (flagged ones only).
+    pub stragglers: Vec<Straggler>,
+    /// What was read and set aside, one line each (tables and Markdown show them; other
+    /// formats leave them to standard error).
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+impl ReportDoc {
+    /// A document without intervals, stragglers or notes.
+    pub fn new(report: Report) -> ReportDoc {
+        ReportDoc {
+            schema_version: REPORT_SCHEMA_VERSION,
+            report,
+            ci: None,
+            stragglers: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// Bootstrap intervals of each bench's mean; serialized as the map alone.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(transparent)]
+pub struct Intervals {
+    /// Bench → mean and interval.
+    pub by_bench: BTreeMap<String, MeanCi>,
+    /// Resamples drawn.
+    #[serde(skip)]
+    pub resamples: usize,
+    /// The seed.
+    #[serde(skip)]
+    pub seed: u64,
+    /// The confidence level.
+    #[serde(skip)]
+    pub level: f64,
+}
+
+/// A mean with its bootstrap interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MeanCi {
+    /// Samples pooled.
+    pub n: usize,
+    /// The mean over them.
+    pub mean: f64,
+    /// The percentile interval of the resampled means, `[low, high]`.
+    pub ci: [f64; 2],
+}
+
+/// One GPU on one bench, against its peers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StragglerBench {
+    /// The bench.
+    pub bench: String,
+    /// The GPU's runs.
+    pub n: usize,
+    /// Its mean throughput.
+    pub mean: f64,
+    /// The other GPUs' runs, pooled.
+    pub peers_n: usize,
+    /// Their mean throughput.
+    pub peers_mean: f64,
+    /// 1 − mean ÷ peers_mean (positive: slower).
+    pub deficit: f64,
+    /// Welch's t (`None` when both sides have no spread at all).
+    pub t: Option<f64>,
+    /// Welch–Satterthwaite degrees of freedom (`None` likewise).
+    pub df: Option<f64>,
+    /// One-sided p-value: P(T ≤ t). Without spread: 0 when the mean is below, else 1.
+    pub p: f64,
+    /// p < alpha and deficit ≥ min_deficit.
+    pub below: bool,
+}
+
+/// One GPU over the benches where it could be tested.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Straggler {
+    /// The device.
+    pub device: u32,
+    /// Benches tested (enough runs on both sides).
+    pub tested: usize,
+    /// Benches where it is below its peers.
+    pub below: usize,
+    /// Median of `deficit` over the benches tested.
+    pub median_deficit: f64,
+    /// Below on more than half of the benches tested.
+    pub flagged: bool,
+    /// The tests, by bench name.
+    pub benches: Vec<StragglerBench>,
+}
+
+/// What was read, for the summary line.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct InputSummary {
+    /// `legacy` (per-GPU streams), `per-test` (E3 files) or `mixed`.
+    pub layout: String,
+    /// Files read.
+    pub files: usize,
+    /// Entries read (all of them, before any selection).
+    pub entries: usize,
+    /// Runs found (folders of legacy streams, split by `run_id` where one folder holds
+    /// several; `R<run>` of per-test files).
+    pub runs: usize,
+    /// The same, said for the summary line: `5 runs, told apart by run_id in 8 streams`.
+    #[serde(skip)]
+    pub runs_told_apart: String,
+    /// Distinct single devices found.
+    pub gpus: usize,
+    /// Entries of benches the target table sets aside.
+    pub excluded: usize,
+    /// Entries dropped by a selection rule, with the rule.
+    pub not_selected: Vec<(String, usize)>,
+}
+
+/// An entry counted as a failed run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Failure {
+    /// The file, relative to the folder searched.
+    pub file: String,
+    /// The entry index in the file.
+    pub entry: usize,
+    /// The bench (`null` for failure stubs, which do not name it).
+    pub bench: Option<String>,
+    /// `nan_loss`, `incomplete` or `failed`.
+    pub reason: &'static str,
+}
+
+/// Entries of one bench whose configuration or version differs from the bench's main
+/// group: set aside, never pooled.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Conflict {
+    /// The bench.
+    pub bench: String,
+    /// Entries in the group that was kept (the largest).
+    pub kept: usize,
+    /// Entries set aside.
+    pub set_aside: usize,
+    /// Fields that differ: name, value in the kept group, value in the set-aside one.
+    pub differences: Vec<FieldDifference>,
+    /// Up to five places of set-aside entries, as `file#entry`.
+    pub examples: Vec<String>,
+}
+
+/// One field that differs between two configurations.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FieldDifference {
+    /// The field.
+    pub field: String,
+    /// Its value in the kept group (Python `repr`; `null` when absent).
+    pub kept: Option<String>,
+    /// Its value in the set-aside group.
+    pub found: Option<String>,
+}
+
+/// One bench under classic scoring.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassicBench {
+    /// Bench name.
+    pub bench: String,
+    /// Runs with a value.
+    pub n: u32,
+    /// Target throughput (null: bench not in the table).
+    pub target: Option<f64>,
+    /// Trimmed mean over runs of the per-run mean over GPUs (null with fewer than 3 runs).
+    pub result: Option<f64>,
+    /// Sample standard deviation (n−1) over runs.
+    pub sd: Option<f64>,
+    /// sd ÷ result.
+    pub sd_pct: Option<f64>,
+    /// (result − target) ÷ target.
+    pub diff: Option<f64>,
+}
+
+/// The classic statistics block: each criterion with its figure and its own verdict,
+/// computed once (by `mlbench_analyzer::classic`); presentations only show them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassicStatistics {
+    /// Every expected bench has a result, sd and sd% over at least `--min-runs` runs.
+    pub bench_passes: bool,
+    /// Expected benches that have them (the count `bench_passes` judges).
+    pub benches_usable: usize,
+    /// Benches expected.
+    pub benches_expected: usize,
+    /// 80% quantile (linear interpolation) of sd_pct.
+    pub deviation_quantile_80: Option<f64>,
+    /// The largest quantile that passes, exclusive (0.05).
+    pub deviation_limit: f64,
+    /// `deviation_quantile_80 < deviation_limit`.
+    pub deviation_pass: bool,
+    /// Mean of diff.
+    pub performance: Option<f64>,
+    /// `performance ≥ 0`.
+    pub performance_pass: bool,
+    /// All three criteria pass.
+    pub passed: bool,
+}
+
+/// One bench under score scoring.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScoreBench {
+    /// Bench name.
+    pub bench: String,
+    /// Samples pooled (GPU × run entries, failures removed).
+    pub n: u32,
+    /// Mean throughput.
+    pub mean: Option<f64>,
+    /// Sample standard deviation (n−1).
+    pub sd: Option<f64>,
+    /// sd ÷ mean.
+    pub sd_pct: Option<f64>,
+    /// Target throughput.
+    pub target: Option<f64>,
+    /// mean ÷ target.
+    pub perf: Option<f64>,
+    /// Minimum perf to pass.
+    pub perf_target: Option<f64>,
+    /// Maximum sd_pct to pass.
+    pub sd_target: Option<f64>,
+    /// perf ≥ perf_target.
+    pub perf_pass: bool,
+    /// sd_pct ≤ sd_target.
+    pub sd_pass: bool,
+}
+
+/// The score statistics block.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScoreStatistics {
+    /// Failed entries.
+    pub failures: usize,
+    /// All entries counted.
+    pub total: usize,
+    /// failures ÷ total.
+    pub failure_ratio: f64,
+    /// 1 when failure_ratio ≤ 0.01, else 0.
+    pub bf: u8,
+    /// `bf == 1`: few enough failures.
+    pub failures_pass: bool,
+    /// Share of benches passing perf.
+    pub pm: f64,
+    /// Share of benches passing sd.
+    pub st: f64,
+    /// Geometric mean of perf, `scaling` excluded.
+    pub pg: Option<f64>,
+    /// BF · (2·PM + ST + 5·PG).
+    pub score: Option<f64>,
+    /// The price given.
+    pub price: Option<f64>,
+    /// price ÷ score.
+    pub rpp: Option<f64>,
+    /// BF is 1 and every bench passes perf and sd.
+    pub passed: bool,
+}
+
+/// One world size of a bench whose entries are pooled over world sizes (`scaling`):
+/// the efficiency against the number of devices, the table multi-device results are
+/// read from.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorldSize {
+    /// The bench.
+    pub bench: String,
+    /// Devices used together.
+    pub devices: u32,
+    /// Entries at this world size (failures and conflicts removed).
+    pub n: u32,
+    /// Their mean `train_item.avg`.
+    pub mean: Option<f64>,
+    /// Their sample sd (n − 1).
+    pub sd: Option<f64>,
+}
+
+/// What every report says beyond its scoring's table: the runs, the benches expected and
+/// the breakdown of pooled benches. Serialized flat, after the scoring's own fields.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReportContext {
+    /// The runs, by name, in natural order (`output2`, `output10`; `vendor/run 3` where
+    /// a folder's streams held several runs told apart by `run_id`).
+    pub run_names: Vec<String>,
+    /// `"folders"`, or `"run_id"` when some folder held several runs.
+    pub runs_from: &'static str,
+    /// `"jobs"` (the submission's jobs file) or `"targets"`.
+    pub expected_from: &'static str,
+    /// The jobs file the expected benches come from.
+    pub jobs_file: Option<String>,
+    /// The benches expected, sorted.
+    pub expected: Vec<String>,
+    /// Per world size, the benches pooled over world sizes (`pool_over` in the targets).
+    pub scaling: Vec<WorldSize>,
+}
+
+/// Per-GPU relative performance: bench → device → value ÷ the bench's best device.
+pub type PerGpuTable = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// The three per-GPU tables.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct PerGpu {
+    /// Of each device's mean.
+    pub mean: PerGpuTable,
+    /// Of each device's minimum.
+    pub min: PerGpuTable,
+    /// Of each device's maximum.
+    pub max: PerGpuTable,
+}
+
+/// A classic report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassicReport {
+    /// Always `classic`.
+    pub scoring: &'static str,
+    /// The suite (jobs file) name.
+    pub name: String,
+    /// The GPU model of the targets.
+    pub gpu_model: String,
+    /// Runs found.
+    pub runs: usize,
+    /// Devices found.
+    pub gpus: usize,
+    /// One row per bench, sorted by name.
+    pub benches: Vec<ClassicBench>,
+    /// The pass criteria.
+    pub statistics: ClassicStatistics,
+    /// Entries the score scheme counts as failures. Classic scoring keeps those that
+    /// carry a throughput, as the original tool did.
+    pub failures: Vec<Failure>,
+    /// Configuration or version disagreements within a bench.
+    pub conflicts: Vec<Conflict>,
+    /// Runs, expected benches, world sizes.
+    #[serde(flatten)]
+    pub context: ReportContext,
+}
+
+/// A score report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScoreReport {
+    /// Always `score`.
+    pub scoring: &'static str,
+    /// The suite (jobs file) name.
+    pub name: String,
+    /// The GPU model of the targets.
+    pub gpu_model: String,
+    /// Runs found.
+    pub runs: usize,
+    /// Devices found.
+    pub gpus: usize,
+    /// One row per bench, sorted by name.
+    pub benches: Vec<ScoreBench>,
+    /// Every failed entry, none skipped.
+    pub failures: Vec<Failure>,
+    /// The score.
+    pub statistics: ScoreStatistics,
+    /// Per-GPU relative performance.
+    pub per_gpu: PerGpu,
+    /// Configuration or version disagreements within a bench.
+    pub conflicts: Vec<Conflict>,
+    /// Runs, expected benches, world sizes.
+    #[serde(flatten)]
+    pub context: ReportContext,
+}
+
+/// A report under either scoring.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Report {
+    /// Classic.
+    Classic(ClassicReport),
+    /// Score.
+    Score(ScoreReport),
+}
+
+impl Report {
+    /// Whether the pass criteria hold.
+    pub fn passed(&self) -> bool {
+        match self {
+            Report::Classic(r) => r.statistics.passed,
+            Report::Score(r) => r.statistics.passed,
+        }
+    }
+
+    /// The conflicts found.
+    pub fn conflicts(&self) -> &[Conflict] {
+        match self {
+            Report::Classic(r) => &r.conflicts,
+            Report::Score(r) => &r.conflicts,
+        }
+    }
+
+    /// Runs, expected benches and world sizes.
+    pub fn context(&self) -> &ReportContext {
+        match self {
+            Report::Classic(r) => &r.context,
+            Report::Score(r) => &r.context,
+        }
+    }
+
+    /// The failures found.
+    pub fn failures(&self) -> &[Failure] {
+        match self {
+            Report::Classic(r) => &r.failures,
+            Report::Score(r) => &r.failures,
+        }
+    }
+}

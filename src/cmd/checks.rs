@@ -1,0 +1,111 @@
+//! `--jobs`, `--baselines`, `--repo`, `--waive`… of `validate` and `pack`, turned into the
+//! validator's options (shared by the two commands, importing neither).
+
+use crate::cli::CheckArgs;
+use anyhow::{Context, anyhow, bail};
+use mlbench_schema::jobs::JobsFile;
+use mlbench_validator::rules::versions::VersionOracle;
+use mlbench_validator::{Intake, Limits, Options, Validation, Waiver, validate};
+use std::path::Path;
+
+fn read_jobs(path: &Path) -> anyhow::Result<(String, JobsFile)> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let name = path.display().to_string();
+    let jobs = JobsFile::parse(&name, &bytes)?;
+    Ok((name, jobs))
+}
+
+/// Everything a validation needs that outlives [`Options`] (the repository).
+pub struct Prepared {
+    options_base: Options<'static>,
+    #[cfg(feature = "git")]
+    repo: Option<(
+        mlbench_validator::repo::ScriptRepo,
+        mlbench_schema::scripts::ScriptMap,
+    )>,
+}
+
+pub fn prepare(args: &CheckArgs) -> anyhow::Result<Prepared> {
+    let waivers = args
+        .waive
+        .iter()
+        .map(|w| Waiver::parse(w).map_err(|e| anyhow!("--waive {w}: {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for flag in &args.allow {
+        if !flag.starts_with('-') {
+            bail!(
+                "--allow {flag}: expected a flag as written in the jobs file, e.g. --allow=--seed"
+            );
+        }
+    }
+    if args.max_ratio == 0 {
+        bail!("--max-ratio must be at least 1");
+    }
+    let options_base = Options {
+        suite: args.name.clone(),
+        min_runs: args.min_runs,
+        jobs: args.jobs.as_deref().map(read_jobs).transpose()?,
+        baselines: args.baselines.as_deref().map(read_jobs).transpose()?,
+        track: args.track.into(),
+        allow: args.allow.clone(),
+        waivers,
+        versions: None,
+    };
+    #[cfg(feature = "git")]
+    let repo = match &args.repo {
+        Some(path) => {
+            let repo = mlbench_validator::repo::ScriptRepo::open(path, Some(&args.rev))?;
+            let builtin = mlbench_schema::scripts::ScriptMap::builtin();
+            let scripts = match &args.scripts {
+                Some(file) => mlbench_schema::scripts::ScriptMap::load(file)?.merged_over(builtin),
+                None => builtin,
+            };
+            Some((repo, scripts))
+        }
+        None => None,
+    };
+    #[cfg(not(feature = "git"))]
+    if args.repo.is_some() {
+        bail!("--repo needs mlbench built with the `git` feature");
+    }
+    Ok(Prepared {
+        options_base,
+        #[cfg(feature = "git")]
+        repo,
+    })
+}
+
+pub fn limits(args: &CheckArgs) -> Limits {
+    Limits {
+        max_bytes: args.max_bytes,
+        max_ratio: args.max_ratio,
+        ..Limits::default()
+    }
+}
+
+pub fn validate_intake(intake: &Intake, args: &CheckArgs, prepared: Prepared) -> Validation {
+    with_options(args, prepared, |options| validate(intake, &options))
+}
+
+/// Calls `f` with the validation options, the repository's version check included.
+pub fn with_options<T>(args: &CheckArgs, prepared: Prepared, f: impl FnOnce(Options) -> T) -> T {
+    let mut options = prepared.options_base;
+    #[cfg(feature = "git")]
+    let oracle =
+        prepared.repo.as_ref().map(
+            |(repo, scripts)| mlbench_validator::repo_oracle::RepoOracle {
+                repo,
+                scripts,
+                rev: &args.rev,
+            },
+        );
+    #[cfg(feature = "git")]
+    let versions: Option<&dyn VersionOracle> = oracle.as_ref().map(|o| o as &dyn VersionOracle);
+    #[cfg(not(feature = "git"))]
+    let versions: Option<&dyn VersionOracle> = {
+        let _ = args;
+        None
+    };
+    options.versions = versions;
+    f(options)
+}

@@ -1,0 +1,77 @@
+//! `mlbench grid`: submissions against a baseline submission (the analyzer compares, the
+//! exporters present).
+
+use super::{provenance, write};
+use crate::cli::{GridArgs, GridFormat};
+use crate::{Failure, Outcome, output};
+use anyhow::anyhow;
+use mlbench_analyzer::compare::{self, CompareOptions};
+use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
+use mlbench_results::{Grid, GridPage, SubmissionCheck};
+use mlbench_schema::Timings;
+use mlbench_validator::{Options, validate};
+
+/// `--min-runs` of the validation shown on a grid page (`validate`'s default).
+const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
+
+/// Runs `mlbench grid`.
+pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
+    let explain = args
+        .explain
+        .as_deref()
+        .map(compare::parse_explain)
+        .transpose()?;
+    if args.format == GridFormat::Parquet && args.output.is_none() {
+        return Err(anyhow!("--format parquet writes binary data: give --output FILE").into());
+    }
+    if args.compare.resamples == 0 {
+        return Err(anyhow!("--resamples must be at least 1").into());
+    }
+    // Refuse before any work (and before writing either file) when one would be replaced.
+    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
+    let clock = Timings::start();
+    let options = CompareOptions::from(&args.compare);
+    let loaded = compare::load_all(&args.subs, &options)?;
+    clock.lap("read and extract");
+    // What the HTML page shows besides the grid: each submission validated, with the
+    // default rules, before the samples are consumed.
+    let checks: Option<Vec<SubmissionCheck>> = args.html.as_ref().map(|_| {
+        let options = Options {
+            min_runs: PAGE_MIN_RUNS,
+            ..Options::default()
+        };
+        loaded
+            .iter()
+            .map(|l| SubmissionCheck {
+                label: l.label.clone(),
+                validation: validate(&l.sub.intake, &options),
+            })
+            .collect()
+    });
+    clock.skip();
+    let grid = compare::compute(loaded, &options, explain)?;
+    clock.lap("grid and bootstrap");
+    if let (Some(path), Some(checks)) = (&args.html, checks) {
+        let page = GridPage {
+            grid: grid.clone(),
+            checks,
+            provenance: provenance(&args.subs)?,
+        };
+        write(&Html, &page, Some(path), args.force)?;
+    }
+    let exporter: &dyn Exporter<Grid> = match args.format {
+        GridFormat::Table => &Table,
+        GridFormat::Markdown => &Markdown,
+        GridFormat::Json => &Json,
+        GridFormat::Csv => &Csv,
+        GridFormat::Parquet => {
+            // Parquet is written by the analyzer: it needs Polars, which the exporters
+            // never compile.
+            let bytes = mlbench_analyzer::grid_frame::grid_parquet(&grid)?;
+            output::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
+            return Ok(Outcome::Ok);
+        }
+    };
+    write(exporter, &grid, args.output.as_deref(), args.force)?;
+    Ok(Outcome::Ok)
+}

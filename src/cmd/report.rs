@@ -1,0 +1,142 @@
+//! `mlbench report`: read, score (the analyzer), present (the exporters), write.
+
+use super::{checks_of_inputs, provenance, write};
+use crate::cli::{Format, ReportArgs, ScoringArg};
+use crate::{Failure, Outcome, output};
+use anyhow::anyhow;
+use mlbench_analyzer::views::{gpu_relative, run_means};
+use mlbench_analyzer::{DocOptions, report_document};
+use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
+use mlbench_results::{ReportDoc, ReportPage};
+use mlbench_schema::{Scoring, TargetTable, Timings, discover};
+use std::path::{Path, PathBuf};
+
+/// The zip among `--reports`, when one is given: it is read alone (its runs are complete
+/// in it), so mixing it with other paths is a usage error.
+fn zip_input(paths: &[PathBuf]) -> anyhow::Result<Option<&Path>> {
+    let is_zip =
+        |p: &PathBuf| p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    match paths {
+        [one] if is_zip(one) => Ok(Some(one)),
+        many => match many.iter().find(|p| is_zip(p)) {
+            Some(zip) => Err(anyhow!(
+                "{}: a zipped submission is read alone; pass it as the only --reports",
+                zip.display()
+            )),
+            None => Ok(None),
+        },
+    }
+}
+
+fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
+    match format {
+        Format::Table => &Table,
+        Format::Json => &Json,
+        Format::Csv => &Csv,
+        Format::Markdown => &Markdown,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Runs the report command.
+pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
+    let scoring = match args.scoring {
+        ScoringArg::Classic => Scoring::Classic,
+        ScoringArg::Score => Scoring::Score,
+    };
+    if let Some(price) = args.price
+        && !(price.is_finite() && price > 0.0)
+    {
+        return Err(anyhow!("--price must be a positive number, got {price}").into());
+    }
+    let targets = match &args.targets {
+        Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
+        None => TargetTable::builtin(scoring, &args.gpu_model)?,
+    };
+    // Refuse before any work (and before writing either file) when one would be replaced.
+    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
+    let clock = Timings::start();
+    let loaded = match zip_input(&args.reports)? {
+        // A packed submission, read in place with the validator's limits.
+        Some(zip) => {
+            let intake = mlbench_analyzer::read_intake(zip, &Default::default())?;
+            clock.lap("read the zip");
+            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
+        }
+        None => {
+            let discovery = discover(&args.reports, args.name.as_deref())?;
+            clock.lap("discover");
+            mlbench_analyzer::load_samples(discovery, &targets)
+        }
+    };
+    clock.lap("read, parse and extract");
+    if !loaded.errors.is_empty() {
+        let level = if args.skip_unreadable {
+            "warning"
+        } else {
+            "error"
+        };
+        for e in &loaded.errors {
+            eprintln!("{level}: {e}");
+        }
+        let files = loaded
+            .errors
+            .iter()
+            .map(|e| e.file.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let problems = loaded.errors.len();
+        let (ps, fs) = (plural(problems), plural(files));
+        if !args.skip_unreadable {
+            return Err(anyhow!(
+                "{problems} problem{ps} in {files} file{fs}: no report computed (--skip-unreadable computes one from the entries that could be read)"
+            )
+            .into());
+        }
+        eprintln!(
+            "warning: {problems} problem{ps} in {files} file{fs}: the report uses only the entries that could be read"
+        );
+    }
+    let options = DocOptions {
+        scoring,
+        min_runs: args.min_runs,
+        price: args.price,
+        intervals: args.ci,
+    };
+    let (set, doc) = report_document(loaded, &targets, &options)?;
+    clock.lap("samples, statistics, stragglers and intervals");
+    if let Some(path) = &args.html {
+        let page = ReportPage {
+            suite: set.suite.clone(),
+            gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),
+            runs: run_means(&set, &targets),
+            gpu_model: targets.gpu_model.clone(),
+            checks: checks_of_inputs(&args.reports, args.min_runs as usize)?,
+            provenance: provenance(&args.reports)?,
+            doc: doc.clone(),
+        };
+        write(&Html, &page, Some(path), args.force)?;
+    }
+    // Table and Markdown carry the notes; for the data formats they go to standard error.
+    let embedded = matches!(args.format, Format::Table | Format::Markdown);
+    if !embedded || args.output.is_some() {
+        for line in &doc.notes {
+            eprintln!("{line}");
+        }
+    }
+    write(
+        exporter(args.format),
+        &doc,
+        args.output.as_deref(),
+        args.force,
+    )?;
+    clock.lap("render and write");
+    Ok(if args.check && !doc.report.passed() {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}

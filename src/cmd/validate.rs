@@ -1,0 +1,71 @@
+//! `mlbench validate`: the validator checks, the exporters present the findings.
+
+use super::checks::{limits, prepare, validate_intake};
+use super::write;
+use crate::cli::{FindingsFormat, ValidateArgs};
+use crate::{Failure, Outcome};
+use anyhow::Context;
+use mlbench_export::rows::findings::summary_line;
+use mlbench_export::{Csv, Exporter, Json, Markdown, Sarif, Table};
+use mlbench_results::{RuleList, ValidationDoc};
+use mlbench_schema::Timings;
+use mlbench_validator::read_submission;
+
+fn exporter<M>(format: FindingsFormat) -> &'static dyn Exporter<M>
+where
+    Table: Exporter<M>,
+    Json: Exporter<M>,
+    Sarif: Exporter<M>,
+    Csv: Exporter<M>,
+    Markdown: Exporter<M>,
+{
+    match format {
+        FindingsFormat::Human => &Table,
+        FindingsFormat::Json => &Json,
+        FindingsFormat::Sarif => &Sarif,
+        FindingsFormat::Csv => &Csv,
+        FindingsFormat::Markdown => &Markdown,
+    }
+}
+
+/// Runs `mlbench validate`.
+pub fn run(args: &ValidateArgs) -> Result<Outcome, Failure> {
+    if args.list_rules {
+        let list = RuleList::all();
+        write(
+            exporter(args.format),
+            &list,
+            args.output.as_deref(),
+            args.force,
+        )?;
+        return Ok(Outcome::Ok);
+    }
+    let path = args
+        .path
+        .as_deref()
+        .context("a submission PATH is required")?;
+    let prepared = prepare(&args.check)?;
+    let clock = Timings::start();
+    let intake = read_submission(path, &limits(&args.check))?;
+    clock.lap("read the submission");
+    let validation = validate_intake(&intake, &args.check, prepared);
+    clock.phases(&validation.phases);
+    let doc = ValidationDoc {
+        submission: path.display().to_string(),
+        validation,
+    };
+    write(
+        exporter(args.format),
+        &doc,
+        args.output.as_deref(),
+        args.force,
+    )?;
+    if args.output.is_some() && args.format != FindingsFormat::Human {
+        eprint!("{}", summary_line(&doc.validation));
+    }
+    Ok(if doc.validation.errors() > 0 {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
