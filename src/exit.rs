@@ -30,3 +30,30 @@ pub fn code_of(error: &anyhow::Error) -> u8 {
     });
     if internal { INTERNAL } else { INPUT }
 }
+
+/// How a command ended, when it did not fail outright.
+pub enum Outcome {
+    /// Everything passed.
+    Ok,
+    /// Criteria failed or findings were made (exit 1).
+    Failed,
+}
+
+/// An error that ended a command, with the exit status it maps to (`Failure` in the
+/// models is a failed bench entry; this is not one).
+pub struct CommandError {
+    /// The error chain.
+    pub error: anyhow::Error,
+    /// The exit status.
+    pub code: u8,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for CommandError {
+    fn from(e: E) -> Self {
+        let error = e.into();
+        CommandError {
+            code: code_of(&error),
+            error,
+        }
+    }
+}

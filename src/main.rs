@@ -8,6 +8,8 @@ mod cmd;
 mod exit;
 mod output;
 
+use exit::Outcome;
+
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -24,32 +26,6 @@ fn no_huge_pages() {
     // harmless and ignored.
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-}
-
-/// How a command ended, when it did not fail outright.
-pub enum Outcome {
-    /// Everything passed.
-    Ok,
-    /// Criteria failed or findings were made (exit 1).
-    Failed,
-}
-
-/// An error with the exit status it maps to.
-pub struct Failure {
-    /// The error chain.
-    pub error: anyhow::Error,
-    /// The exit status.
-    pub code: u8,
-}
-
-impl<E: Into<anyhow::Error>> From<E> for Failure {
-    fn from(e: E) -> Self {
-        let error = e.into();
-        Failure {
-            code: exit::code_of(&error),
-            error,
-        }
     }
 }
 
@@ -77,13 +53,13 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(exit::FAILED),
-        Err(failure) if is_broken_pipe(&failure.error) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("error: {}", failure.error);
-            for cause in failure.error.chain().skip(1) {
+        Err(e) if is_broken_pipe(&e.error) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", e.error);
+            for cause in e.error.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::from(failure.code)
+            ExitCode::from(e.code)
         }
     }
 }

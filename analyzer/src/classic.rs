@@ -8,7 +8,7 @@
 use crate::AnalyzeError;
 use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs, targets_frame};
-use crate::model::{ClassicBench, ClassicReport, ClassicStatistics};
+use mlbench_results::report::{ClassicBench, ClassicReport, ClassicStatistics};
 use crate::samples::SampleSet;
 use mlbench_schema::TargetTable;
 use polars::prelude::*;

@@ -2,7 +2,7 @@
 //! were expected, and the world-size breakdown of benches pooled over world sizes.
 
 use crate::expected::Expected;
-use crate::model::{ReportContext, WorldSize};
+use mlbench_results::report::{ReportContext, WorldSize};
 use crate::samples::SampleSet;
 use mlbench_schema::TargetTable;
 use std::collections::BTreeMap;

@@ -8,9 +8,6 @@
 //! charts their data.
 #![warn(missing_docs)]
 
-/// The report's JSON contract, defined in `mlbench_results` (Polars-free).
-pub use mlbench_results::report as model;
-
 pub mod bootstrap;
 pub mod classic;
 pub mod compare;
@@ -35,7 +32,7 @@ pub use load::{
     LoadError, LoadedSamples, LoadedSubmission, load_samples, load_submission, read_intake,
     samples_of_intake,
 };
-pub use model::Report;
+pub use mlbench_results::report::Report;
 pub use samples::SampleSet;
 pub use score::score_report;
 pub use straggler::{Straggler, StragglerOptions, stragglers};

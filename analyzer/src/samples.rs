@@ -2,7 +2,7 @@
 //! throughput, after the target table's exclusions and selection rules, with failures
 //! and configuration conflicts marked. Plain Rust; the statistics come later in Polars.
 
-use crate::model::{Conflict, Failure, FieldDifference, InputSummary};
+use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::entry::configuration_key_of;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};

@@ -10,7 +10,7 @@
 use crate::AnalyzeError;
 use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, strs, targets_frame};
-use crate::model::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
+use mlbench_results::report::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
 use crate::samples::SampleSet;
 use mlbench_schema::TargetTable;
 use polars::prelude::*;

@@ -2,7 +2,7 @@
 
 use mlbench_analyzer::bootstrap::{Strata, Xoshiro256, percentile_interval, stream};
 use mlbench_analyzer::grid::{Cell, GridError, Weights, assign_tiers};
-use mlbench_analyzer::model::InputSummary;
+use mlbench_results::report::InputSummary;
 use mlbench_analyzer::samples::Sample;
 use mlbench_analyzer::{Grid, GridInput, GridOptions, GridTrack, SampleSet, grid};
 use mlbench_schema::FailureKind;

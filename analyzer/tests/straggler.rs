@@ -1,7 +1,7 @@
 //! The straggler check on constructed submissions, and Welch's test by hand.
 
 use mlbench_analyzer::bootstrap::Xoshiro256;
-use mlbench_analyzer::model::InputSummary;
+use mlbench_results::report::InputSummary;
 use mlbench_analyzer::samples::Sample;
 use mlbench_analyzer::straggler::welch_below;
 use mlbench_analyzer::{SampleSet, StragglerOptions, stragglers};

@@ -3,12 +3,14 @@
 
 pub mod bench;
 pub mod confine;
+pub mod copies;
 pub mod devices;
 pub mod execute;
 #[cfg(feature = "tch")]
 pub mod models;
 pub mod plan;
 pub mod report;
+pub mod setup;
 pub mod slurm;
 pub mod timing;
 

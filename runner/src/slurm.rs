@@ -46,6 +46,30 @@ pub fn sh_quote(word: &str) -> String {
     }
 }
 
+/// `--devices` as the nodes' devices: `Some(n)` GPUs per node, or `None` for the
+/// node's CPU.
+pub fn node_gpus(flag: Option<&str>) -> Result<Option<u32>, NodeDevicesError> {
+    match flag.map(str::trim) {
+        Some(d) if d.eq_ignore_ascii_case("cpu") => Ok(None),
+        Some(d) => match d.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(NodeDevicesError::Invalid(d.to_owned())),
+        },
+        None => Err(NodeDevicesError::Missing),
+    }
+}
+
+/// `--devices` does not say the nodes' devices.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeDevicesError {
+    /// Neither a number of GPUs nor `cpu`.
+    #[error("--devices {0}: with --slurm, a number of GPUs per node or `cpu`")]
+    Invalid(String),
+    /// Not given.
+    #[error("--slurm needs --devices: the GPUs of each node (e.g. --devices 8), or cpu")]
+    Missing,
+}
+
 /// The sbatch script text.
 pub fn sbatch_script(o: &SlurmOptions) -> String {
     let jobs_name = crate::plan::jobs_name(&o.jobs);

@@ -1,10 +1,14 @@
 //! `mlbench completions SHELL` and `mlbench man`: the clap command, rendered.
 
 use crate::cli::{CompletionsArgs, ManArgs};
-use crate::{Failure, Outcome, output};
+use crate::exit::{CommandError, Outcome};
+use crate::output;
 
 /// `mlbench completions SHELL`.
-pub fn completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<Outcome, Failure> {
+pub fn completions(
+    args: &CompletionsArgs,
+    mut command: clap::Command,
+) -> Result<Outcome, CommandError> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "mlbench", &mut script);
     output::emit_bytes(&script, None, false)?;
@@ -12,7 +16,7 @@ pub fn completions(args: &CompletionsArgs, mut command: clap::Command) -> Result
 }
 
 /// `mlbench man [--out-dir DIR]`: one page per command into DIR, or the top page.
-pub fn man(args: &ManArgs, command: clap::Command) -> Result<Outcome, Failure> {
+pub fn man(args: &ManArgs, command: clap::Command) -> Result<Outcome, CommandError> {
     match &args.out_dir {
         Some(dir) => {
             output::create_dir(dir)?;

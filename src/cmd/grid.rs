@@ -3,7 +3,8 @@
 
 use super::{provenance, write};
 use crate::cli::{GridArgs, GridFormat};
-use crate::{Failure, Outcome, output};
+use crate::exit::{CommandError, Outcome};
+use crate::output;
 use anyhow::anyhow;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
@@ -15,7 +16,7 @@ use mlbench_validator::{Options, validate};
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
 
 /// Runs `mlbench grid`.
-pub fn run(args: &GridArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     let explain = args
         .explain
         .as_deref()

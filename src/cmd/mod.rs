@@ -9,8 +9,6 @@ pub mod plot;
 pub mod report;
 #[cfg(feature = "runner")]
 pub mod run;
-#[cfg(feature = "runner")]
-mod run_copy;
 pub mod validate;
 
 use crate::output;

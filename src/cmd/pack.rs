@@ -3,13 +3,14 @@
 
 use super::checks::{limits, prepare, with_options};
 use crate::cli::PackArgs;
-use crate::{Failure, Outcome, exit, output};
+use crate::exit::{self, CommandError, Outcome};
+use crate::output;
 use mlbench_export::rows::findings::human;
 use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_folder};
 
 /// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
 /// what it did.
-pub fn run(args: &PackArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
     check_destination(&args.dir, None)?;
     output::refuse_existing(std::iter::once(&args.output), args.force)?;
     check_destination(&args.dir, Some(&args.output))?;
@@ -30,7 +31,7 @@ pub fn run(args: &PackArgs) -> Result<Outcome, Failure> {
         Ok(outcome) => outcome,
         Err(PackError::Refused { dir, validation }) => {
             eprint!("{}", human(&validation));
-            return Err(Failure {
+            return Err(CommandError {
                 error: PackError::Refused { dir, validation }.into(),
                 code: exit::FAILED,
             });

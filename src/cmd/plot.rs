@@ -1,7 +1,8 @@
 //! `mlbench plot`: the grid, a report, runs and loss curves as PNG and SVG files.
 
 use crate::cli::{ImageFormat, PlotArgs, PlotKind};
-use crate::{Failure, Outcome, output};
+use crate::exit::{CommandError, Outcome};
+use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{Named, grid_charts, heatmap_chart, loss_charts, runs_chart};
@@ -10,7 +11,7 @@ use mlbench_validator::rules::loss::submission_curves;
 use std::path::{Path, PathBuf};
 
 /// Runs `mlbench plot`.
-pub fn run(args: &PlotArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     let options = CompareOptions::from(&args.compare);
     let loaded = compare::load_all(&args.from, &options)?;
     let mut charts: Vec<Named> = Vec::new();

@@ -2,7 +2,8 @@
 
 use super::{checks_of_inputs, provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
-use crate::{Failure, Outcome, output};
+use crate::exit::{CommandError, Outcome};
+use crate::output;
 use anyhow::anyhow;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
@@ -42,7 +43,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Runs the report command.
-pub fn run(args: &ReportArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     let scoring = match args.scoring {
         ScoringArg::Classic => Scoring::Classic,
         ScoringArg::Score => Scoring::Score,

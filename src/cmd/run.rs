@@ -2,66 +2,26 @@
 //! suite's report streams, `summary.txt`, and optionally the packed zip.
 
 use crate::cli::RunArgs;
-use crate::{Failure, Outcome};
+use crate::exit::{CommandError, Outcome};
 use anyhow::{Context, anyhow};
+use mlbench_runner::copies::{ChildCommand, CopySpec, launch, run_child};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
 use mlbench_runner::models::Models;
 use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
-use mlbench_runner::slurm::{SlurmOptions, sbatch_script};
+use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_reports, suite_env};
+use mlbench_runner::slurm::{SlurmOptions, node_gpus, sbatch_script};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder};
-use std::collections::BTreeMap;
 use std::path::Path;
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
 }
 
-/// The environment the jobs' `$VAR`s expand from: the process's, with the folders the
-/// suite's config.env exports (`DATA_DIRECTORY=$BASE/data`, `TEMP_DIRECTORY=$BASE/tmp`,
-/// `FAKE_DATASET=1`) filled in where unset, from `$BASE` or else from OUT, since the
-/// built-in models read no dataset. Returns the notes saying what was filled in.
-fn suite_env(
-    mut env: BTreeMap<String, String>,
-    out: &Path,
-) -> (BTreeMap<String, String>, Vec<(&'static str, String)>) {
-    let mut notes = Vec::new();
-    let base = env.get("BASE").filter(|b| !b.is_empty()).cloned();
-    for (var, sub) in [("DATA_DIRECTORY", "data"), ("TEMP_DIRECTORY", "tmp")] {
-        if env.get(var).is_some_and(|v| !v.is_empty()) {
-            continue;
-        }
-        let (value, from) = match &base {
-            Some(b) => (format!("{b}/{sub}"), "$BASE"),
-            None => (out.join(sub).display().to_string(), "--out-dir"),
-        };
-        notes.push((
-            var,
-            format!(
-                "${var} is not set: {value} (from {from}; the built-in models use synthetic data)"
-            ),
-        ));
-        env.insert(var.to_owned(), value);
-    }
-    env.entry("FAKE_DATASET".to_owned())
-        .or_insert_with(|| "1".to_owned());
-    (env, notes)
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".into())
-}
-
 /// Runs `mlbench run`.
-pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     let jobs = JobsFile::load(&args.jobs)?;
     if args.repeat_suite == 0 {
         return Err(anyhow!("--repeat-suite must be at least 1").into());
@@ -80,8 +40,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         env,
     };
     if let Some(spec) = &args.copy {
-        let spec = super::run_copy::CopySpec::parse(spec)?;
-        super::run_copy::run_child(&jobs, options, spec, hostname())?;
+        let threads = |n: usize| tch::set_num_threads(i32::try_from(n).unwrap_or(1));
+        run_child(&jobs, options, CopySpec::parse(spec)?, &Models, &threads)?;
         return Ok(Outcome::Ok);
     }
     let plans = plan_runs(&jobs, &options, args.repeat_suite)?;
@@ -138,8 +98,15 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         }
     };
     let hostname = hostname();
+    let child = ChildCommand {
+        exe: std::env::current_exe().context("locating the mlbench binary")?,
+        jobs: args.jobs.clone(),
+        out: args.out.clone(),
+        devices: args.devices.clone(),
+        names: args.name.clone(),
+    };
     let launcher = |plan: &Plan, execution: &Execution, index: usize| {
-        super::run_copy::launch(args, &hostname, plan, execution, index)
+        launch(&child, &Models, &hostname, plan, execution, index)
     };
     let outcomes = execute_all(
         &plans,
@@ -181,25 +148,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
 /// `--slurm`: the script for the nodes. Devices are the nodes' (`--devices N` GPUs each, or
 /// `cpu`), never this machine's; the jobs and names are checked here by planning them once
 /// (a `$VAR` unset here may be set on the nodes, so that is not an error).
-fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, Failure> {
-    let gpus = match args.devices.as_deref().map(str::trim) {
-        Some(d) if d.eq_ignore_ascii_case("cpu") => None,
-        Some(d) => match d.parse::<u32>() {
-            Ok(n) if n > 0 => Some(n),
-            _ => {
-                return Err(anyhow!(
-                    "--devices {d}: with --slurm, a number of GPUs per node or `cpu`"
-                )
-                .into());
-            }
-        },
-        None => {
-            return Err(anyhow!(
-                "--slurm needs --devices: the GPUs of each node (e.g. --devices 8), or cpu"
-            )
-            .into());
-        }
-    };
+fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
+    let gpus = node_gpus(args.devices.as_deref())?;
     let devices = match gpus {
         Some(n) => DeviceSet::cuda(cores(), n)?,
         None => DeviceSet::cpu(cores(), 1)?,
@@ -231,67 +181,9 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// Refuses to append to report streams an earlier run left: two runs in one stream read
-/// as duplicated entries (`--append` when that is meant).
-fn refuse_earlier_reports(plans: &[Plan]) -> Result<(), Failure> {
-    let mut earlier: Vec<&Path> = plans
-        .iter()
-        .flat_map(|p| &p.executions)
-        .flat_map(|e| &e.copies)
-        .map(|c| c.report.as_path())
-        .filter(|p| p.exists())
-        .collect();
-    earlier.sort();
-    earlier.dedup();
-    match earlier.as_slice() {
-        [] => Ok(()),
-        [first, rest @ ..] => Err(anyhow!(
-            "{}{}: report streams of an earlier run; not adding to them (choose another --out, or pass --append)",
-            first.display(),
-            if rest.is_empty() {
-                String::new()
-            } else {
-                format!(" and {} more", rest.len())
-            }
-        )
-        .into()),
-    }
-}
-
-/// Puts a copy of the jobs file in `out` as `<jobs>.json`, so the output says what it ran
-/// (the validator reads it there). An identical file is left as is; a different one is
-/// never replaced.
-fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Failure> {
-    let dest = out.join(format!("{jobs_name}.json"));
-    let text = std::fs::read(jobs).with_context(|| format!("{}: cannot read", jobs.display()))?;
-    match std::fs::read(&dest) {
-        Ok(existing) if existing == text => return Ok(()),
-        Ok(_) => {
-            return Err(anyhow!(
-                "{}: a different jobs file of that name is already there; not replacing it (choose another --out)",
-                dest.display()
-            )
-            .into());
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(anyhow!("{}: {e}", dest.display()).into()),
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    // Written beside and renamed: nodes sharing OUT (--first-run, Slurm) never read half a
-    // file, and an identical copy renamed over another changes nothing.
-    let temp = out.join(format!(
-        ".{jobs_name}.json.{}.{}",
-        hostname(),
-        std::process::id()
-    ));
-    std::fs::write(&temp, &text).with_context(|| format!("{}: cannot write", temp.display()))?;
-    std::fs::rename(&temp, &dest).with_context(|| format!("{}: cannot write", dest.display()))?;
-    Ok(())
-}
-
 /// `--pack`: what `mlbench pack OUT -o ZIP --name <jobs> --track ...` does, with its
 /// defaults: the validator packs, a refusal (errors found) keeps the reports and fails.
-fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, Failure> {
+fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, CommandError> {
     let options = PackOptions {
         validation: mlbench_validator::Options {
             suite: Some(jobs_name.to_owned()),

@@ -3,7 +3,7 @@
 use super::checks::{limits, prepare, validate_intake};
 use super::write;
 use crate::cli::{FindingsFormat, ValidateArgs};
-use crate::{Failure, Outcome};
+use crate::exit::{CommandError, Outcome};
 use anyhow::Context;
 use mlbench_export::rows::findings::summary_line;
 use mlbench_export::{Csv, Exporter, Json, Markdown, Sarif, Table};
@@ -29,7 +29,7 @@ where
 }
 
 /// Runs `mlbench validate`.
-pub fn run(args: &ValidateArgs) -> Result<Outcome, Failure> {
+pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     if args.list_rules {
         let list = RuleList::all();
         write(

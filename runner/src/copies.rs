@@ -6,19 +6,40 @@
 //! libtorch abort, a segfault, the OOM killer) takes only its copy down: the parent writes
 //! that copy's `completed: false` entry and the suite goes on.
 
-use crate::Failure;
-use crate::cli::RunArgs;
-use anyhow::{Context, anyhow};
-use mlbench_runner::bench::DeviceSpec;
-use mlbench_runner::confine::{
-    allowed_cpus, limit_memory, machine_memory, pin_current_thread, share_of,
-};
-use mlbench_runner::execute::{CopyResult, ExecuteOptions, run_copy, write_failure};
-use mlbench_runner::models::Models;
-use mlbench_runner::plan::{Execution, Plan, PlanOptions, plan};
-use mlbench_runner::timing::{Clock, RealClock};
+use crate::bench::{BenchFactory, DeviceSpec};
+use crate::confine::{allowed_cpus, limit_memory, machine_memory, pin_current_thread, share_of};
+use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
+use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
+use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+/// Why a child could not run its copy.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// `--copy` is not three numbers.
+    #[error("--copy {0}: expected RUN:CONFIG:COPY (three numbers)")]
+    Spec(String),
+    /// The run has fewer configurations.
+    #[error("--copy: run {run} has no configuration {execution}")]
+    NoConfiguration {
+        /// The run.
+        run: u32,
+        /// The configuration asked for.
+        execution: usize,
+    },
+    /// The configuration has fewer copies.
+    #[error("--copy: {name} has no copy {copy}")]
+    NoCopy {
+        /// The configuration.
+        name: String,
+        /// The copy asked for.
+        copy: usize,
+    },
+    /// The plan failed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+}
 
 /// The copy a child runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +51,9 @@ pub struct CopySpec {
 
 impl CopySpec {
     /// `RUN:CONFIG:COPY`.
-    pub fn parse(text: &str) -> anyhow::Result<CopySpec> {
+    pub fn parse(text: &str) -> Result<CopySpec, CopyError> {
+        let bad = || CopyError::Spec(text.to_owned());
         let parts: Vec<&str> = text.split(':').collect();
-        let bad = || anyhow!("--copy {text}: expected RUN:CONFIG:COPY (three numbers)");
         let [run, execution, copy] = parts.as_slice() else {
             return Err(bad());
         };
@@ -51,13 +72,15 @@ struct ResultLine {
     failure: Option<String>,
 }
 
-/// The child: runs copy `spec` of the plan `options` gives for its run.
+/// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
+/// setting the intra-op threads of a GPU copy (libtorch's), and prints its result line.
 pub fn run_child(
     jobs: &mlbench_schema::jobs::JobsFile,
     options: PlanOptions,
     spec: CopySpec,
-    hostname: String,
-) -> Result<(), Failure> {
+    factory: &dyn BenchFactory,
+    threads: &dyn Fn(usize),
+) -> Result<(), CopyError> {
     let plan = plan(
         jobs,
         &PlanOptions {
@@ -65,17 +88,20 @@ pub fn run_child(
             ..options
         },
     )?;
-    let execution = plan.executions.get(spec.execution).ok_or_else(|| {
-        anyhow!(
-            "--copy: run {} has no configuration {}",
-            spec.run,
-            spec.execution
-        )
-    })?;
+    let execution = plan
+        .executions
+        .get(spec.execution)
+        .ok_or(CopyError::NoConfiguration {
+            run: spec.run,
+            execution: spec.execution,
+        })?;
     let copy = execution
         .copies
         .get(spec.copy)
-        .ok_or_else(|| anyhow!("--copy: {} has no copy {}", execution.name, spec.copy))?;
+        .ok_or_else(|| CopyError::NoCopy {
+            name: execution.name.clone(),
+            copy: spec.copy,
+        })?;
     let is_cpu = matches!(copy.device, DeviceSpec::Cpu { .. });
     // The host memory limit only for CPU devices: a CUDA process maps address space far
     // beyond its data, and a GPU copy's memory is the GPU's own.
@@ -97,7 +123,7 @@ pub fn run_child(
         eprintln!("warning: cannot limit copy's memory to {bytes} bytes: {e}");
     }
     if !is_cpu {
-        tch::set_num_threads(i32::try_from(share.cpus.len().max(1)).unwrap_or(1));
+        threads(share.cpus.len().max(1));
     }
     // Fault injection for the tests of a dying copy (tests/cli/run.rs): the process aborts
     // as libtorch does on a fatal error, before writing anything.
@@ -107,37 +133,54 @@ pub fn run_child(
         std::process::abort();
     }
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
-    let quiet = |_: &mlbench_runner::execute::Progress<'_>| {};
+    let quiet = |_: &Progress<'_>| {};
     let result = run_copy(
         &plan,
         execution,
         spec.copy,
-        &Models,
+        factory,
         &ExecuteOptions {
-            hostname,
+            hostname: crate::setup::hostname(),
             clock: &clock,
             progress: &quiet,
             launcher: None,
         },
     );
-    let line = serde_json::to_string(&ResultLine {
+    let line = ResultLine {
         written: result.written,
         failure: result.failure,
-    })?;
-    println!("{line}");
+    };
+    // Cannot fail (a path and a string); an empty line reads as "ended without a result".
+    println!("{}", serde_json::to_string(&line).unwrap_or_default());
     Ok(())
+}
+
+/// How the parent starts a child: the arguments it repeats.
+#[derive(Debug, Clone)]
+pub struct ChildCommand {
+    /// The mlbench binary.
+    pub exe: PathBuf,
+    /// `--jobs`.
+    pub jobs: PathBuf,
+    /// `--out-dir`.
+    pub out: PathBuf,
+    /// `--devices`.
+    pub devices: Option<String>,
+    /// `--name`s.
+    pub names: Vec<String>,
 }
 
 /// The parent's side: starts the child of copy `index` and reads its result; writes the
 /// copy's failure entry when the child gave none.
 pub fn launch(
-    args: &RunArgs,
+    child: &ChildCommand,
+    factory: &dyn BenchFactory,
     hostname: &str,
     plan: &Plan,
     execution: &Execution,
     index: usize,
 ) -> CopyResult {
-    let fail = |message: String| write_failure(plan, execution, index, &Models, hostname, message);
+    let fail = |message: String| write_failure(plan, execution, index, factory, hostname, message);
     let Some(position) = plan
         .executions
         .iter()
@@ -145,28 +188,24 @@ pub fn launch(
     else {
         return fail("the configuration is not in its plan".into());
     };
-    let exe = match std::env::current_exe().context("locating the mlbench binary") {
-        Ok(exe) => exe,
-        Err(e) => return fail(format!("{e:#}")),
-    };
-    let mut cmd = Command::new(&exe);
+    let mut cmd = Command::new(&child.exe);
     cmd.arg("run")
         .arg("--jobs")
-        .arg(&args.jobs)
+        .arg(&child.jobs)
         .arg("--out-dir")
-        .arg(&args.out)
+        .arg(&child.out)
         .arg("--copy")
         .arg(format!("{}:{position}:{index}", plan.run));
-    if let Some(d) = &args.devices {
+    if let Some(d) = &child.devices {
         cmd.arg("--devices").arg(d);
     }
-    for name in &args.name {
+    for name in &child.names {
         cmd.arg("--name").arg(name);
     }
     cmd.stdin(Stdio::null());
     let out = match cmd.output() {
         Ok(out) => out,
-        Err(e) => return fail(format!("cannot start {}: {e}", exe.display())),
+        Err(e) => return fail(format!("cannot start {}: {e}", child.exe.display())),
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     let tail = stderr_tail(&stderr);
@@ -204,6 +243,7 @@ fn stderr_tail(stderr: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// How a child ended, in words.
 fn describe(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
     {
