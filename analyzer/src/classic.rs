@@ -8,8 +8,8 @@
 use crate::AnalyzeError;
 use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, scalar, strs, targets_frame};
-use mlbench_results::report::{ClassicBench, ClassicReport, ClassicStatistics};
 use crate::samples::SampleSet;
+use mlbench_results::report::{ClassicBench, ClassicReport, ClassicStatistics};
 use mlbench_schema::TargetTable;
 use polars::prelude::*;
 

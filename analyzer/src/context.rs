@@ -2,8 +2,8 @@
 //! were expected, and the world-size breakdown of benches pooled over world sizes.
 
 use crate::expected::Expected;
-use mlbench_results::report::{ReportContext, WorldSize};
 use crate::samples::SampleSet;
+use mlbench_results::report::{ReportContext, WorldSize};
 use mlbench_schema::TargetTable;
 use std::collections::BTreeMap;
 

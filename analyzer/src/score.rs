@@ -10,8 +10,8 @@
 use crate::AnalyzeError;
 use crate::expected::Expected;
 use crate::frame::{Usable, counts, f64s, samples_frame, strs, targets_frame};
-use mlbench_results::report::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
 use crate::samples::SampleSet;
+use mlbench_results::report::{PerGpu, PerGpuTable, ScoreBench, ScoreReport, ScoreStatistics};
 use mlbench_schema::TargetTable;
 use polars::prelude::*;
 use statrs::statistics::Statistics;

@@ -1,7 +1,7 @@
 //! Every formula against numbers computed by hand (the arithmetic is in the comments).
 
-use mlbench_results::report::{ClassicReport, ScoreReport};
 use mlbench_analyzer::{AnalyzeError, Report, ReportOptions, report};
+use mlbench_results::report::{ClassicReport, ScoreReport};
 use mlbench_schema::reader::{Container, FileName, ParsedFile, ReportFile};
 use mlbench_schema::{LoadedReports, Object, ReportEntry, Scoring, Target, TargetTable, Value};
 

@@ -2,9 +2,9 @@
 
 use mlbench_analyzer::bootstrap::{Strata, Xoshiro256, percentile_interval, stream};
 use mlbench_analyzer::grid::{Cell, GridError, Weights, assign_tiers};
-use mlbench_results::report::InputSummary;
 use mlbench_analyzer::samples::Sample;
 use mlbench_analyzer::{Grid, GridInput, GridOptions, GridTrack, SampleSet, grid};
+use mlbench_results::report::InputSummary;
 use mlbench_schema::FailureKind;
 
 /// A submission from (bench, device, values of its runs).

@@ -1,10 +1,10 @@
 //! The straggler check on constructed submissions, and Welch's test by hand.
 
 use mlbench_analyzer::bootstrap::Xoshiro256;
-use mlbench_results::report::InputSummary;
 use mlbench_analyzer::samples::Sample;
 use mlbench_analyzer::straggler::welch_below;
 use mlbench_analyzer::{SampleSet, StragglerOptions, stragglers};
+use mlbench_results::report::InputSummary;
 
 /// A submission from (bench, device, values of its runs).
 fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {

@@ -175,3 +175,85 @@ fn completions_and_man_pages() {
     }
     mlbench().args(["completions", "tcsh"]).assert().code(2);
 }
+
+/// The repository's source, for the structural checks below.
+fn source(path: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const COMMANDS: [&str; 7] = ["report", "validate", "pack", "grid", "plot", "run", "docs"];
+
+#[test]
+fn no_command_module_imports_another() {
+    for cmd in COMMANDS {
+        let text = source(&format!("src/cmd/{cmd}.rs"));
+        for other in COMMANDS.iter().filter(|o| **o != cmd) {
+            for path in [format!("super::{other}"), format!("cmd::{other}")] {
+                assert!(
+                    !text.contains(&path),
+                    "src/cmd/{cmd}.rs refers to {path}: commands share through cmd/mod.rs or a library"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_models_and_exporters_compile_neither_polars_nor_clap() {
+    for manifest in ["results/Cargo.toml", "export/Cargo.toml"] {
+        let text = source(manifest);
+        let deps = text.split("[dependencies]").nth(1).unwrap_or_default();
+        for banned in ["polars", "clap", "mlbench-analyzer"] {
+            assert!(!deps.contains(banned), "{manifest} depends on {banned}");
+        }
+    }
+}
+
+#[test]
+fn the_binary_stays_glue() {
+    // Lines of code (not blank, not comments), tests aside, of every module of src/.
+    let mut files = vec![
+        "src/main.rs",
+        "src/cli.rs",
+        "src/exit.rs",
+        "src/output.rs",
+        "src/cmd/mod.rs",
+        "src/cmd/checks.rs",
+    ];
+    let cmds: Vec<String> = COMMANDS.iter().map(|c| format!("src/cmd/{c}.rs")).collect();
+    files.extend(cmds.iter().map(String::as_str));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut on_disk: Vec<String> = Vec::new();
+    for sub in ["src", "src/cmd"] {
+        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                on_disk.push(format!(
+                    "{sub}/{}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = files.iter().map(|f| (*f).to_owned()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "a module was added to src/: count it here");
+    let code: usize = files
+        .iter()
+        .map(|f| {
+            source(f)
+                .split("\n#[cfg(test)]")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+                .count()
+        })
+        .sum();
+    assert!(
+        code <= 1500,
+        "the binary has {code} lines of code (issue 11: at most 1,500)"
+    );
+}
