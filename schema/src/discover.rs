@@ -5,6 +5,7 @@
 //!   `vendorA/output3`), as `run_10.sh` moved each run's output to its own folder;
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
+use crate::layout::{Role, classify};
 use crate::reader::{FileName, ParsedFile, ReadError, ReportFile, read_file, read_file_lean};
 use crate::suite::{SuiteChoice, SuiteError, choose_suite};
 use rayon::prelude::*;
@@ -87,15 +88,21 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
             walk(root, &mut found, &mut ignored, &mut jobs_files)?;
         } else {
             let display = root.to_string_lossy().replace('\\', "/");
+            // A file given alone belongs to the run of its folder's name.
             let parent = root
                 .parent()
                 .and_then(Path::file_name)
                 .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
-            match classify(root, display.clone(), &parent) {
-                Some(f) => found.push(f),
-                None if is_jobs_file(root) => jobs_files.push((display, root.clone())),
-                None => ignored += 1,
-            }
+            let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+            let as_in_tree = format!("{parent}/{}", name.unwrap_or_default());
+            sort_file(
+                root.clone(),
+                display,
+                &as_in_tree,
+                &mut found,
+                &mut ignored,
+                &mut jobs_files,
+            );
         }
     }
     let searched = paths
@@ -220,34 +227,33 @@ fn walk(
             continue;
         }
         let display = entry.display;
-        let parent = display
-            .rsplit_once('/')
-            .map_or_else(|| ".".to_owned(), |(dir, _)| dir.to_owned());
-        match classify(&path, display.clone(), &parent) {
-            Some(f) => found.push(f),
-            None if is_jobs_file(&path) => jobs_files.push((display, path)),
-            // The runner's per-run log belongs beside the streams: not worth a word.
-            None if path.file_name().is_some_and(|n| n == "summary.txt") => {}
-            None => *ignored += 1,
-        }
+        sort_file(path, display.clone(), &display, found, ignored, jobs_files);
     }
     Ok(())
 }
 
-fn classify(path: &Path, display: String, parent: &str) -> Option<FoundFile> {
-    let file_name = path.file_name()?.to_str()?;
-    let name = FileName::parse(file_name)?;
-    let run = match &name {
-        FileName::Legacy { .. } => parent.to_owned(),
-        FileName::PerTest { run, .. } if parent == "." => format!("R{run}"),
-        FileName::PerTest { run, .. } => format!("{parent}/R{run}"),
-    };
-    Some(FoundFile {
-        path: path.to_path_buf(),
-        display,
-        name,
-        run,
-    })
+/// Puts the file at `path` (`tree_path` relative to the folder searched, `/`-separated)
+/// where the one classifier ([`crate::layout::classify`]) says: a report of some run, a
+/// jobs file, a file of the pack (not worth a word), or passed over.
+fn sort_file(
+    path: PathBuf,
+    display: String,
+    tree_path: &str,
+    found: &mut Vec<FoundFile>,
+    ignored: &mut usize,
+    jobs_files: &mut Vec<(String, PathBuf)>,
+) {
+    match classify(tree_path, || is_jobs_file(&path)) {
+        Role::Report { name, run } => found.push(FoundFile {
+            path,
+            display,
+            name,
+            run,
+        }),
+        Role::Jobs => jobs_files.push((display, path)),
+        Role::Pack => {}
+        Role::Unknown => *ignored += 1,
+    }
 }
 
 /// The files of a discovery, read; problems of every file are collected.

@@ -17,6 +17,7 @@
 pub mod discover;
 pub mod entry;
 pub mod jobs;
+pub mod layout;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod reader;

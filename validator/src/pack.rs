@@ -14,11 +14,7 @@ use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, System, ZipWriter};
 
-/// The manifest's name, at the root of the submission.
-pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
-
-/// The submission description's name, at the root of the submission.
-pub const SUBMISSION_NAME: &str = "SUBMISSION.json";
+pub use mlbench_schema::layout::{MANIFEST_NAME, SUBMISSION_NAME};
 
 /// The deflate level of every entry: fixed, so that output bytes are reproducible.
 const DEFLATE_LEVEL: i64 = 6;
