@@ -167,20 +167,16 @@ impl Exporter<RuleList> for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata;
-
-    fn text_of(bytes: Result<Vec<u8>, ExportError>) -> String {
-        String::from_utf8(bytes.unwrap()).unwrap()
-    }
+    use crate::testdata::{self, text};
 
     #[test]
     fn classic_report_quotes_awkward_names() {
-        insta::assert_snapshot!(text_of(Csv.export(&testdata::classic_doc())));
+        insta::assert_snapshot!(text(Csv.export(&testdata::classic_doc())));
     }
 
     #[test]
     fn score_report_with_intervals() {
-        insta::assert_snapshot!(text_of(Csv.export(&testdata::score_doc())));
+        insta::assert_snapshot!(text(Csv.export(&testdata::score_doc())));
     }
 
     #[test]
@@ -194,7 +190,7 @@ mod tests {
         let ci = doc.ci.as_mut().unwrap();
         let c = ci.by_bench.remove("cart").unwrap();
         ci.by_bench.insert("two\nlines".into(), c);
-        let out = text_of(Csv.export(&doc));
+        let out = text(Csv.export(&doc));
         assert!(out.contains("\"two\nlines\",5,1900,"), "{out}");
         assert!(out.contains(",1885.5,1914.25\nscaling,"), "{out}");
         assert!(out.ends_with(",false,false,,\n"), "{out}");
@@ -202,17 +198,17 @@ mod tests {
 
     #[test]
     fn grid() {
-        insta::assert_snapshot!(text_of(Csv.export(&testdata::grid())));
+        insta::assert_snapshot!(text(Csv.export(&testdata::grid())));
     }
 
     #[test]
     fn findings() {
-        insta::assert_snapshot!(text_of(Csv.export(&testdata::validation())));
+        insta::assert_snapshot!(text(Csv.export(&testdata::validation())));
     }
 
     #[test]
     fn rule_list_has_a_row_per_rule() {
-        let out = text_of(Csv.export(&RuleList::all()));
+        let out = text(Csv.export(&RuleList::all()));
         assert_eq!(
             out.lines().count(),
             1 + mlbench_validator::rules::RULES.len()

@@ -154,11 +154,7 @@ impl Exporter<RuleList> for Markdown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata;
-
-    fn text(bytes: Result<Vec<u8>, ExportError>) -> String {
-        String::from_utf8(bytes.unwrap()).unwrap()
-    }
+    use crate::testdata::{self, text};
 
     #[test]
     fn classic_report() {

@@ -343,3 +343,8 @@ pub fn provenance() -> Provenance {
         generated: None,
     }
 }
+
+/// An exporter's output as text (every text format is UTF-8).
+pub fn text(bytes: Result<Vec<u8>, crate::ExportError>) -> String {
+    String::from_utf8(bytes.expect("the exporter failed")).expect("not UTF-8")
+}
