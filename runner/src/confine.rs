@@ -142,6 +142,23 @@ fn parse_meminfo_total(text: &str) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The peak resident set size of this process in bytes (`getrusage`'s `ru_maxrss`, KiB
+/// on Linux), `None` where it cannot be read. A copy runs in a process of its own, so
+/// this is the copy's peak; when copies share a process (tests), it is the process's.
+pub fn peak_rss_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getrusage fills the struct it is given and touches nothing else.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then_some(usage)
+        }?;
+        u64::try_from(usage.ru_maxrss).ok().map(|kib| kib * 1024)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -343,7 +343,11 @@ pub fn run_copy(
                     nan.value, nan.step, nan.observation
                 )
             });
-            (report::build_entry(&ctx, copy, &m), failure)
+            let peak = report::PeakMemory {
+                rss_bytes: crate::confine::peak_rss_bytes(),
+                device_bytes: None,
+            };
+            (report::build_entry(&ctx, copy, &m, &peak), failure)
         }
         Ok(Err(message)) => (report::failure_entry(&ctx, copy), Some(message)),
         Err(panic) => {

@@ -77,8 +77,26 @@ fn with_unique_id(fields: Object) -> ReportEntry {
     entry
 }
 
-/// The entry of a copy whose loop ran (to the end, or to a NaN loss).
-pub fn build_entry(ctx: &EntryContext<'_>, copy: &CopyPlan, m: &Measurement) -> ReportEntry {
+/// The peak memory of the process that ran a copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeakMemory {
+    /// Peak resident set size, bytes ([`crate::confine::peak_rss_bytes`]).
+    pub rss_bytes: Option<u64>,
+    /// Peak memory allocated on the CUDA device, bytes (`None`: not a CUDA copy, or not
+    /// measured).
+    pub device_bytes: Option<u64>,
+}
+
+/// The entry of a copy whose loop ran (to the end, or to a NaN loss), with its peak
+/// memory as `peak_rss_bytes` and `peak_device_bytes`: added after `unique_id` is
+/// computed (and never arguments, `ADDED_BY_REPORT`), so ids and the suite's tools are
+/// unaffected.
+pub fn build_entry(
+    ctx: &EntryContext<'_>,
+    copy: &CopyPlan,
+    m: &Measurement,
+    peak: &PeakMemory,
+) -> ReportEntry {
     let mut fields = base(ctx, copy, m.completed());
     fields.insert(
         "batch_loss",
@@ -86,7 +104,17 @@ pub fn build_entry(ctx: &EntryContext<'_>, copy: &CopyPlan, m: &Measurement) -> 
     );
     fields.insert("train", m.train.to_stage());
     fields.insert("train_item", m.train_item());
-    with_unique_id(fields)
+    let mut entry = with_unique_id(fields);
+    let peaks = [
+        ("peak_rss_bytes", peak.rss_bytes),
+        ("peak_device_bytes", peak.device_bytes),
+    ];
+    for (key, bytes) in peaks {
+        if let Some(bytes) = bytes.and_then(|b| i64::try_from(b).ok()) {
+            entry.fields.insert(key, bytes);
+        }
+    }
+    entry
 }
 
 /// The entry of a copy that could not run (bench error or panic).
@@ -153,6 +181,12 @@ mod tests {
         }
     }
 
+    /// A CUDA copy's peaks: 123 MiB resident, 2 GiB on the device.
+    const PEAK: PeakMemory = PeakMemory {
+        rss_bytes: Some(123 << 20),
+        device_bytes: Some(2 << 30),
+    };
+
     fn measurement(nan: bool) -> Measurement {
         let mut train = StatStream::new(SKIP_OBS);
         (0..12).for_each(|i| train.update(1.0 + f64::from(i) / 10.0));
@@ -189,8 +223,8 @@ mod tests {
             run_id: 0,
         };
         let c = copy(path.clone());
-        let ok = build_entry(&ctx, &c, &measurement(false));
-        let nan = build_entry(&ctx, &c, &measurement(true));
+        let ok = build_entry(&ctx, &c, &measurement(false), &PEAK);
+        let nan = build_entry(&ctx, &c, &measurement(true), &PEAK);
         let failed = failure_entry(&ctx, &c);
         for e in [&ok, &nan, &failed] {
             append(&path, e).unwrap();
@@ -239,7 +273,11 @@ mod tests {
         assert!(parsed.entries[1].1.first_nonfinite_loss().is_some());
         assert_eq!(parsed.entries[2].1.completed(), Some(false));
         assert_eq!(parsed.entries[2].1.name(), Some("vae"));
-        // Same arguments → same id, whatever the outcome.
+        // Same arguments → same id, whatever the outcome: the peaks (written, read back)
+        // are not arguments, and a failure entry, which has none, has the same id.
+        assert_eq!(read.get("peak_rss_bytes"), Some(&Value::Int(123 << 20)));
+        assert_eq!(read.get("peak_device_bytes"), Some(&Value::Int(2 << 30)));
+        assert_eq!(parsed.entries[2].1.get("peak_rss_bytes"), None);
         assert_eq!(ok.get("unique_id"), failed.get("unique_id"));
     }
 }

@@ -202,6 +202,14 @@ fn two_runs_end_to_end() {
     assert_eq!(good.train_item_avg(), Some(16.0));
     let losses = good.get("batch_loss").and_then(Value::as_list).unwrap();
     assert_eq!(losses.len(), 24);
+    // The process's peak resident memory, in bytes: a test process holds more than a MiB
+    // (KiB taken for bytes would be less) and far less than 64 GiB (bytes scaled twice).
+    #[cfg(target_os = "linux")]
+    {
+        let peak = good.get("peak_rss_bytes").and_then(Value::as_i64).unwrap();
+        assert!((1 << 20..64 << 30).contains(&peak), "{peak}");
+    }
+    assert_eq!(good.get("peak_device_bytes"), None, "a CPU copy");
     assert_eq!(
         good.get("unique_id").and_then(Value::as_str),
         Some(unique_id(good.arguments(), EXCLUDED_FINAL).as_str())

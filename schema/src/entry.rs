@@ -9,6 +9,9 @@ use crate::value::{Object, Value};
 /// Keys that `make_report` adds after `unique_id` is computed (spec §2.1, step 2), plus
 /// `unique_id` itself: they are results, not arguments of the benchmark.
 pub const ADDED_BY_REPORT: &[&str] = &[
+    // `mlbench run` adds the copy's peak memory after `unique_id` is computed.
+    "peak_rss_bytes",
+    "peak_device_bytes",
     "unique_id",
     "gpu",
     "hostname",
