@@ -42,6 +42,7 @@ pub fn report_document(
             targets,
         )),
     };
+    let systems = loaded.systems;
     let read = Read {
         other_suites: loaded.other_suites,
         ignored: loaded.ignored,
@@ -60,6 +61,7 @@ pub fn report_document(
         seed: DEFAULT_SEED,
         level: DEFAULT_LEVEL,
     });
+    doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
 }
@@ -95,6 +97,9 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
         plural(s.gpus),
         s.entries
     )];
+    for system in &doc.systems {
+        lines.push(format!("system: {}", system.summary()));
+    }
     lines.push(format!(
         "targets: {} ({})",
         targets.gpu_model, targets.source

@@ -13,6 +13,7 @@
 
 use crate::expected::pick_jobs_file;
 use crate::samples::{FileSamples, SampleSet};
+use mlbench_schema::SystemInfo;
 use mlbench_schema::reader::{FileName, ReadError, ReportFile, parse_report, parse_report_lean};
 use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteError, TargetTable, choose_suite};
 use mlbench_validator::layout::{Role, classify};
@@ -75,6 +76,8 @@ pub struct LoadedSamples {
     pub ignored: usize,
     /// Jobs files met among them (not counted in `ignored`).
     pub jobs_files: Vec<String>,
+    /// The machines the runs ran on (`system.json`, `system.<host>.json` that read).
+    pub systems: Vec<SystemInfo>,
     /// The jobs file the submission ran, picked among them ([`pick_jobs_file`]), or why
     /// none was.
     pub jobs: Result<Option<(String, JobsFile)>, String>,
@@ -95,6 +98,7 @@ struct Gathered<'a> {
     other_suites: Vec<String>,
     ignored: usize,
     jobs: Vec<(String, Vec<u8>)>,
+    systems: Vec<SystemInfo>,
 }
 
 impl Gathered<'_> {
@@ -118,6 +122,7 @@ impl Gathered<'_> {
             errors,
             other_suites: self.other_suites,
             ignored: self.ignored,
+            systems: self.systems,
             jobs: pick_jobs_file(self.suite, &self.jobs),
             jobs_files: self.jobs.into_iter().map(|(name, _)| name).collect(),
         }
@@ -142,12 +147,19 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         .zip(&discovery.jobs_paths)
         .filter_map(|(name, path)| Some((name.clone(), std::fs::read(path).ok()?)))
         .collect();
+    let mut systems: Vec<SystemInfo> = discovery
+        .system_paths
+        .iter()
+        .filter_map(|path| SystemInfo::from_json(&std::fs::read(path).ok()?))
+        .collect();
+    systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
     let suite = discovery.suite.clone();
     let gathered = Gathered {
         suite: &suite,
         other_suites: discovery.other_suites.clone(),
         ignored: discovery.ignored,
         jobs,
+        systems,
     };
     let paths: Vec<(PathBuf, String)> = discovery
         .files
@@ -235,6 +247,7 @@ pub fn samples_of_intake(
         other_suites: choice.others.clone(),
         ignored,
         jobs,
+        systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
     };
     Ok(gathered.into_loaded(targets, parts, |file, entry| {
         let f = &intake.files[reports[file].0];

@@ -2,7 +2,7 @@
 //! charts draw, each input's validation, and where the page came from.
 
 use crate::grid::Grid;
-use crate::report::ReportDoc;
+use crate::report::{ReportDoc, SystemInfo};
 use crate::views::{GpuRelative, RunMeans};
 use mlbench_validator::Validation;
 
@@ -54,6 +54,8 @@ pub struct GridPage {
     pub grid: Grid,
     /// Each submission, validated.
     pub checks: Vec<SubmissionCheck>,
+    /// Each submission's machines (label, its `system.json`s), in the order given.
+    pub systems: Vec<(String, Vec<SystemInfo>)>,
     /// Where the page came from.
     pub provenance: Provenance,
 }

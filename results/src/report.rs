@@ -3,6 +3,7 @@
 //! Numbers are fractions, never percent. A figure that cannot be computed (too few runs,
 //! no target) is `null`, never a made-up zero.
 
+pub use mlbench_schema::system::{DeviceInfo, SystemInfo};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -24,6 +25,9 @@ pub struct ReportDoc {
     pub ci: Option<Intervals>,
     /// GPUs significantly below their peers (flagged ones only).
     pub stragglers: Vec<Straggler>,
+    /// The machines the runs ran on (`system.json`), by host; absent when none was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub systems: Vec<SystemInfo>,
     /// What was read and set aside, one line each (tables and Markdown show them; other
     /// formats leave them to standard error).
     #[serde(skip)]
@@ -38,6 +42,7 @@ impl ReportDoc {
             report,
             ci: None,
             stragglers: Vec::new(),
+            systems: Vec::new(),
             notes: Vec::new(),
         }
     }

@@ -64,6 +64,8 @@ pub struct Discovery {
     pub jobs_files: Vec<String>,
     /// Where those jobs files are, in the same order.
     pub jobs_paths: Vec<PathBuf>,
+    /// Machine descriptions met (`system.json`, `system.<host>.json`).
+    pub system_paths: Vec<PathBuf>,
 }
 
 /// Whether `path` is a jobs file (by content; files over 4 MiB are not read).
@@ -79,13 +81,11 @@ fn is_jobs_file(path: &Path) -> bool {
 /// given). `suite` picks the jobs-file name; without it the only suite found is used
 /// ([`choose_suite`], as every loader chooses).
 pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, DiscoverError> {
-    let mut found = Vec::new();
-    let mut ignored = 0;
-    let mut jobs_files = Vec::new();
+    let mut tree = Tree::default();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoverError::NotFound(root.clone()))?;
         if meta.is_dir() {
-            walk(root, &mut found, &mut ignored, &mut jobs_files)?;
+            walk(root, &mut tree)?;
         } else {
             let display = root.to_string_lossy().replace('\\', "/");
             // A file given alone belongs to the run of its folder's name.
@@ -95,14 +95,7 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
                 .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
             let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
             let as_in_tree = format!("{parent}/{}", name.unwrap_or_default());
-            sort_file(
-                root.clone(),
-                display,
-                &as_in_tree,
-                &mut found,
-                &mut ignored,
-                &mut jobs_files,
-            );
+            tree.sort_file(root.clone(), display, &as_in_tree);
         }
     }
     let searched = paths
@@ -110,6 +103,12 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let Tree {
+        found,
+        ignored,
+        jobs_files,
+        system_paths,
+    } = tree;
     let SuiteChoice {
         suite: chosen,
         others: other_suites,
@@ -128,6 +127,7 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
         ignored,
         jobs_files,
         jobs_paths,
+        system_paths,
     })
 }
 
@@ -205,12 +205,7 @@ fn list_into(root: &Path, dir: &Path, out: &mut Vec<TreeEntry>) -> Result<(), Li
     Ok(())
 }
 
-fn walk(
-    root: &Path,
-    found: &mut Vec<FoundFile>,
-    ignored: &mut usize,
-    jobs_files: &mut Vec<(String, PathBuf)>,
-) -> Result<(), DiscoverError> {
+fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
     let entries = list_tree(root).map_err(|e| DiscoverError::Io {
         path: e.path,
         source: e.source,
@@ -227,32 +222,40 @@ fn walk(
             continue;
         }
         let display = entry.display;
-        sort_file(path, display.clone(), &display, found, ignored, jobs_files);
+        tree.sort_file(path, display.clone(), &display);
     }
     Ok(())
 }
 
-/// Puts the file at `path` (`tree_path` relative to the folder searched, `/`-separated)
-/// where the one classifier ([`crate::layout::classify`]) says: a report of some run, a
-/// jobs file, a file of the pack (not worth a word), or passed over.
-fn sort_file(
-    path: PathBuf,
-    display: String,
-    tree_path: &str,
-    found: &mut Vec<FoundFile>,
-    ignored: &mut usize,
-    jobs_files: &mut Vec<(String, PathBuf)>,
-) {
-    match classify(tree_path, || is_jobs_file(&path)) {
-        Role::Report { name, run } => found.push(FoundFile {
-            path,
-            display,
-            name,
-            run,
-        }),
-        Role::Jobs => jobs_files.push((display, path)),
-        Role::Pack => {}
-        Role::Unknown => *ignored += 1,
+/// What a search met, file by file.
+#[derive(Default)]
+struct Tree {
+    found: Vec<FoundFile>,
+    ignored: usize,
+    jobs_files: Vec<(String, PathBuf)>,
+    system_paths: Vec<PathBuf>,
+}
+
+impl Tree {
+    /// Puts the file at `path` (`tree_path` relative to the folder searched,
+    /// `/`-separated) where the one classifier ([`crate::layout::classify`]) says: a
+    /// report of some run, a jobs file, a machine description, another file of the pack
+    /// (not worth a word), or passed over.
+    fn sort_file(&mut self, path: PathBuf, display: String, tree_path: &str) {
+        match classify(tree_path, || is_jobs_file(&path)) {
+            Role::Report { name, run } => self.found.push(FoundFile {
+                path,
+                display,
+                name,
+                run,
+            }),
+            Role::Jobs => self.jobs_files.push((display, path)),
+            Role::Pack if crate::system::is_system_file(tree_path) => {
+                self.system_paths.push(path);
+            }
+            Role::Pack => {}
+            Role::Unknown => self.ignored += 1,
+        }
     }
 }
 

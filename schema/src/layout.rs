@@ -23,7 +23,8 @@ pub enum Role {
     },
     /// A `*.json` whose shape is a jobs list.
     Jobs,
-    /// `MANIFEST.sha256` or `SUBMISSION.json` at the root, or a run's `summary.txt`.
+    /// `MANIFEST.sha256`, `SUBMISSION.json` or a machine description (`system.json`,
+    /// `system.<host>.json`) at the root, or a run's `summary.txt`.
     Pack,
     /// Anything else.
     Unknown,
@@ -44,7 +45,11 @@ pub fn base_name(path: &str) -> &str {
 /// objects), so their name does not matter: `is_jobs` reads it, and is called only for
 /// a `*.json` that is not a report.
 pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
-    if path == MANIFEST_NAME || path == SUBMISSION_NAME || base_name(path) == RUN_LOG_NAME {
+    if path == MANIFEST_NAME
+        || path == SUBMISSION_NAME
+        || base_name(path) == RUN_LOG_NAME
+        || crate::system::is_system_file(path)
+    {
         return Role::Pack;
     }
     if let Some(name) = FileName::parse(base_name(path)) {
@@ -127,6 +132,8 @@ mod tests {
         assert_eq!(classify(&file("output3/summary.txt", "")), Role::Pack);
         assert_eq!(classify(&file("notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("MANIFEST.sha256", "")), Role::Pack);
+        assert_eq!(classify(&file("system.json", "{}")), Role::Pack);
+        assert_eq!(classify(&file("system.node1.json", "{}")), Role::Pack);
         assert_eq!(classify(&file("x/MANIFEST.sha256", "")), Role::Unknown);
     }
 }

@@ -10,7 +10,7 @@ use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, SubmissionCheck};
 use mlbench_schema::Timings;
-use mlbench_validator::{Options, validate};
+use mlbench_validator::{Options, SubmissionInfo, validate};
 
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
@@ -35,27 +35,38 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     let loaded = compare::load_all(&args.subs, &options)?;
     clock.lap("read and extract");
     // What the HTML page shows besides the grid: each submission validated, with the
-    // default rules, before the samples are consumed.
-    let checks: Option<Vec<SubmissionCheck>> = args.html.as_ref().map(|_| {
+    // default rules, and its machines, before the samples are consumed.
+    let extras = args.html.as_ref().map(|_| {
         let options = Options {
             min_runs: PAGE_MIN_RUNS,
             ..Options::default()
         };
-        loaded
+        let checks: Vec<SubmissionCheck> = loaded
             .iter()
             .map(|l| SubmissionCheck {
                 label: l.label.clone(),
                 validation: validate(&l.sub.intake, &options),
             })
-            .collect()
+            .collect();
+        let systems = loaded
+            .iter()
+            .map(|l| {
+                (
+                    l.label.clone(),
+                    SubmissionInfo::systems_of(&l.sub.intake.files),
+                )
+            })
+            .collect();
+        (checks, systems)
     });
     clock.skip();
     let grid = compare::compute(loaded, &options, explain)?;
     clock.lap("grid and bootstrap");
-    if let (Some(path), Some(checks)) = (&args.html, checks) {
+    if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
         let page = GridPage {
             grid: grid.clone(),
             checks,
+            systems,
             provenance: provenance(&args.subs)?,
         };
         write(&Html, &page, Some(path), args.force)?;

@@ -11,10 +11,31 @@ use mlbench_runner::models::Models;
 use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_reports, suite_env};
 use mlbench_runner::slurm::{SlurmOptions, node_gpus, sbatch_script};
+use mlbench_runner::system::{Stack, describe};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder};
 use std::path::Path;
+
+/// This build and its libtorch, for `system.json`.
+fn stack() -> Stack {
+    // cuDNN 9.1.0 reads 90100 (major·10000 + minor·100 + patch); CUDA 12.4 reads 12040.
+    let cudnn = (tch::utils::has_cuda() && tch::Cuda::cudnn_is_available()).then(|| {
+        let v = tch::utils::version_cudnn();
+        format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    });
+    let cuda = tch::utils::has_cuda().then(|| {
+        let v = tch::utils::version_cudart();
+        format!("{}.{}", v / 1000, v % 1000 / 10)
+    });
+    Stack {
+        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
+        commit: option_env!("MLBENCH_COMMIT").map(str::to_owned),
+        libtorch: option_env!("MLBENCH_LIBTORCH_VERSION").map(str::to_owned),
+        cuda,
+        cudnn,
+    }
+}
 
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
@@ -75,6 +96,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
+    let system = describe(&options.devices, stack());
+    mlbench_runner::system::write(&args.out, &system)?;
     // Said only where the jobs use it.
     let jobs_text = std::fs::read_to_string(&args.jobs).unwrap_or_default();
     for (var, note) in defaulted {

@@ -10,4 +10,5 @@ mod report;
 #[cfg(feature = "runner")]
 mod run;
 mod surface;
+mod system;
 mod validate;

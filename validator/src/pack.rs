@@ -4,6 +4,7 @@
 use crate::archive::normalize_entry_name;
 use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
 use crate::validate::{Options, Validation, validate};
+use mlbench_schema::SystemInfo;
 use mlbench_schema::Track;
 use mlbench_schema::unique_id::hex;
 use serde::{Deserialize, Serialize};
@@ -121,6 +122,11 @@ pub struct SubmissionInfo {
     /// [`SUBMISSION_SCHEMA_VERSION`] when written.
     #[serde(default)]
     pub schema_version: u32,
+    /// The machines the runs ran on: each `system.json` / `system.<host>.json` at the
+    /// folder's root (`mlbench run` writes them), by host name. Absent when there are
+    /// none, so a folder without one packs to the bytes it always did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub systems: Vec<SystemInfo>,
 }
 
 impl SubmissionInfo {
@@ -141,7 +147,20 @@ impl SubmissionInfo {
             errors: validation.errors(),
             warnings: validation.warnings(),
             schema_version: SUBMISSION_SCHEMA_VERSION,
+            systems: Vec::new(),
         }
+    }
+
+    /// The machine descriptions at the root of `files` that read, sorted by host name
+    /// (a description that does not read is left out: `validate` does not judge it).
+    pub fn systems_of(files: &[SubmittedFile]) -> Vec<SystemInfo> {
+        let mut systems: Vec<SystemInfo> = files
+            .iter()
+            .filter(|f| mlbench_schema::system::is_system_file(&f.path))
+            .filter_map(|f| serde_json::from_slice(&f.bytes).ok())
+            .collect();
+        systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
+        systems
     }
 
     /// The file's bytes: pretty JSON and a final newline.
@@ -247,7 +266,9 @@ pub fn pack_folder(
             validation: Box::new(validation),
         });
     }
-    let info = SubmissionInfo::of_validation(&options.tool, options.validation.track, &validation);
+    let mut info =
+        SubmissionInfo::of_validation(&options.tool, options.validation.track, &validation);
+    info.systems = SubmissionInfo::systems_of(&intake.files);
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());
     write_zip(&files, &mut zip)?;

@@ -146,6 +146,8 @@ fn submission_info_round_trips_with_its_version_last() {
         errors: 0,
         warnings: 1,
         schema_version: pack::SUBMISSION_SCHEMA_VERSION,
+        // Without machine descriptions the key is absent: old packs keep their bytes.
+        systems: Vec::new(),
     };
     let json = info.to_json().unwrap();
     let text = std::str::from_utf8(&json).unwrap();

@@ -4,7 +4,9 @@
 use super::{Block, FindingLine, HtmlDoc, HtmlTable, Section};
 use crate::ExportError;
 use crate::charts::{grid_charts, heatmap_chart, runs_chart};
+use crate::rows::system::system_rows;
 use crate::rows::{Rows, grid as grid_rows, report as report_rows};
+use mlbench_results::report::SystemInfo;
 use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
 use mlbench_validator::Severity;
 
@@ -14,6 +16,18 @@ const MAX_FINDINGS: usize = 50;
 /// A table for the page; every column but the first is numeric.
 fn table(id: &str, t: Rows) -> Block {
     let numeric = (0..t.header.len()).map(|i| i > 0).collect();
+    Block::Table(HtmlTable {
+        caption: t.title,
+        header: t.header,
+        rows: t.rows,
+        numeric,
+        id: id.to_owned(),
+    })
+}
+
+/// A table of text (no numeric column).
+fn text_table(id: &str, t: Rows) -> Block {
+    let numeric = vec![false; t.header.len()];
     Block::Table(HtmlTable {
         caption: t.title,
         header: t.header,
@@ -115,6 +129,17 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
             blocks: vec![table("explain", t)],
         });
     }
+    let columns: Vec<(String, Vec<&SystemInfo>)> = page
+        .systems
+        .iter()
+        .map(|(label, s)| (label.clone(), s.iter().collect()))
+        .collect();
+    if let Some(t) = system_rows("The machines of each submission (system.json)", &columns) {
+        sections.push(Section {
+            heading: "System".into(),
+            blocks: vec![text_table("system", t)],
+        });
+    }
     sections.push(validation_section(&page.checks));
     Ok(HtmlDoc {
         title: "mlbench grid".into(),
@@ -179,6 +204,17 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         heading: "GPUs and runs".into(),
         blocks: per_gpu,
     });
+    let columns: Vec<(String, Vec<&SystemInfo>)> = doc
+        .systems
+        .iter()
+        .map(|s| (s.hostname.clone(), vec![s]))
+        .collect();
+    if let Some(t) = system_rows("The machines the runs ran on (system.json)", &columns) {
+        sections.push(Section {
+            heading: "System".into(),
+            blocks: vec![text_table("system", t)],
+        });
+    }
     if !page.checks.is_empty() {
         sections.push(validation_section(&page.checks));
     }
@@ -267,6 +303,7 @@ mod tests {
         let page = GridPage {
             grid: testdata::grid(),
             checks: Vec::new(),
+            systems: Vec::new(),
             provenance: testdata::provenance(),
         };
         insta::assert_snapshot!(outline(&grid(&page).unwrap()));

@@ -1,0 +1,232 @@
+//! `OUT/system.json` ([`mlbench_schema::system`]): this machine and the devices a run uses,
+//! from /proc, /etc/os-release and, for GPUs, `nvidia-smi` when it is installed.
+//! libtorch's own versions are passed in by the caller (they need tch).
+
+use crate::devices::{DeviceKind, DeviceSet};
+use crate::setup::{SetupError, hostname};
+use mlbench_schema::system::{DeviceInfo, SYSTEM_NAME, SYSTEM_SCHEMA_VERSION, SystemInfo};
+use std::path::{Path, PathBuf};
+
+/// What only the caller knows: the tool, its commit, libtorch's versions.
+#[derive(Debug, Clone, Default)]
+pub struct Stack {
+    /// `mlbench 0.1.0`.
+    pub tool: String,
+    /// The commit it was built from.
+    pub commit: Option<String>,
+    /// libtorch's version.
+    pub libtorch: Option<String>,
+    /// The CUDA runtime's version.
+    pub cuda: Option<String>,
+    /// cuDNN's version.
+    pub cudnn: Option<String>,
+}
+
+/// Describes this machine and the devices of `devices`.
+pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
+    let cpu = cpu_model();
+    let gpus = match devices.kind {
+        DeviceKind::Cuda => nvidia_smi(),
+        DeviceKind::Cpu => Vec::new(),
+    };
+    let list = (0..devices.count())
+        .map(|index| match devices.kind {
+            DeviceKind::Cuda => {
+                let mut gpu = gpus
+                    .iter()
+                    .find(|g| g.index == index)
+                    .cloned()
+                    .unwrap_or_default();
+                gpu.index = index;
+                gpu.kind = "cuda".into();
+                if gpu.name.is_empty() {
+                    gpu.name = format!("cuda:{index}");
+                }
+                gpu
+            }
+            DeviceKind::Cpu => DeviceInfo {
+                index,
+                kind: "cpu".into(),
+                name: cpu.clone().unwrap_or_else(|| "cpu".into()),
+                ..DeviceInfo::default()
+            },
+        })
+        .collect();
+    SystemInfo {
+        schema_version: SYSTEM_SCHEMA_VERSION,
+        hostname: hostname(),
+        tool: stack.tool,
+        commit: stack.commit,
+        libtorch: stack.libtorch,
+        cuda: stack.cuda,
+        cudnn: stack.cudnn,
+        os: os_release(),
+        kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+        cpu,
+        cores: devices.cores,
+        memory_bytes: crate::confine::machine_memory(),
+        devices: list,
+    }
+}
+
+/// Writes `info` at the root of `out`: `system.json`, or `system.<hostname>.json` when a
+/// `system.json` of another host is already there (nodes sharing OUT). Written beside and
+/// renamed, so a node never reads half a file; returns the path written.
+pub fn write(out: &Path, info: &SystemInfo) -> Result<PathBuf, SetupError> {
+    let io = |path: &Path, action| {
+        let path = path.to_path_buf();
+        move |source| SetupError::Io {
+            path,
+            action,
+            source,
+        }
+    };
+    std::fs::create_dir_all(out).map_err(io(out, "create"))?;
+    let shared = out.join(SYSTEM_NAME);
+    let other_host = std::fs::read(&shared)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<SystemInfo>(&bytes).ok())
+        .is_some_and(|existing| existing.hostname != info.hostname);
+    let dest = if other_host {
+        out.join(format!("system.{}.json", info.hostname))
+    } else {
+        shared
+    };
+    let mut text = serde_json::to_vec_pretty(info).unwrap_or_default();
+    text.push(b'\n');
+    let temp = out.join(format!(
+        ".system.json.{}.{}",
+        info.hostname,
+        std::process::id()
+    ));
+    std::fs::write(&temp, &text).map_err(io(&temp, "write"))?;
+    std::fs::rename(&temp, &dest).map_err(io(&dest, "write"))?;
+    Ok(dest)
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// `PRETTY_NAME` of /etc/os-release.
+fn os_release() -> Option<String> {
+    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim().trim_matches('"').to_owned())
+}
+
+/// The CPU model from /proc/cpuinfo (`model name`, or `Model`/`cpu` on other architectures).
+pub fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    ["model name", "Model", "cpu model", "cpu"]
+        .iter()
+        .find_map(|key| {
+            text.lines().find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                (k.trim() == *key && !v.trim().is_empty()).then(|| v.trim().to_owned())
+            })
+        })
+}
+
+/// The GPUs `nvidia-smi` lists (empty when it is not installed or fails).
+fn nvidia_smi() -> Vec<DeviceInfo> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=index,name,memory.total,driver_version,compute_cap",
+            "--format=csv,noheader,nounits",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(out) if out.status.success() => parse_nvidia_smi(&String::from_utf8_lossy(&out.stdout)),
+        _ => Vec::new(),
+    }
+}
+
+/// `index, name, memory.total [MiB], driver_version, compute_cap` lines.
+fn parse_nvidia_smi(text: &str) -> Vec<DeviceInfo> {
+    text.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            let [index, name, memory, driver, cap] = cells.as_slice() else {
+                return None;
+            };
+            let known = |s: &str| (!s.is_empty() && !s.starts_with('[')).then(|| s.to_owned());
+            Some(DeviceInfo {
+                index: index.parse().ok()?,
+                kind: "cuda".into(),
+                name: (*name).to_owned(),
+                memory_bytes: memory.parse::<u64>().ok().map(|mib| mib << 20),
+                driver: known(driver),
+                compute_capability: known(cap),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvidia_smi_lines() {
+        let text = "0, NVIDIA H100 80GB HBM3, 81559, 550.54.15, 9.0\n\
+                    1, NVIDIA H100 80GB HBM3, 81559, 550.54.15, [N/A]\nnot a gpu\n";
+        let gpus = parse_nvidia_smi(text);
+        assert_eq!(gpus.len(), 2);
+        assert_eq!(gpus[0].name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(gpus[0].memory_bytes, Some(81559 << 20));
+        assert_eq!(gpus[0].driver.as_deref(), Some("550.54.15"));
+        assert_eq!(gpus[0].compute_capability.as_deref(), Some("9.0"));
+        assert_eq!(gpus[1].compute_capability, None);
+    }
+
+    #[test]
+    fn cpu_devices_and_the_machine() {
+        let devices = DeviceSet::cpu(4, 2).unwrap();
+        let info = describe(
+            &devices,
+            Stack {
+                tool: "mlbench 0.0.0".into(),
+                ..Stack::default()
+            },
+        );
+        assert_eq!(info.devices.len(), 2);
+        assert_eq!(info.devices[1].index, 1);
+        assert_eq!(info.devices[1].kind, "cpu");
+        assert_eq!(info.cores, devices.cores);
+        assert_eq!(info.hostname, hostname());
+        #[cfg(target_os = "linux")]
+        assert!(info.memory_bytes.is_some_and(|b| b > 1 << 20));
+    }
+
+    #[test]
+    fn a_second_host_writes_beside_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut info = SystemInfo {
+            hostname: "a".into(),
+            ..SystemInfo::default()
+        };
+        assert_eq!(
+            write(dir.path(), &info).unwrap(),
+            dir.path().join("system.json")
+        );
+        // The same host again replaces its own description.
+        assert_eq!(
+            write(dir.path(), &info).unwrap(),
+            dir.path().join("system.json")
+        );
+        info.hostname = "b".into();
+        assert_eq!(
+            write(dir.path(), &info).unwrap(),
+            dir.path().join("system.b.json")
+        );
+        let first: SystemInfo =
+            serde_json::from_slice(&std::fs::read(dir.path().join("system.json")).unwrap())
+                .unwrap();
+        assert_eq!(first.hostname, "a");
+    }
+}

@@ -1,0 +1,176 @@
+//! `system.json`: the machine a run ran on, written by `mlbench run` at the root of its
+//! output folder (`system.<hostname>.json` when another node already wrote one there),
+//! embedded by `mlbench pack` in SUBMISSION.json and shown by `report` and `grid`.
+//! Every field but `hostname` may be unknown (`null`): a reader takes what is there.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of this document.
+pub const SYSTEM_SCHEMA_VERSION: u32 = 1;
+
+/// The file name at the root of a run's output folder.
+pub const SYSTEM_NAME: &str = "system.json";
+
+/// Whether `path` (relative to a submission's root) is a machine description:
+/// `system.json` or `system.<hostname>.json` at the root.
+pub fn is_system_file(path: &str) -> bool {
+    path == SYSTEM_NAME
+        || (!path.contains('/')
+            && path
+                .strip_prefix("system.")
+                .and_then(|rest| rest.strip_suffix(".json"))
+                .is_some_and(|host| !host.is_empty()))
+}
+
+/// One machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemInfo {
+    /// [`SYSTEM_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The host's name, as the entries' `hostname`.
+    pub hostname: String,
+    /// The tool that ran, e.g. `mlbench 0.1.0`.
+    pub tool: String,
+    /// Its commit, when built from a git checkout.
+    pub commit: Option<String>,
+    /// libtorch's version, e.g. `2.13.0`.
+    pub libtorch: Option<String>,
+    /// The CUDA runtime's version (`12.4`), when libtorch has CUDA.
+    pub cuda: Option<String>,
+    /// cuDNN's version (`9.1.0`), when present.
+    pub cudnn: Option<String>,
+    /// The operating system (`/etc/os-release`'s `PRETTY_NAME`).
+    pub os: Option<String>,
+    /// The kernel release.
+    pub kernel: Option<String>,
+    /// The CPU model.
+    pub cpu: Option<String>,
+    /// CPU cores this run could use.
+    pub cores: usize,
+    /// The machine's memory, bytes.
+    pub memory_bytes: Option<u64>,
+    /// The devices the run used.
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// One device a run used.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceInfo {
+    /// Its index (`vcd` of the entries).
+    pub index: u32,
+    /// `cuda` or `cpu`.
+    pub kind: String,
+    /// Its name (`NVIDIA H100 80GB HBM3`; the CPU model for a CPU share).
+    pub name: String,
+    /// Its memory, bytes.
+    pub memory_bytes: Option<u64>,
+    /// The driver's version.
+    pub driver: Option<String>,
+    /// The compute capability (`9.0`).
+    pub compute_capability: Option<String>,
+}
+
+impl SystemInfo {
+    /// Reads a `system.json`; `None` when it is not one.
+    pub fn from_json(bytes: &[u8]) -> Option<SystemInfo> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    /// One line for people: `host: CPU model, 16 cores, 128.0 GiB; 8× NVIDIA H100 (driver
+    /// 550.54); libtorch 2.13.0, CUDA 12.4`.
+    pub fn summary(&self) -> String {
+        let gib = |b: u64| format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30));
+        let mut parts = vec![format!(
+            "{}, {} cores{}",
+            self.cpu.as_deref().unwrap_or("unknown CPU"),
+            self.cores,
+            self.memory_bytes
+                .map_or_else(String::new, |b| format!(", {}", gib(b)))
+        )];
+        let gpus: Vec<&DeviceInfo> = self.devices.iter().filter(|d| d.kind == "cuda").collect();
+        if let Some(first) = gpus.first() {
+            let same = gpus.iter().all(|d| d.name == first.name);
+            let name = if same {
+                first.name.as_str()
+            } else {
+                "GPUs of several models"
+            };
+            let driver = first
+                .driver
+                .as_deref()
+                .map_or_else(String::new, |d| format!(" (driver {d})"));
+            parts.push(format!("{}× {name}{driver}", gpus.len()));
+        }
+        let mut stack = Vec::new();
+        if let Some(v) = &self.libtorch {
+            stack.push(format!("libtorch {v}"));
+        }
+        if let Some(v) = &self.cuda {
+            stack.push(format!("CUDA {v}"));
+        }
+        if let Some(v) = &self.cudnn {
+            stack.push(format!("cuDNN {v}"));
+        }
+        if !stack.is_empty() {
+            parts.push(stack.join(", "));
+        }
+        format!("{}: {}", self.hostname, parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_files_are_at_the_root() {
+        assert!(is_system_file("system.json"));
+        assert!(is_system_file("system.node-2.json"));
+        assert!(!is_system_file("system..json"));
+        assert!(!is_system_file("output0/system.json"));
+        assert!(!is_system_file("systems.json"));
+    }
+
+    #[test]
+    fn summary_names_cpu_memory_gpus_and_stack() {
+        let gpu = |i| DeviceInfo {
+            index: i,
+            kind: "cuda".into(),
+            name: "NVIDIA H100".into(),
+            memory_bytes: Some(80 << 30),
+            driver: Some("550.54".into()),
+            compute_capability: Some("9.0".into()),
+        };
+        let info = SystemInfo {
+            schema_version: 1,
+            hostname: "n1".into(),
+            tool: "mlbench 0.1.0".into(),
+            cpu: Some("EPYC".into()),
+            cores: 16,
+            memory_bytes: Some(128 << 30),
+            libtorch: Some("2.13.0".into()),
+            cuda: Some("12.4".into()),
+            devices: vec![gpu(0), gpu(1)],
+            ..SystemInfo::default()
+        };
+        assert_eq!(
+            info.summary(),
+            "n1: EPYC, 16 cores, 128.0 GiB; 2× NVIDIA H100 (driver 550.54); libtorch 2.13.0, CUDA 12.4"
+        );
+        let bare = SystemInfo {
+            hostname: "h".into(),
+            ..SystemInfo::default()
+        };
+        assert_eq!(bare.summary(), "h: unknown CPU, 0 cores");
+    }
+
+    #[test]
+    fn unknown_fields_and_missing_ones_read() {
+        let info: SystemInfo =
+            toml::from_str("hostname = \"x\"\nfuture = 1\n").expect("tolerant reader");
+        assert_eq!(info.hostname, "x");
+        assert_eq!(info.cores, 0);
+    }
+}
