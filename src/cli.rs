@@ -124,6 +124,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Run every job at the smallest sizes that still run all of its code (12
+    /// observations of one step, small batches and images: runner/src/smoke.toml), to
+    /// check a machine's set-up in minutes. Entries record `smoke: true`; `validate` and
+    /// `report` say it is a smoke run, not a submission.
+    #[arg(long)]
+    pub smoke: bool,
+
     /// Print an sbatch job-array script running the same jobs on a Slurm cluster: one array
     /// task per node, --devices N GPUs per node (or cpu), --repeat-suite runs per node.
     #[arg(long, conflicts_with = "first_run")]

@@ -97,6 +97,12 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
         plural(s.gpus),
         s.entries
     )];
+    if s.smoke > 0 {
+        lines.push(format!(
+            "smoke run: {} of {} entries ran with `mlbench run --smoke` (reduced sizes): a set-up check, not comparable with the targets",
+            s.smoke, s.entries
+        ));
+    }
     for system in &doc.systems {
         lines.push(format!("system: {}", system.summary()));
     }

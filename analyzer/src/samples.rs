@@ -74,6 +74,8 @@ pub struct FileSamples {
     pub entries: usize,
     /// Entries of excluded benches.
     pub excluded: usize,
+    /// Entries that ran with `mlbench run --smoke`.
+    pub smoke: usize,
     /// Entries dropped, by rule.
     pub not_selected: Vec<(String, usize)>,
 }
@@ -94,9 +96,13 @@ impl FileSamples {
             run_ids: Vec::with_capacity(file.parsed.entries.len()),
             entries: file.parsed.entries.len(),
             excluded: 0,
+            smoke: 0,
             not_selected: Vec::new(),
         };
         for (entry_idx, entry) in &file.parsed.entries {
+            if entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true)) {
+                out.smoke += 1;
+            }
             let bench = entry.name().map(str::to_owned);
             if let Some(b) = &bench {
                 if targets.is_excluded(b) {
@@ -181,7 +187,7 @@ impl SampleSet {
         let mut samples = Vec::new();
         let mut keys = Vec::new();
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
-        let (mut entries, mut excluded) = (0, 0);
+        let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
         for (file_idx, part) in parts.into_iter().enumerate() {
@@ -194,6 +200,7 @@ impl SampleSet {
             keys.extend(part.keys);
             entries += part.entries;
             excluded += part.excluded;
+            smoke += part.smoke;
             for (rule, n) in part.not_selected {
                 *not_selected.entry(rule).or_default() += n;
             }
@@ -221,6 +228,7 @@ impl SampleSet {
             runs_told_apart,
             gpus: devices.len(),
             excluded,
+            smoke,
             not_selected: not_selected.into_iter().collect(),
         };
         SampleSet {

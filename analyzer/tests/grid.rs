@@ -40,6 +40,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
             runs,
             gpus: devices.len(),
             excluded: 0,
+            smoke: 0,
             not_selected: vec![],
             runs_told_apart: String::new(),
         },

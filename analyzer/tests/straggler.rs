@@ -37,6 +37,7 @@ fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {
             runs: 0,
             gpus: devices.len(),
             excluded: 0,
+            smoke: 0,
             not_selected: vec![],
             runs_told_apart: String::new(),
         },

@@ -137,6 +137,8 @@ pub struct InputSummary {
     pub gpus: usize,
     /// Entries of benches the target table sets aside.
     pub excluded: usize,
+    /// Entries that ran with `mlbench run --smoke` (reduced sizes: a set-up check).
+    pub smoke: usize,
     /// Entries dropped by a selection rule, with the rule.
     pub not_selected: Vec<(String, usize)>,
 }

@@ -10,6 +10,7 @@ use crate::bench::{BenchFactory, DeviceSpec};
 use crate::confine::{allowed_cpus, limit_memory, machine_memory, pin_current_thread, share_of};
 use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
+use crate::smoke::Smoke;
 use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -78,16 +79,21 @@ pub fn run_child(
     jobs: &mlbench_schema::jobs::JobsFile,
     options: PlanOptions,
     spec: CopySpec,
+    smoke: Option<&Smoke>,
     factory: &dyn BenchFactory,
     threads: &dyn Fn(usize),
 ) -> Result<(), CopyError> {
-    let plan = plan(
+    let mut plans = [plan(
         jobs,
         &PlanOptions {
             run: spec.run,
             ..options
         },
-    )?;
+    )?];
+    if let Some(smoke) = smoke {
+        smoke.apply(&mut plans);
+    }
+    let [plan] = plans;
     let execution = plan
         .executions
         .get(spec.execution)
@@ -168,6 +174,8 @@ pub struct ChildCommand {
     pub devices: Option<String>,
     /// `--name`s.
     pub names: Vec<String>,
+    /// `--smoke`.
+    pub smoke: bool,
 }
 
 /// The parent's side: starts the child of copy `index` and reads its result; writes the
@@ -201,6 +209,9 @@ pub fn launch(
     }
     for name in &child.names {
         cmd.arg("--name").arg(name);
+    }
+    if child.smoke {
+        cmd.arg("--smoke");
     }
     cmd.stdin(Stdio::null());
     let out = match cmd.output() {

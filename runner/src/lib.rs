@@ -12,6 +12,7 @@ pub mod plan;
 pub mod report;
 pub mod setup;
 pub mod slurm;
+pub mod smoke;
 pub mod system;
 pub mod timing;
 

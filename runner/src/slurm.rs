@@ -31,6 +31,8 @@ pub struct SlurmOptions {
     pub partition: Option<String>,
     /// `#SBATCH --time` (e.g. `04:00:00`).
     pub time: Option<String>,
+    /// `--smoke` on every node.
+    pub smoke: bool,
 }
 
 /// Quotes a word for `/bin/sh` (single quotes; a quote inside becomes `'\''`).
@@ -112,6 +114,9 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     for name in &o.names {
         cmd.push_str(&format!(" --name {}", sh_quote(name)));
     }
+    if o.smoke {
+        cmd.push_str(" --smoke");
+    }
     cmd.push_str(" --out-dir \"$OUT\"\n");
     s.push_str(&cmd);
     s
@@ -132,6 +137,7 @@ mod tests {
             out: PathBuf::from("/scratch/results"),
             partition: Some("gpu".into()),
             time: None,
+            smoke: false,
         }
     }
 

@@ -11,6 +11,7 @@ use mlbench_runner::models::Models;
 use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_reports, suite_env};
 use mlbench_runner::slurm::{SlurmOptions, node_gpus, sbatch_script};
+use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
@@ -62,10 +63,17 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     };
     if let Some(spec) = &args.copy {
         let threads = |n: usize| tch::set_num_threads(i32::try_from(n).unwrap_or(1));
-        run_child(&jobs, options, CopySpec::parse(spec)?, &Models, &threads)?;
+        let smoke = args.smoke.then(Smoke::builtin).transpose()?;
+        let spec = CopySpec::parse(spec)?;
+        run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads)?;
         return Ok(Outcome::Ok);
     }
-    let plans = plan_runs(&jobs, &options, args.repeat_suite)?;
+    let mut plans = plan_runs(&jobs, &options, args.repeat_suite)?;
+    if args.smoke {
+        for bench in Smoke::builtin()?.apply(&mut plans) {
+            eprintln!("note: --smoke on CPU devices: {bench} runs in float32 (float16 needs CUDA)");
+        }
+    }
     if args.dry_run {
         let text: String = plans.iter().map(|p| format!("{p}\n")).collect();
         crate::output::emit_bytes(text.as_bytes(), None, false)?;
@@ -127,6 +135,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         out: args.out.clone(),
         devices: args.devices.clone(),
         names: args.name.clone(),
+        smoke: args.smoke,
     };
     let launcher = |plan: &Plan, execution: &Execution, index: usize| {
         launch(&child, &Models, &hostname, plan, execution, index)
@@ -199,6 +208,7 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         out: args.out.clone(),
         partition: None,
         time: None,
+        smoke: args.smoke,
     });
     crate::output::emit_bytes(script.as_bytes(), None, false)?;
     Ok(Outcome::Ok)

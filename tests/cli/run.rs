@@ -52,16 +52,18 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
         "4 configurations passed, 0 failed; 8 entries in",
     ))
     .stderr(predicate::str::contains(format!(
-        "packed 15 files (8 report files, 8 entries) into {}",
+        "packed 16 files (8 report files, 8 entries) into {}",
         zip.display()
     )));
 
-    // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the manifest.
+    // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the
+    // machine's description, the manifest.
     let mut names: Vec<String> = read_zip(&zip).into_iter().map(|(n, _)| n).collect();
     names.sort();
     let mut expected = vec![
         "MANIFEST.sha256".to_owned(),
         "SUBMISSION.json".to_owned(),
+        "system.json".to_owned(),
         "tiny.json".to_owned(),
     ];
     for r in 0..4 {
@@ -78,6 +80,9 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
     assert_eq!(info["runs"], 4);
     assert_eq!(info["gpus"], 2);
     assert_eq!(info["entries"], 8);
+    // The machine, embedded: this host, its two simulated devices.
+    assert_eq!(info["systems"][0]["devices"].as_array().unwrap().len(), 2);
+    assert_eq!(info["systems"][0]["devices"][1]["kind"], "cpu");
     assert_eq!(info["errors"], 0);
     // The copy of the jobs file is the file itself.
     let copy = &files.iter().find(|(n, _)| n == "tiny.json").unwrap().1;
@@ -415,4 +420,64 @@ fn copies_are_reproducible_from_their_seeds() {
     assert_eq!(losses(&a, 0), losses(&b, 0));
     assert_eq!(losses(&a, 1), losses(&b, 1));
     assert_ne!(losses(&a, 0), losses(&a, 1));
+}
+
+/// `--smoke`: the shipped sizes replace the jobs file's (toy_reg: batch 16, 12
+/// observations of one step), every entry says so, `validate` says it once (and reports no
+/// argument that the smoke sizes explain), `report` says it in its notes.
+#[test]
+fn smoke_runs_shrink_the_jobs_and_say_so_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("tiny.json");
+    // batch 64 and 5 steps per observation in the jobs file: smoke makes them 16 and 1
+    // (toy_reg's smoke batch).
+    std::fs::write(
+        &jobs,
+        JOBS.replace(
+            "\"--number\": 2, \"--batch-size\": 16",
+            "\"--number\": 5, \"--batch-size\": 64",
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    run(&jobs, &out, &["--smoke", "--repeat-suite", "4"]).success();
+    let entries = read_entries(&out.join("output0/tiny_0.json"));
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0];
+    use mlbench_schema::Value;
+    assert_eq!(e.get("smoke"), Some(&Value::Bool(true)));
+    assert_eq!(e.get("batch_size"), Some(&Value::Int(16)));
+    assert_eq!(e.get("number"), Some(&Value::Int(1)));
+    assert_eq!(e.get("repeat"), Some(&Value::Int(12)));
+    // 12 observations, the first 10 dropped: the last 2 give the throughput.
+    assert!(e.train_item_avg().is_some_and(|v| v > 0.0), "{e:?}");
+    let (code, json) = validate_json(&out, &[]);
+    let rules: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(
+        rules.iter().filter(|r| **r == "run.smoke").count(),
+        1,
+        "{rules:?}"
+    );
+    assert!(!rules.contains(&"args.entry-mismatch"), "{rules:?}");
+    let smoke = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "run.smoke")
+        .unwrap();
+    assert_eq!(smoke["found"], "8 of 8 entries ran with --smoke");
+    mlbench()
+        .args(["report", "--gpu-model", "RTX", "--reports"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "smoke run: 8 of 8 entries ran with `mlbench run --smoke` (reduced sizes)",
+        ));
 }

@@ -57,6 +57,8 @@ pub struct EntryFacts {
     pub losses_hash: Option<u64>,
     /// `train` {avg, min, max, sd} as bits, when present: identical timings mean a copy.
     pub timing: Option<[u64; 4]>,
+    /// Run with `mlbench run --smoke` (`smoke: true` among its arguments).
+    pub smoke: bool,
 }
 
 /// The hash of a curve's bits for [`EntryFacts::losses_hash`].
@@ -173,6 +175,7 @@ pub fn file_facts(
             losses_hash: None,
             losses: finite_losses(entry),
             timing: timing(entry),
+            smoke: is_smoke(entry),
         });
         if let Some(last) = out.entries.last_mut() {
             last.losses_hash = curve_hash(&last.losses);
@@ -211,4 +214,9 @@ fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
         return None;
     }
     Some([avg, min, max, sd].map(f64::to_bits))
+}
+
+/// Whether `entry` ran with `mlbench run --smoke`.
+pub fn is_smoke(entry: &mlbench_schema::ReportEntry) -> bool {
+    entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true))
 }

@@ -299,6 +299,14 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         }));
     }
 
+    let smoke = entries.iter().filter(|e| e.smoke).count();
+    if smoke > 0 {
+        findings.push(Finding::new(
+            "run.smoke",
+            "entries at the jobs file's sizes",
+            format!("{smoke} of {} entries ran with --smoke", entries.len()),
+        ));
+    }
     lap("parse and per-entry rules");
     // Cross-file rules.
     let mut gpus = BTreeSet::new();

@@ -224,6 +224,12 @@ pub const RULES: &[Rule] = &[
         "a failure stub written by the runner",
         "the bench process failed; see the run's log and re-run it",
     ),
+    def(
+        "run.smoke",
+        Warning,
+        "entries ran at smoke sizes (mlbench run --smoke): a set-up check, not a submission",
+        "run the suite without --smoke to produce a submission; the smoke sizes explain the arguments that differ from the jobs file, which are not reported",
+    ),
     // Versions.
     def(
         "version.inconsistent",

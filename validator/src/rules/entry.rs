@@ -345,6 +345,10 @@ fn arguments(entry: &ReportEntry, at: &At, jobs: &JobConfigs, out: &mut Vec<Find
     let Some(name) = entry.name() else {
         return;
     };
+    // `mlbench run --smoke` shrinks the sizes on purpose: `run.smoke` says so, once.
+    if crate::facts::is_smoke(entry) {
+        return;
+    }
     // An unknown bench is reported by the coverage rules.
     let Some(configs) = jobs.by_name.get(name) else {
         return;

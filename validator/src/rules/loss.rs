@@ -328,6 +328,7 @@ mod tests {
             losses_hash: crate::facts::curve_hash(&losses),
             losses,
             timing: Some([file as u64; 4]),
+            smoke: false,
         }
     }
 
