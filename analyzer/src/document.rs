@@ -61,6 +61,7 @@ pub fn report_document(
         seed: DEFAULT_SEED,
         level: DEFAULT_LEVEL,
     });
+    doc.fleet = crate::fleet::fleet(&set, &crate::fleet::FleetOptions::default());
     doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
@@ -184,6 +185,20 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
             r.failures.len(),
             if r.failures.len() == 1 { "y" } else { "ies" }
         ));
+    }
+    if let Some(fleet) = &doc.fleet {
+        lines.push(format!(
+            "fleet: {} nodes; the 10th-percentile node at {:.3} of the median node, {:.0}% of the nodes within 5% of it (table below; docs/scoring.md)",
+            fleet.nodes.len(),
+            fleet.p10,
+            fleet.within_5pct * 100.0
+        ));
+        for n in fleet.nodes.iter().filter(|n| n.flagged) {
+            lines.push(format!(
+                "slow node: {} is significantly below the other nodes on {} of {} benches tested ({:.3} of the median node)",
+                n.node, n.below, n.tested, n.relative
+            ));
+        }
     }
     for s in &doc.stragglers {
         lines.push(format!(

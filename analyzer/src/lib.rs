@@ -14,6 +14,7 @@ pub mod compare;
 pub mod context;
 pub mod document;
 pub mod expected;
+pub mod fleet;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;

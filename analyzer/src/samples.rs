@@ -19,6 +19,8 @@ pub struct Sample {
     pub run: u32,
     /// The single device the entry ran on.
     pub device: Option<u32>,
+    /// Index into [`SampleSet::hosts`]: the node (`hostname`) it ran on.
+    pub host: Option<u32>,
     /// How many devices it ran on together (the world size of a `scaling` entry).
     pub world: Option<u32>,
     /// `train_item.avg`.
@@ -44,6 +46,8 @@ pub struct SampleSet {
     pub run_split: Option<RunSplit>,
     /// Devices seen, sorted.
     pub devices: Vec<u32>,
+    /// The nodes (`hostname` of the entries), sorted; a fleet when there are several.
+    pub hosts: Vec<String>,
     /// Every entry kept, in file order.
     pub samples: Vec<Sample>,
     /// File names for messages, by file index.
@@ -78,6 +82,9 @@ pub struct FileSamples {
     pub smoke: usize,
     /// Entries dropped, by rule.
     pub not_selected: Vec<(String, usize)>,
+    /// The host names of this file's samples (their `host` indexes it until the files
+    /// are put together).
+    pub hosts: Vec<String>,
 }
 
 impl FileSamples {
@@ -98,6 +105,7 @@ impl FileSamples {
             excluded: 0,
             smoke: 0,
             not_selected: Vec::new(),
+            hosts: Vec::new(),
         };
         for (entry_idx, entry) in &file.parsed.entries {
             if entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true)) {
@@ -130,10 +138,20 @@ impl FileSamples {
             };
             out.keys.push(key);
             out.run_ids.push(run_id_of(entry));
+            let host = entry.get("hostname").and_then(Value::as_str).map(|h| {
+                match out.hosts.iter().position(|known| known == h) {
+                    Some(i) => i as u32,
+                    None => {
+                        out.hosts.push(h.to_owned());
+                        (out.hosts.len() - 1) as u32
+                    }
+                }
+            });
             out.samples.push(Sample {
                 bench,
                 run: 0,
                 device,
+                host,
                 world: world_size(entry),
                 value: entry.train_item_avg(),
                 failure,
@@ -190,11 +208,23 @@ impl SampleSet {
         let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
+        let hosts: Vec<String> = parts
+            .iter()
+            .flat_map(|p| p.hosts.iter().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         for (file_idx, part) in parts.into_iter().enumerate() {
             let of_entry = &run_index.of_entry[file_idx];
+            let global: Vec<u32> = part
+                .hosts
+                .iter()
+                .map(|h| hosts.binary_search(h).unwrap_or_default() as u32)
+                .collect();
             samples.extend(part.samples.into_iter().zip(of_entry).map(|(mut s, &run)| {
                 s.run = run;
                 s.file = file_idx as u32;
+                s.host = s.host.and_then(|h| global.get(h as usize).copied());
                 s
             }));
             keys.extend(part.keys);
@@ -236,6 +266,7 @@ impl SampleSet {
             runs: run_index.names,
             run_split: run_index.split,
             devices,
+            hosts,
             samples,
             files,
             summary,

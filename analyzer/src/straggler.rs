@@ -62,17 +62,32 @@ pub fn welch_below(x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>, f64) {
 
 /// Every GPU (single-device entries only) with at least one bench tested, by device.
 pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler> {
-    let mut per_device: std::collections::BTreeMap<u32, Vec<StragglerBench>> =
-        std::collections::BTreeMap::new();
-    for (bench, devices) in group_by_bench(set) {
-        let gpus: Vec<(u32, &Vec<f64>)> = devices
-            .iter()
+    let by_bench = group_by_bench(set).into_iter().map(|(bench, devices)| {
+        let gpus = devices
+            .into_iter()
             .filter_map(|(d, v)| d.map(|d| (d, v)))
             .collect();
-        for &(device, runs) in &gpus {
-            let peers: Vec<f64> = gpus
+        (bench, gpus)
+    });
+    below_peers(by_bench, options)
+        .into_iter()
+        .map(|(device, benches)| straggler(device, benches))
+        .collect()
+}
+
+/// The test of every unit (a GPU, a node) against its peers on each bench: `groups` gives,
+/// per bench, each unit's values. A unit appears once it has a bench tested.
+pub fn below_peers<K: Ord + Copy>(
+    groups: impl IntoIterator<Item = (String, Vec<(K, Vec<f64>)>)>,
+    options: &StragglerOptions,
+) -> std::collections::BTreeMap<K, Vec<StragglerBench>> {
+    let mut per_unit: std::collections::BTreeMap<K, Vec<StragglerBench>> =
+        std::collections::BTreeMap::new();
+    for (bench, units) in groups {
+        for (unit, runs) in &units {
+            let peers: Vec<f64> = units
                 .iter()
-                .filter(|(d, _)| *d != device)
+                .filter(|(u, _)| u != unit)
                 .flat_map(|(_, v)| v.iter().copied())
                 .collect();
             // Two values are the least a variance needs, whatever min_runs says.
@@ -84,7 +99,7 @@ pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler>
             let (peers_n, peers_mean, _) = mean_var(peers.iter().copied());
             let (t, df, p) = welch_below(runs, &peers);
             let deficit = 1.0 - mean / peers_mean;
-            per_device.entry(device).or_default().push(StragglerBench {
+            per_unit.entry(*unit).or_default().push(StragglerBench {
                 bench: bench.clone(),
                 n,
                 mean,
@@ -98,23 +113,24 @@ pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler>
             });
         }
     }
-    per_device
-        .into_iter()
-        .map(|(device, benches)| {
-            let tested = benches.len();
-            let below = benches.iter().filter(|b| b.below).count();
-            let mut deficits: Vec<f64> = benches.iter().map(|b| b.deficit).collect();
-            deficits.sort_unstable_by(f64::total_cmp);
-            // Every device listed has a bench tested, so the median exists.
-            let median_deficit = quantile_sorted(&deficits, 0.5).unwrap_or_default();
-            Straggler {
-                device,
-                tested,
-                below,
-                median_deficit,
-                flagged: 2 * below > tested,
-                benches,
-            }
-        })
-        .collect()
+    per_unit
+}
+
+/// A unit's verdict over its benches: flagged when below on more than half of those
+/// tested.
+pub fn straggler(device: u32, benches: Vec<StragglerBench>) -> Straggler {
+    let tested = benches.len();
+    let below = benches.iter().filter(|b| b.below).count();
+    let mut deficits: Vec<f64> = benches.iter().map(|b| b.deficit).collect();
+    deficits.sort_unstable_by(f64::total_cmp);
+    // Every unit listed has a bench tested, so the median exists.
+    let median_deficit = quantile_sorted(&deficits, 0.5).unwrap_or_default();
+    Straggler {
+        device,
+        tested,
+        below,
+        median_deficit,
+        flagged: 2 * below > tested,
+        benches,
+    }
 }

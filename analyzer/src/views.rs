@@ -94,6 +94,7 @@ mod tests {
             bench: Some(bench.into()),
             run,
             device,
+            host: None,
             world: None,
             value: Some(value),
             failure: None,

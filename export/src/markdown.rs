@@ -82,7 +82,10 @@ impl Exporter<ReportDoc> for Markdown {
             &rows,
             false,
         );
-        for t in report_rows::per_gpu_tables(report) {
+        for t in report_rows::per_gpu_tables(report)
+            .into_iter()
+            .chain(report_rows::fleet_rows(doc))
+        {
             let _ = writeln!(out, "### {}\n", t.title);
             figures(&mut out, &t);
         }

@@ -68,6 +68,9 @@ impl Exporter<ReportDoc> for Table {
         for t in report_rows::per_gpu_tables(report) {
             titled(&mut out, t);
         }
+        if let Some(t) = report_rows::fleet_rows(doc) {
+            titled(&mut out, t);
+        }
         let _ = writeln!(out, "Result: {}", report_rows::result_word(doc));
         if let Some(ci) = &doc.ci {
             let t = report_rows::ci_rows(ci);

@@ -25,6 +25,9 @@ pub struct ReportDoc {
     pub ci: Option<Intervals>,
     /// GPUs significantly below their peers (flagged ones only).
     pub stragglers: Vec<Straggler>,
+    /// The nodes side by side, when the entries name several hosts (absent with one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Fleet>,
     /// The machines the runs ran on (`system.json`), by host; absent when none was found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<SystemInfo>,
@@ -42,6 +45,7 @@ impl ReportDoc {
             report,
             ci: None,
             stragglers: Vec::new(),
+            fleet: None,
             systems: Vec::new(),
             notes: Vec::new(),
         }
@@ -429,4 +433,49 @@ impl Report {
             Report::Score(r) => &r.failures,
         }
     }
+}
+
+/// The nodes of a submission that ran on several (`hostname` of the entries): what an
+/// organizer buying N nodes looks at, the worst node rather than the best
+/// (docs/scoring.md, "The fleet").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fleet {
+    /// One row per node, by name.
+    pub nodes: Vec<FleetNode>,
+    /// The 10th percentile of the nodes' `relative` (linear interpolation).
+    pub p10: f64,
+    /// The share of nodes whose `relative` is within 5 % of 1 (the median node).
+    pub within_5pct: f64,
+    /// The bootstrap resamples of the intervals.
+    #[serde(skip)]
+    pub resamples: usize,
+    /// Their seed.
+    #[serde(skip)]
+    pub seed: u64,
+}
+
+/// One node of a fleet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetNode {
+    /// The host name.
+    pub node: String,
+    /// Single devices seen on it.
+    pub gpus: usize,
+    /// Runs seen on it.
+    pub runs: usize,
+    /// Geometric mean over the benches it ran of (its mean throughput ÷ the median
+    /// node's): 1 is the median node, 0.94 a node 6 % slower.
+    pub relative: f64,
+    /// The 95 % bootstrap interval of `relative` (runs resampled within GPUs within
+    /// nodes, every node together).
+    pub ci_low: f64,
+    /// Its upper end.
+    pub ci_high: f64,
+    /// Significantly slower than the other nodes on more than half of the benches tested
+    /// (the GPU straggler test, node against node).
+    pub flagged: bool,
+    /// Benches tested, and those where it is below the others.
+    pub tested: usize,
+    /// Benches where it is below the other nodes.
+    pub below: usize,
 }

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
 mod fixtures;
+mod fleet;
 mod grid;
 mod html;
 mod layouts;

@@ -190,6 +190,9 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         .enumerate()
         .map(|(i, t)| table(&format!("gpu{i}"), t))
         .collect();
+    if let Some(t) = report_rows::fleet_rows(doc) {
+        per_gpu.push(table("fleet", t));
+    }
     if let Some(gpus) = &page.gpus {
         per_gpu.push(Block::Svg {
             caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),

@@ -265,3 +265,46 @@ pub fn failure_rows(report: &Report) -> Vec<[String; 4]> {
 pub fn result_word(doc: &ReportDoc) -> &'static str {
     verdict(doc.report.passed())
 }
+
+/// The fleet table: one row per node (`None` for a single node).
+pub fn fleet_rows(doc: &ReportDoc) -> Option<Rows> {
+    let fleet = doc.fleet.as_ref()?;
+    let rows = fleet
+        .nodes
+        .iter()
+        .map(|n| {
+            vec![
+                n.node.clone(),
+                n.gpus.to_string(),
+                n.runs.to_string(),
+                format!("{:.3}", n.relative),
+                format!("{:.3}–{:.3}", n.ci_low, n.ci_high),
+                format!("{}/{}", n.below, n.tested),
+                if n.flagged {
+                    "SLOW".into()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    Some(Rows::new(
+        format!(
+            "Fleet: each node against the median node (p10 {:.3}, {:.0}% within 5%; 95% bootstrap intervals, {} resamples, seed {})",
+            fleet.p10,
+            fleet.within_5pct * 100.0,
+            fleet.resamples,
+            fleet.seed
+        ),
+        &[
+            "node",
+            "gpus",
+            "runs",
+            "relative",
+            "95% CI",
+            "below/tested",
+            "flag",
+        ],
+        rows,
+    ))
+}

@@ -1,0 +1,196 @@
+//! The fleet view of `mlbench report`: when the entries of a submission name several
+//! hosts, each node against the median node (docs/scoring.md, "The fleet").
+//!
+//! Per bench, a node's figure is the mean of its usable samples (every GPU × run); the
+//! bench's reference is the median of the nodes' figures. A node's `relative` is the
+//! geometric mean, over the benches it ran that at least two nodes ran, of its figure ÷
+//! the reference. Its interval resamples runs within each GPU of each node, every node in
+//! the same resample (the median moves with them), from streams named by the suite, the
+//! bench and the node. A node is flagged by the GPU straggler test applied to nodes: on
+//! each bench its samples against the other nodes' pooled (one-sided Welch, p < 0.01 and
+//! at least 1 % below), flagged when below on more than half of the benches tested.
+
+use crate::bootstrap::{Strata, percentile_interval, quantile_sorted, stream, usable};
+use crate::samples::SampleSet;
+use crate::straggler::{StragglerOptions, below_peers};
+use mlbench_results::report::{Fleet, FleetNode};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the fleet view is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FleetOptions {
+    /// Bootstrap resamples of each node's interval.
+    pub resamples: usize,
+    /// Their seed.
+    pub seed: u64,
+    /// The confidence level.
+    pub level: f64,
+    /// The test that flags a slow node.
+    pub test: StragglerOptions,
+}
+
+impl Default for FleetOptions {
+    /// 2000 resamples, seed 2019, 95 %, the straggler test's thresholds.
+    fn default() -> FleetOptions {
+        FleetOptions {
+            resamples: 2000,
+            seed: crate::grid::DEFAULT_SEED,
+            level: crate::grid::DEFAULT_LEVEL,
+            test: StragglerOptions::default(),
+        }
+    }
+}
+
+/// bench → node → GPU (`None`: several devices) → values.
+type ByNode = BTreeMap<String, BTreeMap<u32, BTreeMap<Option<u32>, Vec<f64>>>>;
+
+fn by_node(set: &SampleSet) -> ByNode {
+    let mut out: ByNode = BTreeMap::new();
+    for s in &set.samples {
+        if let (Some((bench, value)), Some(host)) = (usable(s), s.host) {
+            out.entry(bench.to_owned())
+                .or_default()
+                .entry(host)
+                .or_default()
+                .entry(s.device)
+                .or_default()
+                .push(value);
+        }
+    }
+    out
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_unstable_by(f64::total_cmp);
+    quantile_sorted(values, 0.5)
+}
+
+/// Each node's log ratio to the bench's median node, for the benches two nodes or more
+/// ran: bench → node → ln(mean ÷ median).
+fn log_ratios(means: &BTreeMap<String, BTreeMap<u32, f64>>) -> BTreeMap<u32, Vec<f64>> {
+    let mut out: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for nodes in means.values() {
+        if nodes.len() < 2 {
+            continue;
+        }
+        let mut values: Vec<f64> = nodes.values().copied().collect();
+        let Some(reference) = median(&mut values) else {
+            continue;
+        };
+        for (&node, &mean) in nodes {
+            out.entry(node).or_default().push((mean / reference).ln());
+        }
+    }
+    out
+}
+
+fn geomean(logs: &[f64]) -> f64 {
+    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+}
+
+/// The fleet view of `set`; `None` unless its samples name at least two hosts.
+pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
+    let data = by_node(set);
+    let nodes: BTreeSet<u32> = data.values().flat_map(|n| n.keys().copied()).collect();
+    if nodes.len() < 2 {
+        return None;
+    }
+    let strata: BTreeMap<&str, BTreeMap<u32, Strata>> = data
+        .iter()
+        .map(|(bench, nodes)| {
+            let per_node = nodes
+                .iter()
+                .map(|(&node, gpus)| (node, Strata::new(gpus.values().cloned())))
+                .collect();
+            (bench.as_str(), per_node)
+        })
+        .collect();
+    let point_means: BTreeMap<String, BTreeMap<u32, f64>> = strata
+        .iter()
+        .map(|(b, nodes)| {
+            let means = nodes.iter().map(|(&n, s)| (n, s.mean())).collect();
+            ((*b).to_owned(), means)
+        })
+        .collect();
+    let point = log_ratios(&point_means);
+    // Every (bench, node) stream's resampled means, then each resample's ratios.
+    let resampled: BTreeMap<&str, BTreeMap<u32, Vec<f64>>> = strata
+        .iter()
+        .map(|(bench, nodes)| {
+            let means = nodes
+                .iter()
+                .map(|(&node, s)| {
+                    let name = &set.hosts[node as usize];
+                    let mut rng = stream(options.seed, &[&set.suite, bench, "node", name]);
+                    let mut out = Vec::with_capacity(options.resamples);
+                    s.resample_means(&mut rng, options.resamples, &mut out);
+                    (node, out)
+                })
+                .collect();
+            (*bench, means)
+        })
+        .collect();
+    let mut draws: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for r in 0..options.resamples {
+        let means: BTreeMap<String, BTreeMap<u32, f64>> = resampled
+            .iter()
+            .map(|(b, nodes)| {
+                let m = nodes.iter().map(|(&n, v)| (n, v[r])).collect();
+                ((*b).to_owned(), m)
+            })
+            .collect();
+        for (node, logs) in log_ratios(&means) {
+            draws.entry(node).or_default().push(geomean(&logs));
+        }
+    }
+    // The node test: each node's samples against the other nodes' on every bench.
+    let groups = data.iter().map(|(bench, nodes)| {
+        let units = nodes
+            .iter()
+            .map(|(&node, gpus)| (node, gpus.values().flatten().copied().collect()))
+            .collect();
+        (bench.clone(), units)
+    });
+    let tests = below_peers(groups, &options.test);
+    let rows: Vec<FleetNode> = nodes
+        .iter()
+        .filter_map(|&node| {
+            let logs = point.get(&node)?;
+            let [ci_low, ci_high] = percentile_interval(draws.get_mut(&node)?, options.level)?;
+            let of_node = set.samples.iter().filter(|s| s.host == Some(node));
+            let gpus: BTreeSet<u32> = of_node.clone().filter_map(|s| s.device).collect();
+            let runs: BTreeSet<u32> = of_node.map(|s| s.run).collect();
+            let tested = tests.get(&node).map_or(0, Vec::len);
+            let below = tests
+                .get(&node)
+                .map_or(0, |t| t.iter().filter(|b| b.below).count());
+            Some(FleetNode {
+                node: set.hosts[node as usize].clone(),
+                gpus: gpus.len(),
+                runs: runs.len(),
+                relative: geomean(logs),
+                ci_low,
+                ci_high,
+                flagged: tested > 0 && 2 * below > tested,
+                tested,
+                below,
+            })
+        })
+        .collect();
+    if rows.len() < 2 {
+        return None;
+    }
+    let mut relatives: Vec<f64> = rows.iter().map(|n| n.relative).collect();
+    relatives.sort_unstable_by(f64::total_cmp);
+    let near = rows
+        .iter()
+        .filter(|n| (n.relative - 1.0).abs() <= 0.05)
+        .count();
+    Some(Fleet {
+        p10: quantile_sorted(&relatives, 0.1)?,
+        within_5pct: near as f64 / rows.len() as f64,
+        nodes: rows,
+        resamples: options.resamples,
+        seed: options.seed,
+    })
+}

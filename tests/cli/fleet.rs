@@ -1,0 +1,78 @@
+//! The fleet view of `report`: a submission whose entries name two hosts gets a fleet
+//! section (table, JSON); one host gets none.
+
+use crate::fixtures::{copy_example, edit_entries, mlbench};
+
+fn report_json(dir: &std::path::Path) -> serde_json::Value {
+    let out = mlbench()
+        .args([
+            "report",
+            "--format",
+            "json",
+            "--gpu-model",
+            "RTX",
+            "--reports",
+        ])
+        .arg(dir)
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn two_hosts_are_a_fleet_of_two_and_one_is_none() {
+    let dir = copy_example();
+    assert!(
+        report_json(dir.path()).get("fleet").is_none(),
+        "one host: no section"
+    );
+    // GPU 1's streams ran on a second node.
+    for run in 0..5 {
+        let path = dir.path().join(format!("output{run}/fast_1.json"));
+        edit_entries(&path, |entries| {
+            for e in entries {
+                e.fields.insert("hostname", "vendor00-node-b");
+            }
+        });
+    }
+    let json = report_json(dir.path());
+    let fleet = &json["fleet"];
+    let nodes = fleet["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["node"].as_str().unwrap()).collect();
+    assert_eq!(names, ["vendor00-node", "vendor00-node-b"]);
+    for n in nodes {
+        assert_eq!(n["gpus"], 1);
+        assert_eq!(n["runs"], 5);
+        let (lo, hi, rel) = (
+            n["ci_low"].as_f64().unwrap(),
+            n["ci_high"].as_f64().unwrap(),
+            n["relative"].as_f64().unwrap(),
+        );
+        assert!(lo <= rel && rel <= hi, "{n}");
+    }
+    // Two nodes: each bench's median is their midpoint m = (a + b) / 2, so the two ratios
+    // multiply to ab / m² ≤ 1 (AM–GM), bench by bench and so in the geometric mean.
+    let product = nodes[0]["relative"].as_f64().unwrap() * nodes[1]["relative"].as_f64().unwrap();
+    assert!(product <= 1.0 + 1e-12, "{product}");
+    let keys: Vec<&str> = fleet
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["nodes", "p10", "within_5pct"]);
+    let out = mlbench()
+        .args(["report", "--gpu-model", "RTX", "--reports"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("  fleet: 2 nodes; the 10th-percentile node at "),
+        "{text}"
+    );
+    assert!(
+        text.contains("Fleet: each node against the median node"),
+        "{text}"
+    );
+}
