@@ -140,3 +140,79 @@ fn the_report_page_has_a_system_table() {
     assert!(html.contains("<tr><td>driver</td><td>550.54</td><td>535.10</td></tr>"));
     assert!(html.contains("<tr><td>devices</td><td>2× H100</td><td>2× H100</td></tr>"));
 }
+
+/// Nodes that differ, and a declared node missing from a run.
+#[test]
+fn fleet_rules_compare_the_declared_nodes() {
+    use crate::fixtures::{edit_entries, findings, warning};
+    let dir = copy_example();
+    write_systems(dir.path());
+    // GPU 0's streams ran on n1, GPU 1's on n2; run 3 lost n2's stream.
+    for run in 0..5 {
+        for (gpu, host) in [(0, "n1"), (1, "n2")] {
+            let path = dir.path().join(format!("output{run}/fast_{gpu}.json"));
+            edit_entries(&path, |entries| {
+                for e in entries {
+                    e.fields.insert("hostname", host);
+                }
+            });
+        }
+    }
+    std::fs::remove_file(dir.path().join("output3/fast_1.json")).unwrap();
+    let (_, json) = validate_json(dir.path(), &[]);
+    let found = findings(&json);
+    // The two descriptions differ in the driver only.
+    let driver = warning("fleet.inconsistent", None, None, Some("driver"));
+    assert!(found.contains(&driver), "{json}");
+    let inconsistent: Vec<_> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fleet.inconsistent")
+        .collect();
+    assert_eq!(inconsistent.len(), 1, "{inconsistent:?}");
+    assert_eq!(inconsistent[0]["expected"], "driver 550.54 as on n1");
+    assert_eq!(inconsistent[0]["found"], "535.10 on n2");
+    let missing: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "fleet.node-missing")
+        .map(|f| f["found"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["none in run output3"]);
+}
+
+/// Without descriptions the entries' `gpu` tells the nodes apart; alike nodes are quiet.
+#[test]
+fn without_descriptions_the_gpu_names_compare_the_nodes() {
+    use crate::fixtures::edit_entries;
+    let dir = copy_example();
+    for run in 0..5 {
+        for (gpu, host, model) in [(0, "a", "NVIDIA H100"), (1, "b", "NVIDIA A100")] {
+            let path = dir.path().join(format!("output{run}/fast_{gpu}.json"));
+            edit_entries(&path, |entries| {
+                for e in entries {
+                    e.fields.insert("hostname", host);
+                    e.fields.insert("gpu", model);
+                }
+            });
+        }
+    }
+    let (_, json) = validate_json(dir.path(), &[]);
+    let inconsistent: Vec<_> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"].as_str().unwrap().starts_with("fleet."))
+        .collect();
+    assert_eq!(inconsistent.len(), 1, "{inconsistent:?}");
+    assert_eq!(inconsistent[0]["expected"], "GPU model NVIDIA H100 as on a");
+    assert_eq!(inconsistent[0]["found"], "NVIDIA A100 on b");
+    let original = copy_example();
+    let (_, json) = validate_json(original.path(), &[]);
+    assert!(
+        !json.to_string().contains("fleet."),
+        "one node: no fleet rule"
+    );
+}

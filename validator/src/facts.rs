@@ -59,6 +59,10 @@ pub struct EntryFacts {
     pub timing: Option<[u64; 4]>,
     /// Run with `mlbench run --smoke` (`smoke: true` among its arguments).
     pub smoke: bool,
+    /// The node it ran on (`hostname`).
+    pub host: Option<String>,
+    /// The device's name (`gpu`).
+    pub gpu: Option<String>,
 }
 
 /// The hash of a curve's bits for [`EntryFacts::losses_hash`].
@@ -176,6 +180,8 @@ pub fn file_facts(
             losses: finite_losses(entry),
             timing: timing(entry),
             smoke: is_smoke(entry),
+            host: text_field(entry, "hostname"),
+            gpu: text_field(entry, "gpu"),
         });
         if let Some(last) = out.entries.last_mut() {
             last.losses_hash = curve_hash(&last.losses);
@@ -219,4 +225,12 @@ fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
 /// Whether `entry` ran with `mlbench run --smoke`.
 pub fn is_smoke(entry: &mlbench_schema::ReportEntry) -> bool {
     entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true))
+}
+
+/// A string field of an entry.
+fn text_field(entry: &mlbench_schema::ReportEntry, key: &str) -> Option<String> {
+    entry
+        .get(key)
+        .and_then(mlbench_schema::Value::as_str)
+        .map(str::to_owned)
 }

@@ -373,6 +373,8 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
                         coverage.check(&mut out);
                     }
                     rules::versions::inconsistent(&entries, &paths, &mut out);
+                    let systems = crate::pack::SubmissionInfo::systems_of(&intake.files);
+                    rules::fleet::check(&entries, run_names, &systems, &mut out);
                     out
                 },
                 || {

@@ -230,6 +230,19 @@ pub const RULES: &[Rule] = &[
         "entries ran at smoke sizes (mlbench run --smoke): a set-up check, not a submission",
         "run the suite without --smoke to produce a submission; the smoke sizes explain the arguments that differ from the jobs file, which are not reported",
     ),
+    // Fleets.
+    def(
+        "fleet.inconsistent",
+        Warning,
+        "nodes of one submission with different GPU models, drivers or library versions",
+        "run every node with the same hardware and software stack, or submit the nodes apart",
+    ),
+    def(
+        "fleet.node-missing",
+        Warning,
+        "a node the submission declares (its system.json) is absent from a run",
+        "re-run the suite on that node, or leave its system description out",
+    ),
     // Versions.
     def(
         "version.inconsistent",

@@ -329,6 +329,8 @@ mod tests {
             losses,
             timing: Some([file as u64; 4]),
             smoke: false,
+            host: None,
+            gpu: None,
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod coverage;
 pub mod entry;
+pub mod fleet;
 pub mod jobs;
 pub mod loss;
 pub mod manifest;
