@@ -193,6 +193,8 @@ pub enum PlotKind {
     Runs,
     /// Batch-loss curves per bench with the validator's band.
     Loss,
+    /// Each node of a submission run on several hosts against the median node.
+    Fleet,
 }
 
 /// Image formats.

@@ -8,6 +8,7 @@ use mlbench_plots::{
     OverallBars, OverallEntry, Series,
 };
 use mlbench_results::grid::{Grid, VendorRow};
+use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, RunMeans};
 use mlbench_validator::rules::loss::{SubmissionCurves, curve_groups};
 use std::collections::BTreeMap;
@@ -178,4 +179,41 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
         out.push((name, chart));
     }
     Ok(out)
+}
+
+/// A fleet's nodes against the median node, with their intervals; flagged nodes are
+/// named `SLOW`.
+pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
+    let entries = fleet
+        .nodes
+        .iter()
+        .map(|n| {
+            let name = if n.flagged {
+                format!("{} — SLOW", n.node)
+            } else {
+                n.node.clone()
+            };
+            let estimate = Estimate::new(
+                n.relative,
+                n.ci_low.min(n.relative),
+                n.ci_high.max(n.relative),
+            );
+            OverallEntry::new(name, estimate, 1)
+        })
+        .collect();
+    mlbench_plots::overall_bars(&OverallBars {
+        title: format!("{label}: each node's throughput relative to the median node"),
+        subtitle: Some(format!(
+            "geometric mean over benches, 95% bootstrap intervals ({} resamples, seed {}); p10 {:.3}, {:.0}% of nodes within 5%",
+            fleet.resamples,
+            fleet.seed,
+            fleet.p10,
+            fleet.within_5pct * 100.0
+        )),
+        entries,
+        baseline: "median node".into(),
+        x_label: Some("throughput relative to the median node (log scale)".into()),
+        ..OverallBars::default()
+    })
+    .map_err(drawn("the fleet chart"))
 }

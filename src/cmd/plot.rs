@@ -4,8 +4,11 @@ use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
+use mlbench_analyzer::fleet::{FleetOptions, fleet};
 use mlbench_analyzer::views::{gpu_relative, run_means};
-use mlbench_export::charts::{Named, grid_charts, heatmap_chart, loss_charts, runs_chart};
+use mlbench_export::charts::{
+    Named, fleet_chart, grid_charts, heatmap_chart, loss_charts, runs_chart,
+};
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
 use std::path::{Path, PathBuf};
@@ -28,6 +31,16 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
                 let runs = run_means(&l.sub.set, &targets);
                 let chart = runs_chart(&l.label, &targets.gpu_model, &runs)?;
                 charts.push((format!("runs-{}", l.label), chart));
+            }
+        }
+        PlotKind::Fleet => {
+            for l in &loaded {
+                match fleet(&l.sub.set, &FleetOptions::default()) {
+                    Some(f) => {
+                        charts.push((format!("fleet-{}", l.label), fleet_chart(&l.label, &f)?))
+                    }
+                    None => eprintln!("{}: its entries name one host: no fleet to plot", l.label),
+                }
             }
         }
         PlotKind::Loss => {

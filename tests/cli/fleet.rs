@@ -76,3 +76,46 @@ fn two_hosts_are_a_fleet_of_two_and_one_is_none() {
         "{text}"
     );
 }
+
+#[test]
+fn plot_fleet_draws_the_nodes_and_skips_a_single_host() {
+    let dir = copy_example();
+    for run in 0..5 {
+        let path = dir.path().join(format!("output{run}/fast_1.json"));
+        edit_entries(&path, |entries| {
+            for e in entries {
+                e.fields.insert("hostname", "vendor00-node-b");
+            }
+        });
+    }
+    let out = tempfile::tempdir().unwrap();
+    mlbench()
+        .args(["plot", "fleet", "--format", "svg", "--from"])
+        .arg(dir.path())
+        .arg("--out-dir")
+        .arg(out.path().join("p"))
+        .assert()
+        .success();
+    let files: Vec<String> = std::fs::read_dir(out.path().join("p"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("fleet-") && files[0].ends_with(".svg"));
+    let svg = std::fs::read_to_string(out.path().join("p").join(&files[0])).unwrap();
+    assert!(
+        svg.contains("vendor00-node-b") && svg.contains("median node"),
+        "{svg}"
+    );
+    let single = copy_example();
+    mlbench()
+        .args(["plot", "fleet", "--format", "svg", "--from"])
+        .arg(single.path())
+        .arg("--out-dir")
+        .arg(out.path().join("q"))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "its entries name one host: no fleet to plot",
+        ));
+}
