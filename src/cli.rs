@@ -269,6 +269,12 @@ pub struct GridArgs {
     #[arg(long, value_name = "A,B")]
     pub explain: Option<String>,
 
+    /// One vendor's submissions at several sizes (1, 2, 4… devices or nodes): each
+    /// bench's throughput against the number of devices and the efficiency against
+    /// linear scaling from the smallest, instead of the grid (docs/scoring.md).
+    #[arg(long, conflicts_with_all = ["explain", "html"])]
+    pub scaling: bool,
+
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]
     pub format: GridFormat,

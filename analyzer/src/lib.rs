@@ -20,6 +20,7 @@ pub mod grid;
 pub mod grid_frame;
 pub mod load;
 pub mod samples;
+pub mod scaling;
 pub mod score;
 pub mod straggler;
 pub mod views;

@@ -3,7 +3,7 @@
 
 use crate::rows::findings;
 use crate::{ExportError, Exporter, bytes};
-use mlbench_results::{Grid, Report, ReportDoc, RuleList, ValidationDoc};
+use mlbench_results::{Grid, Report, ReportDoc, RuleList, Scaling, ValidationDoc};
 
 /// CSV (`--format csv`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -147,6 +147,48 @@ impl Exporter<Grid> for Csv {
     }
 }
 
+impl Exporter<Scaling> for Csv {
+    /// One row per submission and bench, then one `(overall)` row per submission.
+    fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
+        let mut rows = Vec::new();
+        for r in &s.rows {
+            for (bench, c) in &r.benches {
+                rows.push(vec![
+                    r.label.clone(),
+                    r.devices.to_string(),
+                    r.nodes.to_string(),
+                    bench.clone(),
+                    c.devices.to_string(),
+                    c.per_device.to_string(),
+                    c.throughput.to_string(),
+                    cell(c.efficiency),
+                ]);
+            }
+            rows.push(vec![
+                r.label.clone(),
+                r.devices.to_string(),
+                r.nodes.to_string(),
+                "(overall)".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                cell(r.efficiency),
+            ]);
+        }
+        let header = [
+            "submission",
+            "devices",
+            "nodes",
+            "bench",
+            "bench_devices",
+            "per_device",
+            "throughput",
+            "efficiency",
+        ];
+        bytes(document(&header, rows))
+    }
+}
+
 impl Exporter<ValidationDoc> for Csv {
     /// One row per finding (waived ones with severity `waived`).
     fn export(&self, doc: &ValidationDoc) -> Result<Vec<u8>, ExportError> {
@@ -199,6 +241,11 @@ mod tests {
     #[test]
     fn grid() {
         insta::assert_snapshot!(text(Csv.export(&testdata::grid())));
+    }
+
+    #[test]
+    fn scaling() {
+        insta::assert_snapshot!(text(Csv.export(&testdata::scaling())));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! documented in docs/report-json.md, docs/grid-json.md and docs/validate-json.md.
 
 use crate::{ExportError, Exporter};
-use mlbench_results::{Grid, ReportDoc, RuleList, SubmissionInfo, ValidationDoc};
+use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, SubmissionInfo, ValidationDoc};
 use serde::Serialize;
 
 /// JSON (`--format json`).
@@ -24,6 +24,12 @@ impl Exporter<ReportDoc> for Json {
 impl Exporter<Grid> for Json {
     fn export(&self, grid: &Grid) -> Result<Vec<u8>, ExportError> {
         pretty(grid)
+    }
+}
+
+impl Exporter<Scaling> for Json {
+    fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
+        pretty(s)
     }
 }
 

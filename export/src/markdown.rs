@@ -2,7 +2,7 @@
 
 use crate::rows::{Rows, findings, grid as grid_rows, report as report_rows};
 use crate::{ExportError, Exporter, bytes};
-use mlbench_results::{Grid, ReportDoc, RuleList, ValidationDoc};
+use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
 use std::fmt::Write as _;
 
 /// Markdown (`--format markdown`).
@@ -111,6 +111,20 @@ impl Exporter<Grid> for Markdown {
         figures(&mut out, &grid_rows::ratio_rows(grid));
         if let Some(t) = grid_rows::explain_rows(grid) {
             let _ = writeln!(out, "## Explained\n\n{}\n", t.title);
+            figures(&mut out, &t);
+        }
+        bytes(out)
+    }
+}
+
+impl Exporter<Scaling> for Markdown {
+    fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
+        let mut out = String::new();
+        for t in [
+            crate::rows::scaling::overall_rows(s),
+            crate::rows::scaling::bench_rows(s),
+        ] {
+            let _ = writeln!(out, "### {}\n", t.title);
             figures(&mut out, &t);
         }
         bytes(out)

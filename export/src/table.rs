@@ -4,7 +4,7 @@
 use crate::rows::{Rows, findings, grid as grid_rows, report as report_rows};
 use crate::{ExportError, Exporter, bytes};
 use comfy_table::{CellAlignment, presets};
-use mlbench_results::{Grid, ReportDoc, RuleList, ValidationDoc};
+use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
 use std::fmt::Write as _;
 
 /// Terminal tables (`--format table`; `human` for findings).
@@ -99,6 +99,15 @@ impl Exporter<Grid> for Table {
     }
 }
 
+impl Exporter<Scaling> for Table {
+    fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
+        let mut out = String::new();
+        titled(&mut out, crate::rows::scaling::overall_rows(s));
+        titled(&mut out, crate::rows::scaling::bench_rows(s));
+        bytes(out)
+    }
+}
+
 impl Exporter<ValidationDoc> for Table {
     /// Findings grouped by rule (errors first), waivers, the summary line; when all is
     /// well, the summary line alone.
@@ -143,6 +152,11 @@ mod tests {
     #[test]
     fn grid() {
         insta::assert_snapshot!(text(Table.export(&testdata::grid())));
+    }
+
+    #[test]
+    fn scaling() {
+        insta::assert_snapshot!(text(Table.export(&testdata::scaling())));
     }
 
     #[test]

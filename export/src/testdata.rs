@@ -348,3 +348,40 @@ pub fn provenance() -> Provenance {
 pub fn text(bytes: Result<Vec<u8>, crate::ExportError>) -> String {
     String::from_utf8(bytes.expect("the exporter failed")).expect("not UTF-8")
 }
+
+/// One vendor at 2 and 4 devices: per-device 100 and 90 items/s on `cart` (efficiency
+/// 0.9), `vae` only at 4 devices.
+pub fn scaling() -> mlbench_results::Scaling {
+    use mlbench_results::scaling::{SCALING_SCHEMA_VERSION, Scaling, ScalingCell, ScalingRow};
+    let cell = |devices: usize, per_device: f64, efficiency: Option<f64>| ScalingCell {
+        devices,
+        per_device,
+        throughput: per_device * devices as f64,
+        efficiency,
+    };
+    Scaling {
+        schema_version: SCALING_SCHEMA_VERSION,
+        reference: "v2".into(),
+        benches: vec!["cart".into(), "vae".into()],
+        rows: vec![
+            ScalingRow {
+                label: "v2".into(),
+                devices: 2,
+                nodes: 1,
+                benches: [("cart".to_owned(), cell(2, 100.0, Some(1.0)))].into(),
+                efficiency: Some(1.0),
+            },
+            ScalingRow {
+                label: "v4".into(),
+                devices: 4,
+                nodes: 2,
+                benches: [
+                    ("cart".to_owned(), cell(4, 90.0, Some(0.9))),
+                    ("vae".to_owned(), cell(4, 10.0, None)),
+                ]
+                .into(),
+                efficiency: Some(0.9),
+            },
+        ],
+    }
+}

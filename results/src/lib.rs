@@ -8,11 +8,13 @@
 pub mod grid;
 pub mod pages;
 pub mod report;
+pub mod scaling;
 pub mod validation;
 pub mod views;
 
 pub use grid::Grid;
 pub use pages::{GridPage, Provenance, ReportPage, SubmissionCheck};
 pub use report::{Report, ReportDoc};
+pub use scaling::Scaling;
 pub use validation::{RuleList, SubmissionInfo, ValidationDoc};
 pub use views::{GpuRelative, RunMeans};

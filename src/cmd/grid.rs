@@ -8,7 +8,7 @@ use crate::output;
 use anyhow::anyhow;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
-use mlbench_results::{Grid, GridPage, SubmissionCheck};
+use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
 use mlbench_validator::{Options, SubmissionInfo, validate};
 
@@ -34,6 +34,20 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     let options = CompareOptions::from(&args.compare);
     let loaded = compare::load_all(&args.subs, &options)?;
     clock.lap("read and extract");
+    if args.scaling {
+        let table = mlbench_analyzer::scaling::scaling(&loaded)?;
+        let exporter: &dyn Exporter<Scaling> = match args.format {
+            GridFormat::Table => &Table,
+            GridFormat::Markdown => &Markdown,
+            GridFormat::Json => &Json,
+            GridFormat::Csv => &Csv,
+            GridFormat::Parquet => {
+                return Err(anyhow!("--scaling writes table, json, csv or markdown").into());
+            }
+        };
+        write(exporter, &table, args.output.as_deref(), args.force)?;
+        return Ok(Outcome::Ok);
+    }
     // What the HTML page shows besides the grid: each submission validated, with the
     // default rules, and its machines, before the samples are consumed.
     let extras = args.html.as_ref().map(|_| {

@@ -119,3 +119,41 @@ fn plot_fleet_draws_the_nodes_and_skips_a_single_host() {
             "its entries name one host: no fleet to plot",
         ));
 }
+
+/// `grid --scaling`: one GPU at 10 and 20 items/s per run (mean 15), then four GPUs at
+/// 13.5 each: throughput 15 and 54, efficiency 13.5 ÷ 15 = 90 %.
+#[test]
+fn grid_scaling_by_hand() {
+    use crate::fixtures::write_samples;
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one");
+    let four = tmp.path().join("four");
+    write_samples(&one, &[("cart", vec![vec![10.0, 20.0]])]);
+    write_samples(&four, &[("cart", vec![vec![13.5, 13.5]; 4])]);
+    let out = mlbench()
+        .args(["grid", "--scaling", "--format", "json"])
+        .arg(&four)
+        .arg(&one)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["reference"], "one");
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["label"], "one");
+    assert_eq!(rows[0]["devices"], 1);
+    assert_eq!(rows[1]["devices"], 4);
+    let cart = &rows[1]["benches"]["cart"];
+    assert_eq!(cart["per_device"], 13.5);
+    assert_eq!(cart["throughput"], 54.0);
+    assert!((cart["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+    assert!((rows[1]["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+    assert_eq!(rows[0]["benches"]["cart"]["throughput"], 15.0);
+    // One submission is no scaling study.
+    mlbench()
+        .args(["grid", "--scaling"])
+        .arg(&one)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("give at least two"));
+}

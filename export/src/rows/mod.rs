@@ -5,6 +5,7 @@
 pub mod findings;
 pub mod grid;
 pub mod report;
+pub mod scaling;
 pub mod system;
 
 /// A table: a title (may be empty), a header and rows of cells.
