@@ -375,6 +375,13 @@ fn copy_plan(
     arguments.insert("jr_id".into(), Value::Str(copy.jr_id.clone()));
     arguments.insert("vcd".into(), Value::Str(copy.vcd.clone()));
     arguments.insert("cpu_cores".into(), Value::Int(copy.cpu_cores));
+    // atari's main.py sets `batch_size = num_processes` before the report records it (spec
+    // §5.6): one item is one environment's rollout and update.
+    if copy.job == "atari"
+        && let Some(processes) = arguments.get("num_processes").cloned()
+    {
+        arguments.insert("batch_size".into(), processes);
+    }
     let int = |dest: &str, flag: &str| match arguments.get(dest) {
         Some(Value::Int(i)) if *i >= 0 => Ok(*i),
         Some(v) => Err(PlanError::Argument {
@@ -642,4 +649,17 @@ mod tests {
                 .all(|e| e.whole_machine && e.configs == 4)
         );
     }
+
+    #[test]
+    fn atari_counts_its_processes_as_its_batch() {
+        let jobs = JobsFile::builtin("fast").unwrap();
+        let mut o = options(&["atari"], DeviceSet::cpu(2, 1).unwrap());
+        o.env.insert("DATA_DIRECTORY".into(), "/d".into());
+        let p = plan(&jobs, &o).unwrap();
+        let copy = &p.executions[0].copies[0];
+        // fast.json: --num-processes 16 and no --batch-size.
+        assert_eq!(copy.args.batch_size, 16);
+        assert_eq!(copy.arguments.get("batch_size"), Some(&Value::Int(16)));
+    }
+
 }
