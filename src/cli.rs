@@ -140,6 +140,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm")]
     pub nodes: u32,
 
+    /// With --slurm: submit the script with sbatch instead of printing it (the tasks'
+    /// logs go to OUT/slurm/).
+    #[arg(long, requires = "slurm")]
+    pub submit: bool,
+
+    /// With --submit: follow the array tasks until all have ended (progress on standard
+    /// error), name each failed task with its log, and exit 1 if one failed.
+    #[arg(long, requires = "submit")]
+    pub wait: bool,
+
     /// Add to report streams an earlier run left in OUT (by default such a run is refused,
     /// so that two runs never mix in one stream).
     #[arg(long)]

@@ -661,5 +661,4 @@ mod tests {
         assert_eq!(copy.args.batch_size, 16);
         assert_eq!(copy.arguments.get("batch_size"), Some(&Value::Int(16)));
     }
-
 }

@@ -33,6 +33,9 @@ pub struct SlurmOptions {
     pub time: Option<String>,
     /// `--smoke` on every node.
     pub smoke: bool,
+    /// Where the tasks' logs go (`--submit`: `<out>/slurm`); `None`: the folder sbatch is
+    /// run from.
+    pub log_dir: Option<PathBuf>,
 }
 
 /// Quotes a word for `/bin/sh` (single quotes; a quote inside becomes `'\''`).
@@ -96,8 +99,15 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     if let Some(t) = &o.time {
         directive(format!("--time={t}"));
     }
-    // In the submission folder: Slurm opens the log before the script can create OUT.
-    directive("--output=mlbench-%A_%a.log".into());
+    // Slurm opens the log before the script runs: the folder must exist already
+    // (`--submit` creates it), else the log goes where sbatch is run.
+    match &o.log_dir {
+        Some(dir) => directive(format!(
+            "--output={}",
+            sh_quote(&dir.join("mlbench-%A_%a.log").display().to_string())
+        )),
+        None => directive("--output=mlbench-%A_%a.log".into()),
+    }
     s.push_str("set -euo pipefail\n\n");
     s.push_str(&format!("OUT={}\n", sh_quote(&o.out.display().to_string())));
     s.push_str(&format!(
@@ -122,9 +132,188 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     s
 }
 
+/// Why a job could not be submitted or followed.
+#[derive(Debug, thiserror::Error)]
+pub enum SlurmError {
+    /// A Slurm command could not be started (not installed?).
+    #[error("cannot run `{program}` (is Slurm installed and on PATH?)")]
+    Spawn {
+        /// The command.
+        program: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A Slurm command failed.
+    #[error("`{program}` failed: {message}")]
+    Failed {
+        /// The command.
+        program: &'static str,
+        /// Its standard error.
+        message: String,
+    },
+}
+
+fn slurm_command(
+    program: &'static str,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<String, SlurmError> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| SlurmError::Spawn { program, source })?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes())
+            .map_err(|source| SlurmError::Spawn { program, source })?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|source| SlurmError::Spawn { program, source })?;
+    if !out.status.success() {
+        return Err(SlurmError::Failed {
+            program,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Submits `script` with `sbatch --parsable` (the script on standard input); returns the
+/// job id.
+pub fn submit(script: &str) -> Result<String, SlurmError> {
+    let out = slurm_command("sbatch", &["--parsable"], Some(script))?;
+    // `--parsable` prints `id` or `id;cluster`.
+    let id = out.trim().split(';').next().unwrap_or_default().to_owned();
+    if id.is_empty() {
+        return Err(SlurmError::Failed {
+            program: "sbatch",
+            message: "no job id in its output".into(),
+        });
+    }
+    Ok(id)
+}
+
+/// One array task of a job, as `scontrol -o show job` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskState {
+    /// `ArrayTaskId` (`0`, or a range `2-3` of tasks still pending together).
+    pub task: String,
+    /// `JobState`: `PENDING`, `RUNNING`, `COMPLETED`, `FAILED`, …
+    pub state: String,
+    /// `ExitCode` (`0:0`: status, signal).
+    pub exit_code: String,
+    /// `StdOut`: the task's log.
+    pub log: Option<PathBuf>,
+}
+
+impl TaskState {
+    /// Whether it has ended (any state but pending, running and their kin).
+    pub fn ended(&self) -> bool {
+        !matches!(
+            self.state.as_str(),
+            "PENDING"
+                | "RUNNING"
+                | "CONFIGURING"
+                | "COMPLETING"
+                | "SUSPENDED"
+                | "REQUEUED"
+                | "RESIZING"
+                | "SIGNALING"
+                | "STAGE_OUT"
+                | "REQUEUE_HOLD"
+                | "REQUEUE_FED"
+        )
+    }
+
+    /// Whether it ended well.
+    pub fn completed(&self) -> bool {
+        self.state == "COMPLETED" && self.exit_code == "0:0"
+    }
+}
+
+/// The tasks in `scontrol -o show job` output: one line per record, `Key=Value` words.
+pub fn parse_tasks(text: &str) -> Vec<TaskState> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let field = |key: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                    .map(str::to_owned)
+            };
+            TaskState {
+                task: field("ArrayTaskId").unwrap_or_else(|| "0".into()),
+                state: field("JobState").unwrap_or_else(|| "UNKNOWN".into()),
+                exit_code: field("ExitCode").unwrap_or_default(),
+                log: field("StdOut").map(PathBuf::from),
+            }
+        })
+        .collect()
+}
+
+/// The tasks of job `id` now.
+pub fn tasks(id: &str) -> Result<Vec<TaskState>, SlurmError> {
+    Ok(parse_tasks(&slurm_command(
+        "scontrol",
+        &["-o", "show", "job", id],
+        None,
+    )?))
+}
+
+/// Follows job `id` until every task has ended, calling `progress` whenever the states
+/// change; returns the last states.
+pub fn wait(
+    id: &str,
+    poll: std::time::Duration,
+    progress: &mut dyn FnMut(&[TaskState]),
+) -> Result<Vec<TaskState>, SlurmError> {
+    let mut last: Vec<TaskState> = Vec::new();
+    loop {
+        let now = tasks(id)?;
+        if now != last {
+            progress(&now);
+        }
+        if !now.is_empty() && now.iter().all(TaskState::ended) {
+            return Ok(now);
+        }
+        last = now;
+        std::thread::sleep(poll);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scontrol_lines_and_task_states() {
+        let text = "JobId=13 ArrayJobId=12 ArrayTaskId=1 JobName=mlbench-fast JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 StdOut=/out/slurm/mlbench-12_1.log\n\
+                    JobId=12 ArrayJobId=12 ArrayTaskId=0 JobName=mlbench-fast JobState=COMPLETED Reason=None ExitCode=0:0 StdOut=/out/slurm/mlbench-12_0.log\n\
+                    JobId=14 ArrayJobId=12 ArrayTaskId=2-3 JobState=PENDING ExitCode=0:0\n";
+        let tasks = parse_tasks(text);
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(tasks[0].task, "1");
+        assert_eq!(tasks[0].state, "FAILED");
+        assert_eq!(tasks[0].exit_code, "1:0");
+        assert_eq!(
+            tasks[0].log.as_deref(),
+            Some(std::path::Path::new("/out/slurm/mlbench-12_1.log"))
+        );
+        assert!(tasks[0].ended() && !tasks[0].completed());
+        assert!(tasks[1].ended() && tasks[1].completed());
+        assert_eq!(tasks[2].task, "2-3");
+        assert!(!tasks[2].ended());
+    }
 
     fn options(gpus: Option<u32>) -> SlurmOptions {
         SlurmOptions {
@@ -138,6 +327,7 @@ mod tests {
             partition: Some("gpu".into()),
             time: None,
             smoke: false,
+            log_dir: None,
         }
     }
 

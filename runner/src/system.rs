@@ -71,7 +71,7 @@ pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
 
 /// Writes `info` at the root of `out`: `system.json`, or `system.<hostname>.json` when a
 /// `system.json` of another host is already there (nodes sharing OUT). Written beside and
-/// renamed, so a node never reads half a file; returns the path written.
+/// linked or renamed into place, so a node never reads half a file; returns the path.
 pub fn write(out: &Path, info: &SystemInfo) -> Result<PathBuf, SetupError> {
     let io = |path: &Path, action| {
         let path = path.to_path_buf();
@@ -82,16 +82,6 @@ pub fn write(out: &Path, info: &SystemInfo) -> Result<PathBuf, SetupError> {
         }
     };
     std::fs::create_dir_all(out).map_err(io(out, "create"))?;
-    let shared = out.join(SYSTEM_NAME);
-    let other_host = std::fs::read(&shared)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<SystemInfo>(&bytes).ok())
-        .is_some_and(|existing| existing.hostname != info.hostname);
-    let dest = if other_host {
-        out.join(format!("system.{}.json", info.hostname))
-    } else {
-        shared
-    };
     let mut text = serde_json::to_vec_pretty(info).unwrap_or_default();
     text.push(b'\n');
     let temp = out.join(format!(
@@ -100,6 +90,29 @@ pub fn write(out: &Path, info: &SystemInfo) -> Result<PathBuf, SetupError> {
         std::process::id()
     ));
     std::fs::write(&temp, &text).map_err(io(&temp, "write"))?;
+    // Nodes sharing OUT (Slurm array tasks) may write at the same moment: a hard link
+    // creates system.json only if it is not there, atomically, so the first node gets it
+    // and no description is lost; a later one replaces it only when it is its own.
+    let shared = out.join(SYSTEM_NAME);
+    let dest = match std::fs::hard_link(&temp, &shared) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&temp);
+            return Ok(shared);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let existing = std::fs::read(&shared)
+                .ok()
+                .and_then(|bytes| SystemInfo::from_json(&bytes));
+            match existing {
+                Some(other) if other.hostname != info.hostname => {
+                    out.join(format!("system.{}.json", info.hostname))
+                }
+                _ => shared,
+            }
+        }
+        // A file system without hard links: rename, as for the jobs file.
+        Err(_) => shared,
+    };
     std::fs::rename(&temp, &dest).map_err(io(&dest, "write"))?;
     Ok(dest)
 }

@@ -10,6 +10,8 @@ pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
 pub const SUBMISSION_NAME: &str = "SUBMISSION.json";
 /// The per-run log run.py (and `mlbench run`) writes beside the streams.
 pub const RUN_LOG_NAME: &str = "summary.txt";
+/// The folder of the Slurm tasks' logs (`mlbench run --slurm --submit`).
+pub const SLURM_LOG_DIR: &str = "slurm/";
 
 /// What a file of a submission is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +26,8 @@ pub enum Role {
     /// A `*.json` whose shape is a jobs list.
     Jobs,
     /// `MANIFEST.sha256`, `SUBMISSION.json` or a machine description (`system.json`,
-    /// `system.<host>.json`) at the root, or a run's `summary.txt`.
+    /// `system.<host>.json`) at the root, a run's `summary.txt`, or a Slurm task's log
+    /// (`slurm/*.log`).
     Pack,
     /// Anything else.
     Unknown,
@@ -49,6 +52,7 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
         || path == SUBMISSION_NAME
         || base_name(path) == RUN_LOG_NAME
         || crate::system::is_system_file(path)
+        || (path.starts_with(SLURM_LOG_DIR) && path.ends_with(".log"))
     {
         return Role::Pack;
     }
@@ -133,6 +137,8 @@ mod tests {
         assert_eq!(classify(&file("notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("MANIFEST.sha256", "")), Role::Pack);
         assert_eq!(classify(&file("system.json", "{}")), Role::Pack);
+        assert_eq!(classify(&file("slurm/mlbench-12_0.log", "")), Role::Pack);
+        assert_eq!(classify(&file("slurm/notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("system.node1.json", "{}")), Role::Pack);
         assert_eq!(classify(&file("x/MANIFEST.sha256", "")), Role::Unknown);
     }

@@ -10,7 +10,7 @@ use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
 use mlbench_runner::models::Models;
 use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_reports, suite_env};
-use mlbench_runner::slurm::{SlurmOptions, node_gpus, sbatch_script};
+use mlbench_runner::slurm::{self, SlurmOptions, node_gpus, sbatch_script};
 use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
 use mlbench_runner::timing::{Clock, RealClock};
@@ -198,20 +198,76 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         Ok(_) | Err(PlanError::UnsetVariable { .. }) => {}
         Err(e) => return Err(e.into()),
     }
+    // Submitted, the nodes get absolute paths and the logs a folder of their own.
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let (mlbench, jobs_path, out, log_dir) = if args.submit {
+        let out = absolute(&args.out);
+        let logs = out.join("slurm");
+        crate::output::create_dir(&logs)?;
+        let exe = std::env::current_exe().context("locating the mlbench binary")?;
+        (
+            exe.display().to_string(),
+            absolute(&args.jobs),
+            out,
+            Some(logs),
+        )
+    } else {
+        let argv0 = std::env::args().next().unwrap_or_else(|| "mlbench".into());
+        (argv0, args.jobs.clone(), args.out.clone(), None)
+    };
     let script = sbatch_script(&SlurmOptions {
-        mlbench: std::env::args().next().unwrap_or_else(|| "mlbench".into()),
-        jobs: args.jobs.clone(),
+        mlbench,
+        jobs: jobs_path,
         names: args.name.clone(),
         gpus,
         nodes: args.nodes,
         repeat_suite: args.repeat_suite,
-        out: args.out.clone(),
+        out,
         partition: None,
         time: None,
         smoke: args.smoke,
+        log_dir,
     });
-    crate::output::emit_bytes(script.as_bytes(), None, false)?;
-    Ok(Outcome::Ok)
+    if !args.submit {
+        crate::output::emit_bytes(script.as_bytes(), None, false)?;
+        return Ok(Outcome::Ok);
+    }
+    let job = slurm::submit(&script)?;
+    eprintln!("submitted Slurm job {job} ({} array tasks)", args.nodes);
+    if !args.wait {
+        return Ok(Outcome::Ok);
+    }
+    let mut progress = |tasks: &[slurm::TaskState]| {
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for t in tasks {
+            *counts.entry(t.state.as_str()).or_default() += 1;
+        }
+        let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        eprintln!("job {job}: {}", said.join(", "));
+    };
+    let tasks = slurm::wait(&job, std::time::Duration::from_secs(2), &mut progress)?;
+    let failed: Vec<&slurm::TaskState> = tasks.iter().filter(|t| !t.completed()).collect();
+    for t in &failed {
+        let log = t
+            .log
+            .as_ref()
+            .map_or_else(String::new, |l| format!("; log {}", l.display()));
+        eprintln!(
+            "failed: array task {} of job {job}: {} (exit {}){log}",
+            t.task, t.state, t.exit_code
+        );
+    }
+    eprintln!(
+        "job {job}: {} of {} array tasks completed; reports in {}",
+        tasks.len() - failed.len(),
+        tasks.len(),
+        args.out.display()
+    );
+    Ok(if failed.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Failed
+    })
 }
 
 /// `--pack`: what `mlbench pack OUT -o ZIP --name <jobs> --track ...` does, with its

@@ -481,3 +481,23 @@ fn smoke_runs_shrink_the_jobs_and_say_so_everywhere() {
             "smoke run: 8 of 8 entries ran with `mlbench run --smoke` (reduced sizes)",
         ));
 }
+
+/// `--submit` without Slurm on the PATH: a clear error naming sbatch, exit 2, and the
+/// log folder is the only thing made.
+#[test]
+fn submit_without_slurm_names_sbatch() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    mlbench()
+        .env("PATH", "")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args(["--slurm", "--submit", "--devices", "cpu", "--out-dir"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot run `sbatch`"));
+    assert!(out.join("slurm").is_dir());
+    assert!(!out.join("output0").exists());
+}

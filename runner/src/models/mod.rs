@@ -13,8 +13,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::ThreadId;
 use tch::{Device, Kind, Tensor};
 
+mod atari;
 mod convnet;
 mod dcgan;
+mod fast_style;
 mod lbfgs;
 mod recom;
 mod reso;
@@ -39,6 +41,8 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("wlm", wlm::SOURCE, wlm::build),
     ("wlmfp16", wlm::SOURCE, wlm::build),
     ("recom", recom::SOURCE, recom::build),
+    ("fast_style", fast_style::SOURCE, fast_style::build),
+    ("atari", atari::SOURCE, atari::build),
 ];
 
 /// The benches of the suite implemented on tch.
