@@ -1,9 +1,32 @@
 //! An rpath to the libtorch folder torch-sys linked against (it passes it on as
 //! `DEP_TCH_LIBTORCH_LIB`, its `links` key being "tch"), so that programs and tests using
-//! libtorch run without LD_LIBRARY_PATH. Without the libtorch feature there is nothing to do.
+//! libtorch run without LD_LIBRARY_PATH; that libtorch's version and this checkout's
+//! commit, for `system.json` (`MLBENCH_LIBTORCH_VERSION`, `MLBENCH_COMMIT`).
+use std::path::Path;
+
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_TCH_LIBTORCH_LIB");
     if let Ok(dir) = std::env::var("DEP_TCH_LIBTORCH_LIB") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        // libtorch's archive carries `build-version` beside `lib/`.
+        let version = Path::new(&dir).join("../build-version");
+        if let Ok(text) = std::fs::read_to_string(&version) {
+            println!("cargo:rustc-env=MLBENCH_LIBTORCH_VERSION={}", text.trim());
+        }
+    }
+    for watched in ["../.git/HEAD", "../.git/refs/heads"] {
+        if Path::new(watched).exists() {
+            println!("cargo:rerun-if-changed={watched}");
+        }
+    }
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|c| !c.is_empty());
+    if let Some(commit) = commit {
+        println!("cargo:rustc-env=MLBENCH_COMMIT={commit}");
     }
 }

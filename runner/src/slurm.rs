@@ -239,6 +239,28 @@ impl TaskState {
     pub fn completed(&self) -> bool {
         self.state == "COMPLETED" && self.exit_code == "0:0"
     }
+
+    /// `array task 1: FAILED (exit 1:0); log /out/slurm/mlbench-12_1.log`.
+    pub fn describe(&self) -> String {
+        let log = self
+            .log
+            .as_ref()
+            .map_or_else(String::new, |l| format!("; log {}", l.display()));
+        format!(
+            "array task {}: {} (exit {}){log}",
+            self.task, self.state, self.exit_code
+        )
+    }
+}
+
+/// How many tasks are in each state: `1 COMPLETED, 1 RUNNING`.
+pub fn state_counts(tasks: &[TaskState]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for t in tasks {
+        *counts.entry(t.state.as_str()).or_default() += 1;
+    }
+    let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    said.join(", ")
 }
 
 /// The tasks in `scontrol -o show job` output: one line per record, `Key=Value` words.
@@ -313,6 +335,11 @@ mod tests {
         assert!(tasks[1].ended() && tasks[1].completed());
         assert_eq!(tasks[2].task, "2-3");
         assert!(!tasks[2].ended());
+        assert_eq!(
+            tasks[0].describe(),
+            "array task 1: FAILED (exit 1:0); log /out/slurm/mlbench-12_1.log"
+        );
+        assert_eq!(state_counts(&tasks), "1 COMPLETED, 1 FAILED, 1 PENDING");
     }
 
     fn options(gpus: Option<u32>) -> SlurmOptions {

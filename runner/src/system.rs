@@ -22,6 +22,31 @@ pub struct Stack {
     pub cudnn: Option<String>,
 }
 
+impl Stack {
+    /// This build and the libtorch it linked: the commit and libtorch's version from the
+    /// build (build.rs), CUDA's and cuDNN's versions from libtorch when it has CUDA.
+    #[cfg(feature = "tch")]
+    pub fn detect(tool: String) -> Stack {
+        // cuDNN 9.1.0 reads 90100 (major·10000 + minor·100 + patch); CUDA 12.4 reads 12040.
+        let cuda = tch::utils::has_cuda();
+        let cudnn = (cuda && tch::Cuda::cudnn_is_available()).then(|| {
+            let v = tch::utils::version_cudnn();
+            format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+        });
+        let cuda = cuda.then(|| {
+            let v = tch::utils::version_cudart();
+            format!("{}.{}", v / 1000, v % 1000 / 10)
+        });
+        Stack {
+            tool,
+            commit: option_env!("MLBENCH_COMMIT").map(str::to_owned),
+            libtorch: option_env!("MLBENCH_LIBTORCH_VERSION").map(str::to_owned),
+            cuda,
+            cudnn,
+        }
+    }
+}
+
 /// Describes this machine and the devices of `devices`.
 pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
     let cpu = cpu_model();

@@ -18,26 +18,6 @@ use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder};
 use std::path::Path;
 
-/// This build and its libtorch, for `system.json`.
-fn stack() -> Stack {
-    // cuDNN 9.1.0 reads 90100 (major·10000 + minor·100 + patch); CUDA 12.4 reads 12040.
-    let cudnn = (tch::utils::has_cuda() && tch::Cuda::cudnn_is_available()).then(|| {
-        let v = tch::utils::version_cudnn();
-        format!("{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
-    });
-    let cuda = tch::utils::has_cuda().then(|| {
-        let v = tch::utils::version_cudart();
-        format!("{}.{}", v / 1000, v % 1000 / 10)
-    });
-    Stack {
-        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
-        commit: option_env!("MLBENCH_COMMIT").map(str::to_owned),
-        libtorch: option_env!("MLBENCH_LIBTORCH_VERSION").map(str::to_owned),
-        cuda,
-        cudnn,
-    }
-}
-
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
 }
@@ -104,7 +84,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
-    let system = describe(&options.devices, stack());
+    let tool = format!("mlbench {}", env!("CARGO_PKG_VERSION"));
+    let system = describe(&options.devices, Stack::detect(tool));
     mlbench_runner::system::write(&args.out, &system)?;
     // Said only where the jobs use it.
     let jobs_text = std::fs::read_to_string(&args.jobs).unwrap_or_default();
@@ -237,25 +218,12 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
     if !args.wait {
         return Ok(Outcome::Ok);
     }
-    let mut progress = |tasks: &[slurm::TaskState]| {
-        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-        for t in tasks {
-            *counts.entry(t.state.as_str()).or_default() += 1;
-        }
-        let said: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-        eprintln!("job {job}: {}", said.join(", "));
-    };
+    let mut progress =
+        |tasks: &[slurm::TaskState]| eprintln!("job {job}: {}", slurm::state_counts(tasks));
     let tasks = slurm::wait(&job, std::time::Duration::from_secs(2), &mut progress)?;
     let failed: Vec<&slurm::TaskState> = tasks.iter().filter(|t| !t.completed()).collect();
     for t in &failed {
-        let log = t
-            .log
-            .as_ref()
-            .map_or_else(String::new, |l| format!("; log {}", l.display()));
-        eprintln!(
-            "failed: array task {} of job {job}: {} (exit {}){log}",
-            t.task, t.state, t.exit_code
-        );
+        eprintln!("failed: job {job}, {}", t.describe());
     }
     eprintln!(
         "job {job}: {} of {} array tasks completed; reports in {}",
