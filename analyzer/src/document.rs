@@ -203,7 +203,7 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
     for s in &doc.stragglers {
         lines.push(format!(
             "straggler: GPU {} is significantly below its peers on {} of {} benches tested (median deficit {:.1}%; docs/scoring.md)",
-            s.device,
+            s.gpu,
             s.below,
             s.tested,
             s.median_deficit * 100.0

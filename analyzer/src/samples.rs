@@ -48,6 +48,9 @@ pub struct SampleSet {
     pub devices: Vec<u32>,
     /// The nodes (`hostname` of the entries), sorted; a fleet when there are several.
     pub hosts: Vec<String>,
+    /// On several hosts, the name of each device (`host/index`; devices are then numbered
+    /// across hosts); empty on one host, where a device is its index.
+    pub gpu_labels: Vec<String>,
     /// Every entry kept, in file order.
     pub samples: Vec<Sample>,
     /// File names for messages, by file index.
@@ -239,6 +242,29 @@ impl SampleSet {
             files.push(part.display);
         }
         let conflicts = mark_conflicts(&mut samples, &keys, &files, targets, &entry_at);
+        // On several hosts a GPU is a host and an index: GPU 0 of two nodes are two GPUs.
+        // They are numbered anew in (host, index) order and named `host/index`.
+        let mut gpu_labels = Vec::new();
+        if hosts.len() > 1 {
+            let pairs: Vec<(Option<u32>, u32)> = samples
+                .iter()
+                .filter_map(|s| Some((s.host, s.device?)))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            for s in &mut samples {
+                if let Some(d) = s.device {
+                    s.device = pairs.binary_search(&(s.host, d)).ok().map(|i| i as u32);
+                }
+            }
+            gpu_labels = pairs
+                .iter()
+                .map(|(h, d)| match h {
+                    Some(h) => format!("{}/{d}", hosts[*h as usize]),
+                    None => format!("?/{d}"),
+                })
+                .collect();
+        }
         let devices: Vec<u32> = samples
             .iter()
             .filter_map(|s| s.device)
@@ -267,11 +293,20 @@ impl SampleSet {
             run_split: run_index.split,
             devices,
             hosts,
+            gpu_labels,
             samples,
             files,
             summary,
             conflicts,
         }
+    }
+
+    /// How a device is named: its index on one host, `host/index` on several.
+    pub fn gpu_label(&self, device: u32) -> String {
+        self.gpu_labels
+            .get(device as usize)
+            .cloned()
+            .unwrap_or_else(|| device.to_string())
     }
 
     /// Every failed entry, in file order.

@@ -150,7 +150,7 @@ pub fn score_report(
             rpp,
             passed,
         },
-        per_gpu: per_gpu(df)?,
+        per_gpu: per_gpu(df, set)?,
         conflicts: set.conflicts.clone(),
         context: crate::context::report_context(set, targets, expected),
     })
@@ -158,7 +158,7 @@ pub fn score_report(
 
 /// Per bench and device, the mean, min and max throughput, each divided by the best
 /// device's (spec §6.6 step 5): 1.0 is the best GPU of that bench.
-pub fn per_gpu(df: DataFrame) -> Result<PerGpu, AnalyzeError> {
+pub fn per_gpu(df: DataFrame, set: &SampleSet) -> Result<PerGpu, AnalyzeError> {
     let relative = ["mean", "min", "max"]
         .map(|m| Ok::<_, PolarsError>((col(m) / col(m).max().over([col("bench")])?).alias(m)));
     let [a, b, c] = relative;
@@ -188,7 +188,7 @@ pub fn per_gpu(df: DataFrame) -> Result<PerGpu, AnalyzeError> {
             if let Some(v) = values[i] {
                 dest.entry(names[i].clone())
                     .or_default()
-                    .insert(devices[i].to_string(), v);
+                    .insert(set.gpu_label(devices[i]), v);
             }
         }
     }

@@ -71,7 +71,10 @@ pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler>
     });
     below_peers(by_bench, options)
         .into_iter()
-        .map(|(device, benches)| straggler(device, benches))
+        .map(|(device, benches)| Straggler {
+            gpu: set.gpu_label(device),
+            ..straggler(device, benches)
+        })
         .collect()
 }
 
@@ -127,6 +130,7 @@ pub fn straggler(device: u32, benches: Vec<StragglerBench>) -> Straggler {
     let median_deficit = quantile_sorted(&deficits, 0.5).unwrap_or_default();
     Straggler {
         device,
+        gpu: device.to_string(),
         tested,
         below,
         median_deficit,

@@ -55,6 +55,10 @@ pub fn gpu_relative(set: &SampleSet) -> GpuRelative {
         })
         .collect();
     GpuRelative {
+        names: gpus
+            .iter()
+            .map(|g| format!("GPU {}", set.gpu_label(*g)))
+            .collect(),
         gpus,
         benches: benches.into_iter().map(str::to_owned).collect(),
         values,

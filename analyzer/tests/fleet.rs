@@ -43,6 +43,7 @@ fn set(rows: &[(&str, u32, u32, Vec<f64>)], nodes: usize) -> SampleSet {
         run_split: None,
         devices: vec![0, 1],
         hosts: (0..nodes).map(|i| format!("node{i}")).collect(),
+        gpu_labels: vec![],
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],

@@ -48,6 +48,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
         run_split: None,
         devices,
         hosts: vec![],
+        gpu_labels: vec![],
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],

@@ -45,6 +45,7 @@ fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {
         run_split: None,
         devices,
         hosts: vec![],
+        gpu_labels: vec![],
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],

@@ -102,7 +102,7 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
 pub fn heatmap_chart(label: &str, view: &GpuRelative) -> Result<Chart, ExportError> {
     mlbench_plots::heatmap(&Heatmap {
         title: format!("{label}: each GPU's throughput relative to the mean of all GPUs"),
-        rows: view.gpus.iter().map(|g| format!("GPU {g}")).collect(),
+        rows: view.names.clone(),
         columns: view.benches.clone(),
         values: view.values.clone(),
         ..Heatmap::default()

@@ -176,6 +176,7 @@ pub fn score_doc() -> ReportDoc {
     });
     doc.stragglers = vec![Straggler {
         device: 1,
+        gpu: "1".into(),
         tested: 1,
         below: 1,
         median_deficit: 0.02,

@@ -110,6 +110,8 @@ pub struct StragglerBench {
 pub struct Straggler {
     /// The device.
     pub device: u32,
+    /// Its name: the index on one host, `host/index` on several.
+    pub gpu: String,
     /// Benches tested (enough runs on both sides).
     pub tested: usize,
     /// Benches where it is below its peers.

@@ -6,6 +6,8 @@
 pub struct GpuRelative {
     /// The GPUs (rows), sorted.
     pub gpus: Vec<u32>,
+    /// Their names (`GPU 0`; `GPU host/0` on several hosts), one per row.
+    pub names: Vec<String>,
     /// The benches (columns) with a sample on a single GPU, sorted.
     pub benches: Vec<String>,
     /// `values[gpu][bench]`: the GPU's mean over the mean of every sample of the bench;

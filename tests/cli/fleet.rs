@@ -157,3 +157,54 @@ fn grid_scaling_by_hand() {
         .code(2)
         .stderr(predicates::str::contains("give at least two"));
 }
+
+/// Runs numbered across array tasks (the Slurm layout): node a ran runs 0–1, node b runs
+/// 2–3, each on its GPUs 0 and 1. Those are four GPUs, named `host/index`, not two.
+#[test]
+fn gpus_of_different_nodes_are_different_gpus() {
+    use crate::fixtures::{spread, write_samples};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sub");
+    write_samples(&root, &[("cart", spread(2000.0)), ("atari", spread(5.4))]);
+    for run in 0..4 {
+        for gpu in 0..2 {
+            let path = root.join(format!("output{run}/fast_{gpu}.json"));
+            edit_entries(&path, |entries| {
+                for e in entries {
+                    e.fields.insert("hostname", if run < 2 { "a" } else { "b" });
+                }
+            });
+        }
+    }
+    let out = mlbench()
+        .args([
+            "report",
+            "--format",
+            "json",
+            "--scoring",
+            "score",
+            "--min-runs",
+            "2",
+        ])
+        .args(["--gpu-model", "RTX", "--reports"])
+        .arg(&root)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["gpus"], 4);
+    let gpus: Vec<&String> = json["per_gpu"]["mean"]["cart"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(gpus, ["a/0", "a/1", "b/0", "b/1"]);
+    let nodes = json["fleet"]["nodes"].as_array().unwrap();
+    assert_eq!(
+        (nodes[0]["gpus"].as_u64(), nodes[0]["runs"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(
+        (nodes[1]["gpus"].as_u64(), nodes[1]["runs"].as_u64()),
+        (Some(2), Some(2))
+    );
+}

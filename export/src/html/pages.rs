@@ -242,6 +242,7 @@ mod tests {
             suite: "fast".into(),
             gpus: Some(GpuRelative {
                 gpus: vec![0, 1],
+                names: vec!["GPU 0".into(), "GPU 1".into()],
                 benches: vec!["cart".into()],
                 values: vec![vec![Some(1.01)], vec![Some(0.99)]],
             }),

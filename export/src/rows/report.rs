@@ -203,14 +203,16 @@ pub fn per_gpu_tables(report: &Report) -> Vec<Rows> {
     let Report::Score(r) = report else {
         return Vec::new();
     };
-    let mut devices: Vec<u32> = r
+    // Devices are indices on one host (sorted as numbers), `host/index` on several.
+    let mut devices: Vec<String> = r
         .per_gpu
         .mean
         .values()
-        .flat_map(|row| row.keys().filter_map(|d| d.parse().ok()))
+        .flat_map(|row| row.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect();
-    devices.sort_unstable();
-    devices.dedup();
+    devices.sort_by_key(|d| (d.parse::<u32>().unwrap_or(u32::MAX), d.clone()));
     if devices.is_empty() {
         return Vec::new();
     }
@@ -227,7 +229,7 @@ pub fn per_gpu_tables(report: &Report) -> Vec<Rows> {
             .map(|(bench, row)| {
                 let mut cells = vec![bench.clone()];
                 cells.extend(devices.iter().map(|d| {
-                    row.get(&d.to_string())
+                    row.get(d)
                         .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0))
                 }));
                 cells
