@@ -205,6 +205,8 @@ pub enum PlotKind {
     Loss,
     /// Each node of a submission run on several hosts against the median node.
     Fleet,
+    /// One vendor's submissions at several sizes: efficiency against linear scaling.
+    Scaling,
 }
 
 /// Image formats.

@@ -7,6 +7,7 @@ use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
     OverallBars, OverallEntry, Series,
 };
+use mlbench_results::Scaling;
 use mlbench_results::grid::{Grid, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, RunMeans};
@@ -216,4 +217,36 @@ pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
         ..OverallBars::default()
     })
     .map_err(drawn("the fleet chart"))
+}
+
+/// A scaling study: each size's efficiency against linear scaling, per bench (1 is
+/// linear; the reference size is 1 by definition).
+pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
+    let series = scaling
+        .rows
+        .iter()
+        .map(|r| {
+            let values = scaling
+                .benches
+                .iter()
+                .map(|b| {
+                    let e = r.benches.get(b)?.efficiency?;
+                    Some(Estimate::new(e, e, e))
+                })
+                .collect();
+            Series::new(format!("{} ({} devices)", r.label, r.devices), values)
+        })
+        .collect();
+    mlbench_plots::grid_bars(&GridBars {
+        title: format!("Scaling efficiency from {}, by bench", scaling.reference),
+        subtitle: Some(
+            "throughput ÷ (devices × the reference's per-device throughput): 1 is linear".into(),
+        ),
+        benches: scaling.benches.clone(),
+        series,
+        baseline: "linear scaling".into(),
+        y_label: Some("efficiency against linear scaling (log scale)".into()),
+        ..GridBars::default()
+    })
+    .map_err(drawn("the scaling chart"))
 }

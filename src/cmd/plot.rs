@@ -7,7 +7,7 @@ use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::fleet::{FleetOptions, fleet};
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{
-    Named, fleet_chart, grid_charts, heatmap_chart, loss_charts, runs_chart,
+    Named, fleet_chart, grid_charts, heatmap_chart, loss_charts, runs_chart, scaling_chart,
 };
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
@@ -42,6 +42,10 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
                     None => eprintln!("{}: its entries name one host: no fleet to plot", l.label),
                 }
             }
+        }
+        PlotKind::Scaling => {
+            let table = mlbench_analyzer::scaling::scaling(&loaded)?;
+            charts.push(("scaling".into(), scaling_chart(&table)?));
         }
         PlotKind::Loss => {
             for l in &loaded {

@@ -149,6 +149,21 @@ fn grid_scaling_by_hand() {
     assert!((cart["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
     assert!((rows[1]["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
     assert_eq!(rows[0]["benches"]["cart"]["throughput"], 15.0);
+    // The plot: one chart, a bar per size and bench.
+    let plots = tmp.path().join("plots");
+    mlbench()
+        .args(["plot", "scaling", "--format", "svg", "--from"])
+        .arg(&four)
+        .arg(&one)
+        .arg("--out-dir")
+        .arg(&plots)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(plots.join("scaling.svg")).unwrap();
+    assert!(
+        svg.contains("four (4 devices)") && svg.contains("linear scaling"),
+        "{svg}"
+    );
     // One submission is no scaling study.
     mlbench()
         .args(["grid", "--scaling"])
