@@ -92,4 +92,10 @@ pub trait BenchFactory: Sync {
     fn observations(&self, _name: &str, repeat: i64) -> i64 {
         repeat
     }
+    /// The batch size the bench's script records and counts items by (`train_item`): the
+    /// jobs file's `--batch-size`, except where a script scales it (spec §5.6:
+    /// conv_distributed multiplies it by its device count, dcgan by `--ngpu`).
+    fn batch_size(&self, _name: &str, args: &BenchArgs) -> i64 {
+        args.batch_size
+    }
 }

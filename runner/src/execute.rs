@@ -6,9 +6,10 @@
 //! summary.txt line says FAILED, and the next configuration starts.
 
 use crate::bench::BenchFactory;
-use crate::plan::{Execution, Plan};
+use crate::plan::{CopyPlan, Execution, Plan};
 use crate::report::{self, EntryContext, version_of};
 use crate::timing::{Clock, LoopSize, measure};
+use mlbench_schema::value::Value;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -245,6 +246,18 @@ fn entry_parts(
     Some((version, factory.device_name(copy.device)))
 }
 
+/// The copy as its entry records it: `batch_size` as the bench's script overwrites it
+/// ([`BenchFactory::batch_size`]).
+fn recorded(copy: &CopyPlan, name: &str, factory: &dyn BenchFactory) -> CopyPlan {
+    let mut copy = copy.clone();
+    let batch_size = factory.batch_size(name, &copy.args);
+    if batch_size != copy.args.batch_size {
+        copy.arguments
+            .insert("batch_size".to_owned(), Value::Int(batch_size));
+    }
+    copy
+}
+
 /// Appends the `completed: false` entry of copy `index` for a failure that happened outside
 /// [`run_copy`] (its process died before writing one).
 pub fn write_failure(
@@ -271,6 +284,7 @@ pub fn write_failure(
         gpu: &gpu,
         run_id: plan.run,
     };
+    let copy = &recorded(copy, &execution.name, factory);
     match report::append(&copy.report, &report::failure_entry(&ctx, copy)) {
         Ok(()) => CopyResult {
             written: Some(copy.report.clone()),
@@ -300,6 +314,7 @@ pub fn run_copy(
     };
     let name = execution.name.as_str();
     let source = factory.source(name);
+    let record = recorded(copy, name, factory);
     let (version, gpu) = entry_parts(execution, index, factory).unwrap_or_default();
     let ctx = EntryContext {
         name,
@@ -319,7 +334,8 @@ pub fn run_copy(
             .map_err(|e| e.to_string())?;
         let mut clock = (options.clock)();
         let size = LoopSize {
-            batch_size: copy.args.batch_size,
+            // The items the script counts per batch: its recorded batch size.
+            batch_size: factory.batch_size(name, &copy.args),
             number: copy.args.number,
             repeat: factory.observations(name, copy.args.repeat),
         };
@@ -347,9 +363,9 @@ pub fn run_copy(
                 rss_bytes: crate::confine::peak_rss_bytes(),
                 device_bytes: None,
             };
-            (report::build_entry(&ctx, copy, &m, &peak), failure)
+            (report::build_entry(&ctx, &record, &m, &peak), failure)
         }
-        Ok(Err(message)) => (report::failure_entry(&ctx, copy), Some(message)),
+        Ok(Err(message)) => (report::failure_entry(&ctx, &record), Some(message)),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
@@ -357,7 +373,7 @@ pub fn run_copy(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".to_owned());
             (
-                report::failure_entry(&ctx, copy),
+                report::failure_entry(&ctx, &record),
                 Some(format!("{name}: panicked: {what}")),
             )
         }

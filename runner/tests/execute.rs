@@ -368,3 +368,86 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
         }
     }
 }
+
+/// A factory whose whole-machine bench scales its batch by the devices of `vcd`, as
+/// conv_distributed.py does; its bench sees the jobs file's batch, fails on `fail`.
+struct Scaled;
+
+impl BenchFactory for Scaled {
+    fn create(
+        &self,
+        name: &str,
+        args: &BenchArgs,
+        _device: DeviceSpec,
+    ) -> Result<Box<dyn Bench>, BenchError> {
+        assert_eq!(args.batch_size, 3, "the model gets the per-device batch");
+        if name == "fail" {
+            return Err(BenchError::Failed {
+                bench: name.to_owned(),
+                message: "no".into(),
+            });
+        }
+        Ok(Box::new(Fake { kind: "good", k: 0 }))
+    }
+    fn source(&self, _name: &str) -> Option<&'static str> {
+        Some("fn model() {}")
+    }
+    fn device_name(&self, device: DeviceSpec) -> String {
+        format!("{device:?}")
+    }
+    fn batch_size(&self, _name: &str, args: &BenchArgs) -> i64 {
+        let devices = match args.extra.get("vcd") {
+            Some(Value::Str(s)) => s.split(',').count() as i64,
+            _ => 1,
+        };
+        args.batch_size * devices
+    }
+}
+
+#[test]
+fn a_scaled_batch_is_recorded_and_counts_the_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse(
+        "w.json",
+        br#"[{"name": "whole", "cmd": "./w.sh", "cgroup": "all",
+              "args": {"--repeat": 11, "--number": 2, "--batch-size": 3}},
+             {"name": "fail", "cmd": "./f.sh", "cgroup": "all",
+              "args": {"--repeat": 11, "--number": 2, "--batch-size": 3}}]"#,
+    )
+    .unwrap();
+    let options = PlanOptions {
+        jobs_name: "w".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(4, 4).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    // 1 s per observation: 3 per device × 4 devices × 2 steps = 24 items/s.
+    let clock = || Box::new(ScriptedClock::new(vec![1.0; 11])) as Box<dyn Clock>;
+    let quiet = |_: &Progress<'_>| {};
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+    };
+    execute_all(&plans, &Scaled, &exec).unwrap();
+    let text = std::fs::read(dir.path().join("output0/w_0.json")).unwrap();
+    let parsed = mlbench_schema::reader::parse_report("w_0.json", &text);
+    let (_, whole) = &parsed.entries[0];
+    assert_eq!(whole.get("vcd"), Some(&Value::from("0,1,2,3")));
+    assert_eq!(whole.get("batch_size").and_then(Value::as_i64), Some(12));
+    let item = whole.get("train_item").and_then(Value::as_object).unwrap();
+    assert_eq!(item.get("avg").and_then(Value::as_f64), Some(24.0));
+    // The id leaves batch_size out (not_parameter), as the suite's.
+    assert_eq!(
+        whole.get("unique_id").and_then(Value::as_str),
+        Some(unique_id(whole.arguments(), EXCLUDED_FINAL).as_str())
+    );
+    // A failure's short entry records the scaled batch too, as the script had set it.
+    let (_, failed) = &parsed.entries[1];
+    assert_eq!(failed.get("completed"), Some(&Value::Bool(false)));
+    assert_eq!(failed.get("batch_size").and_then(Value::as_i64), Some(12));
+}

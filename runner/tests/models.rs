@@ -48,6 +48,16 @@ fn tiny(name: &str) -> BenchArgs {
                 ("num_classes", i(10)),
             ],
         ),
+        // Whole-machine jobs: two simulated devices (the copy's `vcd`), 2 images per device.
+        "convnet_distributed" | "convnet_distributed_fp16" => args(
+            2,
+            &[
+                ("arch", "resnet18".into()),
+                ("image_size", i(32)),
+                ("num_classes", i(10)),
+                ("vcd", "0,1".into()),
+            ],
+        ),
         "reso" => args(2, &[("upscale_factor", i(2)), ("crop_size", i(16))]),
         "dcgan" => args(
             2,
@@ -56,6 +66,17 @@ fn tiny(name: &str) -> BenchArgs {
                 ("ngf", i(4)),
                 ("ndf", i(4)),
                 ("imageSize", i(64)),
+            ],
+        ),
+        "dcgan_all" => args(
+            2,
+            &[
+                ("nz", i(8)),
+                ("ngf", i(4)),
+                ("ndf", i(4)),
+                ("imageSize", i(64)),
+                ("ngpu", i(2)),
+                ("vcd", "0,1".into()),
             ],
         ),
         "wlm" | "wlmfp16" => args(
@@ -179,6 +200,15 @@ fn fp16_on_cpu_is_a_device_error_and_bad_arguments_are_argument_errors() {
     let is_argument = |r: Result<_, BenchError>| matches!(r, Err(BenchError::Argument { .. }));
     let half = args(2, &[("half", Value::Bool(true))]);
     assert!(is_device(Models.create("convnet_fp16", &half, CPU)));
+    let mut half_whole = tiny("convnet_distributed_fp16");
+    half_whole
+        .extra
+        .insert("half".into(), Value::Str(String::new()));
+    assert!(is_device(Models.create(
+        "convnet_distributed_fp16",
+        &half_whole,
+        CPU
+    )));
     let fp16 = args(2, &[("fp16", Value::Str(String::new()))]);
     assert!(is_device(Models.create("wlmfp16", &fp16, CPU)));
     let dtype = args(1, &[("dtype", "float16".into())]);
@@ -220,11 +250,12 @@ fn sources_are_non_empty_and_differ_between_models() {
     }
     // The fp16 jobs share their model with the fp32 ones; all others differ.
     let groups: BTreeSet<Vec<&str>> = seen.values().map(|s| s.iter().copied().collect()).collect();
-    // Every bench is its own group but the two fp16 ones (counted so that adding a model
+    // Every bench is its own group but the three fp16 ones (counted so that adding a model
     // needs no edit here).
-    assert_eq!(groups.len(), Models::names().count() - 2, "{groups:?}");
+    assert_eq!(groups.len(), Models::names().count() - 3, "{groups:?}");
     assert!(groups.contains(&vec!["wlm", "wlmfp16"]));
     assert!(groups.contains(&vec!["convnet", "convnet_fp16"]));
+    assert!(groups.contains(&vec!["convnet_distributed", "convnet_distributed_fp16"]));
 }
 
 #[test]
@@ -306,4 +337,41 @@ fn every_job_of_the_shipped_runner_suite_has_a_model() {
         assert!(Models.source(&job.name).is_some(), "{}", job.name);
     }
     assert_eq!(jobs.jobs.len(), 10);
+}
+
+/// conv_distributed.py and dcgan's main.py record, and count items by, the per-device batch
+/// times the devices; a bad `--ngpu` or `vcd` is the job's argument error.
+#[test]
+fn whole_machine_jobs_record_the_batch_of_every_device() {
+    let mut four = tiny("convnet_distributed");
+    four.extra.insert("vcd".into(), "0,1,2,3".into());
+    assert_eq!(Models.batch_size("convnet_distributed", &four), 8);
+    assert_eq!(Models.batch_size("convnet_distributed_fp16", &four), 8);
+    assert_eq!(Models.batch_size("dcgan_all", &tiny("dcgan_all")), 4);
+    let mut one = tiny("dcgan_all");
+    one.extra.insert("ngpu".into(), Value::Int(1));
+    assert_eq!(Models.batch_size("dcgan_all", &one), 2);
+    assert_eq!(Models.batch_size("convnet", &tiny("convnet")), 2);
+    assert_eq!(Models.batch_size("dcgan", &tiny("dcgan")), 2);
+
+    let is_argument = |r: Result<_, BenchError>| matches!(r, Err(BenchError::Argument { .. }));
+    let mut too_many = tiny("dcgan_all");
+    too_many.extra.insert("ngpu".into(), Value::Int(3));
+    assert!(is_argument(Models.create("dcgan_all", &too_many, CPU)));
+    let mut bad = tiny("convnet_distributed");
+    bad.extra.insert("vcd".into(), "0,,1".into());
+    assert!(is_argument(Models.create("convnet_distributed", &bad, CPU)));
+}
+
+/// One device of a whole-machine job (`vcd` "0", `--ngpu 1`) is the plain model with one
+/// replica: it trains too.
+#[test]
+fn whole_machine_jobs_train_on_one_device() {
+    for name in ["convnet_distributed", "dcgan_all"] {
+        let mut a = tiny(name);
+        a.extra.insert("vcd".into(), "0".into());
+        a.extra.remove("ngpu");
+        let mut bench = Models.create(name, &a, CPU).unwrap();
+        assert!(bench.step().unwrap().is_finite(), "{name}");
+    }
 }

@@ -20,30 +20,56 @@ struct ConvNet {
     _vs: nn::VarStore,
 }
 
-pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
-    let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
-    let size = ctx.size(args, &["image_size"], 224)?;
-    let classes = ctx.size(args, &["num_classes"], 1000)?;
-    let arch = ctx
-        .string(args, &["arch", "a"])?
-        .unwrap_or_else(|| "resnet18".to_owned());
-    if size < 32 {
-        return Err(ctx.arg_error(format!("--image-size {size}: a ResNet needs at least 32")));
-    }
-    let mut vs = nn::VarStore::new(ctx.device);
-    let p = vs.root();
-    let net: Box<dyn ModuleT> = match arch.as_str() {
-        "resnet18" => Box::new(resnet::resnet18(&p, classes)),
-        "resnet34" => Box::new(resnet::resnet34(&p, classes)),
-        "resnet50" => Box::new(resnet::resnet50(&p, classes)),
-        "resnet101" => Box::new(resnet::resnet101(&p, classes)),
-        "resnet152" => Box::new(resnet::resnet152(&p, classes)),
-        other => {
+/// The ResNet arguments: `arch`/`a`, `image_size`, `num_classes`.
+pub(super) struct ResNetArgs {
+    pub arch: String,
+    pub image_size: i64,
+    pub classes: i64,
+}
+
+impl ResNetArgs {
+    pub(super) fn read(ctx: &Ctx, args: &BenchArgs) -> Result<ResNetArgs, BenchError> {
+        let image_size = ctx.size(args, &["image_size"], 224)?;
+        let classes = ctx.size(args, &["num_classes"], 1000)?;
+        let arch = ctx
+            .string(args, &["arch", "a"])?
+            .unwrap_or_else(|| "resnet18".to_owned());
+        if image_size < 32 {
             return Err(ctx.arg_error(format!(
-                "--arch `{other}` is not available (resnet18/34/50/101/152)"
+                "--image-size {image_size}: a ResNet needs at least 32"
             )));
         }
-    };
+        Ok(ResNetArgs {
+            arch,
+            image_size,
+            classes,
+        })
+    }
+
+    /// The network under `p` (torchvision's `models.__dict__[arch]()`).
+    pub(super) fn net(&self, ctx: &Ctx, p: &nn::Path) -> Result<Box<dyn ModuleT>, BenchError> {
+        let classes = self.classes;
+        Ok(match self.arch.as_str() {
+            "resnet18" => Box::new(resnet::resnet18(p, classes)),
+            "resnet34" => Box::new(resnet::resnet34(p, classes)),
+            "resnet50" => Box::new(resnet::resnet50(p, classes)),
+            "resnet101" => Box::new(resnet::resnet101(p, classes)),
+            "resnet152" => Box::new(resnet::resnet152(p, classes)),
+            other => {
+                return Err(ctx.arg_error(format!(
+                    "--arch `{other}` is not available (resnet18/34/50/101/152)"
+                )));
+            }
+        })
+    }
+}
+
+pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
+    let resnet = ResNetArgs::read(ctx, args)?;
+    let (size, classes) = (resnet.image_size, resnet.classes);
+    let mut vs = nn::VarStore::new(ctx.device);
+    let net = resnet.net(ctx, &vs.root())?;
     vs.set_kind(ctx.kind);
     if ctx.is_cuda() {
         tch::Cuda::cudnn_set_benchmark(true);

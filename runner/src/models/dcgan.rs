@@ -11,7 +11,8 @@ use tch::{Reduction, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("dcgan.rs");
 
-const NC: i64 = 3;
+/// Image channels (`nc` for imagenet).
+pub(super) const NC: i64 = 3;
 
 /// main.py's `weights_init` for convolutions: N(0, 0.02).
 const WEIGHTS_INIT: nn::Init = nn::Init::Randn {
@@ -53,7 +54,7 @@ fn bn(p: nn::Path, n: i64) -> nn::BatchNorm {
     nn::batch_norm2d(p, n, cfg)
 }
 
-fn generator(p: &nn::Path, nz: i64, ngf: i64) -> nn::SequentialT {
+pub(super) fn generator(p: &nn::Path, nz: i64, ngf: i64) -> nn::SequentialT {
     let widths = [nz, ngf * 8, ngf * 4, ngf * 2, ngf];
     let mut seq = nn::seq_t();
     for (i, w) in widths.windows(2).enumerate() {
@@ -68,7 +69,7 @@ fn generator(p: &nn::Path, nz: i64, ngf: i64) -> nn::SequentialT {
 }
 
 /// Ends with the logit (the script's Sigmoid is folded into the loss).
-fn discriminator(p: &nn::Path, ndf: i64) -> nn::SequentialT {
+pub(super) fn discriminator(p: &nn::Path, ndf: i64) -> nn::SequentialT {
     let widths = [NC, ndf, ndf * 2, ndf * 4, ndf * 8];
     let mut seq = nn::seq_t();
     for (i, w) in widths.windows(2).enumerate() {
@@ -101,17 +102,49 @@ struct Dcgan {
     _vs: (nn::VarStore, nn::VarStore),
 }
 
+/// The networks' sizes: `nz`, `ngf`, `ndf` (and `imageSize`, 64 only).
+pub(super) struct DcganArgs {
+    pub nz: i64,
+    pub ngf: i64,
+    pub ndf: i64,
+}
+
+impl DcganArgs {
+    pub(super) fn read(ctx: &Ctx, args: &BenchArgs) -> Result<DcganArgs, BenchError> {
+        let nz = ctx.size(args, &["nz"], 100)?;
+        let ngf = ctx.size(args, &["ngf"], 64)?;
+        let ndf = ctx.size(args, &["ndf"], 64)?;
+        let image_size = ctx.size(args, &["imageSize", "image_size"], 64)?;
+        if image_size != 64 {
+            return Err(ctx.arg_error(format!(
+                "--imageSize {image_size}: the DCGAN nets are for 64×64"
+            )));
+        }
+        Ok(DcganArgs { nz, ngf, ndf })
+    }
+}
+
+/// main.py's optimizers: Adam, β₁ 0.5 (lr [`LR`]).
+pub(super) const ADAM: nn::Adam = nn::Adam {
+    beta1: 0.5,
+    beta2: 0.999,
+    wd: 0.0,
+    eps: 1e-8,
+    amsgrad: false,
+};
+
+/// main.py's `--lr` default.
+pub(super) const LR: f64 = 2e-4;
+
+/// main.py's `BCELoss` after the Sigmoid, on the logits: mean over the batch.
+pub(super) fn bce(logits: &Tensor, label: f64) -> Tensor {
+    let target = logits.full_like(label);
+    logits.binary_cross_entropy_with_logits::<Tensor>(&target, None, None, Reduction::Mean)
+}
+
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
-    let nz = ctx.size(args, &["nz"], 100)?;
-    let ngf = ctx.size(args, &["ngf"], 64)?;
-    let ndf = ctx.size(args, &["ndf"], 64)?;
-    let image_size = ctx.size(args, &["imageSize", "image_size"], 64)?;
-    if image_size != 64 {
-        return Err(ctx.arg_error(format!(
-            "--imageSize {image_size}: the DCGAN nets are for 64×64"
-        )));
-    }
+    let DcganArgs { nz, ngf, ndf } = DcganArgs::read(ctx, args)?;
     let mut vs_g = nn::VarStore::new(ctx.device);
     let mut vs_d = nn::VarStore::new(ctx.device);
     let net_g = generator(&vs_g.root(), nz, ngf);
@@ -121,15 +154,11 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     if ctx.is_cuda() {
         tch::Cuda::cudnn_set_benchmark(true);
     }
-    let adam = nn::Adam {
-        beta1: 0.5,
-        ..Default::default()
-    };
-    let opt_g = adam
-        .build(&vs_g, 2e-4)
+    let opt_g = ADAM
+        .build(&vs_g, LR)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let opt_d = adam
-        .build(&vs_d, 2e-4)
+    let opt_d = ADAM
+        .build(&vs_d, LR)
         .map_err(|e| ctx.failed(e.to_string()))?;
     let real = Tensor::rand([batch_size, NC, 64, 64], ctx.opts()) * 2.0 - 1.0;
     Ok(Box::new(Dcgan {
@@ -145,10 +174,6 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 
 impl Train for Dcgan {
     fn train_step(&mut self) -> Tensor {
-        let bce = |logits: &Tensor, label: f64| {
-            let target = logits.full_like(label);
-            logits.binary_cross_entropy_with_logits::<Tensor>(&target, None, None, Reduction::Mean)
-        };
         let batch = self.real.size()[0];
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.opt_d.zero_grad();

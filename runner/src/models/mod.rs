@@ -15,9 +15,12 @@ use tch::{Device, Kind, Tensor};
 
 mod atari;
 mod convnet;
+mod convnet_distributed;
 mod dcgan;
+mod dcgan_all;
 mod fast_style;
 mod lbfgs;
+mod parallel;
 mod recom;
 mod reso;
 mod toy_lstm;
@@ -28,16 +31,28 @@ mod wlm;
 /// Builds a model on a prepared context.
 type Builder = fn(&Ctx, &BenchArgs) -> Result<Box<dyn Train>, BenchError>;
 
-/// Bench name → (model source, builder). `wlmfp16`/`convnet_fp16` are the same models as
-/// `wlm`/`convnet`; their jobs pass `--fp16`/`--half`.
+/// Bench name → (model source, builder). `wlmfp16`/`convnet_fp16`/`convnet_distributed_fp16`
+/// are the same models as `wlm`/`convnet`/`convnet_distributed`; their jobs pass
+/// `--fp16`/`--half`.
 const BENCHES: &[(&str, &str, Builder)] = &[
     ("toy_reg", toy_reg::SOURCE, toy_reg::build),
     ("toy_lstm", toy_lstm::SOURCE, toy_lstm::build),
     ("vae", vae::SOURCE, vae::build),
     ("convnet", convnet::SOURCE, convnet::build),
     ("convnet_fp16", convnet::SOURCE, convnet::build),
+    (
+        "convnet_distributed",
+        convnet_distributed::SOURCE,
+        convnet_distributed::build,
+    ),
+    (
+        "convnet_distributed_fp16",
+        convnet_distributed::SOURCE,
+        convnet_distributed::build,
+    ),
     ("reso", reso::SOURCE, reso::build),
     ("dcgan", dcgan::SOURCE, dcgan::build),
+    ("dcgan_all", dcgan_all::SOURCE, dcgan_all::build),
     ("wlm", wlm::SOURCE, wlm::build),
     ("wlmfp16", wlm::SOURCE, wlm::build),
     ("recom", recom::SOURCE, recom::build),
@@ -92,6 +107,17 @@ impl BenchFactory for Models {
             (repeat - 1).max(0)
         } else {
             repeat
+        }
+    }
+
+    fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {
+        // conv_distributed.py and dcgan's main.py multiply it by the devices they split over.
+        match name {
+            "convnet_distributed" | "convnet_distributed_fp16" => {
+                convnet_distributed::batch_size(args)
+            }
+            "dcgan_all" => dcgan_all::batch_size(args),
+            _ => args.batch_size,
         }
     }
 

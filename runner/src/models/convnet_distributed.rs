@@ -1,0 +1,174 @@
+//! convnet_distributed / convnet_distributed_fp16 (convnets conv_distributed.py through
+//! run_distributed.sh; whole-machine jobs): the convnet ResNet trained data-parallel over
+//! every device of the machine. One replica per device (`vcd` lists them), each with its own
+//! fixed batch of `--batch-size` random images and labels (the script's `--batch-size` is
+//! per GPU: it multiplies it by the device count), cross-entropy, and every step the
+//! gradients all-reduced to their average (`parallel::all_reduce_mean`, DDP's arithmetic,
+//! which for equal shares is also the script's nn.DataParallel gradient of the mean loss
+//! over the whole batch), then each replica's plain SGD (the script's: lr 0.1, no momentum,
+//! no weight decay). BatchNorm buffers are broadcast from replica 0 before each step.
+//! Returns the mean of the replicas' losses.
+//! Args: `arch`/`a` (resnet18; the jobs pass resnet101), `batch_size` per device (fast.json:
+//! 64, fp16: 128), `image_size` (224), `num_classes` (1000), `lr` (0.1), `half`, `vcd`.
+
+use super::convnet::ResNetArgs;
+use super::parallel::{self, Workers};
+use super::{Ctx, Train};
+use crate::bench::{BenchArgs, BenchError};
+use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::{Device, Kind, Tensor};
+
+pub(super) const SOURCE: &str = include_str!("convnet_distributed.rs");
+
+/// The batch the script records and counts items by: `args.batch_size = args.batch_size *
+/// node_size`, the per-device batch times the devices.
+pub(super) fn batch_size(args: &BenchArgs) -> i64 {
+    args.batch_size * parallel::vcd_devices(args).unwrap_or(1) as i64
+}
+
+struct Replica {
+    net: Box<dyn ModuleT>,
+    opt: nn::Optimizer,
+    images: Tensor,
+    labels: Tensor,
+    device: Device,
+    _vs: nn::VarStore,
+}
+
+struct ConvNetDistributed {
+    workers: Workers<Replica>,
+    /// Trainable parameters, replica × parameter.
+    params: Vec<Vec<Tensor>>,
+    /// BatchNorm running statistics, replica × buffer.
+    buffers: Vec<Vec<Tensor>>,
+    device0: Device,
+}
+
+pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    Ok(Box::new(model(ctx, args)?))
+}
+
+fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> {
+    let devices = parallel::device_count(ctx, args)?;
+    let placements = parallel::placements(ctx, devices)?;
+    let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
+    let resnet = ResNetArgs::read(ctx, args)?;
+    let lr = ctx.float(args, &["lr", "learning_rate"], 0.1)?;
+    if ctx.is_cuda() {
+        tch::Cuda::cudnn_set_benchmark(true);
+    }
+    let size = resnet.image_size;
+    let mut replicas = Vec::with_capacity(devices);
+    let (mut params, mut all, mut buffers) = (Vec::new(), Vec::new(), Vec::new());
+    // Built here, one after the other, so the random streams do not depend on threads.
+    for placement in &placements {
+        let device = placement.device;
+        let mut vs = nn::VarStore::new(device);
+        let net = resnet.net(ctx, &vs.root())?;
+        vs.set_kind(ctx.kind);
+        let opt = nn::Sgd::default()
+            .build(&vs, lr)
+            .map_err(|e| ctx.failed(e.to_string()))?;
+        let images = Tensor::randn([batch_size, 3, size, size], (ctx.kind, device));
+        let labels = Tensor::randint(resnet.classes, [batch_size], (Kind::Int64, device));
+        params.push(vs.trainable_variables());
+        let (vars, bufs) = parallel::named(&vs);
+        all.push(vars);
+        buffers.push(bufs);
+        replicas.push(Replica {
+            net,
+            opt,
+            images,
+            labels,
+            device,
+            _vs: vs,
+        });
+    }
+    // DDP's construction: every replica starts from replica 0's weights and buffers.
+    parallel::broadcast(&all, devices);
+    let workers = Workers::start(replicas, &placements)
+        .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
+    Ok(ConvNetDistributed {
+        workers,
+        params,
+        buffers,
+        device0: placements[0].device,
+    })
+}
+
+impl Train for ConvNetDistributed {
+    fn train_step(&mut self) -> Tensor {
+        // DDP's broadcast_buffers: replica 0's running statistics before the forward.
+        parallel::broadcast(&self.buffers, self.buffers.len());
+        let losses = self.workers.each(|_, r| {
+            r.opt.zero_grad();
+            let logits = r.net.forward_t(&r.images, true);
+            // Cross-entropy in float32 even for half models, as convnet.
+            let loss = logits
+                .to_kind(Kind::Float)
+                .cross_entropy_for_logits(&r.labels);
+            loss.backward();
+            loss.detach()
+        });
+        parallel::all_reduce_mean(&self.params);
+        self.workers.each(|_, r| {
+            r.opt.step();
+            // Each device finished with its step, as each process's loss.item() waits for
+            // its own: the step's time covers every device.
+            if let Device::Cuda(i) = r.device {
+                tch::Cuda::synchronize(i as i64);
+            }
+        });
+        let losses: Vec<Tensor> = losses.iter().map(|l| l.to_device(self.device0)).collect();
+        Tensor::stack(&losses, 0).mean(Kind::Float)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::DeviceSpec;
+    use mlbench_schema::value::Value;
+
+    /// Three replicas on their own batches: after each step every replica holds the same
+    /// weights (the averaged gradients reached each optimizer), which the step changed.
+    #[test]
+    fn replicas_stay_identical_while_training() {
+        let extra = [
+            ("arch", Value::from("resnet18")),
+            ("image_size", Value::Int(32)),
+            ("num_classes", Value::Int(5)),
+            ("vcd", Value::from("0,1,2")),
+        ];
+        let args = BenchArgs {
+            batch_size: 2,
+            number: 1,
+            repeat: 1,
+            seed: 3,
+            extra: extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        };
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let ctx = Ctx::new("convnet_distributed", &args, spec).unwrap();
+        let mut model = model(&ctx, &args).unwrap();
+        assert_eq!(model.params.len(), 3);
+        let before: Vec<Tensor> = model.params[0].iter().map(Tensor::copy).collect();
+        for _ in 0..2 {
+            let loss = model.train_step().double_value(&[]);
+            assert!(loss.is_finite());
+            for (i, replica) in model.params.iter().enumerate() {
+                for (j, p) in replica.iter().enumerate() {
+                    let d = (p - &model.params[0][j]).abs().max().double_value(&[]);
+                    assert_eq!(d, 0.0, "replica {i}, parameter {j}");
+                }
+            }
+        }
+        let moved = before
+            .iter()
+            .zip(&model.params[0])
+            .any(|(a, b)| (a - b).abs().max().double_value(&[]) > 0.0);
+        assert!(moved, "the step changed the weights");
+    }
+}
