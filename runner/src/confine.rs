@@ -159,9 +159,46 @@ pub fn peak_rss_bytes() -> Option<u64> {
     None
 }
 
+/// The GPU memory process `pid` holds now, bytes (`nvidia-smi --query-compute-apps`,
+/// summed over its GPUs); `None` without `nvidia-smi` or when it holds none. At the end of
+/// a copy this is its peak reserved memory: libtorch's caching allocator keeps what it
+/// reserved until the process ends (tch exposes no allocator statistics).
+pub fn device_memory_of(pid: u32) -> Option<u64> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-compute-apps=pid,used_memory",
+            "--format=csv,noheader,nounits",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    compute_apps_memory(&String::from_utf8_lossy(&out.stdout), pid)
+}
+
+/// `pid, used_memory [MiB]` lines: the MiB of `pid`, in bytes.
+fn compute_apps_memory(text: &str, pid: u32) -> Option<u64> {
+    let mib: u64 = text
+        .lines()
+        .filter_map(|line| {
+            let (p, used) = line.split_once(',')?;
+            (p.trim().parse::<u32>().ok()? == pid).then(|| used.trim().parse::<u64>().ok())?
+        })
+        .sum();
+    (mib > 0).then_some(mib << 20)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compute_apps_lines() {
+        let text = "4242, 1024\n77, 512\n4242, 2048\n";
+        assert_eq!(compute_apps_memory(text, 4242), Some(3072 << 20));
+        assert_eq!(compute_apps_memory(text, 1), None);
+        assert_eq!(compute_apps_memory("[N/A]\n", 1), None);
+    }
 
     fn cpu(index: u32) -> DeviceSpec {
         DeviceSpec::Cpu { index, threads: 1 }

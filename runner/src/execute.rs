@@ -5,7 +5,7 @@
 //! written with `completed: false` (see [`crate::report`]), the configuration's
 //! summary.txt line says FAILED, and the next configuration starts.
 
-use crate::bench::BenchFactory;
+use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
 use crate::report::{self, EntryContext, version_of};
 use crate::timing::{Clock, LoopSize, measure};
@@ -361,7 +361,10 @@ pub fn run_copy(
             });
             let peak = report::PeakMemory {
                 rss_bytes: crate::confine::peak_rss_bytes(),
-                device_bytes: None,
+                device_bytes: match copy.device {
+                    DeviceSpec::Cuda(_) => crate::confine::device_memory_of(std::process::id()),
+                    DeviceSpec::Cpu { .. } => None,
+                },
             };
             (report::build_entry(&ctx, &record, &m, &peak), failure)
         }
