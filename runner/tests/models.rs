@@ -101,6 +101,7 @@ fn tiny(name: &str) -> BenchArgs {
         ),
         // The smallest images the TransformerNet (a multiple of 4) and VGG's pools take.
         "fast_style" => args(2, &[("image_size", i(8)), ("style_size", i(8))]),
+        "cart" => args(1, &[("gamma", Value::Float(0.99))]),
         // Frames stay 84×84 (the trunk's 32·7·7 needs them): 2 environments × 8 steps.
         "atari" => args(
             1,

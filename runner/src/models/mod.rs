@@ -14,6 +14,7 @@ use std::thread::ThreadId;
 use tch::{Device, Kind, Tensor};
 
 mod atari;
+mod cart;
 mod convnet;
 mod convnet_distributed;
 mod dcgan;
@@ -58,6 +59,7 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("recom", recom::SOURCE, recom::build),
     ("fast_style", fast_style::SOURCE, fast_style::build),
     ("atari", atari::SOURCE, atari::build),
+    ("cart", cart::SOURCE, cart::build),
 ];
 
 /// The benches of the suite implemented on tch.
