@@ -101,6 +101,15 @@ fn tiny(name: &str) -> BenchArgs {
         ),
         // The smallest images the TransformerNet (a multiple of 4) and VGG's pools take.
         "fast_style" => args(2, &[("image_size", i(8)), ("style_size", i(8))]),
+        "translator" => args(
+            2,
+            &[
+                ("hidden_size", i(8)),
+                ("num_layers", i(3)),
+                ("vocab_size", i(40)),
+                ("max_length_train", i(6)),
+            ],
+        ),
         "cart" => args(1, &[("gamma", Value::Float(0.99))]),
         // Frames stay 84×84 (the trunk's 32·7·7 needs them): 2 environments × 8 steps.
         "atari" => args(
@@ -187,12 +196,12 @@ fn toy_reg_loss_decreases_over_200_steps() {
 
 #[test]
 fn unknown_name_is_unknown() {
-    match Models.create("translator", &args(1, &[]), CPU) {
-        Err(BenchError::Unknown(name)) => assert_eq!(name, "translator"),
+    match Models.create("no_such_bench", &args(1, &[]), CPU) {
+        Err(BenchError::Unknown(name)) => assert_eq!(name, "no_such_bench"),
         Err(other) => panic!("wrong error {other}"),
         Ok(_) => panic!("built an unknown bench"),
     }
-    assert!(Models.source("translator").is_none());
+    assert!(Models.source("no_such_bench").is_none());
 }
 
 #[test]

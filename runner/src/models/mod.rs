@@ -26,6 +26,7 @@ mod recom;
 mod reso;
 mod toy_lstm;
 mod toy_reg;
+mod translator;
 mod vae;
 mod wlm;
 
@@ -60,6 +61,7 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("fast_style", fast_style::SOURCE, fast_style::build),
     ("atari", atari::SOURCE, atari::build),
     ("cart", cart::SOURCE, cart::build),
+    ("translator", translator::SOURCE, translator::build),
 ];
 
 /// The benches of the suite implemented on tch.
