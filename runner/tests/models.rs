@@ -101,6 +101,19 @@ fn tiny(name: &str) -> BenchArgs {
         ),
         // The smallest images the TransformerNet (a multiple of 4) and VGG's pools take.
         "fast_style" => args(2, &[("image_size", i(8)), ("style_size", i(8))]),
+        "loader" => {
+            let data = std::env::temp_dir().join("mlbench-loader-tiny");
+            let data = Value::Str(data.display().to_string());
+            args(
+                2,
+                &[
+                    ("data", data),
+                    ("images", i(6)),
+                    ("crop_size", i(16)),
+                    ("workers", i(1)),
+                ],
+            )
+        }
         "translator" => args(
             2,
             &[

@@ -21,6 +21,7 @@ mod dcgan;
 mod dcgan_all;
 mod fast_style;
 mod lbfgs;
+mod loader;
 mod parallel;
 mod recom;
 mod reso;
@@ -61,6 +62,7 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("fast_style", fast_style::SOURCE, fast_style::build),
     ("atari", atari::SOURCE, atari::build),
     ("cart", cart::SOURCE, cart::build),
+    ("loader", loader::SOURCE, loader::build),
     ("translator", translator::SOURCE, translator::build),
 ];
 
