@@ -114,6 +114,8 @@ fn tiny(name: &str) -> BenchArgs {
                 ],
             )
         }
+        // 257 is the smallest input whose last feature map is 1 × 1.
+        "ssd" => args(1, &[("image_size", i(257)), ("label_num", i(5))]),
         "translator" => args(
             2,
             &[

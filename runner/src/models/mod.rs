@@ -25,6 +25,7 @@ mod loader;
 mod parallel;
 mod recom;
 mod reso;
+mod ssd;
 mod toy_lstm;
 mod toy_reg;
 mod translator;
@@ -62,6 +63,7 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("fast_style", fast_style::SOURCE, fast_style::build),
     ("atari", atari::SOURCE, atari::build),
     ("cart", cart::SOURCE, cart::build),
+    ("ssd", ssd::SOURCE, ssd::build),
     ("loader", loader::SOURCE, loader::build),
     ("translator", translator::SOURCE, translator::build),
 ];

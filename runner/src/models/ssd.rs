@@ -1,0 +1,503 @@
+//! ssd (object_detection/single_stage_detector train.py): MLPerf's SSD300. Backbone:
+//! ResNet-34 cut after layer3 with layer3's first block at stride 1 (`base_model.py`), so a
+//! 300 × 300 image gives 256 × 38 × 38; five extra blocks (1×1 then 3×3, strides 2, 2, 2,
+//! 1, 1: 19, 10, 5, 3, 1); 3×3 location and class heads with 4, 6, 6, 6, 4, 4 boxes per
+//! cell (8732 default boxes, `dboxes300_coco`), 81 classes. Loss (`Loss`): smooth-L1 on
+//! the encoded offsets of the positive boxes plus cross-entropy over the positives and the
+//! 3 × as many hardest negatives, per image ÷ its positives, mean over the batch. SGD lr
+//! 1e-3, momentum 0.9, weight decay 5e-4. Items: images (`batch_size` a step).
+//!
+//! Differences: the backbone is randomly initialised (the script loads ImageNet weights);
+//! images are synthetic (made once on the device) with 1–4 random ground-truth boxes each,
+//! matched to the default boxes once at build time by the script's `Encoder.encode` (IoU >
+//! 0.5, every ground truth keeping its best box) instead of per sample in the data loader
+//! with its crops and flips. `image_size` (300; at least 257, the smallest whose last
+//! feature map is 1 × 1) and `label_num` (81) are not flags of the script.
+//! Args: `batch_size` (fast.json: 128), `lr` (1e-3), `image_size`, `label_num`.
+
+use super::{Ctx, Train};
+use crate::bench::{BenchArgs, BenchError};
+use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::{Kind, Tensor};
+
+pub(super) const SOURCE: &str = include_str!("ssd.rs");
+
+const DEFAULTS_PER_CELL: [i64; 6] = [4, 6, 6, 6, 4, 4];
+const CHANNELS: [i64; 6] = [256, 512, 512, 256, 256, 256];
+/// `dboxes300_coco`: 300 ÷ steps, the box scales (pixels of 300), the aspect ratios.
+const FK: [f64; 6] = [
+    300.0 / 8.0,
+    300.0 / 16.0,
+    300.0 / 32.0,
+    300.0 / 64.0,
+    3.0,
+    1.0,
+];
+const SCALES: [f64; 7] = [21.0, 45.0, 99.0, 153.0, 207.0, 261.0, 315.0];
+const SCALE_XY: f64 = 0.1;
+const SCALE_WH: f64 = 0.2;
+
+fn conv(p: nn::Path, i: i64, o: i64, k: i64, stride: i64, padding: i64, bias: bool) -> nn::Conv2D {
+    let cfg = nn::ConvConfig {
+        stride,
+        padding,
+        bias,
+        ..Default::default()
+    };
+    nn::conv2d(p, i, o, k, cfg)
+}
+
+/// torchvision's BasicBlock.
+fn basic_block(p: nn::Path, i: i64, o: i64, stride: i64) -> impl ModuleT + use<> {
+    let c1 = conv(&p / "conv1", i, o, 3, stride, 1, false);
+    let b1 = nn::batch_norm2d(&p / "bn1", o, Default::default());
+    let c2 = conv(&p / "conv2", o, o, 3, 1, 1, false);
+    let b2 = nn::batch_norm2d(&p / "bn2", o, Default::default());
+    let down = (stride != 1 || i != o).then(|| {
+        nn::seq_t()
+            .add(conv(&p / "downsample" / "0", i, o, 1, stride, 0, false))
+            .add(nn::batch_norm2d(
+                &p / "downsample" / "1",
+                o,
+                Default::default(),
+            ))
+    });
+    nn::func_t(move |x, train| {
+        let y = x
+            .apply(&c1)
+            .apply_t(&b1, train)
+            .relu()
+            .apply(&c2)
+            .apply_t(&b2, train);
+        let skip = match &down {
+            Some(d) => x.apply_t(d, train),
+            None => x.shallow_clone(),
+        };
+        (y + skip).relu()
+    })
+}
+
+/// ResNet-34 through layer3, layer3's first block at stride 1.
+fn backbone(p: &nn::Path) -> nn::SequentialT {
+    let mut s = nn::seq_t()
+        .add(conv(p / "conv1", 3, 64, 7, 2, 3, false))
+        .add(nn::batch_norm2d(p / "bn1", 64, Default::default()))
+        .add_fn(|x| x.relu().max_pool2d([3, 3], [2, 2], [1, 1], [1, 1], false));
+    for (layer, (blocks, i, o, stride)) in [(3, 64, 64, 1), (4, 64, 128, 2), (6, 128, 256, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        for b in 0..blocks {
+            let (i, stride) = if b == 0 { (i, stride) } else { (o, 1) };
+            s = s.add(basic_block(
+                p / format!("layer{}", layer + 1) / b,
+                i,
+                o,
+                stride,
+            ));
+        }
+    }
+    s
+}
+
+/// The default boxes (cx, cy, w, h) of feature maps of `sizes`, in the script's order
+/// (per map: per box shape, per cell row by row), clamped to [0, 1]: [n, 4].
+fn default_boxes(sizes: &[i64]) -> Vec<[f64; 4]> {
+    let mut out = Vec::new();
+    for (k, &size) in sizes.iter().enumerate() {
+        let sk1 = SCALES[k] / 300.0;
+        let sk2 = SCALES[k + 1] / 300.0;
+        let sk3 = (sk1 * sk2).sqrt();
+        let mut shapes = vec![(sk1, sk1), (sk3, sk3)];
+        let ratios: &[f64] = if matches!(k, 0 | 4 | 5) {
+            &[2.0]
+        } else {
+            &[2.0, 3.0]
+        };
+        for alpha in ratios {
+            let (w, h) = (sk1 * alpha.sqrt(), sk1 / alpha.sqrt());
+            shapes.push((w, h));
+            shapes.push((h, w));
+        }
+        for (w, h) in shapes {
+            for i in 0..size {
+                for j in 0..size {
+                    let cx = (j as f64 + 0.5) / FK[k];
+                    let cy = (i as f64 + 0.5) / FK[k];
+                    out.push([cx, cy, w, h].map(|v| v.clamp(0.0, 1.0)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// IoU of every box of `a` [N, 4] with every box of `b` [M, 4], both left-top-right-bottom.
+fn iou(a: &Tensor, b: &Tensor) -> Tensor {
+    let a = a.unsqueeze(1);
+    let b = b.unsqueeze(0);
+    let lt = a.narrow(2, 0, 2).maximum(&b.narrow(2, 0, 2));
+    let rb = a.narrow(2, 2, 2).minimum(&b.narrow(2, 2, 2));
+    let wh = (rb - lt).clamp_min(0.0);
+    let inter = wh.select(2, 0) * wh.select(2, 1);
+    let area = |t: &Tensor| {
+        let d = t.narrow(2, 2, 2) - t.narrow(2, 0, 2);
+        d.select(2, 0) * d.select(2, 1)
+    };
+    &inter / (area(&a) + area(&b) - &inter)
+}
+
+fn ltrb(xywh: &Tensor) -> Tensor {
+    let c = xywh.narrow(1, 0, 2);
+    let half = xywh.narrow(1, 2, 2) / 2.0;
+    Tensor::cat(&[&c - &half, &c + &half], 1)
+}
+
+/// `Encoder.encode`: each default box takes the ground truth it overlaps most when the
+/// IoU passes 0.5, and every ground truth keeps its best default box; returns the boxes
+/// (cx, cy, w, h; the default box itself where unmatched) [n, 4] and labels [n] (0:
+/// background).
+fn encode(dboxes: &Tensor, boxes: &Tensor, labels: &Tensor) -> (Tensor, Tensor) {
+    let ious = iou(boxes, &ltrb(dboxes));
+    let (mut best_ious, mut best_idx) = ious.max_dim(0, false);
+    let (_, best_dbox) = ious.max_dim(1, false);
+    let _ = best_ious.index_fill_(0, &best_dbox, 2.0);
+    let n = best_dbox.size()[0];
+    let _ = best_idx.index_put_(
+        &[Some(best_dbox.shallow_clone())],
+        &Tensor::arange(n, (Kind::Int64, best_idx.device())),
+        false,
+    );
+    let mask = best_ious.gt(0.5);
+    let matched = labels.index_select(0, &best_idx);
+    let labels_out = matched.where_self(&mask, &matched.zeros_like());
+    let gt_xywh = {
+        let b = boxes.index_select(0, &best_idx);
+        let lt = b.narrow(1, 0, 2);
+        let rb = b.narrow(1, 2, 2);
+        Tensor::cat(&[(&lt + &rb) / 2.0, &rb - &lt], 1)
+    };
+    let boxes_out = gt_xywh.where_self(&mask.unsqueeze(1), dboxes);
+    (boxes_out, labels_out)
+}
+
+/// `Loss.forward`: `ploc` [B, 4, n], `plabel` [B, C, n], `gloc` [B, 4, n] (cx, cy, w, h),
+/// `glabel` [B, n], `dboxes` [1, 4, n].
+fn multibox_loss(
+    ploc: &Tensor,
+    plabel: &Tensor,
+    gloc: &Tensor,
+    glabel: &Tensor,
+    dboxes: &Tensor,
+) -> Tensor {
+    let mask = glabel.gt(0);
+    let pos_num = mask.sum_dim_intlist(1, false, Kind::Int64);
+    let dxy = dboxes.narrow(1, 0, 2);
+    let dwh = dboxes.narrow(1, 2, 2);
+    let gxy = (gloc.narrow(1, 0, 2) - &dxy) / &dwh / SCALE_XY;
+    let gwh = (gloc.narrow(1, 2, 2) / &dwh).log() / SCALE_WH;
+    let vec_gd = Tensor::cat(&[gxy, gwh], 1);
+    let sl1 = ploc
+        .smooth_l1_loss(&vec_gd, tch::Reduction::None, 1.0)
+        .sum_dim_intlist(1, false, Kind::Float);
+    let maskf = mask.to_kind(Kind::Float);
+    let sl1 = (&maskf * sl1).sum_dim_intlist(1, false, Kind::Float);
+    // Cross-entropy per box: −log softmax over the classes at the true class.
+    let con = -plabel
+        .log_softmax(1, Kind::Float)
+        .gather(1, &glabel.unsqueeze(1), false)
+        .squeeze_dim(1);
+    let neg_mask = hard_negatives(&con, &mask, &pos_num);
+    let closs =
+        (&con * (&maskf + neg_mask.to_kind(Kind::Float))).sum_dim_intlist(1, false, Kind::Float);
+    let total = sl1 + closs;
+    let num_mask = pos_num.gt(0).to_kind(Kind::Float);
+    let pos = pos_num.to_kind(Kind::Float).clamp_min(1e-6);
+    (total * num_mask / pos).mean(Kind::Float)
+}
+
+/// The 3 × positives hardest negatives of each row (largest loss among the non-positive
+/// boxes), at most all of them.
+fn hard_negatives(con: &Tensor, positive: &Tensor, pos_num: &Tensor) -> Tensor {
+    let con_neg = con.detach().masked_fill(positive, 0.0);
+    let (_, idx) = con_neg.sort(1, true);
+    let (_, rank) = idx.sort(1, false);
+    let n = positive.size()[1];
+    let neg_num = (pos_num * 3).clamp_max(n).unsqueeze(-1);
+    rank.lt_tensor(&neg_num)
+}
+
+struct Ssd {
+    backbone: nn::SequentialT,
+    extras: Vec<nn::SequentialT>,
+    loc: Vec<nn::Conv2D>,
+    conf: Vec<nn::Conv2D>,
+    labels: i64,
+    opt: nn::Optimizer,
+    images: Tensor,
+    gloc: Tensor,
+    glabel: Tensor,
+    dboxes: Tensor,
+    _vs: nn::VarStore,
+}
+
+impl Ssd {
+    fn forward(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut maps = vec![x.apply_t(&self.backbone, train)];
+        for block in &self.extras {
+            let next = maps[maps.len() - 1].apply_t(block, train);
+            maps.push(next);
+        }
+        let b = x.size()[0];
+        let mut locs = Vec::new();
+        let mut confs = Vec::new();
+        for ((m, l), c) in maps.iter().zip(&self.loc).zip(&self.conf) {
+            locs.push(m.apply(l).view([b, 4, -1]));
+            confs.push(m.apply(c).view([b, self.labels, -1]));
+        }
+        (Tensor::cat(&locs, 2), Tensor::cat(&confs, 2))
+    }
+}
+
+pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    Ok(Box::new(new_model(ctx, args)?))
+}
+
+fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
+    let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
+    let size = ctx.size(args, &["image_size"], 300)?;
+    let labels = ctx.size(args, &["label_num"], 81)?;
+    let lr = ctx.float(args, &["lr"], 1e-3)?;
+    if size < 257 {
+        return Err(ctx.arg_error(format!(
+            "--image-size {size}: SSD300's last feature map needs at least 257"
+        )));
+    }
+    if labels < 2 {
+        return Err(ctx.arg_error("--label-num: the background and at least one class"));
+    }
+    let vs = nn::VarStore::new(ctx.device);
+    let root = vs.root();
+    let backbone = backbone(&(&root / "model"));
+    let mids = [256, 256, 128, 128, 128];
+    let extras: Vec<nn::SequentialT> = (0..5)
+        .map(|k| {
+            let p = &root / "additional_blocks" / k;
+            let (stride, pad) = if k < 3 { (2, 1) } else { (1, 0) };
+            nn::seq_t()
+                .add(conv(&p / "0", CHANNELS[k], mids[k], 1, 1, 0, true))
+                .add_fn(|x| x.relu())
+                .add(conv(
+                    &p / "2",
+                    mids[k],
+                    CHANNELS[k + 1],
+                    3,
+                    stride,
+                    pad,
+                    true,
+                ))
+                .add_fn(|x| x.relu())
+        })
+        .collect();
+    let loc = (0..6)
+        .map(|k| {
+            conv(
+                &root / "loc" / k,
+                CHANNELS[k],
+                DEFAULTS_PER_CELL[k] * 4,
+                3,
+                1,
+                1,
+                true,
+            )
+        })
+        .collect();
+    let conf = (0..6)
+        .map(|k| {
+            conv(
+                &root / "conf" / k,
+                CHANNELS[k],
+                DEFAULTS_PER_CELL[k] * labels,
+                3,
+                1,
+                1,
+                true,
+            )
+        })
+        .collect();
+    let opt = nn::Sgd {
+        momentum: 0.9,
+        wd: 5e-4,
+        ..Default::default()
+    }
+    .build(&vs, lr)
+    .map_err(|e| ctx.failed(e.to_string()))?;
+    let mut model = Ssd {
+        backbone,
+        extras,
+        loc,
+        conf,
+        labels,
+        opt,
+        images: Tensor::randn([batch, 3, size, size], ctx.opts()),
+        gloc: Tensor::zeros([1], ctx.opts()),
+        glabel: Tensor::zeros([1], ctx.int_opts()),
+        dboxes: Tensor::zeros([1], ctx.opts()),
+        _vs: vs,
+    };
+    // The feature sizes this input gives (38, 19, 10, 5, 3, 1 at 300), for the boxes.
+    let sizes: Vec<i64> = tch::no_grad(|| {
+        let probe = Tensor::zeros([1, 3, size, size], ctx.opts());
+        let mut maps = vec![probe.apply_t(&model.backbone, false)];
+        for block in &model.extras {
+            let next = maps[maps.len() - 1].apply_t(block, false);
+            maps.push(next);
+        }
+        maps.iter().map(|m| m.size()[2]).collect()
+    });
+    let boxes = default_boxes(&sizes);
+    let flat: Vec<f32> = boxes.iter().flatten().map(|v| *v as f32).collect();
+    let dboxes = Tensor::from_slice(&flat).view([-1, 4]);
+    let (mut glocs, mut glabels) = (Vec::new(), Vec::new());
+    for _ in 0..batch {
+        let n = Tensor::randint_low(1, 5, [1], (Kind::Int64, tch::Device::Cpu)).int64_value(&[0]);
+        let lt = Tensor::rand([n, 2], (Kind::Float, tch::Device::Cpu)) * 0.6;
+        let wh = Tensor::rand([n, 2], (Kind::Float, tch::Device::Cpu)) * 0.35 + 0.05;
+        let gt = Tensor::cat(&[&lt, &(&lt + wh)], 1);
+        let gt_labels = Tensor::randint_low(1, labels, [n], (Kind::Int64, tch::Device::Cpu));
+        let (l, c) = encode(&dboxes, &gt, &gt_labels);
+        glocs.push(l.transpose(0, 1));
+        glabels.push(c);
+    }
+    model.gloc = Tensor::stack(&glocs, 0)
+        .to_device(ctx.device)
+        .to_kind(ctx.kind);
+    model.glabel = Tensor::stack(&glabels, 0).to_device(ctx.device);
+    model.dboxes = dboxes
+        .transpose(0, 1)
+        .unsqueeze(0)
+        .to_device(ctx.device)
+        .to_kind(ctx.kind);
+    Ok(model)
+}
+
+impl Train for Ssd {
+    fn train_step(&mut self) -> Tensor {
+        let (ploc, plabel) = self.forward(&self.images, true);
+        let loss = multibox_loss(
+            &ploc.to_kind(Kind::Float),
+            &plabel.to_kind(Kind::Float),
+            &self.gloc.to_kind(Kind::Float),
+            &self.glabel,
+            &self.dboxes.to_kind(Kind::Float),
+        );
+        self.opt.backward_step(&loss);
+        loss.detach()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssd300_has_8732_default_boxes_as_the_script_lays_them() {
+        let boxes = default_boxes(&[38, 19, 10, 5, 3, 1]);
+        // 38²·4 + 19²·6 + 10²·6 + 5²·6 + 3²·4 + 1²·4.
+        assert_eq!(
+            boxes.len(),
+            38 * 38 * 4 + 19 * 19 * 6 + 10 * 10 * 6 + 5 * 5 * 6 + 9 * 4 + 4
+        );
+        assert_eq!(boxes.len(), 8732);
+        // The first: cell (0, 0) of the 38 map, cx = cy = 0.5 ÷ 37.5, w = h = 21 ÷ 300.
+        let first = boxes[0];
+        assert!((first[0] - 0.5 / 37.5).abs() < 1e-12 && (first[1] - 0.5 / 37.5).abs() < 1e-12);
+        assert!((first[2] - 0.07).abs() < 1e-12 && (first[3] - 0.07).abs() < 1e-12);
+        // The second shape of the 38 map: √(21·45) ÷ 300 = 0.102470.
+        let second = boxes[38 * 38];
+        assert!((second[2] - (21.0f64 * 45.0).sqrt() / 300.0).abs() < 1e-12);
+        // The third: ratio 2, w = 0.07·√2, h = 0.07 ÷ √2.
+        let third = boxes[2 * 38 * 38];
+        assert!((third[2] - 0.07 * 2f64.sqrt()).abs() < 1e-12);
+        assert!((third[3] - 0.07 / 2f64.sqrt()).abs() < 1e-12);
+        // The last box: the 1 × 1 map's, centred, its largest shape clamped to 1.
+        let last = boxes[8731];
+        assert_eq!((last[0], last[1]), (0.5, 0.5));
+        assert!(boxes.iter().flatten().all(|v| (0.0..=1.0).contains(v)));
+    }
+
+    #[test]
+    fn iou_by_hand() {
+        // [0, 0, 2, 2] and [1, 1, 3, 3]: intersection 1, union 4 + 4 − 1 = 7.
+        let a = Tensor::from_slice(&[0.0f32, 0.0, 2.0, 2.0]).view([1, 4]);
+        let b = Tensor::from_slice(&[1.0f32, 1.0, 3.0, 3.0, 5.0, 5.0, 6.0, 6.0]).view([2, 4]);
+        let got = iou(&a, &b);
+        assert!((got.double_value(&[0, 0]) - 1.0 / 7.0).abs() < 1e-6);
+        assert_eq!(got.double_value(&[0, 1]), 0.0);
+    }
+
+    #[test]
+    fn encoding_matches_a_ground_truth_to_its_box_and_leaves_the_rest_background() {
+        let dboxes = Tensor::from_slice(&[
+            0.25f32, 0.25, 0.5, 0.5, // box 0
+            0.75, 0.75, 0.5, 0.5, // box 1
+            0.3, 0.3, 0.5, 0.5, // box 2: overlaps box 0 by IoU 0.68
+        ])
+        .view([3, 4]);
+        // One ground truth exactly on box 0, label 7.
+        let gt = Tensor::from_slice(&[0.0f32, 0.0, 0.5, 0.5]).view([1, 4]);
+        let (boxes, labels) = encode(&dboxes, &gt, &Tensor::from_slice(&[7i64]));
+        assert_eq!(Vec::<i64>::try_from(&labels).unwrap(), [7, 0, 7]);
+        let b: Vec<f32> = Vec::try_from(boxes.view([-1])).unwrap();
+        assert_eq!(&b[0..4], &[0.25, 0.25, 0.5, 0.5]);
+        assert_eq!(
+            &b[4..8],
+            &[0.75, 0.75, 0.5, 0.5],
+            "unmatched: the default box"
+        );
+    }
+
+    #[test]
+    fn hard_negative_mining_takes_three_per_positive() {
+        // One positive (box 0) and five negatives with losses 5, 1, 4, 2, 3: the three
+        // hardest are boxes 1 (5), 3 (4) and 5 (3).
+        let con = Tensor::from_slice(&[9.0f32, 5.0, 1.0, 4.0, 2.0, 3.0]).view([1, 6]);
+        let positive = Tensor::from_slice(&[true, false, false, false, false, false]).view([1, 6]);
+        let pos_num = positive.sum_dim_intlist(1, false, Kind::Int64);
+        let neg: Vec<bool> =
+            Vec::try_from(hard_negatives(&con, &positive, &pos_num).view([-1])).unwrap();
+        assert_eq!(neg, [false, true, false, true, false, true]);
+        // Two positives want six: the count clamps at the six boxes, so every box is
+        // taken, positives included (their loss is zeroed, so they rank last), as the
+        // script's `con_rank < neg_num` does.
+        let positive = Tensor::from_slice(&[true, true, false, false, false, false]).view([1, 6]);
+        let pos_num = positive.sum_dim_intlist(1, false, Kind::Int64);
+        let neg: Vec<bool> =
+            Vec::try_from(hard_negatives(&con, &positive, &pos_num).view([-1])).unwrap();
+        assert_eq!(neg, [true; 6]);
+    }
+
+    #[test]
+    fn at_300_the_feature_maps_give_the_8732_boxes_and_a_step_trains() {
+        let args = BenchArgs {
+            batch_size: 1,
+            number: 1,
+            repeat: 1,
+            seed: 4,
+            extra: Default::default(),
+        };
+        let spec = crate::bench::DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let ctx = Ctx::new("ssd", &args, spec).unwrap();
+        let mut model = new_model(&ctx, &args).unwrap();
+        assert_eq!(model.dboxes.size(), [1, 4, 8732]);
+        assert_eq!(model.gloc.size(), [1, 4, 8732]);
+        assert_eq!(model.glabel.size(), [1, 8732]);
+        let positives = model.glabel.gt(0).sum(Kind::Int64).int64_value(&[]);
+        assert!(positives >= 1, "every ground truth keeps a box");
+        let loss = model.train_step().double_value(&[]);
+        assert!(loss.is_finite() && loss > 0.0, "{loss}");
+    }
+}
