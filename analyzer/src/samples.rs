@@ -111,16 +111,17 @@ impl FileSamples {
             hosts: Vec::new(),
         };
         for (entry_idx, entry) in &file.parsed.entries {
-            if entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true)) {
-                out.smoke += 1;
-            }
+            let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
+            out.smoke += usize::from(smoke);
             let bench = entry.name().map(str::to_owned);
             if let Some(b) = &bench {
                 if targets.is_excluded(b) {
                     out.excluded += 1;
                     continue;
                 }
-                if let Some(rule) = targets.rejecting_rule(b, entry) {
+                // A smoke entry's sizes are reduced by design: the rules that pick the
+                // sizes the targets were measured at do not apply to it.
+                if let Some(rule) = targets.rejecting_rule(b, entry).filter(|_| !smoke) {
                     let rule = rule.to_string();
                     match out.not_selected.iter_mut().find(|(r, _)| *r == rule) {
                         Some((_, n)) => *n += 1,

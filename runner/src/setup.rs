@@ -56,9 +56,10 @@ pub fn hostname() -> String {
 
 /// The environment the jobs' `$VAR`s expand from: `env`, with the folders the suite's
 /// config.env exports (`DATA_DIRECTORY=$BASE/data`, `TEMP_DIRECTORY=$BASE/tmp`,
-/// `FAKE_DATASET=1`) filled in where unset, from `$BASE` or else from `out`, since the
-/// built-in models read no dataset. Returns the notes saying what was filled in, by
-/// variable.
+/// `FAKE_DATASET=1`) filled in where unset, from `$BASE`, or else: the data in a cache
+/// folder outside `out` (`$XDG_CACHE_HOME/mlbench/data`, `~/.cache/mlbench/data`; the
+/// loader makes its synthetic images there once, and a submission must not carry them),
+/// the temporary folder in `out`. Returns the notes saying what was filled in.
 pub fn suite_env(
     mut env: BTreeMap<String, String>,
     out: &Path,
@@ -69,9 +70,10 @@ pub fn suite_env(
         if env.get(var).is_some_and(|v| !v.is_empty()) {
             continue;
         }
-        let (value, from) = match &base {
-            Some(b) => (format!("{b}/{sub}"), "$BASE"),
-            None => (out.join(sub).display().to_string(), "--out-dir"),
+        let (value, from) = match (&base, sub) {
+            (Some(b), _) => (format!("{b}/{sub}"), "$BASE"),
+            (None, "data") => (data_cache(&env).display().to_string(), "the cache folder"),
+            (None, _) => (out.join(sub).display().to_string(), "--out-dir"),
         };
         notes.push((
             var,
@@ -84,6 +86,15 @@ pub fn suite_env(
     env.entry("FAKE_DATASET".to_owned())
         .or_insert_with(|| "1".to_owned());
     (env, notes)
+}
+
+/// Where datasets go without `$BASE` or `$DATA_DIRECTORY`.
+fn data_cache(env: &BTreeMap<String, String>) -> PathBuf {
+    let nonempty = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache = nonempty("XDG_CACHE_HOME")
+        .or_else(|| nonempty("HOME").map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("mlbench").join("data")
 }
 
 /// Refuses to append to report streams an earlier run left: two runs in one stream read
@@ -144,6 +155,10 @@ mod tests {
         assert_eq!(env["TEMP_DIRECTORY"], "/b/tmp");
         assert_eq!(env["FAKE_DATASET"], "1");
         assert_eq!(notes.len(), 2);
+        let cached: BTreeMap<String, String> = [("HOME".to_owned(), "/home/v".to_owned())].into();
+        let (env, _) = suite_env(cached, Path::new("/out"));
+        assert_eq!(env["DATA_DIRECTORY"], "/home/v/.cache/mlbench/data");
+        assert_eq!(env["TEMP_DIRECTORY"], "/out/tmp");
         let set: BTreeMap<String, String> = [("DATA_DIRECTORY".to_owned(), "/d".to_owned())].into();
         let (env, notes) = suite_env(set, Path::new("/out"));
         assert_eq!(env["DATA_DIRECTORY"], "/d");

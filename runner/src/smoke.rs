@@ -171,7 +171,9 @@ mod tests {
         for e in &plans[0].executions {
             for c in &e.copies {
                 assert_eq!(c.arguments.get("smoke"), Some(&Value::Bool(true)));
-                assert_eq!((c.args.repeat, c.args.number), (12, 1), "{}", e.name);
+                // cart's table sets its own `number` (REINFORCE updates once per observation).
+                let number = if e.name == "cart" { 8 } else { 1 };
+                assert_eq!((c.args.repeat, c.args.number), (12, number), "{}", e.name);
                 assert_eq!(c.arguments.get("repeat"), Some(&Value::Int(12)));
             }
         }

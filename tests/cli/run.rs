@@ -297,7 +297,7 @@ fn slurm_script_takes_the_nodes_devices_and_checks_the_names() {
 }
 
 #[test]
-fn data_directory_defaults_to_base_or_the_output_and_says_so() {
+fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     let jobs = tmp.path().join("data.json");
     std::fs::write(
@@ -315,9 +315,12 @@ fn data_directory_defaults_to_base_or_the_output_and_says_so() {
             .and_then(|v| v.as_str())
             .map(str::to_owned)
     };
+    // Without $BASE the data go to a cache folder, never into the submission.
+    let cache = tmp.path().join("cache");
     mlbench()
         .env_remove("DATA_DIRECTORY")
         .env_remove("BASE")
+        .env("XDG_CACHE_HOME", &cache)
         .arg("run")
         .arg("--jobs")
         .arg(&jobs)
@@ -326,10 +329,10 @@ fn data_directory_defaults_to_base_or_the_output_and_says_so() {
         .assert()
         .success()
         .stderr(predicate::str::contains(format!(
-            "note: $DATA_DIRECTORY is not set: {} (from --out",
-            out.join("data").display()
+            "note: $DATA_DIRECTORY is not set: {} (from the cache folder",
+            cache.join("mlbench/data").display()
         )));
-    let expected = format!("{}/ImageNet/train", out.join("data").display());
+    let expected = format!("{}/ImageNet/train", cache.join("mlbench/data").display());
     assert_eq!(recorded_data(&out), Some(expected));
 
     let out2 = tmp.path().join("out2");
