@@ -23,7 +23,7 @@ need_root() {
     fi
 }
 
-running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+running() { local pid; pid=$(cat "$1" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; }
 
 start() {
     need_root
