@@ -131,24 +131,13 @@ impl BenchFactory for Models {
 
     fn device_name(&self, device: DeviceSpec) -> String {
         match device {
-            DeviceSpec::Cpu { .. } => cpu_model().unwrap_or_else(|| "cpu".to_owned()),
+            DeviceSpec::Cpu { .. } => {
+                crate::system::cpu_model().unwrap_or_else(|| "cpu".to_owned())
+            }
             // tch exposes no CUDA device-name query.
             DeviceSpec::Cuda(i) => format!("cuda:{i}"),
         }
     }
-}
-
-/// The CPU model from /proc/cpuinfo (`model name`, or `Model`/`cpu` on other architectures).
-fn cpu_model() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    ["model name", "Model", "cpu model", "cpu"]
-        .iter()
-        .find_map(|key| {
-            text.lines().find_map(|line| {
-                let (k, v) = line.split_once(':')?;
-                (k.trim() == *key && !v.trim().is_empty()).then(|| v.trim().to_owned())
-            })
-        })
 }
 
 /// One model's training step: returns the batch's loss as a scalar tensor.
