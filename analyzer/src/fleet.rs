@@ -14,6 +14,7 @@ use crate::bootstrap::{Strata, percentile_interval, quantile_sorted, stream, usa
 use crate::samples::SampleSet;
 use crate::straggler::{StragglerOptions, below_peers};
 use mlbench_results::report::{Fleet, FleetNode};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How the fleet view is computed.
@@ -113,34 +114,55 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         })
         .collect();
     let point = log_ratios(&point_means);
-    // Every (bench, node) stream's resampled means, then each resample's ratios.
-    let resampled: BTreeMap<&str, BTreeMap<u32, Vec<f64>>> = strata
+    // Every (bench, node) stream's resampled means (benches two nodes or more ran), in
+    // parallel: each stream is named, so the order of the work changes nothing.
+    let work: Vec<(&str, Vec<(u32, &Strata)>)> = strata
         .iter()
+        .filter(|(_, nodes)| nodes.len() >= 2)
+        .map(|(bench, nodes)| (*bench, nodes.iter().map(|(&n, s)| (n, s)).collect()))
+        .collect();
+    let resampled: Vec<Vec<(u32, Vec<f64>)>> = work
+        .par_iter()
         .map(|(bench, nodes)| {
-            let means = nodes
+            nodes
                 .iter()
-                .map(|(&node, s)| {
+                .map(|&(node, s)| {
                     let name = &set.hosts[node as usize];
                     let mut rng = stream(options.seed, &[&set.suite, bench, "node", name]);
                     let mut out = Vec::with_capacity(options.resamples);
                     s.resample_means(&mut rng, options.resamples, &mut out);
                     (node, out)
                 })
-                .collect();
-            (*bench, means)
+                .collect()
         })
         .collect();
+    // Each resample's ratios, bench by bench in name order (as the point figure sums
+    // them): per node the sum of its log ratios and how many benches it has.
+    let r_count = options.resamples;
+    let mut sums = vec![0.0f64; set.hosts.len() * r_count];
+    let mut counts = vec![0usize; set.hosts.len()];
+    let mut scratch = Vec::new();
+    for nodes in &resampled {
+        for r in 0..r_count {
+            scratch.clear();
+            scratch.extend(nodes.iter().map(|(_, v)| v[r]));
+            let Some(reference) = median(&mut scratch) else {
+                continue;
+            };
+            for (node, v) in nodes {
+                sums[*node as usize * r_count + r] += (v[r] / reference).ln();
+            }
+        }
+        for (node, _) in nodes {
+            counts[*node as usize] += 1;
+        }
+    }
     let mut draws: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for r in 0..options.resamples {
-        let means: BTreeMap<String, BTreeMap<u32, f64>> = resampled
-            .iter()
-            .map(|(b, nodes)| {
-                let m = nodes.iter().map(|(&n, v)| (n, v[r])).collect();
-                ((*b).to_owned(), m)
-            })
-            .collect();
-        for (node, logs) in log_ratios(&means) {
-            draws.entry(node).or_default().push(geomean(&logs));
+    for &node in &nodes {
+        let n = counts[node as usize];
+        if n > 0 {
+            let row = &sums[node as usize * r_count..(node as usize + 1) * r_count];
+            draws.insert(node, row.iter().map(|s| (s / n as f64).exp()).collect());
         }
     }
     // The node test: each node's samples against the other nodes' on every bench.
