@@ -1,33 +1,316 @@
-//! translator (natural_language_processing/rnn_translator train.py): GNMT as the script's
-//! default `--model-config` builds it (hidden 1024, 4 layers, dropout 0.2, one embedding
-//! shared by encoder and decoder, padding index 0). Encoder: a bidirectional LSTM, an LSTM
-//! 2H→H, then residual LSTMs H→H. Decoder: an LSTM H→H whose outputs query normalised
-//! Bahdanau attention over the encoder's outputs (pads masked at −65504), then LSTMs of
-//! [x ‖ attention] 2H→H (residual from the second on), a classifier H→vocab. Loss: label
-//! smoothing 0.1 over the non-pad targets (0.9·NLL + 0.1·mean −log p), summed and ÷ batch;
-//! Adam 5e-4 with the gradient norm clipped to 5. Items: sentences (`batch_size` a step).
+//! translator (natural_language_processing/rnn_translator/pytorch train.py, MLPerf's GNMT) as
+//! its default `--model-config` builds it: hidden 1024, 4 layers, dropout 0.2, one embedding
+//! shared by encoder and decoder (padding index 0), time-first tensors.
 //!
-//! Data are synthetic sentence pairs of token ids in [4, vocab) (0–3 are pad, unk, bos,
-//! eos), lengths uniform in 1..=`max_length_train` (50), made once on the device; the
-//! vocabulary is WMT16's BPE 32000 as the suite's tokenizer pads it (32320). Differences:
-//! no packed sequences (tch has none), so the encoder's backward direction reads the pads
-//! of the shorter sentences first (attention still masks them); no bucketing.
-//! Args: `batch_size` (fast.json: 64), `hidden_size` (1024), `num_layers` (4, at least 2),
-//! `vocab_size` (32320), `max_length_train` (50), `smoothing` (0.1), `dropout` (0.2),
-//! `lr` (5e-4), `grad_clip` (5) — all but `batch_size` are the script's defaults, which
-//! fast.json does not change.
+//! - Encoder (`ResidualRecurrentEncoder`): a bidirectional LSTM H→2H run on packed sequences
+//!   (each sentence's backward pass starts at its own last token), an LSTM 2H→H, then LSTMs
+//!   H→H with residual connections; dropout before every layer but the first.
+//! - Decoder (`ResidualRecurrentDecoder`, gnmt_v2 attention): an LSTM H→H whose outputs query
+//!   normalised Bahdanau attention over the encoder's outputs (pads masked at −65504 before
+//!   the softmax), then `num_layers − 1` LSTMs over [dropout(x) ‖ attention] 2H→H, residual
+//!   from the second, and a classifier H→vocab. It reads `tgt[:-1]` and predicts `tgt[1:]`.
+//! - Loss (`LabelSmoothing`): 0.9·NLL + 0.1·mean(−log p) over the non-pad targets, summed,
+//!   then ÷ the batch's sentences; Adam (lr 5e-4, `--optimization-config`), gradient norm
+//!   clipped to 5 (`--grad-clip`), gradients zeroed after the step (`Fp32Optimizer`).
+//!
+//! Items are sentences: milabench's report counts `batch_size × number` per observation (the
+//! trainer's token counts only reach its log). One observation is `Seq2SeqTrainer.optimize`:
+//! a `preallocate` pass (a full-length batch of token 4, `max_length_train` × batch,
+//! forward and backward without an update) and then `number + 1` batches (its loop breaks
+//! at `count > number`). The runner times `number` steps, so the first step of each
+//! observation also runs the preallocate pass and the last runs two batches: at fast.json's
+//! `--number 10` that is the script's observation (its trainer hard-codes `self.number = 10`
+//! whatever `--number` says).
+//!
+//! Data: synthetic sentence pairs, made once on the device as one shard of the script's
+//! `BucketingSampler` (80 batches). Lengths count BOS and EOS, as `Tokenizer.segment` makes
+//! them, uniform in max(2, `min_length_train`)..=`max_length_train` (the script's length
+//! filter: 0..=50); words are random ids in [4, vocab). With bucketing the shard's pairs are
+//! sorted by the sum of both lengths and cut into batches, whose order is then shuffled;
+//! each batch is sorted by source length, longest first, and padded to its longest sentence
+//! (the collate function). Steps cycle through the shard. Vocabulary: 32317, the 4 special
+//! tokens and the 32313 BPE tokens of WMT16's `vocab.bpe.32000` (MLPerf's figure; the
+//! script reads it from the file).
+//!
+//! Args (argparse destinations): `batch_size` (fast.json: 64), `model_config` (a Python
+//! dict: `hidden_size`, `num_layers`, `dropout`, `share_embedding`, `bias`, `batch_first`,
+//! which changes only the layout and is ignored), `optimization_config` (`{'optimizer':
+//! 'Adam', 'lr': …}`; only Adam), `smoothing` (0.1), `grad_clip` (5), `max_length_train`
+//! (50), `min_length_train` (0), `no_bucketing`, `math` (fp32 only). The script has no flags
+//! for these, so `hidden_size` (1024), `num_layers` (4, at least 2), `dropout` (0.2), `lr`
+//! (5e-4) and `vocab_size` (32317) are also read bare, for test sizes; a bare one wins over
+//! the dict. fast.json changes none but `batch_size`.
+//!
+//! Differences: no `torch.cuda.empty_cache()` at the start and end of each observation (tch
+//! has no binding), no validation/BLEU (`--target-bleu`, `--epochs` are recorded only: the
+//! timed loop never evaluates), no data loader workers or host-to-device copies per batch.
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
-use tch::nn::{self, Module, OptimizerConfig, RNN};
-use tch::{Kind, Tensor};
+use mlbench_schema::value::Value;
+use tch::nn::{self, Module, OptimizerConfig};
+use tch::{Device, Kind, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("translator.rs");
 
-/// The padding token.
+/// seq2seq/data/config.py: `PAD, UNK, BOS, EOS = [0, 1, 2, 3]`; words start at 4.
 const PAD: i64 = 0;
+const BOS: i64 = 2;
+const EOS: i64 = 3;
+const FIRST_WORD: i64 = 4;
 
-/// Normalised Bahdanau attention (`BahdanauAttention(normalize=True)`).
+/// `BucketingSampler`'s `batches_in_shard`: the pairs sorted together by length.
+const SHARD_BATCHES: i64 = 80;
+
+/// The sizes and settings, from the arguments.
+#[derive(Debug, Clone, PartialEq)]
+struct Config {
+    batch: i64,
+    hidden: i64,
+    layers: i64,
+    dropout: f64,
+    share_embedding: bool,
+    bias: bool,
+    vocab: i64,
+    min_len: i64,
+    max_len: i64,
+    smoothing: f64,
+    lr: f64,
+    grad_clip: f64,
+    bucketing: bool,
+    number: u64,
+}
+
+/// The `key: value` pairs of a Python dict literal such as `--model-config`'s default
+/// `"{'hidden_size': 1024,'num_layers': 4, 'dropout': 0.2, 'share_embedding': True}"`
+/// (the jobs file's shell splitting may already have removed the quotes). `None` if it is
+/// not one.
+fn py_dict(text: &str) -> Option<Vec<(String, String)>> {
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let unquote = |s: &str| s.trim().trim_matches(['\'', '"']).trim().to_owned();
+    inner
+        .split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            let (key, value) = item.split_once(':')?;
+            Some((unquote(key), unquote(value)))
+        })
+        .collect()
+}
+
+/// A dict argument's text: a string, or the words the jobs file's splitting made of it.
+fn dict_text(args: &BenchArgs, key: &str) -> Option<String> {
+    let word = |v: &Value| match v {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_owned(),
+        other => format!("{other:?}"),
+    };
+    match args.extra.get(key)? {
+        Value::List(words) => Some(words.iter().map(word).collect::<Vec<_>>().join(" ")),
+        one => Some(word(one)),
+    }
+}
+
+fn config(ctx: &Ctx, args: &BenchArgs) -> Result<Config, BenchError> {
+    let mut c = Config {
+        batch: ctx.size(args, &["batch_size"], args.batch_size.max(1))?,
+        hidden: 1024,
+        layers: 4,
+        dropout: 0.2,
+        share_embedding: true,
+        bias: true,
+        vocab: 32_317,
+        min_len: ctx.int(args, &["min_length_train"], 0)?,
+        max_len: ctx.size(args, &["max_length_train"], 50)?,
+        smoothing: ctx.float(args, &["smoothing"], 0.1)?,
+        lr: 5e-4,
+        grad_clip: ctx.float(args, &["grad_clip"], 5.0)?,
+        bucketing: !ctx.flag(args, &["no_bucketing"]),
+        number: u64::try_from(args.number.max(1)).unwrap_or(1),
+    };
+    if let Some(text) = dict_text(args, "model_config") {
+        let bad = |what: &str| ctx.arg_error(format!("--model-config `{text}`: {what}"));
+        let pairs = py_dict(&text).ok_or_else(|| bad("not a dict"))?;
+        for (key, value) in pairs {
+            let int = || {
+                value
+                    .parse::<i64>()
+                    .map_err(|_| bad(&format!("{key} {value}")))
+            };
+            let float = || {
+                value
+                    .parse::<f64>()
+                    .map_err(|_| bad(&format!("{key} {value}")))
+            };
+            let boolean = || match value.as_str() {
+                "True" | "1" => Ok(true),
+                "False" | "0" => Ok(false),
+                _ => Err(bad(&format!("{key} {value}"))),
+            };
+            match key.as_str() {
+                "hidden_size" => c.hidden = int()?,
+                "num_layers" => c.layers = int()?,
+                "dropout" => c.dropout = float()?,
+                "share_embedding" => c.share_embedding = boolean()?,
+                "bias" => c.bias = boolean()?,
+                // Time-first or batch-first: the same computation.
+                "batch_first" => {
+                    boolean()?;
+                }
+                _ => return Err(bad(&format!("GNMT takes no `{key}`"))),
+            }
+        }
+    }
+    if let Some(text) = dict_text(args, "optimization_config") {
+        let bad = |what: &str| ctx.arg_error(format!("--optimization-config `{text}`: {what}"));
+        for (key, value) in py_dict(&text).ok_or_else(|| bad("not a dict"))? {
+            match key.as_str() {
+                "optimizer" if value == "Adam" => {}
+                "optimizer" => return Err(bad("only Adam is implemented")),
+                "lr" => c.lr = value.parse().map_err(|_| bad(&format!("lr {value}")))?,
+                _ => return Err(bad(&format!("unknown key `{key}`"))),
+            }
+        }
+    }
+    c.hidden = ctx.size(args, &["hidden_size"], c.hidden)?;
+    c.layers = ctx.size(args, &["num_layers"], c.layers)?;
+    c.dropout = ctx.float(args, &["dropout"], c.dropout)?;
+    c.lr = ctx.float(args, &["lr"], c.lr)?;
+    c.vocab = ctx.size(args, &["vocab_size"], c.vocab)?;
+    if let Some(math) = ctx.string(args, &["math"])? {
+        if math != "fp32" {
+            return Err(ctx.arg_error(format!("--math {math}: only fp32 is implemented")));
+        }
+    }
+    if ctx.kind != Kind::Float {
+        return Err(ctx.arg_error("the script's precision flag is --math (fp32 here)"));
+    }
+    if c.hidden < 1 || c.layers < 2 {
+        return Err(ctx.arg_error("hidden_size at least 1, num_layers at least 2"));
+    }
+    if c.vocab <= FIRST_WORD {
+        return Err(ctx.arg_error("--vocab-size: the 4 special tokens and at least one word"));
+    }
+    if c.max_len < 2 || c.max_len < c.min_len {
+        return Err(ctx.arg_error(
+            "--max-length-train: a sentence is at least BOS and EOS (2), and at least \
+             --min-length-train",
+        ));
+    }
+    if !(0.0..1.0).contains(&c.dropout) || !(0.0..=1.0).contains(&c.smoothing) {
+        return Err(ctx.arg_error("dropout in [0, 1), smoothing in [0, 1]"));
+    }
+    Ok(c)
+}
+
+/// One `nn.LSTM(input, hidden, num_layers=1, bias)`, time first, from a zero state. Its own
+/// parameters (tch's `nn::LSTM` keeps its private) so that the bidirectional layer can run
+/// on packed sequences (`lstm_data`), as the encoder does.
+struct Lstm {
+    params: Vec<Tensor>,
+    hidden: i64,
+    bias: bool,
+    bidirectional: bool,
+}
+
+impl Lstm {
+    fn new(p: &nn::Path, input: i64, hidden: i64, bias: bool, bidirectional: bool) -> Lstm {
+        // nn.LSTM.reset_parameters: every weight and bias uniform in ±1/√hidden.
+        let stdv = 1.0 / (hidden as f64).sqrt();
+        let init = nn::Init::Uniform {
+            lo: -stdv,
+            up: stdv,
+        };
+        let suffixes: &[&str] = if bidirectional {
+            &["", "_reverse"]
+        } else {
+            &[""]
+        };
+        let mut params = Vec::new();
+        for suffix in suffixes {
+            let g = 4 * hidden;
+            params.push(p.var(&format!("weight_ih_l0{suffix}"), &[g, input], init));
+            params.push(p.var(&format!("weight_hh_l0{suffix}"), &[g, hidden], init));
+            if bias {
+                params.push(p.var(&format!("bias_ih_l0{suffix}"), &[g], init));
+                params.push(p.var(&format!("bias_hh_l0{suffix}"), &[g], init));
+            }
+        }
+        if p.device().is_cuda() && tch::Cuda::cudnn_is_available() {
+            // flatten_parameters: the weights become views of the one buffer cuDNN reads,
+            // instead of being copied into one at every call.
+            tch::no_grad(|| {
+                let stride = if bias { 4 } else { 2 };
+                let lstm_mode = 2;
+                let _ = Tensor::internal_cudnn_rnn_flatten_weight(
+                    &params,
+                    stride,
+                    input,
+                    lstm_mode,
+                    hidden,
+                    0,
+                    1,
+                    false,
+                    bidirectional,
+                );
+            });
+        }
+        Lstm {
+            params,
+            hidden,
+            bias,
+            bidirectional,
+        }
+    }
+
+    fn zero_state(&self, batch: i64, like: &Tensor) -> [Tensor; 2] {
+        let dirs = if self.bidirectional { 2 } else { 1 };
+        let zeros = Tensor::zeros([dirs, batch, self.hidden], (like.kind(), like.device()));
+        [zeros.shallow_clone(), zeros]
+    }
+
+    /// `x` [T, B, in] → [T, B, directions·H].
+    fn forward(&self, x: &Tensor) -> Tensor {
+        let hx = self.zero_state(x.size()[1], x);
+        let (out, _, _) = x.lstm(
+            &hx,
+            &self.params,
+            self.bias,
+            1,
+            0.0,
+            true,
+            self.bidirectional,
+            false,
+        );
+        out
+    }
+
+    /// As `forward` over the first `lengths[b]` steps of each sentence only
+    /// (`pack_padded_sequence` → LSTM → `pad_packed_sequence`, zeros after): `lengths` on
+    /// the CPU, longest first, the first equal to T.
+    fn forward_packed(&self, x: &Tensor, lengths: &Tensor) -> Tensor {
+        let (data, batch_sizes) = x.internal_pack_padded_sequence(lengths, false);
+        let hx = self.zero_state(x.size()[1], x);
+        let (out, _, _) = Tensor::lstm_data(
+            &data,
+            &batch_sizes,
+            &hx,
+            &self.params,
+            self.bias,
+            1,
+            0.0,
+            true,
+            self.bidirectional,
+        );
+        let (padded, _) =
+            Tensor::internal_pad_packed_sequence(&out, &batch_sizes, false, 0.0, x.size()[0]);
+        padded
+    }
+}
+
+/// Normalised Bahdanau attention (`BahdanauAttention(normalize=True)`, no dropout).
 struct Attention {
     linear_q: nn::Linear,
     linear_k: nn::Linear,
@@ -66,13 +349,16 @@ impl Attention {
         let k = self.linear_k.forward(keys).unsqueeze(1);
         let att = &self.linear_att / self.linear_att.norm() * &self.normalize_scalar;
         let scores = (q + k + &self.normalize_bias).tanh().matmul(&att);
+        // The script's "can't use -INF because of overflow check": the largest fp16 value.
         let scores = scores.masked_fill(&mask.unsqueeze(1), -65504.0);
         let weights = scores.softmax(-1, Kind::Float);
         (weights.bmm(keys), weights)
     }
 }
 
-/// Label smoothing over the non-pad targets, summed: `logits` [N, V], `target` [N].
+/// `LabelSmoothing(PAD, smoothing)`, summed over the non-pad targets: `logits` [N, V],
+/// `target` [N]. With smoothing 0 it is the script's other criterion, a summed
+/// cross-entropy that weighs the pad 0.
 fn smoothed_loss(logits: &Tensor, target: &Tensor, smoothing: f64) -> Tensor {
     let logprobs = logits.log_softmax(-1, Kind::Float);
     let keep = target.ne(PAD).to_kind(Kind::Float);
@@ -83,243 +369,527 @@ fn smoothed_loss(logits: &Tensor, target: &Tensor, smoothing: f64) -> Tensor {
     ((nll * (1.0 - smoothing) + smooth * smoothing) * keep).sum(Kind::Float)
 }
 
-struct Gnmt {
-    embedding: nn::Embedding,
-    encoder: Vec<nn::LSTM>,
-    att_rnn: nn::LSTM,
-    attention: Attention,
-    decoder: Vec<nn::LSTM>,
-    classifier: nn::Linear,
-    dropout: f64,
-    smoothing: f64,
-    grad_clip: f64,
-    opt: nn::Optimizer,
-    /// [Ts, B], [Tt, B] token ids, time first; the source's pad mask [B, Ts].
+/// A collated batch, pairs sorted by source length, longest first.
+struct Batch {
+    /// [Ls, B] token ids.
     src: Tensor,
-    tgt: Tensor,
+    /// [B] source lengths on the CPU (`pack_padded_sequence` takes host lengths).
+    src_len: Tensor,
+    /// [B, Ls], true past each source's length (the attention's mask).
     src_mask: Tensor,
-    batch: i64,
+    /// [Lt, B] token ids.
+    tgt: Tensor,
+}
+
+/// Sentences of `lengths` (BOS, random words, EOS, then PAD), time first: [max, n].
+fn sentences(lengths: &[i64], vocab: i64, device: Device) -> Tensor {
+    let opts = (Kind::Int64, device);
+    let longest = lengths.iter().copied().max().unwrap_or(0);
+    let len = Tensor::from_slice(lengths).to_device(device).unsqueeze(0);
+    let pos = Tensor::arange(longest, opts).unsqueeze(1);
+    Tensor::randint_low(FIRST_WORD, vocab, [longest, lengths.len() as i64], opts)
+        .masked_fill(&pos.eq(0), BOS)
+        .masked_fill(&pos.eq_tensor(&(&len - 1)), EOS)
+        .masked_fill(&pos.ge_tensor(&len), PAD)
+}
+
+/// The collate function over pairs of lengths: sorted by source length, longest first
+/// (stable, as Python's `sorted`), each side padded to its longest.
+fn collate(mut pairs: Vec<(i64, i64)>, vocab: i64, device: Device) -> Batch {
+    pairs.sort_by_key(|&(src, _)| std::cmp::Reverse(src));
+    let (src_len, tgt_len): (Vec<i64>, Vec<i64>) = pairs.into_iter().unzip();
+    let src = sentences(&src_len, vocab, device);
+    let longest = src.size()[0];
+    let len = Tensor::from_slice(&src_len).to_device(device);
+    let src_mask = Tensor::arange(longest, (Kind::Int64, device))
+        .unsqueeze(0)
+        .ge_tensor(&len.unsqueeze(1));
+    Batch {
+        src,
+        src_len: Tensor::from_slice(&src_len),
+        src_mask,
+        tgt: sentences(&tgt_len, vocab, device),
+    }
+}
+
+/// One shard of `BucketingSampler`: `SHARD_BATCHES` batches of random pairs, with bucketing
+/// sorted by source + target length before being cut into batches, the batches shuffled.
+fn shard(c: &Config, device: Device) -> Vec<Batch> {
+    let n = SHARD_BATCHES * c.batch;
+    let lengths = || {
+        let t = Tensor::randint_low(
+            c.min_len.max(2),
+            c.max_len + 1,
+            [n],
+            (Kind::Int64, Device::Cpu),
+        );
+        Vec::<i64>::try_from(&t).expect("int64 lengths")
+    };
+    let (src, tgt) = (lengths(), lengths());
+    let mut pairs: Vec<(i64, i64)> = src.into_iter().zip(tgt).collect();
+    if c.bucketing {
+        pairs.sort_by_key(|&(s, t)| s + t);
+    }
+    let order = Tensor::randperm(SHARD_BATCHES, (Kind::Int64, Device::Cpu));
+    let order = Vec::<i64>::try_from(&order).expect("int64 permutation");
+    let chunks: Vec<&[(i64, i64)]> = pairs.chunks(c.batch as usize).collect();
+    order
+        .into_iter()
+        .map(|i| collate(chunks[i as usize].to_vec(), c.vocab, device))
+        .collect()
+}
+
+/// Seq2SeqTrainer.preallocate's batch: every sentence `max_len` tokens of id 4.
+fn preallocation(c: &Config, device: Device) -> Batch {
+    let full = Tensor::full([c.max_len, c.batch], FIRST_WORD, (Kind::Int64, device));
+    Batch {
+        src: full.shallow_clone(),
+        src_len: Tensor::full([c.batch], c.max_len, (Kind::Int64, Device::Cpu)),
+        src_mask: Tensor::zeros([c.batch, c.max_len], (Kind::Bool, device)),
+        tgt: full,
+    }
+}
+
+/// What the `k`-th step (from 0) runs with `number` steps an observation: the preallocate
+/// pass first in each observation, and `number + 1` batches in all (two in the last step).
+fn schedule(k: u64, number: u64) -> (bool, u64) {
+    let within = k % number;
+    (within == 0, if within == number - 1 { 2 } else { 1 })
+}
+
+/// An embedding table, N(0, 1) as `nn.Embedding` draws it, the pad's row zeroed.
+fn embedding(p: &nn::Path, vocab: i64, h: i64) -> Tensor {
+    let w = p.var(
+        "weight",
+        &[vocab, h],
+        nn::Init::Randn {
+            mean: 0.0,
+            stdev: 1.0,
+        },
+    );
+    tch::no_grad(|| {
+        let _ = w.get(PAD).zero_();
+    });
+    w
+}
+
+struct Gnmt {
+    enc_embedding: Tensor,
+    dec_embedding: Tensor,
+    encoder: Vec<Lstm>,
+    att_rnn: Lstm,
+    attention: Attention,
+    decoder: Vec<Lstm>,
+    classifier: nn::Linear,
+    opt: nn::Optimizer,
+    config: Config,
+    shard: Vec<Batch>,
+    preallocation: Batch,
+    /// Steps taken, and batches of the shard used (the next is `cursor % shard.len()`).
+    steps: u64,
+    cursor: usize,
     _vs: nn::VarStore,
 }
 
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
-    let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
-    let h = ctx.size(args, &["hidden_size"], 1024)?;
-    let layers = ctx.size(args, &["num_layers"], 4)?;
-    let vocab = ctx.size(args, &["vocab_size"], 32_320)?;
-    let max_len = ctx.size(args, &["max_length_train"], 50)?;
-    let smoothing = ctx.float(args, &["smoothing"], 0.1)?;
-    let dropout = ctx.float(args, &["dropout"], 0.2)?;
-    let lr = ctx.float(args, &["lr"], 5e-4)?;
-    let grad_clip = ctx.float(args, &["grad_clip"], 5.0)?;
-    if layers < 2 {
-        return Err(ctx.arg_error("--num-layers: GNMT needs at least 2"));
-    }
-    if vocab < 5 {
-        return Err(ctx.arg_error("--vocab-size: at least the 4 special tokens and one word"));
-    }
+    Ok(Box::new(gnmt(ctx, args)?))
+}
+
+fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
+    let c = config(ctx, args)?;
+    let h = c.hidden;
     let vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
-    let embedding = nn::embedding(
-        &root / "embedder",
-        vocab,
-        h,
-        nn::EmbeddingConfig {
-            padding_idx: PAD,
-            ..Default::default()
-        },
-    );
+    let enc_embedding = embedding(&(&root / "encoder" / "embedder"), c.vocab, h);
+    let dec_embedding = if c.share_embedding {
+        enc_embedding.shallow_clone()
+    } else {
+        embedding(&(&root / "decoder" / "embedder"), c.vocab, h)
+    };
     let lstm = |name: String, input, bidirectional| {
-        let cfg = nn::RNNConfig {
-            bidirectional,
-            ..Default::default()
-        };
-        nn::lstm(&root / name, input, h, cfg)
+        Lstm::new(&(&root / name), input, h, c.bias, bidirectional)
     };
     let mut encoder = vec![
         lstm("encoder0".into(), h, true),
         lstm("encoder1".into(), 2 * h, false),
     ];
-    encoder.extend((2..layers).map(|i| lstm(format!("encoder{i}"), h, false)));
+    encoder.extend((2..c.layers).map(|i| lstm(format!("encoder{i}"), h, false)));
     let att_rnn = lstm("att_rnn".into(), h, false);
     let attention = Attention::new(&(&root / "attn"), h);
-    let decoder = (0..layers - 1)
+    let decoder = (0..c.layers - 1)
         .map(|i| lstm(format!("decoder{i}"), 2 * h, false))
         .collect();
-    let classifier = nn::linear(&root / "classifier", h, vocab, Default::default());
+    let classifier = nn::linear(&root / "classifier", h, c.vocab, Default::default());
     let opt = nn::Adam::default()
-        .build(&vs, lr)
+        .build(&vs, c.lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let (src, src_mask) = sentences(batch, max_len, vocab, ctx.device);
-    // Targets carry one more token: the decoder reads tgt[:-1] and predicts tgt[1:].
-    let (tgt, _) = sentences(batch, max_len + 1, vocab, ctx.device);
-    Ok(Box::new(Gnmt {
-        embedding,
+    let shard = shard(&c, ctx.device);
+    let preallocation = preallocation(&c, ctx.device);
+    Ok(Gnmt {
+        enc_embedding,
+        dec_embedding,
         encoder,
         att_rnn,
         attention,
         decoder,
         classifier,
-        dropout,
-        smoothing,
-        grad_clip,
         opt,
-        src,
-        tgt,
-        src_mask,
-        batch,
+        config: c,
+        shard,
+        preallocation,
+        steps: 0,
+        cursor: 0,
         _vs: vs,
-    }))
+    })
 }
 
-/// `batch` sentences of random lengths in 1..=`max_len`, padded: ids [T, B] (time first)
-/// and the pad mask [B, T].
-fn sentences(batch: i64, max_len: i64, vocab: i64, device: tch::Device) -> (Tensor, Tensor) {
-    let opts = (Kind::Int64, device);
-    let lengths = Tensor::randint_low(1, max_len + 1, [batch], opts);
-    let positions = Tensor::arange(max_len, opts).unsqueeze(0);
-    let mask = positions.ge_tensor(&lengths.unsqueeze(1));
-    let tokens = Tensor::randint_low(4, vocab, [batch, max_len], opts).masked_fill(&mask, PAD);
-    (tokens.transpose(0, 1).contiguous(), mask)
+impl Gnmt {
+    fn dropout(&self, x: &Tensor) -> Tensor {
+        x.dropout(self.config.dropout, true)
+    }
+
+    /// The encoder's outputs [Ls, B, H].
+    fn encode(&self, b: &Batch) -> Tensor {
+        let x = Tensor::embedding(&self.enc_embedding, &b.src, PAD, false, false);
+        let x = self.encoder[0].forward_packed(&x, &b.src_len);
+        let mut x = self.encoder[1].forward(&self.dropout(&x));
+        for layer in &self.encoder[2..] {
+            x = layer.forward(&self.dropout(&x)) + x;
+        }
+        x
+    }
+
+    /// The classifier's logits [Lt − 1, B, V] for `tgt[:-1]`.
+    fn logits(&self, b: &Batch) -> Tensor {
+        let context = self.encode(b).transpose(0, 1); // [B, Ls, H]
+        let steps = b.tgt.size()[0] - 1;
+        let input = b.tgt.narrow(0, 0, steps);
+        let y = Tensor::embedding(&self.dec_embedding, &input, PAD, false, false);
+        let y = self.att_rnn.forward(&y);
+        let (attn, _) = self
+            .attention
+            .forward(&y.transpose(0, 1), &context, &b.src_mask);
+        let attn = attn.transpose(0, 1); // [Lt − 1, B, H]
+        let mut y =
+            self.decoder[0].forward(&Tensor::cat(&[self.dropout(&y), attn.shallow_clone()], 2));
+        for layer in &self.decoder[1..] {
+            let input = Tensor::cat(&[self.dropout(&y), attn.shallow_clone()], 2);
+            y = layer.forward(&input) + y;
+        }
+        self.classifier.forward(&y)
+    }
+
+    /// `Seq2SeqTrainer.iterate` on a shard batch (`Some(i)`) or the preallocation (`None`):
+    /// the loss ÷ sentences, backward, clipping, the update if `update`.
+    fn iterate(&mut self, which: Option<usize>, update: bool) -> Tensor {
+        let b = which.map_or(&self.preallocation, |i| &self.shard[i]);
+        let logits = self.logits(b);
+        let (t, n, v) = logits.size3().expect("[T, B, V] logits");
+        let labels = b.tgt.narrow(0, 1, t).contiguous().view([-1]);
+        let loss = smoothed_loss(
+            &logits.view([t * n, v]).to_kind(Kind::Float),
+            &labels,
+            self.config.smoothing,
+        ) / n as f64;
+        self.opt.zero_grad();
+        loss.backward();
+        if self.config.grad_clip.is_finite() {
+            self.opt.clip_grad_norm(self.config.grad_clip);
+        }
+        if update {
+            self.opt.step();
+        }
+        loss.detach()
+    }
+
+    fn next_batch(&mut self) -> Tensor {
+        let i = self.cursor % self.shard.len();
+        self.cursor += 1;
+        self.iterate(Some(i), true)
+    }
 }
 
 impl Train for Gnmt {
     fn train_step(&mut self) -> Tensor {
-        let drop = |x: Tensor| x.dropout(self.dropout, true);
-        // Encoder.
-        let x = self.embedding.forward(&self.src);
-        let (x, _) = self.encoder[0].seq(&x);
-        let (mut x, _) = self.encoder[1].seq(&drop(x));
-        for layer in &self.encoder[2..] {
-            let (y, _) = layer.seq(&drop(x.shallow_clone()));
-            x = y + x;
+        let (preallocate, batches) = schedule(self.steps, self.config.number);
+        self.steps += 1;
+        if preallocate {
+            let _ = self.iterate(None, false);
         }
-        let context = x.transpose(0, 1); // [B, Ts, H]
-        // Decoder over tgt[:-1].
-        let steps = self.tgt.size()[0] - 1;
-        let input = self.tgt.narrow(0, 0, steps);
-        let labels = self.tgt.narrow(0, 1, steps);
-        let y = self.embedding.forward(&input);
-        let (y, _) = self.att_rnn.seq(&y);
-        let (attn, _) = self
-            .attention
-            .forward(&y.transpose(0, 1), &context, &self.src_mask);
-        let attn = attn.transpose(0, 1); // [Tt, B, H]
-        let (mut y, _) = self.decoder[0].seq(&Tensor::cat(&[drop(y), attn.shallow_clone()], 2));
-        for layer in &self.decoder[1..] {
-            let input = Tensor::cat(&[drop(y.shallow_clone()), attn.shallow_clone()], 2);
-            let (z, _) = layer.seq(&input);
-            y = z + y;
+        let mut loss = self.next_batch();
+        for _ in 1..batches {
+            loss = self.next_batch();
         }
-        let logits = self.classifier.forward(&y);
-        let vocab = logits.size()[2];
-        let loss = smoothed_loss(
-            &logits.view([-1, vocab]).to_kind(Kind::Float),
-            &labels.contiguous().view([-1]),
-            self.smoothing,
-        ) / self.batch as f64;
-        self.opt.backward_step_clip_norm(&loss, self.grad_clip);
-        loss.detach()
+        loss
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mlbench_schema::value::Value;
+    use crate::bench::DeviceSpec;
+
+    const CPU: DeviceSpec = DeviceSpec::Cpu {
+        index: 0,
+        threads: 1,
+    };
+
+    fn tiny(extra: &[(&str, Value)]) -> BenchArgs {
+        let i = Value::Int;
+        let mut args = BenchArgs {
+            batch_size: 4,
+            number: 3,
+            repeat: 1,
+            seed: 5,
+            extra: [
+                ("hidden_size", i(16)),
+                ("num_layers", i(3)),
+                ("vocab_size", i(12)),
+                ("max_length_train", i(7)),
+                ("dropout", Value::Float(0.0)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        };
+        for (k, v) in extra {
+            args.extra.insert((*k).to_owned(), v.clone());
+        }
+        args
+    }
+
+    fn model(args: &BenchArgs) -> Gnmt {
+        let ctx = Ctx::new("translator", args, CPU).unwrap();
+        gnmt(&ctx, args).unwrap_or_else(|e| panic!("{e}"))
+    }
 
     #[test]
     fn label_smoothing_by_hand() {
-        // Logits [0, ln 2, ln 3]: p = 1/6, 2/6, 3/6. Target 2: NLL = ln 2 = 0.693147;
-        // mean −log p = (ln 6 + ln 3 + ln 2) / 3 = 1.194506. With smoothing 0.1:
-        // 0.9·0.693147 + 0.1·1.194506 = 0.743283. The second row's target is the pad: 0.
-        let l = |x: f64| x.ln();
-        let logits =
-            Tensor::from_slice(&[0.0f32, l(2.0) as f32, l(3.0) as f32, 5.0, 1.0, 2.0]).view([2, 3]);
-        let target = Tensor::from_slice(&[2i64, PAD]);
+        // Vocabulary 3 (0 is the pad), smoothing 0.1, three rows, the last one padding.
+        // Row 1: logits [0, ln 2, ln 3] → p = 1/6, 2/6, 3/6; target 2: NLL = −ln(3/6) =
+        //   ln 2 = 0.693147; mean −log p = (ln 6 + ln 3 + ln 2)/3 = 3.583519/3 = 1.194506;
+        //   0.9·0.693147 + 0.1·1.194506 = 0.623832 + 0.119451 = 0.743283.
+        // Row 2: logits [0, 0, 0] → p = 1/3 each; target 1: NLL = ln 3 = 1.098612, mean
+        //   −log p = ln 3: 0.9·1.098612 + 0.1·1.098612 = 1.098612.
+        // Row 3: target PAD: left out whatever its logits.
+        // Sum: 0.743283 + 1.098612 = 1.841895.
+        let (l2, l3) = (2f32.ln(), 3f32.ln());
+        let logits = Tensor::from_slice(&[0.0, l2, l3, 0.0, 0.0, 0.0, 5.0, 1.0, 2.0]).view([3, 3]);
+        let target = Tensor::from_slice(&[2i64, 1, PAD]);
         let got = smoothed_loss(&logits, &target, 0.1).double_value(&[]);
-        let want = 0.9 * l(2.0) + 0.1 * (l(6.0) + l(3.0) + l(2.0)) / 3.0;
-        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
-        assert!((want - 0.743_283).abs() < 1e-6);
-        // Without smoothing it is the NLL alone.
+        assert!((got - 1.841_895).abs() < 1e-5, "{got}");
+        // Without smoothing: the NLLs alone, ln 2 + ln 3 = ln 6 = 1.791759.
         let plain = smoothed_loss(&logits, &target, 0.0).double_value(&[]);
-        assert!((plain - l(2.0)).abs() < 1e-6);
+        assert!((plain - 1.791_759).abs() < 1e-5, "{plain}");
+        // The pad row counts if its target is a word (target 1 there: NLL 5.0 + ln(e⁵ + e + e²)
+        // − 5 > 0), which shows it was left out above.
+        let unpadded = smoothed_loss(&logits, &Tensor::from_slice(&[2i64, 1, 1]), 0.1);
+        assert!(unpadded.double_value(&[]) > got + 1.0);
     }
 
     #[test]
     fn attention_weights_sum_to_one_over_the_words_and_skip_the_pads() {
         tch::manual_seed(1);
-        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let vs = nn::VarStore::new(Device::Cpu);
         let att = Attention::new(&vs.root(), 4);
-        let query = Tensor::randn([2, 3, 4], (Kind::Float, tch::Device::Cpu));
-        let keys = Tensor::randn([2, 5, 4], (Kind::Float, tch::Device::Cpu));
-        // Sentence 0 has 5 words, sentence 1 has 2.
+        let query = Tensor::randn([2, 3, 4], (Kind::Float, Device::Cpu));
+        let keys = Tensor::randn([2, 5, 4], (Kind::Float, Device::Cpu));
+        // Sentence 0 has 5 tokens, sentence 1 has 2.
         let mask = Tensor::from_slice(&[
             false, false, false, false, false, false, false, true, true, true,
         ])
         .view([2, 5]);
         let (context, weights) = att.forward(&query, &keys, &mask);
         assert_eq!(context.size(), [2, 3, 4]);
+        assert_eq!(weights.size(), [2, 3, 5]);
         let sums = weights.sum_dim_intlist(-1, false, Kind::Double);
+        let worst = (sums - 1.0).abs().max().double_value(&[]);
         assert!(
-            (sums - 1.0).abs().max().double_value(&[]) < 1e-6,
-            "every query's weights sum to 1"
+            worst < 1e-6,
+            "every query's weights sum to 1 (off by {worst})"
         );
         let pads = weights.get(1).narrow(1, 2, 3);
-        assert!(
-            pads.abs().max().double_value(&[]) < 1e-12,
+        assert_eq!(
+            pads.abs().max().double_value(&[]),
+            0.0,
             "pads get no weight"
         );
-        assert!(weights.get(0).narrow(1, 2, 3).min().double_value(&[]) > 0.0);
+        assert!(weights.get(1).narrow(1, 0, 2).min().double_value(&[]) > 0.0);
+        assert!(weights.get(0).min().double_value(&[]) > 0.0);
+        // The context is the weighted mean of the words' keys alone.
+        let by_hand = weights
+            .get(1)
+            .narrow(1, 0, 2)
+            .matmul(&keys.get(1).narrow(0, 0, 2));
+        assert!(context.get(1).allclose(&by_hand, 1e-5, 1e-6, false));
     }
 
     #[test]
-    fn sentences_are_padded_after_their_length() {
-        tch::manual_seed(2);
-        let (ids, mask) = sentences(6, 7, 20, tch::Device::Cpu);
-        assert_eq!(ids.size(), [7, 6]);
-        let ids = ids.transpose(0, 1);
-        for b in 0..6 {
-            for t in 0..7 {
-                let id = ids.int64_value(&[b, t]);
-                let pad = mask.int64_value(&[b, t]) != 0;
-                assert_eq!(id == PAD, pad, "({b}, {t})");
-                assert!(pad || (4..20).contains(&id));
-            }
-            assert!(mask.int64_value(&[b, 0]) == 0, "every sentence has a word");
+    fn the_encoder_reads_each_sentence_without_its_pads() {
+        // Packed sequences: a sentence's outputs in a padded batch are those it has alone.
+        tch::manual_seed(3);
+        let m = model(&tiny(&[]));
+        let b = collate(vec![(3, 4), (7, 2), (5, 5)], 12, Device::Cpu);
+        assert_eq!(Vec::<i64>::try_from(&b.src_len).unwrap(), [7, 5, 3]);
+        let out = m.encode(&b);
+        assert_eq!(out.size(), [7, 3, 16]);
+        for (col, len) in [(0, 7), (1, 5), (2, 3)] {
+            let alone = Batch {
+                src: b.src.narrow(0, 0, len).narrow(1, col, 1),
+                src_len: Tensor::from_slice(&[len]),
+                src_mask: Tensor::zeros([1, len], (Kind::Bool, Device::Cpu)),
+                tgt: b.tgt.narrow(1, col, 1),
+            };
+            let single = m.encode(&alone).squeeze_dim(1);
+            let batched = out.narrow(0, 0, len).select(1, col);
+            assert!(
+                batched.allclose(&single, 1e-5, 1e-6, false),
+                "sentence {col}: {batched} vs {single}"
+            );
         }
     }
 
     #[test]
-    fn it_learns_its_fixed_batch() {
+    fn batches_are_bucketed_sorted_and_padded_like_the_collate_function() {
+        tch::manual_seed(2);
+        let m = model(&tiny(&[("min_length_train", Value::Int(3))]));
+        assert_eq!(m.shard.len() as i64, SHARD_BATCHES);
+        let mut sums = Vec::new();
+        for b in &m.shard {
+            let src_len = Vec::<i64>::try_from(&b.src_len).unwrap();
+            assert!(src_len.windows(2).all(|w| w[0] >= w[1]), "{src_len:?}");
+            assert_eq!(b.src.size(), [src_len[0], 4]);
+            let mut tgt_len = Vec::new();
+            for (ids, lens) in [(&b.src, Some(&src_len)), (&b.tgt, None)] {
+                for col in 0..4 {
+                    let s = Vec::<i64>::try_from(&ids.select(1, col)).unwrap();
+                    let len = s.iter().take_while(|&&t| t != PAD).count();
+                    if let Some(lens) = lens {
+                        assert_eq!(len as i64, lens[col as usize]);
+                    } else {
+                        tgt_len.push(len as i64);
+                    }
+                    assert!((3..=7).contains(&len), "{s:?}");
+                    assert!(s[len..].iter().all(|&t| t == PAD), "{s:?}");
+                    assert_eq!((s[0], s[len - 1]), (BOS, EOS), "{s:?}");
+                    assert!(s[1..len - 1].iter().all(|t| (FIRST_WORD..12).contains(t)));
+                }
+            }
+            assert_eq!(b.tgt.size()[0], *tgt_len.iter().max().unwrap());
+            let mask = Vec::<i64>::try_from(&b.src_mask.sum_dim_intlist(1, false, Kind::Int64));
+            let pads: Vec<i64> = src_len.iter().map(|l| src_len[0] - l).collect();
+            assert_eq!(mask.unwrap(), pads);
+            let pair: Vec<i64> = src_len.iter().zip(&tgt_len).map(|(s, t)| s + t).collect();
+            sums.push((*pair.iter().min().unwrap(), *pair.iter().max().unwrap()));
+        }
+        // Bucketing: the batches hold disjoint runs of the shard's sorted lengths…
+        let in_order = sums.clone();
+        sums.sort();
+        assert!(sums.windows(2).all(|w| w[0].1 <= w[1].0), "{sums:?}");
+        // …in shuffled order.
+        assert_ne!(in_order, sums);
+    }
+
+    #[test]
+    fn an_observation_is_a_preallocation_and_number_plus_one_batches() {
+        let ten: Vec<(bool, u64)> = (0..10).map(|k| schedule(k, 10)).collect();
+        assert_eq!(ten.iter().filter(|s| s.0).count(), 1);
+        assert!(ten[0].0);
+        assert_eq!(ten.iter().map(|s| s.1).sum::<u64>(), 11);
+        assert_eq!(schedule(10, 10), schedule(0, 10));
+        assert_eq!(schedule(0, 1), (true, 2));
+        // The model follows it: 2 observations of 3 steps use 8 batches.
+        let mut m = model(&tiny(&[]));
+        for _ in 0..6 {
+            assert!(m.train_step().double_value(&[]).is_finite());
+        }
+        assert_eq!(m.cursor, 8);
+        let p = &m.preallocation;
+        assert_eq!(p.src.size(), [7, 4]);
+        assert_eq!(p.src.max().int64_value(&[]), FIRST_WORD);
+        assert_eq!(p.src.min().int64_value(&[]), FIRST_WORD);
+    }
+
+    #[test]
+    fn the_config_dicts_are_read_and_bare_sizes_win() {
         let i = Value::Int;
         let args = BenchArgs {
-            batch_size: 4,
-            number: 1,
+            batch_size: 64,
+            number: 10,
             repeat: 1,
-            seed: 5,
-            extra: [
-                ("hidden_size", i(16)),
-                ("num_layers", i(2)),
-                ("vocab_size", i(12)),
-                ("max_length_train", i(5)),
-                ("dropout", Value::Float(0.0)),
-                ("lr", Value::Float(0.01)),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
+            seed: 0,
+            extra: Default::default(),
         };
-        let spec = crate::bench::DeviceSpec::Cpu {
-            index: 0,
-            threads: 1,
-        };
-        let ctx = Ctx::new("translator", &args, spec).unwrap();
-        let mut model = build(&ctx, &args).unwrap();
+        let ctx = Ctx::new("translator", &args, CPU).unwrap();
+        let defaults = config(&ctx, &args).unwrap();
+        assert_eq!(
+            (
+                defaults.hidden,
+                defaults.layers,
+                defaults.vocab,
+                defaults.max_len
+            ),
+            (1024, 4, 32_317, 50)
+        );
+        assert_eq!(
+            (defaults.dropout, defaults.lr, defaults.smoothing),
+            (0.2, 5e-4, 0.1)
+        );
+        assert!(defaults.share_embedding && defaults.bucketing);
+        let mut a = args.clone();
+        // As the jobs file's splitting leaves `"{'hidden_size': 256, 'num_layers': 3, …}"`.
+        a.extra.insert(
+            "model_config".into(),
+            Value::List(vec![
+                "{hidden_size:".into(),
+                "256,".into(),
+                "num_layers:".into(),
+                "3,".into(),
+                "share_embedding:".into(),
+                "False}".into(),
+            ]),
+        );
+        a.extra.insert(
+            "optimization_config".into(),
+            "{'optimizer': 'Adam', 'lr': 1e-3}".into(),
+        );
+        a.extra.insert("num_layers".into(), i(5));
+        let c = config(&ctx, &a).unwrap();
+        assert_eq!((c.hidden, c.layers, c.lr), (256, 5, 1e-3));
+        assert!(!c.share_embedding);
+        a.extra.insert(
+            "optimization_config".into(),
+            "{'optimizer': 'SGD', 'lr': 1}".into(),
+        );
+        assert!(config(&ctx, &a).is_err());
+        let mut b = args.clone();
+        b.extra
+            .insert("model_config".into(), "{'hidden': 3}".into());
+        assert!(config(&ctx, &b).is_err());
+        b.extra.insert("model_config".into(), "{}".into());
+        b.extra.insert("math".into(), "fp16".into());
+        assert!(config(&ctx, &b).is_err());
+    }
+
+    #[test]
+    fn it_learns_a_batch_and_a_seed_repeats_its_losses() {
+        let args = tiny(&[("lr", Value::Float(0.01))]);
+        let mut m = model(&args);
         let losses: Vec<f64> = (0..40)
-            .map(|_| model.train_step().double_value(&[]))
+            .map(|_| m.iterate(Some(0), true).double_value(&[]))
             .collect();
         assert!(losses.iter().all(|l| l.is_finite()), "{losses:?}");
         assert!(losses[39] < losses[0] * 0.7, "{losses:?}");
+        // Dropout on, the same seed: the same losses; another seed: others.
+        let run = |seed| {
+            let mut args = tiny(&[("dropout", Value::Float(0.2))]);
+            args.seed = seed;
+            let mut m = model(&args);
+            (0..4)
+                .map(|_| m.train_step().double_value(&[]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(7), run(7));
+        assert_ne!(run(7), run(8));
     }
 }
