@@ -18,7 +18,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// No transparent huge pages for this process: the kernel zeroes 2 MiB at the first touch
 /// of each, a third of `report`'s time on a large submission whose working set is a few
 /// MiB per thread (docs/performance.md). mimalloc is built not to ask for them (`no_thp`);
-/// this also covers systems whose THP mode is `always`.
+/// this also covers systems whose THP mode is `always`. Not for `run`: libtorch's large
+/// tensors are what huge pages are for.
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only the paging policy
@@ -30,7 +31,6 @@ fn no_huge_pages() {
 }
 
 fn main() -> ExitCode {
-    no_huge_pages();
     let cli = match parse_args() {
         Ok(cli) => cli,
         Err(e) => {
@@ -39,6 +39,13 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { exit::INPUT } else { 0 });
         }
     };
+    #[cfg(feature = "runner")]
+    let runs_models = matches!(cli.command, cli::Command::Run(_));
+    #[cfg(not(feature = "runner"))]
+    let runs_models = false;
+    if !runs_models {
+        no_huge_pages();
+    }
     let result = match cli.command {
         cli::Command::Report(args) => cmd::report::run(&args),
         cli::Command::Validate(args) => cmd::validate::run(&args),

@@ -25,11 +25,19 @@ pub fn classic_report(
 ) -> Result<ClassicReport, AnalyzeError> {
     let df = samples_frame(set, Usable::WithValue)?;
     let targets_df = targets_frame(targets)?.select(["bench", "target"])?;
-    let table = df
+    // The per-run means, sorted and in one chunk, so that each bench's sum and sd add
+    // them up in the same order on every run of the program (grouped straight from the
+    // first aggregation's parallel output, the last digits of sd moved between runs).
+    let mut run_means = df
         .lazy()
         .group_by([col("bench"), col("run")])
         .agg([col("value").mean().alias("run_value")])
-        .group_by([col("bench")])
+        .sort(["bench", "run"], SortMultipleOptions::default())
+        .collect()?;
+    run_means.rechunk_mut();
+    let table = run_means
+        .lazy()
+        .group_by_stable([col("bench")])
         .agg([
             col("run_value").count().alias("n"),
             col("run_value").sum().alias("sum"),

@@ -49,12 +49,15 @@ pub fn report_document(
         jobs_files: loaded.jobs_files,
         jobs_note: loaded.jobs.err(),
     };
+    let clock = mlbench_schema::Timings::start();
     let (set, report) = report_samples(loaded.set, targets, &report_options)?;
+    clock.lap("  scoring");
     let mut doc = ReportDoc::new(report);
     doc.stragglers = stragglers(&set, &StragglerOptions::default())
         .into_iter()
         .filter(|s| s.flagged)
         .collect();
+    clock.lap("  stragglers");
     doc.ci = options.intervals.then(|| Intervals {
         by_bench: bench_mean_cis(&set, CI_RESAMPLES, DEFAULT_SEED, DEFAULT_LEVEL),
         resamples: CI_RESAMPLES,
@@ -62,6 +65,7 @@ pub fn report_document(
         level: DEFAULT_LEVEL,
     });
     doc.fleet = crate::fleet::fleet(&set, &crate::fleet::FleetOptions::default());
+    clock.lap("  intervals, fleet");
     doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))

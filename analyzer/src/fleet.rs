@@ -121,39 +121,49 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         .filter(|(_, nodes)| nodes.len() >= 2)
         .map(|(bench, nodes)| (*bench, nodes.iter().map(|(&n, s)| (n, s)).collect()))
         .collect();
-    let resampled: Vec<Vec<(u32, Vec<f64>)>> = work
+    // Per bench, each node's resampled means, then in each resample every node's log
+    // ratio to that resample's median node: all of it per bench, in parallel.
+    let r_count = options.resamples;
+    let bench_logs: Vec<Vec<(u32, Vec<f64>)>> = work
         .par_iter()
         .map(|(bench, nodes)| {
-            nodes
+            let resampled: Vec<(u32, Vec<f64>)> = nodes
                 .iter()
                 .map(|&(node, s)| {
                     let name = &set.hosts[node as usize];
                     let mut rng = stream(options.seed, &[&set.suite, bench, "node", name]);
-                    let mut out = Vec::with_capacity(options.resamples);
-                    s.resample_means(&mut rng, options.resamples, &mut out);
+                    let mut out = Vec::with_capacity(r_count);
+                    s.resample_means(&mut rng, r_count, &mut out);
                     (node, out)
                 })
-                .collect()
+                .collect();
+            let mut logs: Vec<(u32, Vec<f64>)> = resampled
+                .iter()
+                .map(|(node, _)| (*node, vec![0.0; r_count]))
+                .collect();
+            let mut scratch = Vec::with_capacity(resampled.len());
+            for r in 0..r_count {
+                scratch.clear();
+                scratch.extend(resampled.iter().map(|(_, v)| v[r]));
+                // Nodes' means are finite and positive: the median exists.
+                let reference = median(&mut scratch).unwrap_or(f64::NAN);
+                for ((_, v), (_, l)) in resampled.iter().zip(&mut logs) {
+                    l[r] = (v[r] / reference).ln();
+                }
+            }
+            logs
         })
         .collect();
-    // Each resample's ratios, bench by bench in name order (as the point figure sums
-    // them): per node the sum of its log ratios and how many benches it has.
-    let r_count = options.resamples;
+    // Each resample's ratios summed bench by bench in name order (as the point figure
+    // sums them): per node the sum of its log ratios and how many benches it has.
     let mut sums = vec![0.0f64; set.hosts.len() * r_count];
     let mut counts = vec![0usize; set.hosts.len()];
-    let mut scratch = Vec::new();
-    for nodes in &resampled {
-        for r in 0..r_count {
-            scratch.clear();
-            scratch.extend(nodes.iter().map(|(_, v)| v[r]));
-            let Some(reference) = median(&mut scratch) else {
-                continue;
-            };
-            for (node, v) in nodes {
-                sums[*node as usize * r_count + r] += (v[r] / reference).ln();
+    for nodes in &bench_logs {
+        for (node, logs) in nodes {
+            let row = &mut sums[*node as usize * r_count..(*node as usize + 1) * r_count];
+            for (sum, l) in row.iter_mut().zip(logs) {
+                *sum += l;
             }
-        }
-        for (node, _) in nodes {
             counts[*node as usize] += 1;
         }
     }

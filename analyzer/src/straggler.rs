@@ -9,6 +9,7 @@
 
 use crate::bootstrap::{group_by_bench, quantile_sorted};
 use crate::samples::SampleSet;
+use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The thresholds of the check.
@@ -45,8 +46,14 @@ fn mean_var(values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {
 
 /// The one-sided Welch test of `x` below `y` (each with at least 2 values): t, df, p.
 pub fn welch_below(x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>, f64) {
-    let (nx, mx, vx) = mean_var(x.iter().copied());
-    let (ny, my, vy) = mean_var(y.iter().copied());
+    welch_below_of(mean_var(x.iter().copied()), mean_var(y.iter().copied()))
+}
+
+/// [`welch_below`] from each side's count, mean and sample variance.
+fn welch_below_of(
+    (nx, mx, vx): (usize, f64, f64),
+    (ny, my, vy): (usize, f64, f64),
+) -> (Option<f64>, Option<f64>, f64) {
     let a = vx / nx as f64;
     let b = vy / ny as f64;
     let se2 = a + b;
@@ -80,30 +87,59 @@ pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler>
 
 /// The test of every unit (a GPU, a node) against its peers on each bench: `groups` gives,
 /// per bench, each unit's values. A unit appears once it has a bench tested.
-pub fn below_peers<K: Ord + Copy>(
+pub fn below_peers<K: Ord + Copy + Send + Sync>(
     groups: impl IntoIterator<Item = (String, Vec<(K, Vec<f64>)>)>,
     options: &StragglerOptions,
 ) -> std::collections::BTreeMap<K, Vec<StragglerBench>> {
+    // Benches are tested in parallel (each test reads only its own bench), then gathered
+    // in the benches' order, so the result does not depend on the scheduling.
+    let groups: Vec<BenchUnits<K>> = groups.into_iter().collect();
+    let tested: Vec<Vec<(K, StragglerBench)>> = groups
+        .par_iter()
+        .map(|(bench, units)| test_bench(bench, units, options))
+        .collect();
     let mut per_unit: std::collections::BTreeMap<K, Vec<StragglerBench>> =
         std::collections::BTreeMap::new();
-    for (bench, units) in groups {
-        for (unit, runs) in &units {
-            let peers: Vec<f64> = units
+    for (unit, result) in tested.into_iter().flatten() {
+        per_unit.entry(unit).or_default().push(result);
+    }
+    per_unit
+}
+
+/// One bench and each unit's values on it.
+type BenchUnits<K> = (String, Vec<(K, Vec<f64>)>);
+
+/// Every unit of one bench against its peers (the other units' values, pooled).
+fn test_bench<K: Ord + Copy>(
+    bench: &str,
+    units: &[(K, Vec<f64>)],
+    options: &StragglerOptions,
+) -> Vec<(K, StragglerBench)> {
+    let mut out = Vec::new();
+    let mut peers: Vec<f64> = Vec::new();
+    for (unit, runs) in units {
+        peers.clear();
+        peers.extend(
+            units
                 .iter()
                 .filter(|(u, _)| u != unit)
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect();
-            // Two values are the least a variance needs, whatever min_runs says.
-            let min = options.min_runs.max(2);
-            if runs.len() < min || peers.len() < min {
-                continue;
-            }
-            let (n, mean, _) = mean_var(runs.iter().copied());
-            let (peers_n, peers_mean, _) = mean_var(peers.iter().copied());
-            let (t, df, p) = welch_below(runs, &peers);
-            let deficit = 1.0 - mean / peers_mean;
-            per_unit.entry(*unit).or_default().push(StragglerBench {
-                bench: bench.clone(),
+                .flat_map(|(_, v)| v.iter().copied()),
+        );
+        // Two values are the least a variance needs, whatever min_runs says.
+        let min = options.min_runs.max(2);
+        if runs.len() < min || peers.len() < min {
+            continue;
+        }
+        let own = mean_var(runs.iter().copied());
+        let others = mean_var(peers.iter().copied());
+        let (t, df, p) = welch_below_of(own, others);
+        let (n, mean, _) = own;
+        let (peers_n, peers_mean, _) = others;
+        let deficit = 1.0 - mean / peers_mean;
+        out.push((
+            *unit,
+            StragglerBench {
+                bench: bench.to_owned(),
                 n,
                 mean,
                 peers_n,
@@ -113,10 +149,10 @@ pub fn below_peers<K: Ord + Copy>(
                 df,
                 p,
                 below: p < options.alpha && deficit >= options.min_deficit,
-            });
-        }
+            },
+        ));
     }
-    per_unit
+    out
 }
 
 /// A unit's verdict over its benches: flagged when below on more than half of those

@@ -396,3 +396,37 @@ fn selection_rules_and_exclusions_drop_entries_before_counting() {
     assert_eq!(r.statistics.total, 11);
     assert_eq!(r.benches[0].n, 1);
 }
+
+/// The classic sd adds up the per-run means in one order, whatever the threads: on a
+/// submission with many runs the grouping's parallel output once gave them in any order
+/// and the last digits of sd moved from one run of the program to the next.
+#[test]
+fn classic_figures_are_the_same_bits_on_every_computation() {
+    let mut files = Vec::new();
+    for run in 0..200usize {
+        for gpu in 0..8u32 {
+            let vcd = gpu.to_string();
+            let entries = (0..19)
+                .map(|b| {
+                    // Values whose sums round differently in another order.
+                    let v = 1000.0 + (run * 37 + gpu as usize * 11 + b * 5) as f64 * 0.1371;
+                    entry(&format!("bench{b:02}"), v, &vcd)
+                })
+                .collect();
+            files.push((run, gpu, entries));
+        }
+    }
+    let rows: Vec<(String, f64)> = (0..19).map(|b| (format!("bench{b:02}"), 1000.0)).collect();
+    let rows: Vec<(&str, f64)> = rows.iter().map(|(b, t)| (b.as_str(), *t)).collect();
+    let t = targets(&rows);
+    let bits = |r: &ClassicReport| -> Vec<(Option<u64>, Option<u64>)> {
+        r.benches
+            .iter()
+            .map(|b| (b.result.map(f64::to_bits), b.sd.map(f64::to_bits)))
+            .collect()
+    };
+    let first = bits(&classic(files.clone(), &t, 4));
+    for _ in 0..4 {
+        assert_eq!(bits(&classic(files.clone(), &t, 4)), first);
+    }
+}

@@ -1,53 +1,235 @@
 //! Throughput of the runner's tch models against the same models in PyTorch for Python
-//! (`throughput.py` beside this file), on this machine's CPU, by the suite's timing method.
+//! (`throughput.py` and `py/` beside this file), on this machine's CPU, by the suite's
+//! timing method.
 //!
-//!   cargo bench -p mlbench-runner --features tch --bench throughput
+//!   cargo bench -p mlbench-runner --features tch --bench throughput [-- NAME...]
 //!
-//! Each case runs the runner's real path (the `Models` factory, `timing::measure` with the
-//! wall clock, one CPU device with every core) and then the Python script with the same
-//! sizes and thread count, alternating for `MLBENCH_ROUNDS` rounds (default 3); the table
-//! gives the median items/s of each side and their ratio. `MLBENCH_PYTHON` names the
-//! interpreter (default `python3`); without PyTorch for Python the comparison is skipped
-//! and only the tch figures are printed. docs/performance.md records the figures.
+//! Each case is a jobs-file command line. The tch side runs the runner's real path: the
+//! arguments parsed as the planner parses them, the `Models` factory with the batch and
+//! observation count the report would record, `timing::measure` with the wall clock, one
+//! CPU device with every core (a whole-machine job splits it into the devices of its
+//! `--vcd`, as `mlbench run --devices N` does). The Python side gets the same command line
+//! and thread count. They alternate for `MLBENCH_ROUNDS` rounds (default 3); the table gives
+//! the median items/s of each side and their ratio. `MLBENCH_PYTHON` names the interpreter
+//! (default `python3`); without PyTorch for Python the comparison is skipped and only the
+//! tch figures are printed. NAME arguments select cases by bench name. docs/performance.md
+//! records the figures.
 
 use mlbench_runner::bench::{BenchArgs, BenchFactory, DeviceSpec};
 use mlbench_runner::models::Models;
+use mlbench_runner::plan::argparse_value;
 use mlbench_runner::timing::{LoopSize, RealClock, measure};
+use mlbench_schema::jobs::flag_dest;
 use mlbench_schema::value::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// One comparison: a model and its sizes.
+/// One comparison: a bench and its command line (`$DATA` is the loader's image folder).
 struct Case {
     label: &'static str,
     bench: &'static str,
-    batch_size: i64,
-    number: i64,
-    repeat: i64,
-    image_size: Option<i64>,
+    args: &'static [&'static str],
 }
 
+/// The cases. Sizes are the suite's where a CPU takes them in seconds, else smaller with
+/// the same shapes of work (said in each label); every case times more than the 10
+/// observations the suite drops.
 const CASES: &[Case] = &[
-    // The suite's toy_reg sizes (batch 256, 100 batches per observation), more observations.
     Case {
         label: "toy_reg (polynomial, batch 256)",
         bench: "toy_reg",
-        batch_size: 256,
-        number: 100,
-        repeat: 30,
-        image_size: None,
+        args: &["--batch-size", "256", "--number", "100", "--repeat", "30"],
     },
-    // ResNet-18 at a CPU-sized input (32 images of 64×64); the conv work dominates.
     Case {
         label: "convnet (ResNet-18, 32×3×64×64)",
         bench: "convnet",
-        batch_size: 32,
-        number: 2,
-        repeat: 14,
-        image_size: Some(64),
+        args: &[
+            "--batch-size",
+            "32",
+            "--arch",
+            "resnet18",
+            "--image-size",
+            "64",
+            "--number",
+            "2",
+            "--repeat",
+            "14",
+        ],
+    },
+    Case {
+        label: "cart (REINFORCE, 500 steps/update)",
+        bench: "cart",
+        args: &["--gamma", "0.99", "--number", "500", "--repeat", "20"],
+    },
+    Case {
+        label: "atari (PPO, 16 envs × 32 steps)",
+        bench: "atari",
+        args: &[
+            "--algo",
+            "ppo",
+            "--num-processes",
+            "16",
+            "--num-steps",
+            "32",
+            "--num-mini-batch",
+            "4",
+            "--clip-param",
+            "0.1",
+            "--use-gae",
+            "--value-loss-coef",
+            "0.5",
+            "--entropy-coef",
+            "0.01",
+            "--use-linear-lr-decay",
+            "--number",
+            "1",
+            "--repeat",
+            "14",
+        ],
+    },
+    Case {
+        label: "translator (GNMT H256, batch 16)",
+        bench: "translator",
+        args: &[
+            "--batch-size",
+            "16",
+            "--hidden-size",
+            "256",
+            "--num-layers",
+            "4",
+            "--number",
+            "1",
+            "--repeat",
+            "13",
+        ],
+    },
+    Case {
+        label: "ssd (SSD300, batch 2)",
+        bench: "ssd",
+        args: &["--batch-size", "2", "--number", "1", "--repeat", "13"],
+    },
+    Case {
+        label: "fast_style (64×64, batch 4)",
+        bench: "fast_style",
+        args: &[
+            "--batch-size",
+            "4",
+            "--image-size",
+            "64",
+            "--style-size",
+            "64",
+            "--number",
+            "2",
+            "--repeat",
+            "14",
+        ],
+    },
+    Case {
+        label: "loader (2 workers, batch 32, 224²)",
+        bench: "loader",
+        args: &[
+            "--data",
+            "$DATA",
+            "--workers",
+            "2",
+            "--batch-size",
+            "32",
+            "--number",
+            "4",
+            "--repeat",
+            "15",
+        ],
+    },
+    Case {
+        label: "convnet_distributed (2 × ResNet-18)",
+        bench: "convnet_distributed",
+        args: &[
+            "--vcd",
+            "0,1",
+            "--arch",
+            "resnet18",
+            "--image-size",
+            "64",
+            "--batch-size",
+            "16",
+            "--number",
+            "2",
+            "--repeat",
+            "14",
+        ],
+    },
+    Case {
+        label: "dcgan_all (2 devices, batch 2 × 16)",
+        bench: "dcgan_all",
+        args: &[
+            "--vcd",
+            "0,1",
+            "--ngpu",
+            "2",
+            "--imageSize",
+            "64",
+            "--batch-size",
+            "16",
+            "--number",
+            "2",
+            "--repeat",
+            "14",
+        ],
     },
 ];
+
+/// The case's command line with `$DATA` replaced.
+fn argv(case: &Case, data: &Path) -> Vec<String> {
+    case.args
+        .iter()
+        .map(|a| a.replace("$DATA", &data.to_string_lossy()))
+        .collect()
+}
+
+/// The arguments as the planner gives them to a model: flags by argparse destination,
+/// values parsed as argparse would, a bare flag `true`.
+fn bench_args(argv: &[String]) -> Result<BenchArgs, String> {
+    let mut values: BTreeMap<String, Value> = BTreeMap::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let flag = &argv[i];
+        let dest = flag_dest(flag).ok_or_else(|| format!("not a flag: {flag}"))?;
+        let value = match argv.get(i + 1) {
+            Some(v) if !v.starts_with("--") => {
+                i += 1;
+                argparse_value(v)
+            }
+            _ => Value::Bool(true),
+        };
+        values.insert(dest, value);
+        i += 1;
+    }
+    // The suite's defaults of the common arguments (spec §5.1), as the planner records.
+    let mut int = |dest: &str, default: i64| match values.remove(dest) {
+        Some(Value::Int(i)) => Ok(i),
+        None => Ok(default),
+        Some(other) => Err(format!("{dest}: expected an int, found {other:?}")),
+    };
+    let (batch_size, number, repeat) = (
+        int("batch_size", 1)?,
+        int("number", 10)?,
+        int("repeat", 100)?,
+    );
+    // atari's main.py records num_processes as its batch (one item: one environment's
+    // rollout and update), as the planner does.
+    let batch_size = match values.get("num_processes") {
+        Some(Value::Int(p)) if values.contains_key("algo") => *p,
+        _ => batch_size,
+    };
+    Ok(BenchArgs {
+        batch_size,
+        number,
+        repeat,
+        seed: 0,
+        extra: values,
+    })
+}
 
 /// items/s and the coefficient of variation of the kept observation times.
 struct Figure {
@@ -55,28 +237,16 @@ struct Figure {
     cv: f64,
 }
 
-fn run_tch(case: &Case, threads: usize) -> Result<Figure, String> {
-    let mut extra = BTreeMap::new();
-    extra.insert("batch_size".to_owned(), Value::Int(case.batch_size));
-    if let Some(size) = case.image_size {
-        extra.insert("arch".to_owned(), Value::Str("resnet18".to_owned()));
-        extra.insert("image_size".to_owned(), Value::Int(size));
-    }
-    let args = BenchArgs {
-        batch_size: case.batch_size,
-        number: case.number,
-        repeat: case.repeat,
-        seed: 0,
-        extra,
-    };
+fn run_tch(case: &Case, data: &Path, threads: usize) -> Result<Figure, String> {
+    let args = bench_args(&argv(case, data))?;
     let device = DeviceSpec::Cpu { index: 0, threads };
     let mut bench = Models
         .create(case.bench, &args, device)
         .map_err(|e| e.to_string())?;
     let size = LoopSize {
-        batch_size: case.batch_size,
-        number: case.number,
-        repeat: case.repeat,
+        batch_size: Models.batch_size(case.bench, &args),
+        number: args.number,
+        repeat: Models.observations(case.bench, args.repeat),
     };
     let m = measure(&mut *bench, &mut RealClock::new(), size, &mut |_, _, _| {})
         .map_err(|e| e.to_string())?;
@@ -102,22 +272,13 @@ enum Python {
     Missing,
 }
 
-fn run_python(python: &str, case: &Case, threads: usize) -> Result<Python, String> {
+fn run_python(python: &str, case: &Case, data: &Path, threads: usize) -> Result<Python, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/throughput.py");
     let mut cmd = Command::new(python);
-    cmd.arg(&script).arg(case.bench).args([
-        "--batch-size",
-        &case.batch_size.to_string(),
-        "--number",
-        &case.number.to_string(),
-        "--repeat",
-        &case.repeat.to_string(),
-        "--threads",
-        &threads.to_string(),
-    ]);
-    if let Some(size) = case.image_size {
-        cmd.args(["--image-size", &size.to_string()]);
-    }
+    cmd.arg(&script)
+        .arg(case.bench)
+        .args(["--threads", &threads.to_string()])
+        .args(argv(case, data));
     let out = match cmd.output() {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Python::Missing),
@@ -161,7 +322,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects cases by bench name.
+    // `cargo bench` passes `--bench`; other arguments select cases by bench name.
     let filter: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
@@ -173,6 +334,8 @@ fn main() {
         .unwrap_or(3)
         .max(1);
     let python = std::env::var("MLBENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    // The loader's images: made once by the tch side (its first run says so), read by both.
+    let data = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("throughput-images");
     println!(
         "tch (libtorch {}) vs PyTorch for Python ({python}) on {threads} CPU thread(s), {rounds} round(s), median items/s",
         tch_version()
@@ -180,13 +343,13 @@ fn main() {
     let mut failed = false;
     let mut python_missing = false;
     for case in CASES {
-        if !filter.is_empty() && !filter.iter().any(|f| case.bench.contains(f.as_str())) {
+        if !filter.is_empty() && !filter.iter().any(|f| case.bench == f.as_str()) {
             continue;
         }
         let (mut tch, mut py) = (Vec::new(), Vec::new());
         let (mut tch_cv, mut py_cv) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
-            match run_tch(case, threads) {
+            match run_tch(case, &data, threads) {
                 Ok(f) => {
                     tch.push(f.items_per_s);
                     tch_cv.push(f.cv);
@@ -199,7 +362,7 @@ fn main() {
             if python_missing {
                 continue;
             }
-            match run_python(&python, case, threads) {
+            match run_python(&python, case, &data, threads) {
                 Ok(Python::Ran(f)) => {
                     py.push(f.items_per_s);
                     py_cv.push(f.cv);
@@ -220,12 +383,12 @@ fn main() {
         let t = median(&mut tch);
         let tcv = median(&mut tch_cv) * 100.0;
         if py.is_empty() {
-            println!("{:<34} tch {t:>12.1} (cv {tcv:.1}%)", case.label);
+            println!("{:<38} tch {t:>12.1} (cv {tcv:.1}%)", case.label);
         } else {
             let p = median(&mut py);
             let pcv = median(&mut py_cv) * 100.0;
             println!(
-                "{:<34} tch {t:>12.1} (cv {tcv:.1}%)  python {p:>12.1} (cv {pcv:.1}%)  ratio {:.2}×",
+                "{:<38} tch {t:>12.1} (cv {tcv:.1}%)  python {p:>12.1} (cv {pcv:.1}%)  ratio {:.2}×",
                 case.label,
                 t / p
             );

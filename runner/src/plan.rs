@@ -431,7 +431,7 @@ fn short_flag(flag: &str) -> Option<&str> {
 /// does (quotes and escapes removed: the schema's one splitter), several words as a list
 /// (`nargs`), numbers as numbers (the scripts declare `type=int` or `float` for their
 /// numeric flags; `"0.10"` is recorded as `0.1`).
-fn argparse_value(text: &str) -> Value {
+pub fn argparse_value(text: &str) -> Value {
     let words = shell_words(text);
     let word = |w: &str| {
         if let Ok(i) = w.parse::<i64>() {

@@ -325,12 +325,12 @@ impl<'a> Parser<'a> {
         let value = if token.neg_infinity {
             f64::NEG_INFINITY
         } else {
-            match self.literal(token).parse::<f64>() {
-                Ok(f) => f,
+            match self.float_of(token) {
+                Some(f) => f,
                 // `value()` refuses such a float; an int becomes a BigInt that is no
                 // number to `as_f64`. (Neither can happen.)
-                Err(_) if token.float => return None,
-                Err(_) => {
+                None if token.float => return None,
+                None => {
                     *numbers = false;
                     return Some(());
                 }
@@ -407,13 +407,12 @@ impl<'a> Parser<'a> {
                     if token.neg_infinity {
                         f64::NEG_INFINITY
                     } else if token.float {
-                        self.literal(&token).parse::<f64>().ok()?
+                        self.float_of(&token)?
                     } else {
                         // As `Value::Int(i).as_f64()`, or a BigInt's digits parsed.
-                        let literal = self.literal(&token);
-                        match literal.parse::<i64>() {
-                            Ok(i) => i as f64,
-                            Err(_) => literal.parse::<f64>().ok()?,
+                        match self.int_of(&token) {
+                            Some(i) => i as f64,
+                            None => self.float_of(&token)?,
                         }
                     }
                 }
@@ -462,20 +461,21 @@ impl<'a> Parser<'a> {
         let mut object = Object::with_capacity(8);
         self.object_with(|parser, key| {
             let value = parser.value()?;
-            object.push_raw(key.into_owned(), value);
+            object.push_raw(key.into_key(), value);
             Ok(())
         })?;
         Ok(Value::Object(object))
     }
 
     /// Reads the object at the current position (its `{`) exactly as [`Parser::value`]
-    /// does, but hands each key (decoded; borrowed from the text when it has no escapes),
-    /// with the parser at the start of its value, to `field`, which must consume that
-    /// value (with [`Parser::value`] or [`Parser::skip_value`]). Errors, depth limit and
-    /// positions are those of [`Parser::value`]: it is the same code.
+    /// does, but hands each key (decoded: one of the suite's field names, or borrowed
+    /// from the text when it has no escapes), with the parser at the start of its value,
+    /// to `field`, which must consume that value (with [`Parser::value`] or
+    /// [`Parser::skip_value`]). Errors, depth limit and positions are those of
+    /// [`Parser::value`]: it is the same code.
     pub fn object_with(
         &mut self,
-        mut field: impl FnMut(&mut Self, Cow<'a, str>) -> Result<(), SyntaxError>,
+        mut field: impl FnMut(&mut Self, FieldName<'a>) -> Result<(), SyntaxError>,
     ) -> Result<(), SyntaxError> {
         self.enter()?;
         self.pos += 1; // '{'
@@ -489,7 +489,7 @@ impl<'a> Parser<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.expected("a property name in double quotes"));
             }
-            let key = self.str_cow()?;
+            let key = self.field_name()?;
             self.skip_ws();
             if !self.eat(b':') {
                 return Err(self.expected("':' after a property name"));
@@ -605,6 +605,33 @@ impl<'a> Parser<'a> {
         std::str::from_utf8(&self.text[token.start..self.pos]).unwrap_or("0")
     }
 
+    /// The float of a token [`Parser::scan_number`] just walked: correctly rounded, as
+    /// Python's `float()` and Rust's `str::parse` give it (literals beyond the range
+    /// become ±inf), read from the bytes.
+    fn float_of(&self, token: &NumberToken) -> Option<f64> {
+        fast_float2::parse::<f64, _>(&self.text[token.start..self.pos]).ok()
+    }
+
+    /// The int of an integer token [`Parser::scan_number`] just walked, when it fits
+    /// `i64` (as `str::parse::<i64>` gives it).
+    fn int_of(&self, token: &NumberToken) -> Option<i64> {
+        let bytes = &self.text[token.start..self.pos];
+        let (negative, digits) = match bytes.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, bytes),
+        };
+        // Accumulated below zero: i64's range reaches one further there.
+        let mut value: i64 = 0;
+        for &d in digits {
+            value = value.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+        }
+        if negative {
+            Some(value)
+        } else {
+            value.checked_neg()
+        }
+    }
+
     fn number(&mut self) -> Result<Value, SyntaxError> {
         let Ok(token) = self.scan_number() else {
             return Err(self.error("invalid number: expected a digit after '-'"));
@@ -613,25 +640,34 @@ impl<'a> Parser<'a> {
             return Ok(Value::Float(f64::NEG_INFINITY));
         }
         let start = token.start;
-        let float = token.float;
-        let literal = self.literal(&token);
-        if float {
-            // Rust's parser is correctly rounded like Python's float(); out-of-range
-            // literals become ±inf in both.
-            literal
-                .parse::<f64>()
+        if token.float {
+            self.float_of(&token)
                 .map(Value::Float)
-                .map_err(|_| SyntaxError::at(self.text, start, "invalid number"))
+                .ok_or_else(|| SyntaxError::at(self.text, start, "invalid number"))
         } else {
-            Ok(match literal.parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => Value::BigInt(literal.into()),
+            Ok(match self.int_of(&token) {
+                Some(i) => Value::Int(i),
+                None => Value::BigInt(self.literal(&token).into()),
             })
         }
     }
 
     fn string(&mut self) -> Result<String, SyntaxError> {
         self.str_cow().map(Cow::into_owned)
+    }
+
+    /// The property name at the current position (its opening quote): one of the suite's
+    /// field names ([`known_field`]), found without decoding or checking the text again
+    /// (the names are ASCII without escapes), else as [`Parser::str_cow`] reads it.
+    fn field_name(&mut self) -> Result<FieldName<'a>, SyntaxError> {
+        let open = self.pos;
+        if !self.walk_string(None)?
+            && let Some(name) = known_field(&self.text[open + 1..self.pos - 1])
+        {
+            return Ok(FieldName::Known(name));
+        }
+        self.pos = open;
+        self.str_cow().map(FieldName::Text)
     }
 
     /// The string at the current position (its opening quote): borrowed from the text
@@ -758,6 +794,196 @@ impl<'a> Parser<'a> {
             None => Err(self.error("invalid \\uXXXX escape")),
         }
     }
+}
+
+/// A property name as [`Parser::object_with`] hands it over: one of the suite's field
+/// names, or the decoded text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldName<'a> {
+    /// A name of [`known_field`]'s table.
+    Known(&'static str),
+    /// Any other name, borrowed from the text when it has no escapes.
+    Text(Cow<'a, str>),
+}
+
+impl FieldName<'_> {
+    /// The name as an object key: a known name costs no allocation.
+    pub fn into_key(self) -> Cow<'static, str> {
+        match self {
+            FieldName::Known(name) => Cow::Borrowed(name),
+            FieldName::Text(text) => Cow::Owned(text.into_owned()),
+        }
+    }
+}
+
+impl std::ops::Deref for FieldName<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            FieldName::Known(name) => name,
+            FieldName::Text(text) => text,
+        }
+    }
+}
+
+/// The field names the suite writes in report entries (every era, spec §1.2), the
+/// stages and statistics inside them, and the arguments of its jobs files: the keys of
+/// nearly every object a report holds. `None` for any other name.
+pub fn known_field(raw: &[u8]) -> Option<&'static str> {
+    // By length, then as words: the first eight bytes (the whole name, mostly) in one
+    // comparison with each name of that length, the rest only for longer names.
+    const N2: &[(u64, &str)] = &[(head("lr"), "lr"), (head("sd"), "sd")];
+    const N3: &[(u64, &str)] = &[
+        (head("all"), "all"),
+        (head("avg"), "avg"),
+        (head("gpu"), "gpu"),
+        (head("max"), "max"),
+        (head("min"), "min"),
+        (head("vcd"), "vcd"),
+    ];
+    const N4: &[(u64, &str)] = &[
+        (head("algo"), "algo"),
+        (head("arch"), "arch"),
+        (head("cuda"), "cuda"),
+        (head("data"), "data"),
+        (head("eval"), "eval"),
+        (head("fp16"), "fp16"),
+        (head("half"), "half"),
+        (head("name"), "name"),
+        (head("ngpu"), "ngpu"),
+        (head("nhid"), "nhid"),
+        (head("seed"), "seed"),
+        (head("task"), "task"),
+        (head("unit"), "unit"),
+    ];
+    const N5: &[(u64, &str)] = &[
+        (head("count"), "count"),
+        (head("dtype"), "dtype"),
+        (head("gamma"), "gamma"),
+        (head("jr_id"), "jr_id"),
+        (head("model"), "model"),
+        (head("range"), "range"),
+        (head("smoke"), "smoke"),
+        (head("suite"), "suite"),
+        (head("train"), "train"),
+    ];
+    const N6: &[(u64, &str)] = &[
+        (head("emsize"), "emsize"),
+        (head("epochs"), "epochs"),
+        (head("layers"), "layers"),
+        (head("number"), "number"),
+        (head("repeat"), "repeat"),
+        (head("run_id"), "run_id"),
+    ];
+    const N7: &[(u64, &str)] = &[
+        (head("compute"), "compute"),
+        (head("dataset"), "dataset"),
+        (head("devices"), "devices"),
+        (head("dropout"), "dropout"),
+        (head("loading"), "loading"),
+        (head("metrics"), "metrics"),
+        (head("network"), "network"),
+        (head("no_cuda"), "no_cuda"),
+        (head("no_save"), "no_save"),
+        (head("use_gae"), "use_gae"),
+        (head("version"), "version"),
+        (head("workers"), "workers"),
+    ];
+    const N8: &[(u64, &str)] = &[
+        (head("dataroot"), "dataroot"),
+        (head("end_time"), "end_time"),
+        (head("env_name"), "env_name"),
+        (head("hostname"), "hostname"),
+    ];
+    const N9: &[(u64, &str)] = &[
+        (head("completed"), "completed"),
+        (head("cpu_cores"), "cpu_cores"),
+        (head("imageSize"), "imageSize"),
+        (head("no_checks"), "no_checks"),
+        (head("num_steps"), "num_steps"),
+        (head("opt_level"), "opt_level"),
+        (head("processes"), "processes"),
+        (head("threshold"), "threshold"),
+        (head("unique_id"), "unique_id"),
+    ];
+    const N10: &[(u64, &str)] = &[
+        (head("batch_loss"), "batch_loss"),
+        (head("batch_size"), "batch_size"),
+        (head("clip_param"), "clip_param"),
+        (head("epoch_loss"), "epoch_loss"),
+        (head("start_time"), "start_time"),
+        (head("train_item"), "train_item"),
+    ];
+    const N11: &[(u64, &str)] = &[
+        (head("dataset_dir"), "dataset_dir"),
+        (head("target_bleu"), "target_bleu"),
+    ];
+    const N12: &[(u64, &str)] = &[
+        (head("entropy_coef"), "entropy_coef"),
+        (head("loading_data"), "loading_data"),
+        (head("log_interval"), "log_interval"),
+    ];
+    const N13: &[(u64, &str)] = &[
+        (head("num_processes"), "num_processes"),
+        (head("testBatchSize"), "testBatchSize"),
+    ];
+    const N14: &[(u64, &str)] = &[
+        (head("num_mini_batch"), "num_mini_batch"),
+        (head("peak_rss_bytes"), "peak_rss_bytes"),
+        (head("upscale_factor"), "upscale_factor"),
+    ];
+    const N15: &[(u64, &str)] = &[(head("value_loss_coef"), "value_loss_coef")];
+    const N17: &[(u64, &str)] = &[(head("peak_device_bytes"), "peak_device_bytes")];
+    const N19: &[(u64, &str)] = &[(head("use_linear_lr_decay"), "use_linear_lr_decay")];
+    let names = match raw.len() {
+        2 => N2,
+        3 => N3,
+        4 => N4,
+        5 => N5,
+        6 => N6,
+        7 => N7,
+        8 => N8,
+        9 => N9,
+        10 => N10,
+        11 => N11,
+        12 => N12,
+        13 => N13,
+        14 => N14,
+        15 => N15,
+        17 => N17,
+        19 => N19,
+        _ => return None,
+    };
+    let first = word(raw);
+    names
+        .iter()
+        .find(|(h, name)| *h == first && name.as_bytes().get(8..) == raw.get(8..))
+        .map(|(_, name)| *name)
+}
+
+/// The first eight bytes of a name, as [`word`] reads them (for the tables).
+const fn head(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut w = 0u64;
+    let mut i = 0;
+    while i < bytes.len() && i < 8 {
+        w |= (bytes[i] as u64) << (8 * i);
+        i += 1;
+    }
+    w
+}
+
+/// The first eight bytes of `bytes` as a little-endian word (zeros past the end).
+#[inline(always)]
+fn word(bytes: &[u8]) -> u64 {
+    if let Some(first) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(*first);
+    }
+    let mut w = 0u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        w |= u64::from(b) << (8 * i);
+    }
+    w
 }
 
 /// The first byte at or after `i` that ends a run of plain string characters: `"`, `\`
@@ -996,6 +1222,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn known_field_names_are_found_and_others_are_not() {
+        for name in [
+            "avg",
+            "batch_loss",
+            "train_item",
+            "use_linear_lr_decay",
+            "lr",
+            "vcd",
+        ] {
+            assert_eq!(known_field(name.as_bytes()), Some(name));
+        }
+        for other in [
+            "",
+            "av",
+            "avgs",
+            "Avg",
+            "batch_losS",
+            "x",
+            "peak_device_byte",
+        ] {
+            assert_eq!(known_field(other.as_bytes()), None, "{other}");
+        }
+        // A known name written with an escape is the same key.
+        let plain = parse(br#"{"avg": 1, "zzz": 2}"#).unwrap();
+        let escaped = parse(br#"{"\u0061vg": 1, "zzz": 2}"#).unwrap();
+        assert_eq!(plain, escaped);
+        let mut names = Vec::new();
+        let mut p = Parser::new(br#"{"avg": 1, "zzz": 2, "\u0061vg": 3}"#);
+        p.object_with(|p, key| {
+            names.push(key);
+            p.value().map(|_| ())
+        })
+        .unwrap();
+        assert_eq!(
+            names,
+            [
+                FieldName::Known("avg"),
+                FieldName::Text(Cow::Borrowed("zzz")),
+                FieldName::Text(Cow::Owned("avg".to_owned()))
+            ]
+        );
     }
 
     #[test]

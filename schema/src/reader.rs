@@ -274,7 +274,7 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
                 }
                 None => {
                     let value = parser.value()?;
-                    fields.push_raw(key.into_owned(), value);
+                    fields.push_raw(key.into_key(), value);
                     built_loss = true;
                     values = None;
                 }
@@ -300,7 +300,7 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
                         // Not a list of numbers: read it as the full parse does.
                         parser.pos = start;
                         let value = parser.value()?;
-                        fields.push_raw(key.into_owned(), value);
+                        fields.push_raw(key.into_key(), value);
                         built_loss = true;
                         scan = None;
                     }
@@ -317,7 +317,7 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
             }
             _ => {
                 let value = parser.value()?;
-                fields.push_raw(key.into_owned(), value);
+                fields.push_raw(key.into_key(), value);
             }
         }
         Ok(())

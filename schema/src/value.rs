@@ -4,6 +4,7 @@
 //! floats as `NaN`/`Infinity`, and keeps objects in insertion order. Reports are written
 //! back byte-for-byte, so this type keeps all three, which `serde_json::Value` cannot.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One JSON value, with Python's number distinctions.
@@ -133,9 +134,12 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 /// Duplicate keys are kept as read; lookups see the last one and writers keep the first
 /// position with the last value, which is what a Python `dict` built by `json.loads` holds.
 /// (Checking for duplicates while parsing would cost more than the rest of the parse.)
+///
+/// Keys the suite writes in every entry are kept as `&'static str` (see
+/// [`crate::pyjson::known_field`]): a report holds a million of them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Object {
-    pairs: Vec<(String, Value)>,
+    pairs: Vec<(Cow<'static, str>, Value)>,
 }
 
 impl Object {
@@ -155,11 +159,11 @@ impl Object {
 
     /// Sets `key`, replacing its value in place or appending it.
     pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
-        let key = key.into();
+        let key: String = key.into();
         let value = value.into();
         match self.pairs.iter_mut().rev().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
-            None => self.pairs.push((key, value)),
+            None => self.pairs.push((Cow::Owned(key), value)),
         }
     }
 
@@ -194,7 +198,7 @@ impl Object {
 
     /// Keys that were read more than once (a writer slip worth reporting).
     pub fn duplicate_keys(&self) -> Vec<&str> {
-        let mut keys: Vec<&str> = self.pairs.iter().map(|(k, _)| k.as_str()).collect();
+        let mut keys: Vec<&str> = self.pairs.iter().map(|(k, _)| k.as_ref()).collect();
         keys.sort_unstable();
         let mut dups: Vec<&str> = keys
             .windows(2)
@@ -212,7 +216,7 @@ impl Object {
             .enumerate()
             .filter_map(move |(i, (k, _))| {
                 let first = self.pairs.iter().position(|(k2, _)| k2 == k) == Some(i);
-                first.then(|| (k.as_str(), self.get(k).unwrap_or(&Value::Null)))
+                first.then(|| (k.as_ref(), self.get(k).unwrap_or(&Value::Null)))
             })
     }
 
@@ -220,7 +224,7 @@ impl Object {
     pub fn sorted(&self) -> Vec<(&str, &Value)> {
         // A stable sort keeps equal keys in read order; the last of each run wins.
         let mut pairs: Vec<(&str, &Value)> =
-            self.pairs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            self.pairs.iter().map(|(k, v)| (k.as_ref(), v)).collect();
         pairs.sort_by(|a, b| a.0.cmp(b.0));
         let mut out: Vec<(&str, &Value)> = Vec::with_capacity(pairs.len());
         for pair in pairs {
@@ -232,7 +236,7 @@ impl Object {
         out
     }
 
-    pub(crate) fn push_raw(&mut self, key: String, value: Value) {
+    pub(crate) fn push_raw(&mut self, key: Cow<'static, str>, value: Value) {
         self.pairs.push((key, value));
     }
 

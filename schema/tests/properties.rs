@@ -22,7 +22,59 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// A JSON number literal: sign, integer part (no leading zero), fraction, exponent; long
+/// and extreme ones included (subnormals, overflow to infinity, 19–40 digit mantissas).
+fn number_literal() -> impl Strategy<Value = String> {
+    (
+        any::<bool>(),
+        prop_oneof!["0", "[1-9][0-9]{0,25}"],
+        prop::option::of("[0-9]{1,30}"),
+        prop::option::of(("[eE]", "[+-]?", "[0-9]{1,3}")),
+    )
+        .prop_map(|(negative, int, frac, exp)| {
+            let mut s = String::new();
+            if negative {
+                s.push('-');
+            }
+            s.push_str(&int);
+            if let Some(frac) = frac {
+                s.push('.');
+                s.push_str(&frac);
+            }
+            if let Some((e, sign, digits)) = exp {
+                s.push_str(&e);
+                s.push_str(&sign);
+                s.push_str(&digits);
+            }
+            s
+        })
+}
+
 proptest! {
+    /// Number literals read as Rust's own parsers read them (which round correctly, as
+    /// Python's `float()` and `int()`): a float for a fraction or exponent, else an int
+    /// that fits i64, else the digits kept.
+    #[test]
+    fn number_literals_read_as_std_reads_them(text in number_literal()) {
+        let value = parse(text.as_bytes()).unwrap();
+        let is_float = text.contains(['.', 'e', 'E']);
+        match value {
+            Value::Float(f) => {
+                prop_assert!(is_float);
+                prop_assert_eq!(f.to_bits(), text.parse::<f64>().unwrap().to_bits());
+            }
+            Value::Int(i) => {
+                prop_assert!(!is_float);
+                prop_assert_eq!(Ok(i), text.parse::<i64>());
+            }
+            Value::BigInt(digits) => {
+                prop_assert!(!is_float && text.parse::<i64>().is_err());
+                prop_assert_eq!(&*digits, text.as_str());
+            }
+            other => prop_assert!(false, "{text}: {other:?}"),
+        }
+    }
+
     /// Whatever mlbench writes, it reads back to the same text: the writer's output is
     /// a fixed point (NaN ≠ NaN, so texts are compared, not values).
     #[test]
