@@ -154,63 +154,165 @@ impl Strata {
         self.groups.iter().all(|&(_, len)| len == 1)
     }
 
-    /// The mean, summed GPU by GPU exactly as the resamples are, so that with
-    /// identical values every resample equals it bit for bit (a degenerate interval
+    /// The mean, summed GPU by GPU exactly as the resamples are (see
+    /// [`GpuDraws::add_sums`]: the runs taken in pairs, then the odd one), so that
+    /// with identical values every resample equals it bit for bit (a degenerate interval
     /// stays exactly at the point).
     pub fn mean(&self) -> f64 {
-        let total: f64 = self
-            .groups
-            .iter()
-            .map(|&(start, len)| self.values[start..start + len as usize].iter().sum::<f64>())
-            .sum();
+        let mut total = 0.0;
+        for &(start, len) in &self.groups {
+            let runs = &self.values[start..start + len as usize];
+            let mut sum = 0.0;
+            for pair in runs.chunks_exact(2) {
+                sum += pair[0] + pair[1];
+            }
+            if let [.., last] = runs
+                && runs.len() % 2 == 1
+            {
+                sum += last;
+            }
+            total += sum;
+        }
         total / self.values.len() as f64
     }
 
     /// Appends `resamples` bootstrap means to `out`: in each, every GPU's runs are drawn
-    /// with replacement (as many as it has), and the mean is taken (each GPU's draws
-    /// summed in order, the GPUs' sums added in GPU order, as [`Strata::mean`] adds).
+    /// with replacement (as many as it has) and the mean is taken: each GPU's draws added
+    /// up as [`GpuDraws::add_sums`] adds, the GPUs' sums in GPU order, as
+    /// [`Strata::mean`] adds.
     ///
-    /// The draws come from `rng` GPU by GPU: all of the first GPU's draws (resample 1's,
-    /// then resample 2's, …), then all of the second's, each GPU's from [`Draws`] of its
-    /// own bound, so that one stream of fields serves a GPU's every resample.
+    /// The draws come from `rng` GPU by GPU ([`Draws`]). A GPU's draws are taken two at
+    /// a time: a pair of its `n` runs is one draw below `n²` (run `i / n`, run `i mod n`),
+    /// looked up in a table of the `n²` pair sums; with an odd `n` one run is left, drawn
+    /// below `n`. All of a GPU's pairs (resample 1's, then 2's, …) come first, then its
+    /// odd runs. Above 64 runs a pair is two draws below `n`. A GPU with a single run
+    /// spends no random number.
     pub fn resample_means(&self, rng: &mut Xoshiro256, resamples: usize, out: &mut Vec<f64>) {
         let n = self.values.len() as f64;
         let mut totals = vec![0.0f64; resamples];
-        let mut picks: Vec<u32> = Vec::new();
+        let mut gpu = GpuDraws::default();
+        let mut table: Vec<f64> = Vec::new();
         let mut draws = Draws::new(rng.clone());
         for &(start, len) in &self.groups {
             let runs = &self.values[start..start + len as usize];
-            if len == 1 {
-                // One run: every draw is that run; no random number is spent.
-                for total in &mut totals {
-                    *total += runs[0];
-                }
-                continue;
+            gpu.draw(&mut draws, len, resamples);
+            if gpu.table {
+                pair_table(runs, &mut table);
             }
-            let per = len as usize;
-            let need = resamples * per;
-            if picks.len() < need {
-                picks.resize(need, 0);
-            }
-            draws.fill_slice(&Bound::new(len), &mut picks[..need]);
-            // Each resample's sum is its own chain of additions: the processor overlaps
-            // the chains of successive resamples.
-            for (total, draw) in totals.iter_mut().zip(picks[..need].chunks_exact(per)) {
-                let mut sum = 0.0;
-                for &i in draw {
-                    sum += runs[i as usize];
-                }
-                *total += sum;
-            }
+            gpu.add_sums(runs, &table, &mut totals);
         }
         out.extend(totals.iter().map(|t| t / n));
         *rng = draws.into_inner();
     }
 }
 
-/// A bound of [`Draws`]: `n` and the width of the bit field drawn for it, the narrowest
-/// of 8, 16 and 32 bits that keeps redraws rare (`n ≤ 32`: at most 1 in 8; `n ≤ 4096`:
-/// at most 1 in 16; above: at most `n / 2³²`).
+/// GPUs with at most this many runs draw pairs from a table of pair sums.
+const PAIR_TABLE_MAX: u32 = 64;
+
+/// The pair sums of a GPU's runs, `table[i·n + j] = runs[i] + runs[j]`.
+pub fn pair_table(runs: &[f64], table: &mut Vec<f64>) {
+    table.clear();
+    table.extend(runs.iter().flat_map(|a| runs.iter().map(move |b| a + b)));
+}
+
+/// One GPU's draws for every resample, taken as [`Strata::resample_means`] documents:
+/// pairs (one draw below n² each while n ≤ 64, else two below n), then the odd runs. The
+/// same draws can sum several sets of values of that GPU's runs (the fleet view draws a
+/// node's runs once for all its benches).
+#[derive(Debug, Clone, Default)]
+pub struct GpuDraws {
+    len: u32,
+    resamples: usize,
+    pairs: usize,
+    odd: bool,
+    /// Pairs drawn as one index into a [`pair_table`].
+    pub table: bool,
+    picks: Vec<u32>,
+    singles: Vec<u32>,
+}
+
+impl GpuDraws {
+    /// Draws a GPU of `len` runs for `resamples` resamples (nothing for a single run),
+    /// reusing this value's buffers.
+    pub fn draw(&mut self, draws: &mut Draws, len: u32, resamples: usize) {
+        let l = len as usize;
+        self.len = len;
+        self.resamples = resamples;
+        self.pairs = l / 2;
+        self.odd = l % 2 == 1;
+        self.table = len <= PAIR_TABLE_MAX;
+        if len <= 1 {
+            self.picks.clear();
+            self.singles.clear();
+            return;
+        }
+        let per = if self.table { 1 } else { 2 };
+        self.picks.resize(resamples * self.pairs * per, 0);
+        let pair_bound = if self.table {
+            Bound::new(len * len)
+        } else {
+            Bound::new(len)
+        };
+        draws.fill_slice(&pair_bound, &mut self.picks);
+        self.singles.resize(if self.odd { resamples } else { 0 }, 0);
+        draws.fill_slice(&Bound::new(len), &mut self.singles);
+    }
+
+    /// Adds each resample's sum of `runs` (this GPU's values, one per run) to `totals`:
+    /// its pairs' sums one after the other (from `table`, the [`pair_table`] of `runs`,
+    /// when [`GpuDraws::table`]), then the odd run.
+    #[inline]
+    pub fn add_sums(&self, runs: &[f64], table: &[f64], totals: &mut [f64]) {
+        if self.len == 1 {
+            // One run: every draw is that run; no random number is spent.
+            for total in totals.iter_mut() {
+                *total += runs[0];
+            }
+            return;
+        }
+        let pairs = self.pairs;
+        // Each resample's sum is its own chain of additions: the processor overlaps the
+        // chains of successive resamples.
+        match (self.table, self.odd) {
+            (true, false) => {
+                for (total, drawn) in totals.iter_mut().zip(self.picks.chunks_exact(pairs)) {
+                    let mut sum = 0.0;
+                    for &i in drawn {
+                        sum += table[i as usize];
+                    }
+                    *total += sum;
+                }
+            }
+            (true, true) => {
+                let drawn = self.picks.chunks_exact(pairs).zip(&self.singles);
+                for (total, (pair, &last)) in totals.iter_mut().zip(drawn) {
+                    let mut sum = 0.0;
+                    for &i in pair {
+                        sum += table[i as usize];
+                    }
+                    *total += sum + runs[last as usize];
+                }
+            }
+            (false, _) => {
+                for (r, total) in totals.iter_mut().enumerate() {
+                    let drawn = &self.picks[2 * r * pairs..2 * (r + 1) * pairs];
+                    let mut sum = 0.0;
+                    for p in drawn.chunks_exact(2) {
+                        sum += runs[p[0] as usize] + runs[p[1] as usize];
+                    }
+                    if self.odd {
+                        sum += runs[self.singles[r] as usize];
+                    }
+                    *total += sum;
+                }
+            }
+        }
+    }
+}
+
+/// A bound of [`Draws`]: `n` and the width of the bit field drawn for it: 8 bits up to
+/// `n = 32` (at most a field in 8 is dropped; for 10 runs 6 in 256), 16 bits up to 4096
+/// (at most 1 in 16; for a pair of 10 runs, `n = 100`, 36 in 65,536), else 32 bits.
 #[derive(Debug, Clone, Copy)]
 pub struct Bound {
     n: u64,
@@ -251,11 +353,6 @@ pub struct Draws {
     rng: Xoshiro256,
 }
 
-/// The 16-bit lanes of a word holding the even (or odd) bytes of an output.
-const LANES16: u64 = 0x00ff_00ff_00ff_00ff;
-/// Bit 8 of every 16-bit lane.
-const CARRIES: u64 = 0x0100_0100_0100_0100;
-
 impl Draws {
     /// Draws from `rng`, starting at its next output.
     pub fn new(rng: Xoshiro256) -> Draws {
@@ -272,68 +369,107 @@ impl Draws {
 
     /// [`Draws::fill`] into `out`, every element of it.
     pub fn fill_slice(&mut self, bound: &Bound, out: &mut [u32]) {
-        // Whole outputs while all their fields fit, then the last one through a buffer.
-        let mut k = 0;
-        while k + 8 <= out.len() {
-            k += self.cut(bound, &mut out[k..k + 8]);
-        }
-        let mut last = [0u32; 8];
-        while k < out.len() {
-            let got = self.cut(bound, &mut last).min(out.len() - k);
-            out[k..k + got].copy_from_slice(&last[..got]);
-            k += got;
+        match bound.width {
+            8 => self.fill_with(out, |rng, out| cut8(rng.next_u64(), bound, out)),
+            16 => self.fill_with(out, |rng, out| cut16(rng.next_u64(), bound, out)),
+            _ => self.fill_with(out, |rng, out| cut32(rng.next_u64(), bound, out)),
         }
     }
 
-    /// Cuts the next output into fields and writes the draws they give to the front of
-    /// `out` (room for 8); returns how many.
+    /// Fills `out` with what `cut` makes of one output after another (it writes at most
+    /// 8 draws and says how many): whole outputs while their fields fit, the last one
+    /// through a buffer.
     #[inline(always)]
-    fn cut(&mut self, bound: &Bound, out: &mut [u32]) -> usize {
-        let word = self.rng.next_u64();
-        if bound.width == 8 {
-            // The eight products in two words of 16-bit lanes (even and odd bytes):
-            // x·n < 256·32 stays within its lane. Adding 256 − threshold to a lane's low
-            // byte carries into bit 8 exactly when the byte is at least the threshold:
-            // the field is kept.
-            let lift = (256 - bound.threshold) * 0x0001_0001_0001_0001;
-            let even = (word & LANES16) * bound.n;
-            let odd = ((word >> 8) & LANES16) * bound.n;
-            let keep_even = ((even & LANES16) + lift) & CARRIES;
-            let keep_odd = ((odd & LANES16) + lift) & CARRIES;
-            // The indices in byte order, one byte each.
-            let idx = (((even >> 8) & LANES16) | (((odd >> 8) & LANES16) << 8)).to_le_bytes();
-            if keep_even & keep_odd == CARRIES {
-                // All eight kept (for n = 10, 5 outputs in 6).
-                out[..8].copy_from_slice(&idx.map(u32::from));
-                return 8;
-            }
-            // Bit 8 of lane j of the even (odd) word says byte 2j (2j + 1) is kept:
-            // shifted together, byte b's flag is bit 8b.
-            let kept = (keep_even >> 8) | keep_odd;
-            let mut k = 0;
-            for (j, &i) in idx.iter().enumerate() {
-                out[k] = u32::from(i);
-                k += ((kept >> (8 * j)) & 1) as usize;
-            }
-            return k;
-        }
-        let width = bound.width;
-        let mask = (1u64 << width) - 1;
-        let mut word = word;
+    fn fill_with(
+        &mut self,
+        out: &mut [u32],
+        mut cut: impl FnMut(&mut Xoshiro256, &mut [u32; 8]) -> usize,
+    ) {
         let mut k = 0;
-        for _ in 0..64 / width {
-            let m = (word & mask) * bound.n;
-            word >>= width;
-            out[k] = (m >> width) as u32;
-            k += usize::from(m & mask >= bound.threshold);
+        while let Some(room) = out.get_mut(k..k + 8) {
+            let room: &mut [u32; 8] = room.try_into().expect("8 long");
+            k += cut(&mut self.rng, room);
         }
-        k
+        let mut last = [0u32; 8];
+        while k < out.len() {
+            let got = cut(&mut self.rng, &mut last).min(out.len() - k);
+            out[k..k + got].copy_from_slice(&last[..got]);
+            k += got;
+        }
     }
 
     /// The generator, after the last output drawn from.
     pub fn into_inner(self) -> Xoshiro256 {
         self.rng
     }
+}
+
+/// 8-bit fields: the eight products in two words of 16-bit lanes (even and odd bytes),
+/// x·n < 256·32 within its lane. Adding 256 − threshold to a lane's low byte carries into
+/// bit 8 exactly when the byte is at least the threshold: the field is kept.
+#[inline(always)]
+fn cut8(word: u64, bound: &Bound, out: &mut [u32; 8]) -> usize {
+    const LANES: u64 = 0x00ff_00ff_00ff_00ff;
+    const CARRY: u64 = 0x0100_0100_0100_0100;
+    let lift = (256 - bound.threshold) * 0x0001_0001_0001_0001;
+    let even = (word & LANES) * bound.n;
+    let odd = ((word >> 8) & LANES) * bound.n;
+    let keep_even = ((even & LANES) + lift) & CARRY;
+    let keep_odd = ((odd & LANES) + lift) & CARRY;
+    // The indices in byte order, one byte each.
+    let idx = (((even >> 8) & LANES) | (((odd >> 8) & LANES) << 8)).to_le_bytes();
+    if keep_even & keep_odd == CARRY {
+        // All eight kept (for 10 runs, 5 outputs in 6).
+        *out = idx.map(u32::from);
+        return 8;
+    }
+    // Bit 8 of lane j of the even (odd) word says byte 2j (2j + 1) is kept: shifted
+    // together, byte b's flag is bit 8b.
+    let kept = (keep_even >> 8) | keep_odd;
+    let mut k = 0;
+    for (j, &i) in idx.iter().enumerate() {
+        out[k] = u32::from(i);
+        k += ((kept >> (8 * j)) & 1) as usize;
+    }
+    k
+}
+
+/// 16-bit fields, as [`cut8`] with 32-bit lanes: x·n < 2¹⁶·4096 within its lane.
+#[inline(always)]
+fn cut16(word: u64, bound: &Bound, out: &mut [u32; 8]) -> usize {
+    const LANES: u64 = 0x0000_ffff_0000_ffff;
+    const CARRY: u64 = 0x0001_0000_0001_0000;
+    let lift = (65_536 - bound.threshold) * 0x0000_0001_0000_0001;
+    let even = (word & LANES) * bound.n;
+    let odd = ((word >> 16) & LANES) * bound.n;
+    let keep_even = ((even & LANES) + lift) & CARRY;
+    let keep_odd = ((odd & LANES) + lift) & CARRY;
+    let (e, o) = ((even >> 16) & LANES, (odd >> 16) & LANES);
+    // Fields in order: even lane 0, odd lane 0, even lane 1, odd lane 1.
+    let idx = [e as u32, o as u32, (e >> 32) as u32, (o >> 32) as u32];
+    if keep_even & keep_odd == CARRY {
+        out[..4].copy_from_slice(&idx);
+        return 4;
+    }
+    let kept = [keep_even, keep_odd, keep_even >> 32, keep_odd >> 32];
+    let mut k = 0;
+    for (i, flag) in idx.into_iter().zip(kept) {
+        out[k] = i;
+        k += ((flag >> 16) & 1) as usize;
+    }
+    k
+}
+
+/// 32-bit fields, one at a time.
+#[inline(always)]
+fn cut32(word: u64, bound: &Bound, out: &mut [u32; 8]) -> usize {
+    let mut k = 0;
+    for x in [word & 0xffff_ffff, word >> 32] {
+        let m = x * bound.n;
+        out[k] = (m >> 32) as u32;
+        k += usize::from(m & 0xffff_ffff >= bound.threshold);
+    }
+    k
 }
 
 /// The `p` quantile (0 ≤ p ≤ 1) of values sorted ascending, by linear interpolation
@@ -543,7 +679,7 @@ mod tests {
     fn eight_fields_at_once_are_the_fields_one_at_a_time() {
         // Every 8-bit bound (the lane arithmetic), and wider ones, in pieces of several
         // lengths (a piece ends inside an output and the next starts a new one).
-        for n in (1..=40).chain([100, 4096, 5000, u32::MAX]) {
+        for n in (1..=130).chain([4096, 5000, u32::MAX]) {
             let mut plain = Xoshiro256::seed_from_u64(n.into());
             let mut fast = Draws::new(Xoshiro256::seed_from_u64(n.into()));
             for count in [1, 7, 8, 9, 1000] {
@@ -565,11 +701,12 @@ mod tests {
         // (bound, draws, buckets, tolerance of each bucket's share, relative). 7 on 8-bit
         // fields: without the redraw of the 4 products of 256 mod 7, the values would
         // take 37 or 36 of 256 fields, 1.2–1.6 % off 1/7, outside the 0.5 % allowed (the
-        // count's own sd at 1.4 M draws is 0.2 %). 100 on 16-bit and 5000 on 32-bit
-        // fields: in range, and within 5 % per bucket.
-        let cases: [(u32, usize, u32, f64); 3] = [
+        // count's own sd at 1.4 M draws is 0.2 %). 100 (a pair of 10 runs) and 1000 on
+        // 16-bit and 5000 on 32-bit fields: in range, within 5 % per bucket.
+        let cases: [(u32, usize, u32, f64); 4] = [
             (7, 1_400_000, 7, 0.005),
             (100, 1_000_000, 100, 0.05),
+            (1000, 1_000_000, 100, 0.05),
             (5000, 1_000_000, 100, 0.05),
         ];
         for (n, draws, buckets, tolerance) in cases {
@@ -589,15 +726,86 @@ mod tests {
         }
     }
 
+    /// The documented resampling, written plainly from `fields`: GPU by GPU, its pairs
+    /// (one draw below n² up to 64 runs, else two below n), then its odd runs.
+    fn reference_means(groups: &[Vec<f64>], rng: &mut Xoshiro256, resamples: usize) -> Vec<f64> {
+        let n: usize = groups.iter().map(Vec::len).sum();
+        let mut totals = vec![0.0f64; resamples];
+        for runs in groups {
+            let l = runs.len();
+            if l == 1 {
+                totals.iter_mut().for_each(|t| *t += runs[0]);
+                continue;
+            }
+            let (pairs, odd) = (l / 2, l % 2 == 1);
+            let table = l <= 64;
+            let picks = if table {
+                fields(rng, (l * l) as u32, resamples * pairs)
+            } else {
+                fields(rng, l as u32, 2 * resamples * pairs)
+            };
+            let singles = if odd {
+                fields(rng, l as u32, resamples)
+            } else {
+                vec![]
+            };
+            for (r, total) in totals.iter_mut().enumerate() {
+                let mut sum = 0.0;
+                for k in 0..pairs {
+                    let (a, b) = if table {
+                        let i = picks[r * pairs + k] as usize;
+                        (i / l, i % l)
+                    } else {
+                        let d = &picks[2 * (r * pairs + k)..];
+                        (d[0] as usize, d[1] as usize)
+                    };
+                    sum += runs[a] + runs[b];
+                }
+                if odd {
+                    sum += runs[singles[r] as usize];
+                }
+                *total += sum;
+            }
+        }
+        totals.iter().map(|t| t / n as f64).collect()
+    }
+
+    #[test]
+    fn resampling_follows_its_definition_for_every_shape() {
+        // Single runs, even and odd counts, the largest table (64) and beyond it (65, 70).
+        let shapes: [&[usize]; 5] = [&[2], &[3, 1, 4], &[1, 10, 10, 7], &[64, 65], &[70, 1, 2]];
+        let mut g = Xoshiro256::seed_from_u64(5);
+        for (k, shape) in shapes.iter().enumerate() {
+            let groups: Vec<Vec<f64>> = shape
+                .iter()
+                .map(|&l| (0..l).map(|_| (g.next_u64() >> 11) as f64 / 1e12).collect())
+                .collect();
+            let strata = Strata::new(groups.iter().map(|v| v.iter().copied()));
+            for resamples in [1, 3, 500] {
+                let (mut a, mut b) = (stream(k as u64, &["x"]), stream(k as u64, &["x"]));
+                let mut got = Vec::new();
+                strata.resample_means(&mut a, resamples, &mut got);
+                let want = reference_means(&groups, &mut b, resamples);
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "shape {shape:?}, {resamples} resamples"
+                );
+            }
+        }
+    }
+
     #[test]
     fn resampled_means_are_pinned() {
-        // A Python transcription of the documented order (GPU by GPU, each GPU's draws of
-        // every resample from one stream of fields; a single run spends none) gives
-        // these for GPUs [1, 2, 4], [8], [16, 32] from stream (7, "s", "b").
+        // A Python transcription of the documented order (GPU by GPU; each GPU's pairs of
+        // every resample, then its odd runs, from one stream of fields; a single run
+        // spends none) gives these sums for GPUs [1, 2, 4], [8], [16, 32] from stream
+        // (7, "s", "b"), over 6 samples.
         let strata = Strata::new([vec![1.0, 2.0, 4.0], vec![8.0], vec![16.0, 32.0]]);
         let mut out = Vec::new();
         strata.resample_means(&mut stream(7, &["s", "b"]), 5, &mut out);
-        let want = [13.5, 22.0 / 3.0, 49.0 / 6.0, 12.5, 61.0 / 6.0];
+        let want = [65.0 / 6.0, 75.0 / 6.0, 46.0 / 6.0, 43.0 / 6.0, 60.0 / 6.0];
         assert_eq!(out.len(), 5);
         for (got, want) in out.iter().zip(want) {
             assert!((got - want).abs() < 1e-12, "{out:?}");

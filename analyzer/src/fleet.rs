@@ -11,6 +11,7 @@
 //! at least 1 % below), flagged when below on more than half of the benches tested.
 
 use crate::bootstrap::{Strata, percentile_interval, quantile_sorted, stream, usable};
+use crate::fleet_resample::{NodeSamples, node_means};
 use crate::samples::SampleSet;
 use crate::straggler::{StragglerOptions, below_peers};
 use mlbench_results::report::{Fleet, FleetNode};
@@ -114,28 +115,53 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         })
         .collect();
     let point = log_ratios(&point_means);
-    // Every (bench, node) stream's resampled means (benches two nodes or more ran), in
-    // parallel: each stream is named, so the order of the work changes nothing.
-    let work: Vec<(&str, Vec<(u32, &Strata)>)> = strata
+    // Each node's resampled means of every fleet bench: its runs drawn once per resample
+    // for all its benches (fleet_resample), nodes in parallel; each from streams named
+    // by the node, so the order of the work changes nothing.
+    let r_count = options.resamples;
+    // The benches two nodes or more ran, in name order.
+    let benches: Vec<&str> = strata
         .iter()
         .filter(|(_, nodes)| nodes.len() >= 2)
-        .map(|(bench, nodes)| (*bench, nodes.iter().map(|(&n, s)| (n, s)).collect()))
+        .map(|(bench, _)| *bench)
         .collect();
-    // Per bench, each node's resampled means, then in each resample every node's log
-    // ratio to that resample's median node: all of it per bench, in parallel.
-    let r_count = options.resamples;
-    let bench_logs: Vec<Vec<(u32, Vec<f64>)>> = work
+    let mut samples: BTreeMap<u32, NodeSamples> = BTreeMap::new();
+    for s in &set.samples {
+        if let (Some((bench, value)), Some(host)) = (usable(s), s.host)
+            && let Ok(b) = benches.binary_search(&bench)
+        {
+            samples
+                .entry(host)
+                .or_default()
+                .entry(s.device)
+                .or_default()
+                .entry(s.run)
+                .or_insert_with(|| vec![Vec::new(); benches.len()])[b]
+                .push(value);
+        }
+    }
+    let per_node: BTreeMap<u32, Vec<Option<Vec<f64>>>> = samples
         .par_iter()
-        .map(|(bench, nodes)| {
-            let resampled: Vec<(u32, Vec<f64>)> = nodes
+        .map(|(&node, node_samples)| {
+            let name = set.hosts[node as usize].as_str();
+            let means = node_means(
+                node_samples,
+                benches.len(),
+                stream(options.seed, &[&set.suite, "node", name]),
+                |b| stream(options.seed, &[&set.suite, benches[b], "node", name]),
+                |b| strata.get(benches[b]).and_then(|nodes| nodes.get(&node)),
+                r_count,
+            );
+            (node, means)
+        })
+        .collect();
+    // Per bench, in each resample every node's log ratio to that resample's median node.
+    let bench_logs: Vec<Vec<(u32, Vec<f64>)>> = (0..benches.len())
+        .into_par_iter()
+        .map(|b| {
+            let resampled: Vec<(u32, &Vec<f64>)> = per_node
                 .iter()
-                .map(|&(node, s)| {
-                    let name = &set.hosts[node as usize];
-                    let mut rng = stream(options.seed, &[&set.suite, bench, "node", name]);
-                    let mut out = Vec::with_capacity(r_count);
-                    s.resample_means(&mut rng, r_count, &mut out);
-                    (node, out)
-                })
+                .filter_map(|(&node, means)| Some((node, means[b].as_ref()?)))
                 .collect();
             let mut logs: Vec<(u32, Vec<f64>)> = resampled
                 .iter()

@@ -15,6 +15,7 @@ pub mod context;
 pub mod document;
 pub mod expected;
 pub mod fleet;
+pub mod fleet_resample;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;
