@@ -36,9 +36,8 @@ impl Default for StragglerOptions {
 
 pub use mlbench_results::report::{Straggler, StragglerBench};
 
-/// Mean and sample variance (n − 1).
-fn mean_var(values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {
-    let n = values.clone().count();
+/// Mean and sample variance (n − 1) of the `n` values.
+fn mean_var(n: usize, values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {
     let mean = values.clone().sum::<f64>() / n as f64;
     let ss: f64 = values.map(|v| (v - mean) * (v - mean)).sum();
     (n, mean, ss / (n as f64 - 1.0))
@@ -46,7 +45,10 @@ fn mean_var(values: impl Iterator<Item = f64> + Clone) -> (usize, f64, f64) {
 
 /// The one-sided Welch test of `x` below `y` (each with at least 2 values): t, df, p.
 pub fn welch_below(x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>, f64) {
-    welch_below_of(mean_var(x.iter().copied()), mean_var(y.iter().copied()))
+    welch_below_of(
+        mean_var(x.len(), x.iter().copied()),
+        mean_var(y.len(), y.iter().copied()),
+    )
 }
 
 /// [`welch_below`] from each side's count, mean and sample variance.
@@ -116,22 +118,23 @@ fn test_bench<K: Ord + Copy>(
     options: &StragglerOptions,
 ) -> Vec<(K, StragglerBench)> {
     let mut out = Vec::new();
-    let mut peers: Vec<f64> = Vec::new();
+    let all: usize = units.iter().map(|(_, v)| v.len()).sum();
     for (unit, runs) in units {
-        peers.clear();
-        peers.extend(
+        // The other units' values, pooled in unit order (walked, not copied: the sums
+        // are the same as over a pooled vector).
+        let peers = || {
             units
                 .iter()
-                .filter(|(u, _)| u != unit)
-                .flat_map(|(_, v)| v.iter().copied()),
-        );
+                .filter(move |(u, _)| u != unit)
+                .flat_map(|(_, v)| v.iter().copied())
+        };
         // Two values are the least a variance needs, whatever min_runs says.
         let min = options.min_runs.max(2);
-        if runs.len() < min || peers.len() < min {
+        if runs.len() < min || all - runs.len() < min {
             continue;
         }
-        let own = mean_var(runs.iter().copied());
-        let others = mean_var(peers.iter().copied());
+        let own = mean_var(runs.len(), runs.iter().copied());
+        let others = mean_var(all - runs.len(), peers());
         let (t, df, p) = welch_below_of(own, others);
         let (n, mean, _) = own;
         let (peers_n, peers_mean, _) = others;
