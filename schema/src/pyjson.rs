@@ -5,10 +5,15 @@
 //! The writer reproduces `json.dumps(v, sort_keys=True, indent=4, separators=(',', ': '))`
 //! byte for byte (with the default `ensure_ascii=True`).
 
-use crate::pyrepr::py_float_repr;
 use crate::value::{Object, Value};
 use std::borrow::Cow;
-use std::fmt::Write as _;
+
+mod fields;
+mod numlist;
+mod write;
+
+pub use fields::{FieldName, known_field};
+pub use write::to_python_json;
 
 /// Where and why a JSON text could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -264,20 +269,66 @@ impl<'a> Parser<'a> {
     /// Skips a list, noting whether its elements are all numbers, how many there are
     /// and which is the first non-finite one.
     fn skip_list(&mut self) -> Option<Skipped> {
+        let open = self.pos;
+        if let Err(done) = self.open_list() {
+            return done;
+        }
+        // A loss curve as Python indents it, one plain float a line, goes eight bytes at a
+        // time; the careful loop takes over at the first element that is not so plain.
+        let mut len = 0;
+        if let Some(sep) = numlist::Separator::after(&self.text[open + 1..self.pos]) {
+            let run = numlist::skip_plain_floats(self.text, self.pos, &sep);
+            self.pos = run.pos;
+            if run.closed {
+                self.depth -= 1;
+                return Some(Skipped::Numbers {
+                    len: run.len,
+                    first_nonfinite: None,
+                });
+            }
+            len = run.len;
+        }
+        self.skip_elements(len)
+    }
+
+    /// For the tests: [`Parser::skip_list`] at the current position (a `[`), or with
+    /// `reference` its careful loop alone (the algorithm before the fast path), with the
+    /// position and nesting depth it left.
+    #[doc(hidden)]
+    pub fn skip_list_outcome(&mut self, reference: bool) -> (Option<Skipped>, usize, usize) {
+        let skipped = if !reference {
+            self.skip_list()
+        } else {
+            match self.open_list() {
+                Err(done) => done,
+                Ok(()) => self.skip_elements(0),
+            }
+        };
+        (skipped, self.pos, self.depth)
+    }
+
+    /// Past a list's `[` and the white space after it, one level deeper; `Err` with
+    /// [`Parser::skip_list`]'s result when that is all: too deep, or an empty list.
+    fn open_list(&mut self) -> Result<(), Option<Skipped>> {
         if !self.deeper() {
-            return None;
+            return Err(None);
         }
         self.pos += 1; // '['
         self.skip_ws();
         if self.eat(b']') {
             self.depth -= 1;
-            return Some(Skipped::Numbers {
+            return Err(Some(Skipped::Numbers {
                 len: 0,
                 first_nonfinite: None,
-            });
+            }));
         }
+        Ok(())
+    }
+
+    /// [`Parser::skip_list`]'s careful loop, at an element's start with `len` plain
+    /// finite numbers (and their commas) passed: the rest of the list, and its `]`.
+    fn skip_elements(&mut self, mut len: usize) -> Option<Skipped> {
         let mut numbers = true;
-        let mut len = 0;
         let mut first_nonfinite = None;
         loop {
             self.skip_ws();
@@ -796,196 +847,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// A property name as [`Parser::object_with`] hands it over: one of the suite's field
-/// names, or the decoded text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldName<'a> {
-    /// A name of [`known_field`]'s table.
-    Known(&'static str),
-    /// Any other name, borrowed from the text when it has no escapes.
-    Text(Cow<'a, str>),
-}
-
-impl FieldName<'_> {
-    /// The name as an object key: a known name costs no allocation.
-    pub fn into_key(self) -> Cow<'static, str> {
-        match self {
-            FieldName::Known(name) => Cow::Borrowed(name),
-            FieldName::Text(text) => Cow::Owned(text.into_owned()),
-        }
-    }
-}
-
-impl std::ops::Deref for FieldName<'_> {
-    type Target = str;
-    fn deref(&self) -> &str {
-        match self {
-            FieldName::Known(name) => name,
-            FieldName::Text(text) => text,
-        }
-    }
-}
-
-/// The field names the suite writes in report entries (every era, spec §1.2), the
-/// stages and statistics inside them, and the arguments of its jobs files: the keys of
-/// nearly every object a report holds. `None` for any other name.
-pub fn known_field(raw: &[u8]) -> Option<&'static str> {
-    // By length, then as words: the first eight bytes (the whole name, mostly) in one
-    // comparison with each name of that length, the rest only for longer names.
-    const N2: &[(u64, &str)] = &[(head("lr"), "lr"), (head("sd"), "sd")];
-    const N3: &[(u64, &str)] = &[
-        (head("all"), "all"),
-        (head("avg"), "avg"),
-        (head("gpu"), "gpu"),
-        (head("max"), "max"),
-        (head("min"), "min"),
-        (head("vcd"), "vcd"),
-    ];
-    const N4: &[(u64, &str)] = &[
-        (head("algo"), "algo"),
-        (head("arch"), "arch"),
-        (head("cuda"), "cuda"),
-        (head("data"), "data"),
-        (head("eval"), "eval"),
-        (head("fp16"), "fp16"),
-        (head("half"), "half"),
-        (head("name"), "name"),
-        (head("ngpu"), "ngpu"),
-        (head("nhid"), "nhid"),
-        (head("seed"), "seed"),
-        (head("task"), "task"),
-        (head("unit"), "unit"),
-    ];
-    const N5: &[(u64, &str)] = &[
-        (head("count"), "count"),
-        (head("dtype"), "dtype"),
-        (head("gamma"), "gamma"),
-        (head("jr_id"), "jr_id"),
-        (head("model"), "model"),
-        (head("range"), "range"),
-        (head("smoke"), "smoke"),
-        (head("suite"), "suite"),
-        (head("train"), "train"),
-    ];
-    const N6: &[(u64, &str)] = &[
-        (head("emsize"), "emsize"),
-        (head("epochs"), "epochs"),
-        (head("layers"), "layers"),
-        (head("number"), "number"),
-        (head("repeat"), "repeat"),
-        (head("run_id"), "run_id"),
-    ];
-    const N7: &[(u64, &str)] = &[
-        (head("compute"), "compute"),
-        (head("dataset"), "dataset"),
-        (head("devices"), "devices"),
-        (head("dropout"), "dropout"),
-        (head("loading"), "loading"),
-        (head("metrics"), "metrics"),
-        (head("network"), "network"),
-        (head("no_cuda"), "no_cuda"),
-        (head("no_save"), "no_save"),
-        (head("use_gae"), "use_gae"),
-        (head("version"), "version"),
-        (head("workers"), "workers"),
-    ];
-    const N8: &[(u64, &str)] = &[
-        (head("dataroot"), "dataroot"),
-        (head("end_time"), "end_time"),
-        (head("env_name"), "env_name"),
-        (head("hostname"), "hostname"),
-    ];
-    const N9: &[(u64, &str)] = &[
-        (head("completed"), "completed"),
-        (head("cpu_cores"), "cpu_cores"),
-        (head("imageSize"), "imageSize"),
-        (head("no_checks"), "no_checks"),
-        (head("num_steps"), "num_steps"),
-        (head("opt_level"), "opt_level"),
-        (head("processes"), "processes"),
-        (head("threshold"), "threshold"),
-        (head("unique_id"), "unique_id"),
-    ];
-    const N10: &[(u64, &str)] = &[
-        (head("batch_loss"), "batch_loss"),
-        (head("batch_size"), "batch_size"),
-        (head("clip_param"), "clip_param"),
-        (head("epoch_loss"), "epoch_loss"),
-        (head("start_time"), "start_time"),
-        (head("train_item"), "train_item"),
-    ];
-    const N11: &[(u64, &str)] = &[
-        (head("dataset_dir"), "dataset_dir"),
-        (head("target_bleu"), "target_bleu"),
-    ];
-    const N12: &[(u64, &str)] = &[
-        (head("entropy_coef"), "entropy_coef"),
-        (head("loading_data"), "loading_data"),
-        (head("log_interval"), "log_interval"),
-    ];
-    const N13: &[(u64, &str)] = &[
-        (head("num_processes"), "num_processes"),
-        (head("testBatchSize"), "testBatchSize"),
-    ];
-    const N14: &[(u64, &str)] = &[
-        (head("num_mini_batch"), "num_mini_batch"),
-        (head("peak_rss_bytes"), "peak_rss_bytes"),
-        (head("upscale_factor"), "upscale_factor"),
-    ];
-    const N15: &[(u64, &str)] = &[(head("value_loss_coef"), "value_loss_coef")];
-    const N17: &[(u64, &str)] = &[(head("peak_device_bytes"), "peak_device_bytes")];
-    const N19: &[(u64, &str)] = &[(head("use_linear_lr_decay"), "use_linear_lr_decay")];
-    let names = match raw.len() {
-        2 => N2,
-        3 => N3,
-        4 => N4,
-        5 => N5,
-        6 => N6,
-        7 => N7,
-        8 => N8,
-        9 => N9,
-        10 => N10,
-        11 => N11,
-        12 => N12,
-        13 => N13,
-        14 => N14,
-        15 => N15,
-        17 => N17,
-        19 => N19,
-        _ => return None,
-    };
-    let first = word(raw);
-    names
-        .iter()
-        .find(|(h, name)| *h == first && name.as_bytes().get(8..) == raw.get(8..))
-        .map(|(_, name)| *name)
-}
-
-/// The first eight bytes of a name, as [`word`] reads them (for the tables).
-const fn head(name: &str) -> u64 {
-    let bytes = name.as_bytes();
-    let mut w = 0u64;
-    let mut i = 0;
-    while i < bytes.len() && i < 8 {
-        w |= (bytes[i] as u64) << (8 * i);
-        i += 1;
-    }
-    w
-}
-
-/// The first eight bytes of `bytes` as a little-endian word (zeros past the end).
-#[inline(always)]
-fn word(bytes: &[u8]) -> u64 {
-    if let Some(first) = bytes.first_chunk::<8>() {
-        return u64::from_le_bytes(*first);
-    }
-    let mut w = 0u64;
-    for (i, &b) in bytes.iter().enumerate() {
-        w |= u64::from(b) << (8 * i);
-    }
-    w
-}
-
 /// The first byte at or after `i` that ends a run of plain string characters: `"`, `\`
 /// or a control character.
 #[inline(always)]
@@ -1041,105 +902,6 @@ fn show_byte(b: u8) -> String {
     } else {
         format!("byte 0x{b:02x}")
     }
-}
-
-/// `json.dumps(value, sort_keys=True, indent=4, separators=(',', ': '))`.
-pub fn to_python_json(value: &Value) -> String {
-    let mut out = String::with_capacity(4096);
-    write_value(&mut out, value, 0);
-    out
-}
-
-fn write_indent(out: &mut String, level: usize) {
-    out.push('\n');
-    for _ in 0..level {
-        out.push_str("    ");
-    }
-}
-
-fn write_value(out: &mut String, value: &Value, level: usize) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::BigInt(digits) => out.push_str(digits),
-        Value::Float(f) => write_float(out, *f),
-        Value::Str(s) => write_string(out, s),
-        Value::List(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_indent(out, level + 1);
-                write_value(out, item, level + 1);
-            }
-            write_indent(out, level);
-            out.push(']');
-        }
-        Value::Object(object) => {
-            if object.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, (key, item)) in object.sorted().into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_indent(out, level + 1);
-                write_string(out, key);
-                out.push_str(": ");
-                write_value(out, item, level + 1);
-            }
-            write_indent(out, level);
-            out.push('}');
-        }
-    }
-}
-
-/// Python's JSON float: `repr` for finite values, `NaN`/`Infinity`/`-Infinity` otherwise.
-fn write_float(out: &mut String, f: f64) {
-    if f.is_nan() {
-        out.push_str("NaN");
-    } else if f == f64::INFINITY {
-        out.push_str("Infinity");
-    } else if f == f64::NEG_INFINITY {
-        out.push_str("-Infinity");
-    } else {
-        out.push_str(&py_float_repr(f));
-    }
-}
-
-/// A JSON string with `ensure_ascii=True`: every byte outside space..'~' is escaped.
-fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(ch),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in ch.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -1,0 +1,269 @@
+//! `skip_list`'s fast path (plain floats in Python's indented layout, eight bytes at a
+//! time) changes nothing: on loss lists as the suite writes them, and on lists varied or
+//! damaged in every way near it, the list skip gives what its careful loop alone gives
+//! (the algorithm before the fast path) and what the full parser says of the list.
+
+use mlbench_schema::Value;
+use mlbench_schema::pyjson::{Parser, Skipped};
+use mlbench_schema::pyrepr::py_float_repr;
+use proptest::prelude::*;
+
+/// A float as `repr` writes it (no `inf`/`nan`: those are JSON tokens).
+fn repr(x: f64) -> String {
+    if x.is_finite() {
+        py_float_repr(x)
+    } else {
+        "NaN".to_owned()
+    }
+}
+
+/// An element as the suite writes it: a loss, an f32 widened, in the usual ranges.
+fn loss() -> impl Strategy<Value = String> {
+    prop_oneof![
+        12 => 0.0f32..1.0,
+        6 => 1.0f32..1e4,
+        1 => 1e4f32..2e7,
+    ]
+    .prop_map(|x| repr(f64::from(x)))
+}
+
+/// An element that is not a loss as the suite writes it: any other number or token,
+/// or something that is not valid there, most of them close to a plain float.
+fn odd_element() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => any::<f32>().prop_map(|x| repr(f64::from(x))),
+        2 => any::<f64>().prop_map(repr),
+        1 => (-1e3f64..0.0).prop_map(repr),
+        1 => any::<i64>().prop_map(|i| i.to_string()),
+        2 => prop::sample::select(vec![
+            "NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1E+5", "1e-05", "0.0", "-0.0",
+            "0", "-0", "1.5e3", "2.5E-3", "9999999.5", "12345678.5", "1234567.125",
+        ])
+        .prop_map(str::to_owned),
+        // Any digits, dots and signs: leading zeros, `1.`, `.5`, `--1`, `1..5`…
+        2 => "[-0-9.]{1,24}",
+        // Literals around the 23 bytes the fast path takes, and integer parts beyond
+        // the 300 digits past which an int may overflow to infinity.
+        1 => "[1-9][0-9]{0,9}\\.[0-9]{10,16}",
+        1 => (295usize..320).prop_map(|n| format!("9{}.5", "9".repeat(n - 1))),
+        3 => prop::sample::select(vec![
+            "007.5", "01.5", "00", "1..5", "--1", "-", "1.", ".5", ".40067997574806213", "-.5",
+            "0.5.5", "1.5e", "1.5E+", "1.e5", "1234567.", "1234567.e5", "12345678.", "0x1", "+1",
+            "NaNx", "Infinit", "-NaN", "\"0.5\"", "[0.5]", "[]", "{}", "null", "true",
+            "1.5 2.5", "0.5,", ",0.5", "",
+        ])
+        .prop_map(str::to_owned),
+        // A loss with a character that is not ASCII in it.
+        1 => (loss(), any::<prop::sample::Index>(), prop::sample::select(vec!["\u{80}", "\u{b9}", "é", "\u{ff}", "\u{fffd}"]))
+            .prop_map(|(mut x, at, c)| {
+                x.replace_range(at.index(x.len())..=at.index(x.len()), c);
+                x
+            }),
+    ]
+}
+
+/// One element: mostly a loss, now and then an odd one.
+fn element() -> impl Strategy<Value = String> {
+    prop_oneof![
+        60 => loss(),
+        1 => odd_element(),
+    ]
+}
+
+/// What goes between two elements: Python's `,` + newline + indentation, or other
+/// white space, no comma, or two; `odd` in a thousand of them are not Python's.
+fn separator(indent: String, odd: u32) -> impl Strategy<Value = String> {
+    prop_oneof![
+        1000 - odd => Just(format!(",\n{indent}")),
+        odd => prop::sample::select(vec![
+            ", ".to_owned(),
+            ",".to_owned(),
+            format!(",\n{indent} "),
+            format!(",\n{}", &indent[1..]),
+            format!(",\r\n{indent}"),
+            format!(",\n\t{indent}"),
+            format!("\n{indent}"),
+            format!(" ,\n{indent}"),
+            format!(",,\n{indent}"),
+        ]),
+    ]
+}
+
+/// A list as `json.dumps(indent=4)` writes it at some depth (the fast path takes the
+/// depths of 8 and 12 spaces), now and then with other separators, a trailing comma or
+/// no `]`, followed by the rest of an entry or not.
+fn list_text() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec![0usize, 1, 1, 1, 2, 3]),
+        prop::sample::select(vec![1u32, 3, 100]),
+    )
+        .prop_flat_map(|(level, odd)| {
+            let (outer, inner) = (" ".repeat(4 * level), " ".repeat(4 * level + 4));
+            (
+                prop::collection::vec((element(), separator(inner.clone(), odd)), 0..120),
+                Just(inner),
+                prop_oneof![
+                    20 => Just(format!("\n{outer}]")),
+                    1 => Just(format!(",\n{outer}]")),
+                    1 => Just(format!("\n{outer} ]")),
+                    1 => Just("]".to_owned()),
+                    1 => Just(String::new()),
+                ],
+                prop::sample::select(vec![
+                    "",
+                    "\n}",
+                    ",\n    \"x\": 1\n}\n",
+                    ",\n    \"name\": \"the rest of an entry, for a whole window\"\n}\n",
+                    "]]",
+                ]),
+            )
+        })
+        .prop_map(|(items, inner, close, after)| {
+            let mut text = String::from("[");
+            for (i, (item, sep)) in items.iter().enumerate() {
+                if i == 0 {
+                    text.push('\n');
+                    text.push_str(&inner);
+                } else {
+                    text.push_str(sep);
+                }
+                text.push_str(item);
+            }
+            text + &close + after
+        })
+}
+
+/// Up to three byte edits (replace, insert, delete, truncate) past the `[`, with bytes
+/// that matter to numbers and separators, and bytes that are not ASCII (whose carries
+/// the eight-byte digit test must survive).
+fn damaged(text: String) -> impl Strategy<Value = Vec<u8>> {
+    let edit = (
+        any::<prop::sample::Index>(),
+        0..4u8,
+        prop::sample::select(b"0123456789.,-+eE \n\t\r][N\"\x80\xb9\xc3\xff".to_vec()),
+    );
+    (prop::collection::vec(edit, 0..4), 0..3u8).prop_map(move |(edits, damage)| {
+        let mut bytes = text.clone().into_bytes();
+        if damage == 0 {
+            for (at, kind, b) in edits {
+                let i = 1 + at.index(bytes.len());
+                match kind {
+                    0 if i < bytes.len() => bytes[i] = b,
+                    1 => bytes.insert(i.min(bytes.len()), b),
+                    2 if i < bytes.len() => {
+                        bytes.remove(i);
+                    }
+                    3 => bytes.truncate(i),
+                    _ => {}
+                }
+            }
+        }
+        bytes
+    })
+}
+
+/// A key long enough that a list's last element has the fast path's whole window.
+const TAIL: &str = "the rest of an entry, for a whole window";
+
+/// A list skip's outcome, with floats compared bit for bit (NaN included).
+type Outcome = (Option<Option<(usize, Option<(usize, u64)>)>>, usize, usize);
+
+fn outcome(text: &[u8], reference: bool) -> Outcome {
+    let (skipped, pos, depth) = Parser::new(text).skip_list_outcome(reference);
+    let skipped = skipped.map(|s| match s {
+        Skipped::Numbers {
+            len,
+            first_nonfinite,
+        } => Some((len, first_nonfinite.map(|(i, f)| (i, f.to_bits())))),
+        Skipped::Other => None,
+    });
+    match skipped {
+        // On failure the caller rereads from the start: only the failure counts.
+        None => (None, 0, 0),
+        some => (some, pos, depth),
+    }
+}
+
+/// What the full parser says of the list: its end and summary, or that it fails.
+fn built(text: &[u8]) -> Outcome {
+    let mut parser = Parser::new(text);
+    let Ok(Value::List(items)) = parser.value() else {
+        return (None, 0, 0);
+    };
+    let numbers: Option<Vec<f64>> = items.iter().map(Value::as_f64).collect();
+    let summary = numbers.map(|xs| {
+        let first = xs.iter().position(|x| !x.is_finite());
+        (xs.len(), first.map(|i| (i, xs[i].to_bits())))
+    });
+    (Some(summary), parser.pos, 0)
+}
+
+fn check(text: &[u8]) -> Result<(), TestCaseError> {
+    let fast = outcome(text, false);
+    let show = || String::from_utf8_lossy(text).into_owned();
+    prop_assert_eq!(&fast, &outcome(text, true), "{}", show());
+    prop_assert_eq!(&fast, &built(text), "{}", show());
+    Ok(())
+}
+
+proptest! {
+    // 3,000 cases at least (more with PROPTEST_CASES).
+    #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(3000)))]
+
+    /// Lists as the suite writes them, varied and damaged: the fast path agrees with the
+    /// careful loop and with the full parser.
+    #[test]
+    fn fast_skip_agrees_with_careful_skip(text in list_text().prop_flat_map(damaged)) {
+        check(&text)?;
+    }
+
+    /// A loss curve with one odd element somewhere, which the fast path must stop at.
+    #[test]
+    fn fast_skip_stops_where_it_must(
+        xs in prop::collection::vec(loss(), 0..80),
+        odd in odd_element(),
+        at in any::<prop::sample::Index>(),
+        close in prop::sample::select(vec!["\n    ]", "\n    ],", ",\n    ]", " ]", "]", ""]),
+    ) {
+        let mut items = xs;
+        items.insert(at.index(items.len() + 1), odd);
+        let text = format!("[\n        {}{close}\n    \"{TAIL}\": 1\n}}\n", items.join(",\n        "));
+        check(text.as_bytes())?;
+    }
+
+    /// The loss curves themselves, undamaged, in the layout the fast path is for.
+    #[test]
+    fn fast_skip_agrees_on_loss_curves(xs in prop::collection::vec(0.0f32..100.0, 0..200)) {
+        let items: Vec<String> = xs.iter().map(|&x| repr(f64::from(x))).collect();
+        let text = format!("[\n        {}\n    ],\n    \"{TAIL}\": 1\n}}\n", items.join(",\n        "));
+        check(text.as_bytes())?;
+        prop_assert_eq!(outcome(text.as_bytes(), false).0, Some(Some((xs.len(), None))));
+    }
+}
+
+/// Every byte value put at, inserted at, or deleted from every place of plain floats
+/// (ending in each of their three words), their separators and the list's end.
+#[test]
+fn every_byte_anywhere_in_a_float() {
+    let base = concat!(
+        "[\n        0.40067997574806213,\n        1234567.5,\n        1234.5678901234567,",
+        "\n        7.5\n    ],\n    \"name\": \"the fast path needs 40 bytes after an element\"\n}",
+    );
+    let edits = |at: usize, b: u8| {
+        let mut put = base.as_bytes().to_vec();
+        put[at] = b;
+        let mut inserted = base.as_bytes().to_vec();
+        inserted.insert(at, b);
+        [put, inserted]
+    };
+    for at in 1..base.len() {
+        let mut deleted = base.as_bytes().to_vec();
+        deleted.remove(at);
+        check(&deleted).unwrap_or_else(|e| panic!("byte {at} deleted: {e}"));
+        for b in 0..=255u8 {
+            for text in edits(at, b) {
+                check(&text).unwrap_or_else(|e| panic!("byte {b:#04x} at {at}: {e}"));
+            }
+        }
+    }
+}
