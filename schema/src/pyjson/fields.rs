@@ -36,149 +36,180 @@ impl std::ops::Deref for FieldName<'_> {
 
 /// The field names the suite writes in report entries (every era, spec §1.2), the
 /// stages and statistics inside them, and the arguments of its jobs files: the keys of
-/// nearly every object a report holds. `None` for any other name.
-pub fn known_field(raw: &[u8]) -> Option<&'static str> {
-    // By length, then as words: the first eight bytes (the whole name, mostly) in one
-    // comparison with each name of that length, the rest only for longer names.
-    const N2: &[(u64, &str)] = &[(head("lr"), "lr"), (head("sd"), "sd")];
-    const N3: &[(u64, &str)] = &[
-        (head("all"), "all"),
-        (head("avg"), "avg"),
-        (head("gpu"), "gpu"),
-        (head("max"), "max"),
-        (head("min"), "min"),
-        (head("vcd"), "vcd"),
-    ];
-    const N4: &[(u64, &str)] = &[
-        (head("algo"), "algo"),
-        (head("arch"), "arch"),
-        (head("cuda"), "cuda"),
-        (head("data"), "data"),
-        (head("eval"), "eval"),
-        (head("fp16"), "fp16"),
-        (head("half"), "half"),
-        (head("name"), "name"),
-        (head("ngpu"), "ngpu"),
-        (head("nhid"), "nhid"),
-        (head("seed"), "seed"),
-        (head("task"), "task"),
-        (head("unit"), "unit"),
-    ];
-    const N5: &[(u64, &str)] = &[
-        (head("count"), "count"),
-        (head("dtype"), "dtype"),
-        (head("gamma"), "gamma"),
-        (head("jr_id"), "jr_id"),
-        (head("model"), "model"),
-        (head("range"), "range"),
-        (head("smoke"), "smoke"),
-        (head("suite"), "suite"),
-        (head("train"), "train"),
-    ];
-    const N6: &[(u64, &str)] = &[
-        (head("emsize"), "emsize"),
-        (head("epochs"), "epochs"),
-        (head("layers"), "layers"),
-        (head("number"), "number"),
-        (head("repeat"), "repeat"),
-        (head("run_id"), "run_id"),
-    ];
-    const N7: &[(u64, &str)] = &[
-        (head("compute"), "compute"),
-        (head("dataset"), "dataset"),
-        (head("devices"), "devices"),
-        (head("dropout"), "dropout"),
-        (head("loading"), "loading"),
-        (head("metrics"), "metrics"),
-        (head("network"), "network"),
-        (head("no_cuda"), "no_cuda"),
-        (head("no_save"), "no_save"),
-        (head("use_gae"), "use_gae"),
-        (head("version"), "version"),
-        (head("workers"), "workers"),
-    ];
-    const N8: &[(u64, &str)] = &[
-        (head("dataroot"), "dataroot"),
-        (head("end_time"), "end_time"),
-        (head("env_name"), "env_name"),
-        (head("hostname"), "hostname"),
-    ];
-    const N9: &[(u64, &str)] = &[
-        (head("completed"), "completed"),
-        (head("cpu_cores"), "cpu_cores"),
-        (head("imageSize"), "imageSize"),
-        (head("no_checks"), "no_checks"),
-        (head("num_steps"), "num_steps"),
-        (head("opt_level"), "opt_level"),
-        (head("processes"), "processes"),
-        (head("threshold"), "threshold"),
-        (head("unique_id"), "unique_id"),
-    ];
-    const N10: &[(u64, &str)] = &[
-        (head("batch_loss"), "batch_loss"),
-        (head("batch_size"), "batch_size"),
-        (head("clip_param"), "clip_param"),
-        (head("epoch_loss"), "epoch_loss"),
-        (head("start_time"), "start_time"),
-        (head("train_item"), "train_item"),
-    ];
-    const N11: &[(u64, &str)] = &[
-        (head("dataset_dir"), "dataset_dir"),
-        (head("target_bleu"), "target_bleu"),
-    ];
-    const N12: &[(u64, &str)] = &[
-        (head("entropy_coef"), "entropy_coef"),
-        (head("loading_data"), "loading_data"),
-        (head("log_interval"), "log_interval"),
-    ];
-    const N13: &[(u64, &str)] = &[
-        (head("num_processes"), "num_processes"),
-        (head("testBatchSize"), "testBatchSize"),
-    ];
-    const N14: &[(u64, &str)] = &[
-        (head("num_mini_batch"), "num_mini_batch"),
-        (head("peak_rss_bytes"), "peak_rss_bytes"),
-        (head("upscale_factor"), "upscale_factor"),
-    ];
-    const N15: &[(u64, &str)] = &[(head("value_loss_coef"), "value_loss_coef")];
-    const N17: &[(u64, &str)] = &[(head("peak_device_bytes"), "peak_device_bytes")];
-    const N19: &[(u64, &str)] = &[(head("use_linear_lr_decay"), "use_linear_lr_decay")];
-    let names = match raw.len() {
-        2 => N2,
-        3 => N3,
-        4 => N4,
-        5 => N5,
-        6 => N6,
-        7 => N7,
-        8 => N8,
-        9 => N9,
-        10 => N10,
-        11 => N11,
-        12 => N12,
-        13 => N13,
-        14 => N14,
-        15 => N15,
-        17 => N17,
-        19 => N19,
-        _ => return None,
-    };
-    let first = word(raw);
-    names
-        .iter()
-        .find(|(h, name)| *h == first && name.as_bytes().get(8..) == raw.get(8..))
-        .map(|(_, name)| *name)
+/// nearly every object a report holds.
+const NAMES: [&str; 80] = [
+    "algo",
+    "all",
+    "arch",
+    "avg",
+    "batch_loss",
+    "batch_size",
+    "clip_param",
+    "completed",
+    "compute",
+    "count",
+    "cpu_cores",
+    "cuda",
+    "data",
+    "dataroot",
+    "dataset",
+    "dataset_dir",
+    "devices",
+    "dropout",
+    "dtype",
+    "emsize",
+    "end_time",
+    "entropy_coef",
+    "env_name",
+    "epoch_loss",
+    "epochs",
+    "eval",
+    "fp16",
+    "gamma",
+    "gpu",
+    "half",
+    "hostname",
+    "imageSize",
+    "jr_id",
+    "layers",
+    "loading",
+    "loading_data",
+    "log_interval",
+    "lr",
+    "max",
+    "metrics",
+    "min",
+    "model",
+    "name",
+    "network",
+    "ngpu",
+    "nhid",
+    "no_checks",
+    "no_cuda",
+    "no_save",
+    "num_mini_batch",
+    "num_processes",
+    "num_steps",
+    "number",
+    "opt_level",
+    "peak_device_bytes",
+    "peak_rss_bytes",
+    "processes",
+    "range",
+    "repeat",
+    "run_id",
+    "sd",
+    "seed",
+    "smoke",
+    "start_time",
+    "suite",
+    "target_bleu",
+    "task",
+    "testBatchSize",
+    "threshold",
+    "train",
+    "train_item",
+    "unique_id",
+    "unit",
+    "upscale_factor",
+    "use_gae",
+    "use_linear_lr_decay",
+    "value_loss_coef",
+    "vcd",
+    "version",
+    "workers",
+];
+
+/// The multiplier of the table's hash, found by a search so that the names fall in 256
+/// distinct slots (`build` stops the compilation if a name added here collides: search
+/// another odd multiplier).
+const K: u64 = 0xea4c_0439_6262_60a9;
+
+/// One name of the table, with its bytes as words: the first eight, the last eight and
+/// the eight after the first eight (the names are at most 24 bytes long).
+#[derive(Clone, Copy)]
+struct Slot {
+    name: &'static str,
+    head: u64,
+    mid: u64,
+    tail: u64,
 }
 
-/// The first eight bytes of a name, as [`word`] reads them (for the tables).
-const fn head(name: &str) -> u64 {
-    let bytes = name.as_bytes();
+const EMPTY: Slot = Slot {
+    name: "",
+    head: 0,
+    mid: 0,
+    tail: 0,
+};
+
+/// The names by the hash of their length and first eight bytes.
+const TABLE: [Slot; 256] = build();
+
+/// A name's slot: a multiplicative hash of its first eight bytes and its length.
+const fn slot_of(head: u64, len: usize) -> usize {
+    ((head ^ ((len as u64) << 56)).wrapping_mul(K) >> 56) as usize
+}
+
+const fn build() -> [Slot; 256] {
+    let mut table = [EMPTY; 256];
+    let mut i = 0;
+    while i < NAMES.len() {
+        let name = NAMES[i];
+        let bytes = name.as_bytes();
+        assert!(
+            !bytes.is_empty() && bytes.len() <= 24,
+            "a field name of 1 to 24 bytes"
+        );
+        let slot = slot_of(word_at(bytes, 0), bytes.len());
+        assert!(
+            table[slot].name.is_empty(),
+            "two field names in one slot: change K"
+        );
+        table[slot] = Slot {
+            name,
+            head: word_at(bytes, 0),
+            mid: word_at(bytes, 8),
+            tail: tail_of(bytes),
+        };
+        i += 1;
+    }
+    table
+}
+
+/// The eight bytes of `bytes` from `at` as a little-endian word (zeros past the end).
+const fn word_at(bytes: &[u8], at: usize) -> u64 {
     let mut w = 0u64;
     let mut i = 0;
-    while i < bytes.len() && i < 8 {
-        w |= (bytes[i] as u64) << (8 * i);
+    while i < 8 && at + i < bytes.len() {
+        w |= (bytes[at + i] as u64) << (8 * i);
         i += 1;
     }
     w
+}
+
+/// The last eight bytes of a name over eight bytes long (else 0).
+const fn tail_of(bytes: &[u8]) -> u64 {
+    if bytes.len() > 8 {
+        word_at(bytes, bytes.len() - 8)
+    } else {
+        0
+    }
+}
+
+/// The suite's field name spelled by `raw` (see [`NAMES`]), or `None`: one slot looked up
+/// and compared word by word.
+pub fn known_field(raw: &[u8]) -> Option<&'static str> {
+    if raw.is_empty() || raw.len() > 24 {
+        return None;
+    }
+    let head = word(raw);
+    let slot = &TABLE[slot_of(head, raw.len())];
+    let long = raw.len() > 8;
+    let matches = slot.name.len() == raw.len()
+        && slot.head == head
+        && (!long || slot.tail == word(&raw[raw.len() - 8..]))
+        && (raw.len() <= 16 || slot.mid == word(&raw[8..]));
+    matches.then_some(slot.name)
 }
 
 /// The first eight bytes of `bytes` as a little-endian word (zeros past the end).
@@ -192,4 +223,35 @@ fn word(bytes: &[u8]) -> u64 {
         w |= u64::from(b) << (8 * i);
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_found_and_every_one_byte_change_is_not_taken_for_it() {
+        for name in NAMES {
+            assert_eq!(known_field(name.as_bytes()), Some(name));
+            let bytes = name.as_bytes();
+            for i in 0..bytes.len() {
+                for b in [b'a', b'_', b'0', b'Z', 0, 0xff] {
+                    let mut changed = bytes.to_vec();
+                    changed[i] = b;
+                    let want = NAMES.iter().copied().find(|n| n.as_bytes() == changed);
+                    assert_eq!(known_field(&changed), want, "{name} with byte {i} = {b}");
+                }
+            }
+            // One byte more or less.
+            let mut longer = bytes.to_vec();
+            longer.push(b's');
+            let want = NAMES.iter().copied().find(|n| n.as_bytes() == longer);
+            assert_eq!(known_field(&longer), want);
+            let shorter = &bytes[..bytes.len() - 1];
+            let want = NAMES.iter().copied().find(|n| n.as_bytes() == shorter);
+            assert_eq!(known_field(shorter), want);
+        }
+        assert_eq!(known_field(b""), None);
+        assert_eq!(known_field(&[b'a'; 30]), None);
+    }
 }
