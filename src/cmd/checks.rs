@@ -5,7 +5,7 @@ use crate::cli::CheckArgs;
 use anyhow::{Context, anyhow, bail};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::rules::versions::VersionOracle;
-use mlbench_validator::{Intake, Limits, Options, Validation, Waiver, validate};
+use mlbench_validator::{Limits, Listing, Options, Validation, Waiver, validate_listing};
 use std::path::Path;
 
 fn read_jobs(path: &Path) -> anyhow::Result<(String, JobsFile)> {
@@ -83,8 +83,8 @@ pub fn limits(args: &CheckArgs) -> Limits {
     }
 }
 
-pub fn validate_intake(intake: &Intake, args: &CheckArgs, prepared: Prepared) -> Validation {
-    with_options(args, prepared, |options| validate(intake, &options))
+pub fn validate_intake(intake: &Listing, args: &CheckArgs, prepared: Prepared) -> Validation {
+    with_options(args, prepared, |options| validate_listing(intake, &options))
 }
 
 /// Calls `f` with the validation options, the repository's version check included.

@@ -9,7 +9,7 @@ use mlbench_export::rows::findings::summary_line;
 use mlbench_export::{Csv, Exporter, Json, Markdown, Sarif, Table};
 use mlbench_results::{RuleList, ValidationDoc};
 use mlbench_schema::Timings;
-use mlbench_validator::read_submission;
+use mlbench_validator::list_submission;
 
 fn exporter<M>(format: FindingsFormat) -> &'static dyn Exporter<M>
 where
@@ -46,8 +46,9 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
         .context("a submission PATH is required")?;
     let prepared = prepare(&args.check)?;
     let clock = Timings::start();
-    let intake = read_submission(path, &limits(&args.check))?;
-    clock.lap("read the submission");
+    // Listed, then read file by file as it is validated: never held whole.
+    let intake = list_submission(path, &limits(&args.check))?;
+    clock.lap("list the submission");
     let validation = validate_intake(&intake, &args.check, prepared);
     clock.phases(&validation.phases);
     let doc = ValidationDoc {

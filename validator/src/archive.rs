@@ -1,10 +1,12 @@
-//! Zip intake: the archive is read in place into memory, under the [`Limits`]: every
-//! entry is checked and its read bounded first, then the entries are inflated in parallel. Whatever is wrong inside the archive becomes a [`Finding`] and the entry is
-//! skipped; only a file that cannot be opened at all is an [`IntakeError`].
+//! Zip intake: the archive is read in place, under the [`Limits`]: every entry is checked
+//! and its read bounded first ([`list_zip`]), then the entries are inflated in parallel,
+//! into memory ([`read_zip`]) or one at a time per thread for the validation to parse as
+//! it goes ([`crate::validate::validate_listing`]). Whatever is wrong inside the archive
+//! becomes a [`Finding`] and the entry is skipped; only a file that cannot be opened at all
+//! is an [`IntakeError`].
 
 use crate::finding::Finding;
-use crate::intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile};
-use rayon::prelude::*;
+use crate::intake::{Intake, IntakeError, Limits, Listing, ReadFailure, Settled, SourceKind};
 use shared_file::SharedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -96,7 +98,8 @@ struct EntryMeta {
 }
 
 /// Why an entry's data was not taken.
-enum ReadProblem {
+#[derive(Debug)]
+pub(crate) enum ReadProblem {
     /// More bytes than the cap allowed.
     OverCap,
     /// Decompression, CRC or I/O error.
@@ -111,6 +114,13 @@ enum ReadProblem {
 /// (absolute or climbing paths, links, encrypted, badly named, duplicated, over the limits
 /// or damaged) are reported and skipped; the others are read, sorted by path.
 pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
+    list_zip(path, limits).map(Listing::read)
+}
+
+/// Lists a zip archive without inflating anything: every entry is checked against the
+/// limits and its read bounded, as [`read_zip`] reads them. The entries whose data then
+/// turn out damaged are reported when read.
+pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
     let file = File::open(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
         _ => IntakeError::Io {
@@ -128,11 +138,7 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
                 "a zip archive",
                 e.to_string(),
             ));
-            return Ok(Intake {
-                kind: SourceKind::Zip,
-                files: Vec::new(),
-                findings,
-            });
+            return Ok(Listing::empty(SourceKind::Zip, findings));
         }
     };
     if archive.has_duplicate_names() {
@@ -141,14 +147,13 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
         report_exact_duplicates(path, archive.central_directory_start(), &mut findings);
     }
 
-    let mut files = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut budget = limits.max_bytes;
     // Entries may share their compressed data (an overlapping bomb) and each stay under
     // the per-entry ratio, so the whole archive is held to the ratio as well.
     let mut archive_budget = RATIO_EXEMPT_BYTES.max(archive_len.saturating_mul(limits.max_ratio));
     let mut file_entries = 0usize;
-    let mut planned: Vec<PlannedRead> = Vec::new();
+    let mut planned: Vec<(String, PlannedRead)> = Vec::new();
     for index in 0..archive.len() {
         let meta = match archive.by_index_data(index) {
             Ok(entry) => EntryMeta {
@@ -229,72 +234,128 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
         // give its share back), so every cap is known before any entry is inflated.
         let ratio_cap = RATIO_EXEMPT_BYTES.max(meta.compressed.saturating_mul(limits.max_ratio));
         let cap = budget.min(ratio_cap).min(archive_budget);
-        planned.push(PlannedRead {
-            index,
+        planned.push((
             path,
-            cap,
-            cap_is_budget: cap == budget,
-            size: meta.size,
-            compressed: meta.compressed,
-        });
+            PlannedRead {
+                index,
+                cap,
+                cap_is_budget: cap == budget,
+                size: meta.size,
+                compressed: meta.compressed,
+            },
+        ));
         budget -= meta.size;
         archive_budget -= meta.size;
     }
-    // Inflate on every thread: each chunk reads through its own clone of the archive (the
-    // parsed directory is shared, the file is read at positions), results kept in order.
-    let threads = rayon::current_num_threads().max(1);
-    let chunk = planned.len().div_ceil(threads).max(1);
-    let results: Vec<Vec<Result<Vec<u8>, ReadProblem>>> = planned
-        .par_chunks(chunk)
-        .map(|reads| {
-            let mut archive = archive.clone();
-            reads
-                .iter()
-                .map(|r| match read_entry(&mut archive, r.index, r.cap, r.size) {
-                    Ok(bytes) if bytes.len() as u64 != r.size => {
-                        Err(ReadProblem::WrongSize(bytes.len() as u64))
-                    }
-                    other => other,
-                })
-                .collect()
-        })
-        .collect();
-    for (read, result) in planned.into_iter().zip(results.into_iter().flatten()) {
-        let path = read.path;
-        match result {
-            Ok(bytes) => files.push(SubmittedFile { path, bytes }),
-            Err(ReadProblem::WrongSize(len)) => findings.push(
-                Finding::new(
-                    "archive.corrupt",
-                    format!("{} bytes (declared in the header)", read.size),
-                    format!("{len} bytes"),
-                )
-                .file(path),
-            ),
-            // Only if the zip crate stopped honouring the declared size; the cap held.
-            Err(ReadProblem::OverCap) if read.cap_is_budget => {
-                findings.push(too_large_finding(limits, read.cap.saturating_add(1)).file(path));
-            }
-            Err(ReadProblem::OverCap) => findings.push(
-                ratio_finding(limits, read.cap.saturating_add(1), read.compressed).file(path),
-            ),
-            Err(ReadProblem::Corrupt(message)) => findings
-                .push(Finding::new("archive.corrupt", "an intact entry", message).file(path)),
-        }
-    }
+    // Reported after the entries that fail to read, as when they were read here.
+    let mut tail = Vec::new();
     if file_entries > limits.max_files {
-        findings.push(Finding::new(
+        tail.push(Finding::new(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
             format!("{file_entries} files"),
         ));
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Intake {
-        kind: SourceKind::Zip,
-        files,
-        findings,
-    })
+    // The listing's order is the paths' (names are unique: repeats were refused).
+    planned.sort_by(|a, b| a.0.cmp(&b.0));
+    let (paths, reads) = planned.into_iter().unzip();
+    let source = ZipSource {
+        archive,
+        reads,
+        limits: *limits,
+    };
+    Ok(Listing::zip(paths, findings, tail, source))
+}
+
+/// The archive behind a [`Listing`]: its parsed directory and the reads planned, in the
+/// listing's order. Clones share the open file and the directory.
+#[derive(Debug, Clone)]
+pub(crate) struct ZipSource {
+    archive: ZipArchive<SharedFile>,
+    reads: Vec<PlannedRead>,
+    limits: Limits,
+}
+
+impl ZipSource {
+    /// The archive, to clone once per reading thread: each clone reads at positions of its
+    /// own, the parsed directory is shared.
+    pub(crate) fn archive(&self) -> &ZipArchive<SharedFile> {
+        &self.archive
+    }
+
+    /// Inflates the `i`-th entry of the listing into `buffer` (cleared first) through
+    /// `archive` (a clone of [`Self::archive`]), bounded by its cap and checked against
+    /// its declared size.
+    pub(crate) fn read_into(
+        &self,
+        archive: &mut ZipArchive<SharedFile>,
+        i: usize,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(), ReadProblem> {
+        let read = &self.reads[i];
+        read_entry(archive, read.index, read.cap, read.size, buffer)?;
+        if buffer.len() as u64 != read.size {
+            return Err(ReadProblem::WrongSize(buffer.len() as u64));
+        }
+        Ok(())
+    }
+
+    /// The findings of the entries that failed to read (indices into the listing, whose
+    /// paths are `paths`, with why), in the archive's order, and those entries.
+    pub(crate) fn settle<'a>(
+        &self,
+        paths: &[String],
+        failed: impl Iterator<Item = (usize, &'a ReadFailure)>,
+    ) -> Settled {
+        let mut failed: Vec<(usize, &ReadFailure)> = failed.collect();
+        failed.sort_by_key(|(i, _)| self.reads[*i].index);
+        let limits = &self.limits;
+        let mut settled = Settled::default();
+        for (i, problem) in failed {
+            let (read, path) = (&self.reads[i], paths[i].clone());
+            let problem = match problem {
+                ReadFailure::Zip(problem) => problem,
+                // Entries fail as entries; this is never met.
+                ReadFailure::Io(e) => &ReadProblem::Corrupt(e.to_string()),
+            };
+            settled.findings.push(match problem {
+                ReadProblem::WrongSize(len) => Finding::new(
+                    "archive.corrupt",
+                    format!("{} bytes (declared in the header)", read.size),
+                    format!("{len} bytes"),
+                )
+                .file(path),
+                // Only if the zip crate stopped honouring the declared size; the cap held.
+                ReadProblem::OverCap if read.cap_is_budget => {
+                    too_large_finding(limits, read.cap.saturating_add(1)).file(path)
+                }
+                ReadProblem::OverCap => {
+                    ratio_finding(limits, read.cap.saturating_add(1), read.compressed).file(path)
+                }
+                ReadProblem::Corrupt(message) => {
+                    Finding::new("archive.corrupt", "an intact entry", message.as_str()).file(path)
+                }
+            });
+            settled.dropped.push(i);
+        }
+        settled.dropped.sort_unstable();
+        settled
+    }
+
+    /// The same source without the entries `keep` says to leave out.
+    pub(crate) fn retain(&self, keep: &[bool]) -> ZipSource {
+        ZipSource {
+            archive: self.archive.clone(),
+            reads: self
+                .reads
+                .iter()
+                .zip(keep)
+                .filter(|(_, keep)| **keep)
+                .map(|(read, _)| read.clone())
+                .collect(),
+            limits: self.limits,
+        }
+    }
 }
 
 /// The entry's normalised path, or `None` after reporting why its name is refused.
@@ -364,9 +425,9 @@ fn too_large_finding(limits: &Limits, size: u64) -> Finding {
 }
 
 /// An entry taken for reading, with the most bytes it may inflate to.
+#[derive(Debug, Clone)]
 struct PlannedRead {
     index: usize,
-    path: String,
     cap: u64,
     /// Whether the cap is the byte budget (an overrun is then "too large", else the ratio).
     cap_is_budget: bool,
@@ -374,27 +435,29 @@ struct PlannedRead {
     compressed: u64,
 }
 
-/// Reads entry `index` whole, refusing more than `cap` bytes: the read stops one byte past
-/// the cap, so memory stays bounded whatever the header says.
+/// Reads entry `index` whole into `bytes` (cleared first), refusing more than `cap` bytes:
+/// the read stops one byte past the cap, so memory stays bounded whatever the header says.
 fn read_entry<R: Read + Seek>(
     archive: &mut ZipArchive<R>,
     index: usize,
     cap: u64,
     declared: u64,
-) -> Result<Vec<u8>, ReadProblem> {
+    bytes: &mut Vec<u8>,
+) -> Result<(), ReadProblem> {
+    bytes.clear();
     let entry = archive
         .by_index(index)
         .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
     let capacity = declared.min(cap).min(MAX_PREALLOCATION);
-    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    bytes.reserve(usize::try_from(capacity).unwrap_or(0));
     entry
         .take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
+        .read_to_end(bytes)
         .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
     if bytes.len() as u64 > cap {
         return Err(ReadProblem::OverCap);
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// Reports every name that occurs more than once, byte for byte, in the central directory

@@ -1,9 +1,21 @@
-//! Reading a submission: a folder or a zip archive, into memory, with limits. Nothing is
-//! ever written next to the input.
+//! Reading a submission: a folder or a zip archive, with limits. Nothing is ever written
+//! next to the input.
+//!
+//! A submission is first listed ([`list_submission`]): its files are found, checked and
+//! counted against the [`Limits`] (sizes before anything is read), which gives a
+//! [`Listing`]. The listing is then either read whole into memory ([`Listing::read`], an
+//! [`Intake`]: what [`read_submission`] returns), or gone through file by file, each read
+//! into a buffer its thread reuses ([`crate::validate::validate_listing`]), so that a large
+//! submission is never held whole. Both ways read the same files under the same limits and
+//! report the same findings.
 
+use crate::archive::{ReadProblem, ZipSource};
 use crate::finding::Finding;
 use mlbench_schema::discover::TreeKind;
 use rayon::prelude::*;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// One file of a submission.
@@ -87,6 +99,11 @@ pub enum IntakeError {
 
 /// Reads a submission: a folder, or a file ending in `.zip` (read in place).
 pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
+    list_submission(path, limits).map(Listing::read)
+}
+
+/// Lists a submission, a folder or a file ending in `.zip`, without reading its files.
+pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
         _ => IntakeError::Io {
@@ -95,12 +112,12 @@ pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeErr
         },
     })?;
     if meta.is_dir() {
-        read_folder(path, limits)
+        list_folder(path, limits)
     } else if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
     {
-        crate::archive::read_zip(path, limits)
+        crate::archive::list_zip(path, limits)
     } else {
         Err(IntakeError::NotASubmission(path.to_path_buf()))
     }
@@ -108,6 +125,11 @@ pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeErr
 
 /// Reads every regular file under `root`; symbolic links are reported, not followed.
 pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
+    list_folder(root, limits).map(Listing::read)
+}
+
+/// Lists every regular file under `root`, as [`read_folder`] reads them.
+pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
     let mut paths = Vec::new();
     let mut findings = Vec::new();
     walk(root, &mut paths, &mut findings)?;
@@ -143,40 +165,401 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
         ));
         paths.truncate(limits.max_files);
     }
-    let read: Vec<(String, std::io::Result<Vec<u8>>)> = paths
-        .into_par_iter()
-        .map(|rel| {
-            let bytes = std::fs::read(root.join(&rel));
-            (rel, bytes)
-        })
-        .collect();
-    let mut files = Vec::with_capacity(read.len());
-    let mut total: u64 = 0;
-    for (path, bytes) in read {
-        match bytes {
-            Ok(bytes) => {
-                total += bytes.len() as u64;
-                if total > limits.max_bytes {
-                    findings.push(
-                        Finding::new(
-                            "archive.too-large",
-                            format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
-                            format!("over {total} bytes by this file"),
-                        )
-                        .file(path),
-                    );
-                    break;
-                }
-                files.push(SubmittedFile { path, bytes });
-            }
-            Err(e) => findings
-                .push(Finding::new("file.unreadable", "a readable file", e.to_string()).file(path)),
+    Ok(Listing {
+        kind: SourceKind::Folder,
+        paths,
+        head: findings,
+        tail: Vec::new(),
+        source: Source::Folder {
+            root: root.to_path_buf(),
+            max_bytes: limits.max_bytes,
+        },
+    })
+}
+
+/// A submission listed and checked against the [`Limits`], its files not read yet (see the
+/// module's documentation).
+#[derive(Debug, Clone)]
+pub struct Listing {
+    kind: SourceKind,
+    /// The files to read, sorted by path.
+    paths: Vec<String>,
+    /// What the listing found, reported before what the reads find.
+    head: Vec<Finding>,
+    /// What the listing found, reported after what the reads find.
+    tail: Vec<Finding>,
+    source: Source,
+}
+
+/// Where a listing's files are read from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// Nothing to read (an archive that could not be opened).
+    Nothing,
+    /// A folder; `max_bytes` holds the files read to the limit even if they grew after
+    /// they were listed.
+    Folder { root: PathBuf, max_bytes: u64 },
+    /// A zip archive.
+    Zip(ZipSource),
+}
+
+/// Why a listed file could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadFailure {
+    /// A file of a folder.
+    Io(std::io::Error),
+    /// An entry of a zip.
+    Zip(ReadProblem),
+}
+
+/// What the reads of a listing's files came to: findings, and the files they leave out
+/// (indices into the listing, ascending).
+#[derive(Debug, Default)]
+pub(crate) struct Settled {
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) dropped: Vec<usize>,
+}
+
+/// The largest read buffer a thread keeps for its next file: after an unusually large
+/// file the buffer is let go rather than kept alive.
+const KEEP_BUFFER_UP_TO: usize = 64 << 20;
+
+impl Listing {
+    /// A listing without files: only findings.
+    pub(crate) fn empty(kind: SourceKind, findings: Vec<Finding>) -> Listing {
+        Listing {
+            kind,
+            paths: Vec::new(),
+            head: findings,
+            tail: Vec::new(),
+            source: Source::Nothing,
         }
     }
-    Ok(Intake {
-        kind: SourceKind::Folder,
-        files,
-        findings,
+
+    /// The listing of a zip archive: its entries' paths (sorted, in the order of
+    /// `source`'s reads) and what was found before and after reading them.
+    pub(crate) fn zip(
+        paths: Vec<String>,
+        head: Vec<Finding>,
+        tail: Vec<Finding>,
+        source: ZipSource,
+    ) -> Listing {
+        Listing {
+            kind: SourceKind::Zip,
+            paths,
+            head,
+            tail,
+            source: Source::Zip(source),
+        }
+    }
+
+    /// Folder or zip.
+    pub fn kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    /// The paths of the files to read, sorted.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// What the listing found (hostile entries, limits…); reading may find more.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.head.iter().chain(&self.tail)
+    }
+
+    /// Reads every file into memory, in parallel.
+    pub fn read(self) -> Intake {
+        let all: Vec<usize> = (0..self.paths.len()).collect();
+        // A buffer of its own per file, kept as the file's bytes.
+        let read = self.read_each(&all, false, |_, buffer| std::mem::take(buffer));
+        let outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = read
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.as_ref().map(|bytes| bytes.len() as u64)))
+            .collect();
+        let settled = self.settle(&outcomes);
+        let keep = self.kept(&settled.dropped);
+        let files = self
+            .paths
+            .into_iter()
+            .zip(read)
+            .zip(keep)
+            .filter_map(|((path, read), keep)| match read {
+                Ok(bytes) if keep => Some(SubmittedFile { path, bytes }),
+                _ => None,
+            })
+            .collect();
+        let mut findings = self.head;
+        findings.extend(settled.findings);
+        findings.extend(self.tail);
+        Intake {
+            kind: self.kind,
+            files,
+            findings,
+        }
+    }
+
+    /// Reads the files `which` (indices into the listing) in parallel and calls `f` on
+    /// each one's bytes, as soon as it is read; the results come back in `which`'s order.
+    /// With `reuse`, each thread reads every file into the same buffer (so `f` must not
+    /// take it); without, each file gets a buffer of its own, which `f` may keep.
+    pub(crate) fn read_each<T, F>(
+        &self,
+        which: &[usize],
+        reuse: bool,
+        f: F,
+    ) -> Vec<Result<T, ReadFailure>>
+    where
+        T: Send,
+        F: Fn(usize, &mut Vec<u8>) -> T + Sync,
+    {
+        match &self.source {
+            Source::Nothing => which
+                .iter()
+                .map(|_| {
+                    Err(ReadFailure::Io(std::io::Error::from(
+                        std::io::ErrorKind::NotFound,
+                    )))
+                })
+                .collect(),
+            Source::Folder { root, .. } => which
+                .par_iter()
+                .map(|&i| {
+                    with_buffer(reuse, |buffer| {
+                        read_file_into(&root.join(&self.paths[i]), buffer)
+                            .map_err(ReadFailure::Io)?;
+                        Ok(f(i, buffer))
+                    })
+                })
+                .collect(),
+            Source::Zip(zip) => which
+                .par_iter()
+                .map_init(
+                    || zip.archive().clone(),
+                    |archive, &i| {
+                        with_buffer(reuse, |buffer| {
+                            zip.read_into(archive, i, buffer)
+                                .map_err(ReadFailure::Zip)?;
+                            Ok(f(i, buffer))
+                        })
+                    },
+                )
+                .collect(),
+        }
+    }
+
+    /// What the reads came to, given every file of the listing (in its order) with its
+    /// length or why it could not be read: the findings of the files that failed, and the
+    /// files left out (those, and for a folder that grew past `--max-bytes` after it was
+    /// listed, every file from the one that went over).
+    pub(crate) fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
+        match &self.source {
+            Source::Nothing => Settled::default(),
+            Source::Folder { max_bytes, .. } => {
+                let mut settled = Settled::default();
+                let mut total: u64 = 0;
+                for (k, (i, outcome)) in outcomes.iter().enumerate() {
+                    let path = self.paths[*i].clone();
+                    match outcome {
+                        Ok(len) => {
+                            total += len;
+                            if total > *max_bytes {
+                                settled.findings.push(
+                                    Finding::new(
+                                        "archive.too-large",
+                                        format!("at most {max_bytes} bytes in all (--max-bytes)"),
+                                        format!("over {total} bytes by this file"),
+                                    )
+                                    .file(path),
+                                );
+                                settled
+                                    .dropped
+                                    .extend(outcomes[k..].iter().map(|(i, _)| *i));
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            settled.findings.push(
+                                Finding::new("file.unreadable", "a readable file", e.to_string())
+                                    .file(path),
+                            );
+                            settled.dropped.push(*i);
+                        }
+                    }
+                }
+                settled
+            }
+            Source::Zip(zip) => zip.settle(
+                &self.paths,
+                outcomes
+                    .iter()
+                    .filter_map(|(i, outcome)| outcome.as_ref().err().map(|e| (*i, *e))),
+            ),
+        }
+    }
+
+    /// The listing without the files `settled` leaves out, its findings reported with the
+    /// listing's own: to read again what did read.
+    pub(crate) fn without(&self, settled: Settled) -> Listing {
+        let keep = self.kept(&settled.dropped);
+        let mut head = self.head.clone();
+        head.extend(settled.findings);
+        Listing {
+            kind: self.kind,
+            paths: self
+                .paths
+                .iter()
+                .zip(&keep)
+                .filter(|(_, keep)| **keep)
+                .map(|(path, _)| path.clone())
+                .collect(),
+            head,
+            tail: self.tail.clone(),
+            source: match &self.source {
+                Source::Zip(zip) => Source::Zip(zip.retain(&keep)),
+                other => other.clone(),
+            },
+        }
+    }
+
+    /// For each file of the listing, whether `dropped` leaves it in.
+    fn kept(&self, dropped: &[usize]) -> Vec<bool> {
+        let mut keep = vec![true; self.paths.len()];
+        for &i in dropped {
+            keep[i] = false;
+        }
+        keep
+    }
+}
+
+/// The files a validation goes through: an [`Intake`] in memory, or a [`Listing`] read as
+/// the validation goes.
+pub(crate) trait FileSource: Sync {
+    /// Number of files.
+    fn count(&self) -> usize;
+    /// The path of file `i` (the files are sorted by path).
+    fn path(&self, i: usize) -> &str;
+    /// What the intake found so far.
+    fn intake_findings(&self) -> Vec<Finding>;
+    /// Calls `f` on the bytes of each file of `which`, in parallel, as soon as it is read.
+    fn each<T: Send>(
+        &self,
+        which: &[usize],
+        f: impl Fn(usize, &[u8]) -> T + Sync,
+    ) -> Vec<Result<T, ReadFailure>>;
+    /// The bytes of each file of `which`, whole, to hold on to.
+    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>>;
+    /// See [`Listing::settle`].
+    fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled;
+}
+
+impl FileSource for Intake {
+    fn count(&self) -> usize {
+        self.files.len()
+    }
+
+    fn path(&self, i: usize) -> &str {
+        &self.files[i].path
+    }
+
+    fn intake_findings(&self) -> Vec<Finding> {
+        self.findings.clone()
+    }
+
+    fn each<T: Send>(
+        &self,
+        which: &[usize],
+        f: impl Fn(usize, &[u8]) -> T + Sync,
+    ) -> Vec<Result<T, ReadFailure>> {
+        which
+            .par_iter()
+            .map(|&i| Ok(f(i, &self.files[i].bytes)))
+            .collect()
+    }
+
+    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>> {
+        which
+            .iter()
+            .map(|&i| Ok(Cow::Borrowed(self.files[i].bytes.as_slice())))
+            .collect()
+    }
+
+    /// Files in memory have been read: nothing fails.
+    fn settle(&self, _outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
+        Settled::default()
+    }
+}
+
+impl FileSource for Listing {
+    fn count(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn path(&self, i: usize) -> &str {
+        &self.paths[i]
+    }
+
+    fn intake_findings(&self) -> Vec<Finding> {
+        self.findings().cloned().collect()
+    }
+
+    fn each<T: Send>(
+        &self,
+        which: &[usize],
+        f: impl Fn(usize, &[u8]) -> T + Sync,
+    ) -> Vec<Result<T, ReadFailure>> {
+        self.read_each(which, true, |i, buffer| f(i, buffer))
+    }
+
+    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>> {
+        self.read_each(which, false, |_, buffer| Cow::Owned(std::mem::take(buffer)))
+    }
+
+    fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
+        Listing::settle(self, outcomes)
+    }
+}
+
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadFailure::Io(e) => e.fmt(f),
+            ReadFailure::Zip(ReadProblem::Corrupt(message)) => f.write_str(message),
+            ReadFailure::Zip(ReadProblem::OverCap) => f.write_str("over its cap"),
+            ReadFailure::Zip(ReadProblem::WrongSize(len)) => write!(f, "{len} bytes"),
+        }
+    }
+}
+
+/// Reads the file at `path` into `buffer`, cleared first (as `std::fs::read` reads it).
+fn read_file_into(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<()> {
+    buffer.clear();
+    std::fs::File::open(path)?.read_to_end(buffer)?;
+    Ok(())
+}
+
+/// Calls `g` with this thread's read buffer (`reuse`), or with a new one.
+fn with_buffer<R>(reuse: bool, g: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    thread_local! {
+        // One buffer per reading thread, kept between files: a fresh allocation per file
+        // costs a page fault per 4 KiB touched, which on a large submission is as much
+        // system time as the reading itself.
+        static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    if !reuse {
+        return g(&mut Vec::new());
+    }
+    BUFFER.with(|cell| {
+        let Ok(mut buffer) = cell.try_borrow_mut() else {
+            // Re-entered (a parallel call inside `g` ran on this thread): a buffer of its own.
+            return g(&mut Vec::new());
+        };
+        let out = g(&mut buffer);
+        if buffer.capacity() > KEEP_BUFFER_UP_TO {
+            *buffer = Vec::new();
+        }
+        out
     })
 }
 

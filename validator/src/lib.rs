@@ -1,9 +1,10 @@
 //! The submission validator: intake of a zip or folder, the rules, findings and waivers,
 //! and deterministic packing.
 //!
-//! Data flows one way: [`intake`] reads the files, [`layout`] says what each is,
-//! [`facts`] parses the report files in parallel and runs the per-entry rules, the
-//! cross-file [`rules`] run on the facts kept, and [`validate`] applies the waivers.
+//! Data flows one way: [`intake`] lists and reads the files, [`layout`] says what each is,
+//! [`facts`] parses the report files in parallel and runs the per-entry rules (as each
+//! file is read, for a submission validated from its listing), the cross-file [`rules`]
+//! run on the facts kept, and [`validate`](mod@validate) applies the waivers.
 #![warn(missing_docs)]
 
 pub mod archive;
@@ -20,7 +21,12 @@ pub mod rules;
 pub mod validate;
 
 pub use finding::{Finding, Severity};
-pub use intake::{Intake, IntakeError, Limits, SourceKind, SubmittedFile, read_submission};
+pub use intake::{
+    Intake, IntakeError, Limits, Listing, SourceKind, SubmittedFile, list_submission,
+    read_submission,
+};
 pub use pack::{PackError, PackOptions, PackOutcome, SubmissionInfo, pack_folder};
 pub use rules::jobs::Track;
-pub use validate::{DEFAULT_MIN_RUNS, Options, Summary, Validation, Waiver, validate};
+pub use validate::{
+    DEFAULT_MIN_RUNS, Options, Summary, Validation, Waiver, validate, validate_listing,
+};

@@ -154,10 +154,14 @@ impl SubmissionInfo {
     /// The machine descriptions at the root of `files` that read, sorted by host name
     /// (a description that does not read is left out: `validate` does not judge it).
     pub fn systems_of(files: &[SubmittedFile]) -> Vec<SystemInfo> {
+        Self::systems_among(files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())))
+    }
+
+    /// [`Self::systems_of`] the files given as (path, bytes), in order.
+    pub fn systems_among<'a>(files: impl Iterator<Item = (&'a str, &'a [u8])>) -> Vec<SystemInfo> {
         let mut systems: Vec<SystemInfo> = files
-            .iter()
-            .filter(|f| mlbench_schema::system::is_system_file(&f.path))
-            .filter_map(|f| serde_json::from_slice(&f.bytes).ok())
+            .filter(|(path, _)| mlbench_schema::system::is_system_file(path))
+            .filter_map(|(_, bytes)| serde_json::from_slice(bytes).ok())
             .collect();
         systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
         systems

@@ -3,8 +3,9 @@
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
 use crate::finding::{Finding, Severity};
-use crate::intake::{Intake, SubmittedFile};
-use crate::layout::{Role, base_name, classify};
+use crate::intake::{FileSource, Intake, Listing, ReadFailure, Settled};
+use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
+use crate::pack::sha256_hex;
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
 use crate::rules::jobs::Track;
@@ -14,7 +15,6 @@ use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, resolve as resolve_runs};
 use mlbench_schema::suite::{SuiteError, choose_suite};
-use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `--waive RULE[:FILE]`: errors of RULE (an id, `family.*` or `*`), in FILE when given
@@ -151,13 +151,70 @@ impl Validation {
 }
 
 struct ReportRef<'a> {
-    file: &'a SubmittedFile,
+    /// Index of the file in the submission.
+    index: usize,
+    path: &'a str,
     name: FileName,
     run: String,
 }
 
+/// A file whose bytes the validation holds whole: a jobs file, the pack's files.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    path: &'a str,
+    bytes: &'a [u8],
+}
+
+/// What the per-file pass keeps of one file.
+struct PerFile {
+    len: u64,
+    /// Its SHA-256, when the submission has a manifest to check it against.
+    sha: Option<String>,
+    /// Its facts, when it is a report file of the suite.
+    facts: Option<FileFacts>,
+}
+
+/// Whether the validation needs the bytes of the file at `path` whole: a `*.json` the
+/// classifier reads to tell a jobs file, the pack's manifest and description, and machine
+/// descriptions. The others (report files above all) are read, parsed and let go one at
+/// a time.
+fn held_whole(path: &str) -> bool {
+    let mut reads = false;
+    mlbench_schema::layout::classify(path, || {
+        reads = true;
+        false
+    });
+    reads
+        || path == MANIFEST_NAME
+        || path == SUBMISSION_NAME
+        || mlbench_schema::system::is_system_file(path)
+}
+
 /// Validates a submission read by [`crate::intake::read_submission`].
 pub fn validate(intake: &Intake, options: &Options) -> Validation {
+    // Files in memory have been read: none fails, so the one attempt stands.
+    attempt(intake, options).unwrap_or_default()
+}
+
+/// Validates a submission listed by [`crate::intake::list_submission`], reading each file
+/// as the per-file pass reaches it (into a buffer its thread reuses), so that the
+/// submission is never held in memory whole. The result is [`validate`]'s on the
+/// submission read whole: where a file fails to read, the intake's finding is made and the
+/// validation starts over without it, as if the intake had left it out.
+pub fn validate_listing(listing: &Listing, options: &Options) -> Validation {
+    let mut retry: Option<Listing> = None;
+    loop {
+        let current = retry.as_ref().unwrap_or(listing);
+        match attempt(current, options) {
+            Ok(validation) => return validation,
+            // Each round leaves out at least one more file, so this ends.
+            Err(settled) => retry = Some(current.without(settled)),
+        }
+    }
+}
+
+/// One validation of `src`, or, when some of its files fail to read, what that comes to.
+fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Settled> {
     let mut phases = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |phase: &'static str| {
@@ -165,13 +222,33 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         phases.push((phase, now - clock));
         clock = now;
     };
-    let mut findings = intake.findings.clone();
+    let n = src.count();
+    let mut findings = src.intake_findings();
+    let intake_unreadable = findings.iter().any(|f| f.rule == "archive.unreadable");
+    // The few files needed whole are read first; the others in the per-file pass.
+    let held_at: Vec<usize> = (0..n).filter(|&i| held_whole(src.path(i))).collect();
+    let held_read = src.hold(&held_at);
+    let mut is_held = vec![false; n];
+    let mut whole: Vec<Option<&[u8]>> = vec![None; n];
+    for (&i, read) in held_at.iter().zip(&held_read) {
+        is_held[i] = true;
+        whole[i] = read.as_deref().ok();
+    }
+    // A file that did not read is left out (the validation then starts over without it).
+    let present = |i: usize| !is_held[i] || whole[i].is_some();
     let mut reports: Vec<ReportRef> = Vec::new();
-    let mut jobs_files: Vec<&SubmittedFile> = Vec::new();
-    for file in &intake.files {
-        match classify(file) {
-            Role::Report { name, run } => reports.push(ReportRef { file, name, run }),
-            Role::Jobs => jobs_files.push(file),
+    let mut jobs_files: Vec<Held> = Vec::new();
+    for i in (0..n).filter(|&i| present(i)) {
+        let path = src.path(i);
+        match mlbench_schema::layout::classify(path, || whole[i].is_some_and(looks_like_jobs_bytes))
+        {
+            Role::Report { name, run } => reports.push(ReportRef {
+                index: i,
+                path,
+                name,
+                run,
+            }),
+            Role::Jobs => jobs_files.extend(whole[i].map(|bytes| Held { path, bytes })),
             Role::Pack => {}
             Role::Unknown => findings.push(
                 Finding::new(
@@ -179,12 +256,12 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
                     "report files, the jobs file and the pack manifest",
                     "an unexpected file",
                 )
-                .file(file.path.clone()),
+                .file(path),
             ),
         }
     }
     let mut summary = Summary {
-        files: intake.files.len(),
+        files: n,
         ..Summary::default()
     };
 
@@ -220,11 +297,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     };
     reports.retain(|r| Some(r.name.suite()) == suite.as_deref());
     // An archive that could not be read says nothing about what it holds.
-    let unreadable = intake
-        .findings
-        .iter()
-        .any(|f| f.rule == "archive.unreadable");
-    if reports.is_empty() && !unreadable {
+    if reports.is_empty() && !intake_unreadable {
         let found = match &options.suite {
             Some(s) => format!("no report files of suite `{s}`"),
             None => "no report files".to_owned(),
@@ -267,15 +340,65 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     }
 
     lap("classify, jobs files");
-    // The per-file pass.
-    let paths: Vec<String> = reports.iter().map(|r| r.file.path.clone()).collect();
+    // The per-file pass: every file not held is read (each into its thread's buffer when
+    // the source reads from disk), report files of the suite are parsed and their facts
+    // kept, and every file is hashed when there is a manifest to check.
+    let paths: Vec<String> = reports.iter().map(|r| r.path.to_owned()).collect();
     let configs = vendor_jobs.as_ref().map(|(_, j)| JobConfigs::new(j));
     let jobs_for_entries = configs.as_ref();
-    let per_file: Vec<FileFacts> = reports
-        .par_iter()
-        .enumerate()
-        .map(|(i, r)| file_facts(i, &r.file.path, &r.name, &r.file.bytes, jobs_for_entries))
+    let manifest = (0..n)
+        .filter(|&i| src.path(i) == MANIFEST_NAME)
+        .find_map(|i| whole[i]);
+    let hashing = manifest.is_some();
+    let mut report_at: Vec<Option<usize>> = vec![None; n];
+    for (r, report) in reports.iter().enumerate() {
+        report_at[report.index] = Some(r);
+    }
+    // Already bound to start over: the files are still read, to find every one that fails.
+    let doomed = held_read.iter().any(Result::is_err);
+    let streamed_at: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
+    let streamed = src.each(&streamed_at, |i, bytes| PerFile {
+        len: bytes.len() as u64,
+        sha: (hashing && src.path(i) != MANIFEST_NAME).then(|| sha256_hex(bytes)),
+        facts: report_at[i].filter(|_| !doomed).map(|r| {
+            let report = &reports[r];
+            file_facts(r, report.path, &report.name, bytes, jobs_for_entries)
+        }),
+    });
+    let mut outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = held_at
+        .iter()
+        .zip(&held_read)
+        .map(|(&i, read)| (i, read.as_ref().map(|bytes| bytes.len() as u64)))
+        .chain(
+            streamed_at
+                .iter()
+                .zip(&streamed)
+                .map(|(&i, read)| (i, read.as_ref().map(|file| file.len))),
+        )
         .collect();
+    outcomes.sort_by_key(|(i, _)| *i);
+    let settled = src.settle(&outcomes);
+    if !settled.dropped.is_empty() {
+        return Err(settled);
+    }
+    drop(outcomes);
+    let mut per_file: Vec<FileFacts> = vec![FileFacts::default(); reports.len()];
+    let mut digests: Vec<Option<String>> = vec![None; n];
+    for (&i, read) in streamed_at.iter().zip(streamed) {
+        if let Ok(file) = read {
+            if let (Some(r), Some(facts)) = (report_at[i], file.facts) {
+                per_file[r] = facts;
+            }
+            digests[i] = file.sha;
+        }
+    }
+    if hashing {
+        for &i in &held_at {
+            if let Some(bytes) = whole[i].filter(|_| src.path(i) != MANIFEST_NAME) {
+                digests[i] = Some(sha256_hex(bytes));
+            }
+        }
+    }
     // The runs: folders and per-test names, split by run_id where a folder's streams
     // hold several runs (the rule every command shares, mlbench_schema::runs).
     let run_index = resolve_runs(
@@ -290,7 +413,10 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
             .collect::<Vec<_>>(),
     );
     let run_names = &run_index.names;
-    let mut entries: Vec<EntryFacts> = Vec::new();
+    // Sized once: grown by doubling, the facts of a large submission were copied (into
+    // fresh pages) several times over.
+    let mut entries: Vec<EntryFacts> =
+        Vec::with_capacity(per_file.iter().map(|f| f.entries.len()).sum());
     for (f, runs) in per_file.into_iter().zip(&run_index.of_entry) {
         findings.extend(f.findings);
         entries.extend(f.entries.into_iter().zip(runs).map(|(mut e, &run)| {
@@ -346,7 +472,7 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
     // rules (the costly ones) on the other, the manifest hashes in between.
     let mut run_folders: Vec<Option<String>> = vec![None; run_names.len()];
     for (i, r) in reports.iter().enumerate() {
-        let folder = crate::layout::parent(&r.file.path);
+        let folder = crate::layout::parent(r.path);
         if folder != "." {
             let runs = folder_run.get(r.run.as_str()).into_iter();
             for &run in runs.chain(&run_index.of_entry[i]) {
@@ -373,7 +499,9 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
                         coverage.check(&mut out);
                     }
                     rules::versions::inconsistent(&entries, &paths, &mut out);
-                    let systems = crate::pack::SubmissionInfo::systems_of(&intake.files);
+                    let systems = crate::pack::SubmissionInfo::systems_among(
+                        (0..n).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
+                    );
                     rules::fleet::check(&entries, run_names, &systems, &mut out);
                     out
                 },
@@ -391,7 +519,19 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
                     rules::loss::duplicated(&entries, &paths, &mut out);
                     out
                 },
-                || rules::manifest::check_manifest(&intake.files),
+                || match manifest {
+                    Some(manifest) => {
+                        let submission = (0..n)
+                            .filter(|&i| src.path(i) == SUBMISSION_NAME)
+                            .find_map(|i| whole[i]);
+                        rules::manifest::check_manifest_with(manifest, submission, || {
+                            (0..n)
+                                .filter_map(|i| Some((src.path(i), digests[i].take()?)))
+                                .collect()
+                        })
+                    }
+                    None => Vec::new(),
+                },
             )
         },
     );
@@ -426,17 +566,17 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
         .partition(|f| options.waivers.iter().any(|w| w.covers(f)));
     kept.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     waived.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    Validation {
+    Ok(Validation {
         findings: kept,
         waived,
         versions,
         summary,
         phases,
-    }
+    })
 }
 
 fn pick_jobs(
-    candidates: &[&SubmittedFile],
+    candidates: &[Held],
     suite: Option<&str>,
     options: &Options,
     findings: &mut Vec<Finding>,
@@ -458,24 +598,22 @@ fn pick_jobs(
             let wanted = suite.map(|s| format!("{s}.json"));
             let chosen = several
                 .iter()
-                .find(|f| Some(base_name(&f.path)) == wanted.as_deref())
+                .find(|f| Some(base_name(f.path)) == wanted.as_deref())
                 .unwrap_or(&several[0]);
-            let names: Vec<&str> = several.iter().map(|f| f.path.as_str()).collect();
+            let names: Vec<&str> = several.iter().map(|f| f.path).collect();
             findings.push(Finding::new(
                 "jobs.several",
                 "one jobs file",
                 format!("{}; used {}", names.join(", "), chosen.path),
             ));
-            chosen
+            *chosen
         }
     };
-    match JobsFile::parse(&chosen.path, &chosen.bytes) {
-        Ok(jobs) => Some((chosen.path.clone(), jobs)),
+    match JobsFile::parse(chosen.path, chosen.bytes) {
+        Ok(jobs) => Some((chosen.path.to_owned(), jobs)),
         Err(e) => {
-            findings.push(
-                Finding::new("jobs.invalid", "a jobs file", e.to_string())
-                    .file(chosen.path.clone()),
-            );
+            findings
+                .push(Finding::new("jobs.invalid", "a jobs file", e.to_string()).file(chosen.path));
             None
         }
     }

@@ -635,3 +635,71 @@ fn folder_symlink_is_reported_not_followed() {
     );
     assert_eq!(paths(&intake), ["a.json"]);
 }
+
+/// Validating from the listing (what `mlbench validate` does) holds one file per reading
+/// thread, not the submission: 24 report files of about a MiB each, in a folder and in a
+/// zip, validate on two threads with a peak (about 2.5 MiB a thread: the buffer and the
+/// string parsed out of it) far below the 24 MiB that reading them whole takes (measured
+/// here too, so that the bound means something).
+#[test]
+fn validating_from_the_listing_does_not_hold_the_submission() {
+    use mlbench_validator::intake::{list_submission, read_submission};
+    use mlbench_validator::{Options, validate_listing};
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("sub");
+    // The first entry of a stream of the example submission, padded with a long string.
+    let stream = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../submissions/example/output0/fast_0.json"
+    ))
+    .unwrap();
+    let first = &stream[..stream.find("\n},{").unwrap() + 2];
+    let rest = first.strip_prefix("[{").unwrap();
+    let pad = "x".repeat(MIB - 1024 - first.len());
+    let text = format!(r#"[{{"pad": "{pad}", {rest}]"#);
+    let files: Vec<(String, Vec<u8>)> = (0..24)
+        .map(|i| {
+            let path = format!("output{:02}/fast_{}.json", i / 2, i % 2);
+            (path, text.clone().into_bytes())
+        })
+        .collect();
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    for (path, bytes) in &files {
+        let file = folder.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        zip.start_file(path.as_str(), options(CompressionMethod::Stored))
+            .unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    let zip_path = dir.path().join("sub.zip");
+    std::fs::write(&zip_path, zip.finish().unwrap().into_inner()).unwrap();
+    let total: usize = files.iter().map(|(_, b)| b.len()).sum();
+    assert!(total > 23 * MIB);
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for path in [&folder, &zip_path] {
+        let listing = list_submission(path, &Limits::default()).unwrap();
+        let (validation, peak) =
+            pool.install(|| peak_allocation(|| validate_listing(&listing, &Options::default())));
+        assert_eq!(validation.summary.report_files, 24, "{}", path.display());
+        assert_eq!(validation.summary.entries, 24, "{:?}", validation.findings);
+        assert!(
+            peak < 12 * MIB,
+            "{}: peak allocation {peak} bytes",
+            path.display()
+        );
+        let (intake, whole) =
+            pool.install(|| peak_allocation(|| read_submission(path, &Limits::default())));
+        assert_eq!(intake.unwrap().files.len(), 24);
+        assert!(
+            whole >= total,
+            "{}: read whole, peak {whole} bytes",
+            path.display()
+        );
+    }
+}

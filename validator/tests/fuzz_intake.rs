@@ -1,12 +1,15 @@
 //! Fuzzing the zip intake: arbitrary bytes, bytes ending in a forged end-of-central-
 //! directory record, and valid zips with random byte flips, truncations, insertions and
-//! removals. `read_zip` must never panic, and what it returns must respect the limits.
+//! removals. `read_zip` must never panic, and what it returns must respect the limits;
+//! validating the archive from its listing (entries inflated as the validation reaches
+//! them, damaged ones found then) must give what validating the intake gives.
 //!
 //! 256 cases per property by default; `PROPTEST_CASES=20000 cargo test --test fuzz_intake`
 //! for a long run.
 
-use mlbench_validator::archive::{normalize_entry_name, read_zip};
+use mlbench_validator::archive::{list_zip, normalize_entry_name, read_zip};
 use mlbench_validator::intake::{Intake, Limits};
+use mlbench_validator::{Options, validate, validate_listing};
 use proptest::prelude::*;
 use std::io::{Cursor, Write};
 use std::sync::OnceLock;
@@ -172,6 +175,12 @@ fn check(bytes: &[u8], limits: &Limits) -> Result<(), TestCaseError> {
         prop_assert_eq!(intake.findings.len(), 1);
         prop_assert!(intake.files.is_empty());
     }
+    let listing = list_zip(file.path(), limits).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let options = Options::default();
+    let streamed = validate_listing(&listing, &options);
+    let whole = validate(&intake, &options);
+    prop_assert_eq!(streamed.findings, whole.findings);
+    prop_assert_eq!(streamed.summary, whole.summary);
     Ok(())
 }
 

@@ -15,10 +15,33 @@ pub fn check_manifest(files: &[SubmittedFile]) -> Vec<Finding> {
     let Some(manifest) = files.iter().find(|f| f.path == MANIFEST_NAME) else {
         return Vec::new();
     };
+    let submission = files.iter().find(|f| f.path == SUBMISSION_NAME);
+    // Hashing is the only costly part, and report files can be large.
+    check_manifest_with(
+        &manifest.bytes,
+        submission.map(|f| f.bytes.as_slice()),
+        || {
+            files
+                .par_iter()
+                .filter(|f| f.path != MANIFEST_NAME)
+                .map(|f| (f.path.as_str(), sha256_hex(&f.bytes)))
+                .collect()
+        },
+    )
+}
+
+/// [`check_manifest`] given the manifest's bytes, those of `SUBMISSION.json` when there is
+/// one, and a way to get the SHA-256 of every file but the manifest, by path (called only
+/// when the manifest reads).
+pub fn check_manifest_with<'a>(
+    manifest: &[u8],
+    submission: Option<&[u8]>,
+    present: impl FnOnce() -> HashMap<&'a str, String>,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
-    if let Some(submission) = files.iter().find(|f| f.path == SUBMISSION_NAME)
+    if let Some(submission) = submission
         && !matches!(
-            mlbench_schema::pyjson::parse(&submission.bytes),
+            mlbench_schema::pyjson::parse(submission),
             Ok(Value::Object(_))
         )
     {
@@ -26,15 +49,15 @@ pub fn check_manifest(files: &[SubmittedFile]) -> Vec<Finding> {
             Finding::new(
                 "manifest.malformed",
                 "a JSON object",
-                describe_json(&submission.bytes),
+                describe_json(submission),
             )
             .file(SUBMISSION_NAME),
         );
     }
-    let listed = match std::str::from_utf8(&manifest.bytes) {
+    let listed = match std::str::from_utf8(manifest) {
         Ok(text) => parse_manifest(text).map_err(|e| (e.line, e.message)),
         Err(e) => {
-            let line = manifest.bytes[..e.valid_up_to()]
+            let line = manifest[..e.valid_up_to()]
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count()
@@ -54,12 +77,7 @@ pub fn check_manifest(files: &[SubmittedFile]) -> Vec<Finding> {
         }
     };
 
-    // Hashing is the only costly part, and report files can be large.
-    let present: HashMap<&str, String> = files
-        .par_iter()
-        .filter(|f| f.path != MANIFEST_NAME)
-        .map(|f| (f.path.as_str(), sha256_hex(&f.bytes)))
-        .collect();
+    let present = present();
     let mut named = HashSet::new();
     for (expected, path) in &listed {
         // `sha256sum` run from inside the folder writes `./a/b`; the intake drops the `./`.
