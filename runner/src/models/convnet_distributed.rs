@@ -41,7 +41,10 @@ struct ConvNetDistributed {
     params: Vec<Vec<Tensor>>,
     /// BatchNorm running statistics, replica × buffer.
     buffers: Vec<Vec<Tensor>>,
+    /// Each replica's share of the parameters in a split all-reduce.
+    parts: Vec<std::ops::Range<usize>>,
     device0: Device,
+    coordinator: parallel::Coordinator,
 }
 
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
@@ -88,16 +91,20 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
     parallel::broadcast(&all, devices);
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
+    let parts = parallel::partition(&params[0], devices);
     Ok(ConvNetDistributed {
         workers,
+        parts,
         params,
         buffers,
         device0: placements[0].device,
+        coordinator: parallel::Coordinator::default(),
     })
 }
 
 impl Train for ConvNetDistributed {
     fn train_step(&mut self) -> Tensor {
+        self.coordinator.enter(self.device0);
         // DDP's broadcast_buffers: replica 0's running statistics before the forward.
         parallel::broadcast(&self.buffers, self.buffers.len());
         let losses = self.workers.each(|_, r| {
@@ -110,7 +117,7 @@ impl Train for ConvNetDistributed {
             loss.backward();
             loss.detach()
         });
-        parallel::all_reduce_mean(&self.params);
+        parallel::all_reduce_mean_on(&self.workers, &self.params, &self.parts);
         self.workers.each(|_, r| {
             r.opt.step();
             // Each device finished with its step, as each process's loss.item() waits for

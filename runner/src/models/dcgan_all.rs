@@ -7,7 +7,10 @@
 //! and the replicas' gradients are summed into the master's, which alone the two optimizers
 //! (Adam, `lr` 2e-4, β₁ `beta1` 0.5) step (`parallel::apply`, `backward`,
 //! `reduce_add_grads`, `broadcast`). One step is dcgan's: D on the real batch and on a fake
-//! one, then G through D. Returns errD_real + errD_fake + errG, as dcgan.
+//! one, then G through D. Returns errD_real + errD_fake + errG, as dcgan. On simulated CPU
+//! devices (one memory) the master's replication, zeroing, gradient reduction and optimizer
+//! steps are split by parameters between the replicas' threads (each an Adam over its share
+//! of the master's parameters: the same update, parameter by parameter).
 //! Args: `batch_size` per device (fast.json: 128), `ngpu` (the devices of `vcd`), `nz`
 //! (100), `ngf` (64), `ndf` (64), `imageSize` (64 only), `lr`, `beta1`.
 
@@ -16,8 +19,9 @@ use super::parallel::{self, Workers};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
 use mlbench_schema::value::Value;
+use std::ops::Range;
 use tch::nn::{self, ModuleT, OptimizerConfig};
-use tch::{Device, Tensor};
+use tch::{COptimizer, Device, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("dcgan_all.rs");
 
@@ -39,43 +43,85 @@ pub(super) fn batch_size(args: &BenchArgs) -> i64 {
 struct Replica {
     g: nn::SequentialT,
     d: nn::SequentialT,
+    /// The master's optimizers (G's, D's) over this replica's share of the master's
+    /// parameters, when the master's step is split between the replicas' threads.
+    shares: [Option<COptimizer>; 2],
     _vs: (nn::VarStore, nn::VarStore),
 }
 
+/// Which module of the pair: an index into [`Replica::shares`].
+const G: usize = 0;
+const D: usize = 1;
+
 /// A module of the pair, as the master and its replicas hold it.
 struct Module {
+    /// G or D.
+    which: usize,
     /// Trainable parameters, replica × parameter (replica 0: the master's).
     params: Vec<Vec<Tensor>>,
     /// Parameters and buffers, replica × variable: what replication copies.
     vars: Vec<Vec<Tensor>>,
-    /// The master's optimizer.
-    opt: nn::Optimizer,
+    /// The master's optimizer, stepped on this thread; `None` when the replicas share one
+    /// memory (simulated CPU devices): then each replica's thread steps the master's
+    /// parameters of its share ([`Replica::shares`], `param_parts`) and replication,
+    /// zeroing and the gradients' reduction are split the same way (`parallel::on_parts`).
+    /// The same arithmetic on every parameter (Adam's update is parameter by parameter),
+    /// spread over every core without this thread's own intra-op threads.
+    opt: Option<nn::Optimizer>,
+    /// Each replica's share of `params` and of `vars`.
+    param_parts: Vec<Range<usize>>,
+    var_parts: Vec<Range<usize>>,
 }
 
 impl Module {
     /// main.py's `zero_grad()`, on the master and on the replicas' pending gradients.
-    fn zero_grad(&self) {
-        tch::no_grad(|| {
-            for p in self.params.iter().flatten() {
-                let mut grad = p.grad();
-                if grad.defined() {
-                    let _ = grad.zero_();
+    fn zero_grad(&self, workers: &Workers<Replica>) {
+        let zero = |params: &[Vec<Tensor>]| {
+            tch::no_grad(|| {
+                for p in params.iter().flatten() {
+                    let mut grad = p.grad();
+                    if grad.defined() {
+                        let _ = grad.zero_();
+                    }
                 }
-            }
-        });
+            })
+        };
+        if self.opt.is_some() {
+            zero(&self.params);
+        } else {
+            parallel::on_parts(workers, &self.params, &self.param_parts, move |_, share| {
+                zero(share)
+            });
+        }
     }
 
     /// DataParallel's `replicate` before a call: the replicas take the master's parameters
     /// and buffers.
-    fn replicate(&self) {
-        parallel::broadcast(&self.vars, self.vars.len());
+    fn replicate(&self, workers: &Workers<Replica>) {
+        if self.opt.is_some() {
+            parallel::broadcast(&self.vars, self.vars.len());
+        } else {
+            parallel::on_parts(workers, &self.vars, &self.var_parts, |_, share| {
+                parallel::broadcast(share, share.len())
+            });
+        }
     }
 
     /// The replicas' gradients summed into the master's (once per step: the sum DataParallel
     /// makes call by call), and the master's optimizer step.
-    fn step(&mut self, replicas: usize) {
-        parallel::reduce_add_grads(&self.params, replicas);
-        self.opt.step();
+    fn step(&mut self, workers: &Workers<Replica>, replicas: usize) {
+        if let Some(opt) = &mut self.opt {
+            parallel::reduce_add_grads(&self.params, replicas);
+            opt.step();
+            return;
+        }
+        let which = self.which;
+        parallel::on_parts(workers, &self.params, &self.param_parts, move |r, share| {
+            parallel::reduce_add_grads(share, replicas);
+            if let Some(opt) = &r.shares[which] {
+                opt.step().unwrap_or_else(|e| panic!("{e}"));
+            }
+        });
     }
 }
 
@@ -87,9 +133,16 @@ struct DcganAll {
     /// The real batch, whole, on device 0 (main.py's `data[0].to(device)`).
     real: Tensor,
     nz: i64,
+    coordinator: parallel::Coordinator,
 }
 
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
+    Ok(Box::new(model(ctx, args, None)?))
+}
+
+/// The model; `split` forces the master's step split between the replicas' threads or
+/// not (by default: split when the replicas share one memory).
+fn model(ctx: &Ctx, args: &BenchArgs, split: Option<bool>) -> Result<DcganAll, BenchError> {
     let visible = parallel::device_count(ctx, args)?;
     let ngpu = ngpu(args).filter(|&n| n >= 1).ok_or_else(|| {
         ctx.arg_error(format!("--ngpu {:?}: not a count", args.extra.get("ngpu")))
@@ -112,10 +165,10 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         beta1,
         ..dcgan::ADAM
     };
+    let failed = |e: tch::TchError| ctx.failed(e.to_string());
     let mut replicas = Vec::with_capacity(placements.len());
     let (mut g_params, mut g_vars, mut d_params, mut d_vars) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut opts = None;
     for placement in &placements {
         let mut vs_g = nn::VarStore::new(placement.device);
         let mut vs_d = nn::VarStore::new(placement.device);
@@ -123,11 +176,6 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         let d = dcgan::discriminator(&vs_d.root(), ndf);
         vs_g.set_kind(ctx.kind);
         vs_d.set_kind(ctx.kind);
-        if opts.is_none() {
-            let build =
-                |vs: &nn::VarStore| adam.build(vs, lr).map_err(|e| ctx.failed(e.to_string()));
-            opts = Some((build(&vs_g)?, build(&vs_d)?));
-        }
         g_params.push(vs_g.trainable_variables());
         g_vars.push(parallel::named(&vs_g).0);
         d_params.push(vs_d.trainable_variables());
@@ -135,32 +183,59 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         replicas.push(Replica {
             g,
             d,
+            shares: [None, None],
             _vs: (vs_g, vs_d),
         });
     }
-    let Some((opt_g, opt_d)) = opts else {
+    if replicas.is_empty() {
         return Err(ctx.arg_error("no devices to run on"));
+    }
+    let n = replicas.len();
+    let split = split
+        .unwrap_or_else(|| parallel::shares_memory(&g_vars) && parallel::shares_memory(&d_vars));
+    let mut module = |which: usize, params: Vec<Vec<Tensor>>, vars: Vec<Vec<Tensor>>| {
+        let param_parts = parallel::partition(&params[0], n);
+        let opt = if split {
+            for (replica, range) in replicas.iter_mut().zip(&param_parts) {
+                let mut opt = adam.build_copt(lr).map_err(failed)?;
+                for p in &params[0][range.clone()] {
+                    opt.add_parameters(p, 0).map_err(failed)?;
+                }
+                replica.shares[which] = Some(opt);
+            }
+            None
+        } else {
+            let vs = if which == G {
+                &replicas[0]._vs.0
+            } else {
+                &replicas[0]._vs.1
+            };
+            Some(adam.build(vs, lr).map_err(failed)?)
+        };
+        Ok::<_, BenchError>(Module {
+            which,
+            var_parts: parallel::partition(&vars[0], n),
+            param_parts,
+            params,
+            vars,
+            opt,
+        })
     };
+    let g = module(G, g_params, g_vars)?;
+    let d = module(D, d_params, d_vars)?;
     let device0 = placements[0].device;
     let real = Tensor::rand([batch_size, NC, 64, 64], (ctx.kind, device0)) * 2.0 - 1.0;
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
-    Ok(Box::new(DcganAll {
+    Ok(DcganAll {
         workers,
         devices: placements.iter().map(|p| p.device).collect(),
-        g: Module {
-            params: g_params,
-            vars: g_vars,
-            opt: opt_g,
-        },
-        d: Module {
-            params: d_params,
-            vars: d_vars,
-            opt: opt_d,
-        },
+        g,
+        d,
         real,
         nz,
-    }))
+        coordinator: parallel::Coordinator::default(),
+    })
 }
 
 fn net_g(r: &mut Replica, x: &Tensor) -> Tensor {
@@ -173,6 +248,7 @@ fn net_d(r: &mut Replica, x: &Tensor) -> Tensor {
 
 impl Train for DcganAll {
     fn train_step(&mut self) -> Tensor {
+        self.coordinator.enter(self.devices[0]);
         let (workers, devices) = (&self.workers, self.devices.as_slice());
         let batch = self.real.size()[0];
         let replicas = parallel::chunk_sizes(batch, devices.len()).len();
@@ -184,25 +260,114 @@ impl Train for DcganAll {
             (loss.detach(), parallel::backward(workers, applied, &grad))
         };
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
-        self.d.zero_grad();
-        self.d.replicate();
+        self.d.zero_grad(workers);
+        self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &self.real, false, net_d);
         let (err_d_real, _) = loss_of(out, 1.0);
         let noise = Tensor::randn([batch, self.nz, 1, 1], (self.real.kind(), devices[0]));
-        self.g.replicate();
+        self.g.replicate(workers);
         let fake = parallel::apply(workers, devices, &noise, false, net_g);
-        self.d.replicate();
+        self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &fake.output.detach(), false, net_d);
         let (err_d_fake, _) = loss_of(out, 0.0);
-        self.d.step(replicas);
+        self.d.step(workers, replicas);
         // (2) G: maximise log D(G(z)), through the updated D.
-        self.g.zero_grad();
-        self.d.replicate();
+        self.g.zero_grad(workers);
+        self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &fake.output, true, net_d);
         let (err_g, grad_fake) = loss_of(out, 1.0);
         let grad_fake = grad_fake.expect("D's input is G's output, which needs a gradient");
         parallel::backward(workers, fake, &grad_fake);
-        self.g.step(replicas);
+        self.g.step(workers, replicas);
         err_d_real + err_d_fake + err_g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::DeviceSpec;
+    use tch::Kind;
+
+    fn args() -> BenchArgs {
+        let extra = [
+            ("nz", Value::Int(8)),
+            ("ngf", Value::Int(4)),
+            ("ndf", Value::Int(4)),
+            ("vcd", Value::from("0,1")),
+        ];
+        BenchArgs {
+            batch_size: 2,
+            number: 1,
+            repeat: 1,
+            seed: 5,
+            extra: extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        }
+    }
+
+    fn same(a: &[Vec<Tensor>], b: &[Vec<Tensor>]) {
+        for (i, (ra, rb)) in a.iter().zip(b).enumerate() {
+            for (j, (x, y)) in ra.iter().zip(rb).enumerate() {
+                let d = (x - y).abs().max().double_value(&[]);
+                assert_eq!(d, 0.0, "replica {i}, variable {j}");
+            }
+        }
+    }
+
+    /// The master's step split between the replicas' threads (one memory) is the whole one
+    /// on this thread: from the same weights, replication, zeroing, the same gradients on
+    /// every replica, their reduction and Adam give the same weights, bit for bit.
+    #[test]
+    fn the_split_master_step_is_the_whole_one() {
+        let args = args();
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 2,
+        };
+        let ctx = Ctx::new("dcgan_all", &args, spec).unwrap();
+        let mut split = model(&ctx, &args, Some(true)).unwrap();
+        let mut whole = model(&ctx, &args, Some(false)).unwrap();
+        assert!(split.g.opt.is_none() && whole.g.opt.is_some());
+        assert_eq!(split.d.param_parts.len(), 2);
+        assert!(split.d.param_parts.iter().all(|r| !r.is_empty()));
+        tch::no_grad(|| {
+            for (a, b) in [(&split.g, &whole.g), (&split.d, &whole.d)] {
+                for (x, y) in a.vars[0].iter().zip(&b.vars[0]) {
+                    y.shallow_clone().copy_(x);
+                }
+            }
+        });
+        for step in 0..3 {
+            for model in [&mut split, &mut whole] {
+                let workers = &model.workers;
+                for module in [&mut model.g, &mut model.d] {
+                    module.zero_grad(workers);
+                    module.replicate(workers);
+                    for (i, params) in module.params.iter().enumerate() {
+                        for (j, p) in params.iter().enumerate() {
+                            let c = Tensor::arange(p.numel() as i64, (Kind::Float, Device::Cpu))
+                                .view(p.size().as_slice())
+                                .sin()
+                                * (1 + i + j + step) as f64;
+                            (p * c).sum(Kind::Float).backward();
+                        }
+                    }
+                    module.step(workers, 2);
+                }
+            }
+            for (a, b) in [(&split.g, &whole.g), (&split.d, &whole.d)] {
+                same(&a.vars, &b.vars);
+                let grads = |m: &Module| -> Vec<Vec<Tensor>> {
+                    m.params
+                        .iter()
+                        .map(|ps| ps.iter().map(Tensor::grad).collect())
+                        .collect()
+                };
+                same(&grads(a), &grads(b));
+            }
+        }
+        // And the whole step runs split.
+        let loss = split.train_step().double_value(&[]);
+        assert!(loss.is_finite(), "{loss}");
     }
 }

@@ -5,11 +5,17 @@
 //!   own. On simulated CPU devices every replica lives on `Device::Cpu` and its thread gets
 //!   its share of the copy's cores: torch's intra-op thread count (per OS thread) and, as
 //!   the per-device copies, the matching contiguous run of CPUs ([`placements`]). On CUDA
-//!   replica i lives on `Device::Cuda(i)`.
+//!   replica i lives on `Device::Cuda(i)`. The thread that steps the model ([`Coordinator`])
+//!   runs on one intra-op thread on CPU devices.
 //! - DistributedDataParallel: [`all_reduce_mean`] averages the replicas' gradients (each
 //!   divided by the number of replicas, summed onto device 0, broadcast back), coalesced
 //!   into buckets of up to 25 MiB as DDP's; [`broadcast`] copies device 0's parameters or
 //!   buffers to the others (DDP's start and its per-step buffer broadcast).
+//! - One memory: on simulated CPU devices the collectives go tensor by tensor, in place,
+//!   without the buckets' flattened copies (the same arithmetic), and work on every
+//!   replica's tensors can be split by tensors between the replicas' threads ([`partition`],
+//!   [`on_parts`], [`all_reduce_mean_on`]), so that it uses every core without the
+//!   coordinating thread's own intra-op threads.
 //! - nn.DataParallel: [`apply`] scatters a batch held on device 0 along its first dimension
 //!   as `torch.chunk` splits it ([`chunk_sizes`]), runs each chunk through its replica and
 //!   gathers the outputs onto device 0; [`backward`] sends the output's gradient back the
@@ -115,6 +121,36 @@ pub(super) fn placements(ctx: &Ctx, n: usize) -> Result<Vec<Placement>, crate::b
         .collect())
 }
 
+/// Sets this thread's libtorch intra-op threads for good. ATen's count is per OS thread, but
+/// a thread takes, at its first parallel region, the count last set by any thread (a
+/// process-wide value) unless it has already done that first initialisation: so it is done
+/// here first (`get_num_threads` does it), then the count set.
+fn set_own_threads(threads: usize) {
+    let _ = tch::get_num_threads();
+    tch::set_num_threads(threads.max(1) as i32);
+}
+
+/// The coordinating thread of a whole-machine copy on CPU devices, the one that steps the
+/// model: while the replicas' threads run it waits, and between their runs it does the
+/// collectives, the losses and (for DataParallel) the master's optimizer step. It runs that
+/// work on one libtorch thread: with more, libgomp's helper threads spin after each parallel
+/// region (for milliseconds, by default) on the cores the replicas' threads need, often
+/// while the thread they wait for is not scheduled.
+#[derive(Debug, Default)]
+pub(super) struct Coordinator(Option<std::thread::ThreadId>);
+
+impl Coordinator {
+    /// At the start of each step: on CPU devices, the first time on a thread, sets its
+    /// libtorch threads to one (the copy's placements have read its cores by then).
+    pub(super) fn enter(&mut self, device: Device) {
+        let here = std::thread::current().id();
+        if device == Device::Cpu && self.0 != Some(here) {
+            set_own_threads(1);
+            self.0 = Some(here);
+        }
+    }
+}
+
 type Job<R> = Box<dyn FnOnce(&mut R) + Send>;
 
 /// One thread per replica, each owning its replica `R`, running the jobs it is sent in order.
@@ -142,7 +178,7 @@ impl<R: Send + 'static> Workers<R> {
                         let _ = pin_current_thread(&placement.cpus);
                     }
                     if let Some(threads) = placement.threads {
-                        tch::set_num_threads(threads.max(1) as i32);
+                        set_own_threads(threads);
                     }
                     while let Ok(job) = rx.recv() {
                         job(&mut replica);
@@ -297,12 +333,29 @@ fn grads(params: &[Vec<Tensor>], replicas: usize) -> (Vec<usize>, Vec<Vec<Tensor
     (defined, picked)
 }
 
+/// Whether the first `replicas` replicas' `tensors[..][range]` are all on replica 0's
+/// device: simulated CPU devices, which share one memory. There a collective goes tensor by
+/// tensor, in place, with a bucket's arithmetic in the same order but without its flattened
+/// copies (copies within one memory, which would double the traffic and allocate a bucket's
+/// worth each time).
+fn one_memory(tensors: &[Vec<Tensor>], replicas: usize, range: &Range<usize>) -> bool {
+    let device0 = tensors[0][range.start].device();
+    tensors[..replicas]
+        .iter()
+        .all(|ts| ts[range.clone()].iter().all(|t| t.device() == device0))
+}
+
 /// DistributedDataParallel's gradient all-reduce over every replica: each replica's
 /// gradient divided by the number of replicas (DDP's division by the world size), summed
 /// onto replica 0's device and copied back to every replica, bucket by bucket.
 /// `params[i][j]` is parameter j of replica i (the same order on every replica). Afterwards
 /// every replica holds the same averaged gradients.
 pub(super) fn all_reduce_mean(params: &[Vec<Tensor>]) {
+    all_reduce_mean_with(params, false);
+}
+
+/// [`all_reduce_mean`], with `coalesce` flattening the buckets even in one memory.
+fn all_reduce_mean_with(params: &[Vec<Tensor>], coalesce: bool) {
     let n = params.len();
     if n < 2 {
         return;
@@ -310,6 +363,21 @@ pub(super) fn all_reduce_mean(params: &[Vec<Tensor>]) {
     let _guard = tch::no_grad_guard();
     let (_, mut grads) = grads(params, n);
     for range in buckets(&grads[0]) {
+        if !coalesce && one_memory(&grads, n, &range) {
+            for j in range {
+                for g in &mut grads {
+                    let _ = g[j].g_div_scalar_(n as f64);
+                }
+                let (total, others) = grads.split_at_mut(1);
+                for g in others.iter() {
+                    total[0][j] += &g[j];
+                }
+                for g in others.iter_mut() {
+                    g[j].copy_(&total[0][j]);
+                }
+            }
+            continue;
+        }
         let device0 = grads[0][range.start].device();
         let mut flats: Vec<Tensor> = grads.iter().map(|g| flatten(&g[range.clone()])).collect();
         for flat in &mut flats {
@@ -331,11 +399,24 @@ pub(super) fn all_reduce_mean(params: &[Vec<Tensor>]) {
 /// The first `replicas` replicas' `tensors` (parameters or buffers) set to replica 0's,
 /// bucket by bucket: DDP's broadcast from rank 0, DataParallel's replication.
 pub(super) fn broadcast(tensors: &[Vec<Tensor>], replicas: usize) {
+    broadcast_with(tensors, replicas, false);
+}
+
+/// [`broadcast`], with `coalesce` flattening the buckets even in one memory.
+fn broadcast_with(tensors: &[Vec<Tensor>], replicas: usize, coalesce: bool) {
     if replicas < 2 {
         return;
     }
     let _guard = tch::no_grad_guard();
     for range in buckets(&tensors[0]) {
+        if !coalesce && one_memory(tensors, replicas, &range) {
+            for replica in &tensors[1..replicas] {
+                for j in range.clone() {
+                    replica[j].shallow_clone().copy_(&tensors[0][j]);
+                }
+            }
+            continue;
+        }
         let flat = flatten(&tensors[0][range.clone()]);
         for replica in &tensors[1..replicas] {
             let mut dst: Vec<Tensor> = replica[range.clone()]
@@ -354,24 +435,121 @@ pub(super) fn broadcast(tensors: &[Vec<Tensor>], replicas: usize) {
 /// replica 0's (the master, the module its optimizer steps), bucket by bucket, and are
 /// zeroed (DataParallel's replicas are made afresh each call).
 pub(super) fn reduce_add_grads(params: &[Vec<Tensor>], replicas: usize) {
+    reduce_add_grads_with(params, replicas, false);
+}
+
+/// [`reduce_add_grads`], with `coalesce` flattening the buckets even in one memory.
+fn reduce_add_grads_with(params: &[Vec<Tensor>], replicas: usize, coalesce: bool) {
     if replicas < 2 {
         return;
     }
     let _guard = tch::no_grad_guard();
     let (_, mut grads) = grads(params, replicas);
+    let buckets: Vec<(Range<usize>, bool)> = buckets(&grads[0])
+        .into_iter()
+        .map(|range| {
+            let direct = !coalesce && one_memory(&grads, replicas, &range);
+            (range, direct)
+        })
+        .collect();
     let (master, others) = grads.split_at_mut(1);
     let master = &mut master[0];
-    for range in buckets(master) {
+    for (range, direct) in buckets {
         let device0 = master[range.start].device();
         for g in others.iter_mut() {
-            let flat = to(&flatten(&g[range.clone()]), device0);
-            unflatten(&flat, &mut master[range.clone()], |t, part| {
-                *t += part;
-            });
+            if direct {
+                for j in range.clone() {
+                    master[j] += &g[j];
+                }
+            } else {
+                let flat = to(&flatten(&g[range.clone()]), device0);
+                unflatten(&flat, &mut master[range.clone()], |t, part| {
+                    *t += part;
+                });
+            }
             for t in &mut g[range.clone()] {
                 let _ = t.zero_();
             }
         }
+    }
+}
+
+/// Whether every tensor of `tensors` (replica × tensor) is on one device: the simulated CPU
+/// devices, which share one memory.
+pub(super) fn shares_memory(tensors: &[Vec<Tensor>]) -> bool {
+    match tensors.first().and_then(|ts| ts.first()) {
+        Some(t) => {
+            let device = t.device();
+            tensors.iter().flatten().all(|t| t.device() == device)
+        }
+        None => true,
+    }
+}
+
+/// Contiguous runs of `tensors`' indices, `parts` of them, of about equal numbers of
+/// elements (each tensor goes to the part its middle element falls in; a run may be empty).
+pub(super) fn partition(tensors: &[Tensor], parts: usize) -> Vec<Range<usize>> {
+    let parts = parts.max(1);
+    let total: usize = tensors.iter().map(Tensor::numel).sum();
+    let mut before = 0;
+    let part_of: Vec<usize> = tensors
+        .iter()
+        .map(|t| {
+            let n = t.numel();
+            let middle = before + n / 2;
+            before += n;
+            (middle * parts / total.max(1)).min(parts - 1)
+        })
+        .collect();
+    (0..parts)
+        .map(|p| part_of.partition_point(|&q| q < p)..part_of.partition_point(|&q| q <= p))
+        .collect()
+}
+
+/// Runs `f(replica i, share i)` in every replica's thread at once, share i being every
+/// replica's tensors of `parts[i]` (replica × tensor, as `tensors`). For work on tensors in
+/// one memory split by tensors between the replicas' threads, each on its own share of the
+/// cores, instead of this thread: the same arithmetic on every tensor.
+pub(super) fn on_parts<R, F>(
+    workers: &Workers<R>,
+    tensors: &[Vec<Tensor>],
+    parts: &[Range<usize>],
+    f: F,
+) where
+    R: Send + 'static,
+    F: Fn(&mut R, &[Vec<Tensor>]) + Send + Sync + 'static,
+{
+    let shares: Vec<Vec<Vec<Tensor>>> = parts
+        .iter()
+        .map(|range| {
+            tensors
+                .iter()
+                .map(|ts| {
+                    ts[range.clone()]
+                        .iter()
+                        .map(Tensor::shallow_clone)
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    workers.map(shares, move |_, replica, share| f(replica, &share));
+}
+
+/// [`all_reduce_mean`] with the work split between the replicas' threads by `parts` (one per
+/// replica, see [`partition`]) when the replicas share one memory; else on this thread.
+pub(super) fn all_reduce_mean_on<R: Send + 'static>(
+    workers: &Workers<R>,
+    params: &[Vec<Tensor>],
+    parts: &[Range<usize>],
+) {
+    if params.len() < 2 {
+        return;
+    }
+    if shares_memory(params) {
+        on_parts(workers, params, parts, |_, share| all_reduce_mean(share));
+    } else {
+        all_reduce_mean(params);
     }
 }
 
@@ -645,6 +823,85 @@ mod tests {
         }
     }
 
+    /// The collectives in one memory (tensor by tensor, in place) give bit for bit what the
+    /// flattened buckets give.
+    #[test]
+    fn collectives_in_one_memory_match_the_flattened_buckets() {
+        let shapes: [&[i64]; 4] = [&[3, 4], &[5], &[2, 3, 2], &[7]];
+        let make = || -> Vec<Vec<Tensor>> {
+            (0..3)
+                .map(|_| {
+                    shapes
+                        .iter()
+                        .map(|&shape| {
+                            let p = Tensor::randn(shape, (Kind::Float, Device::Cpu))
+                                .set_requires_grad(true);
+                            (&p * Tensor::randn(shape, (Kind::Float, Device::Cpu)))
+                                .sum(Kind::Float)
+                                .backward();
+                            p
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        // A twin with the same values and gradients.
+        let twin = |set: &[Vec<Tensor>]| -> Vec<Vec<Tensor>> {
+            set.iter()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| {
+                            let q = p.detach().copy().set_requires_grad(true);
+                            (&q * p.grad().copy()).sum(Kind::Float).backward();
+                            q
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let same = |a: &[Vec<Tensor>], b: &[Vec<Tensor>]| {
+            for (ra, rb) in a.iter().zip(b) {
+                for (pa, pb) in ra.iter().zip(rb) {
+                    assert_eq!(max_diff(pa, pb), 0.0);
+                    assert_eq!(max_diff(&pa.grad(), &pb.grad()), 0.0);
+                }
+            }
+        };
+        type Collective = fn(&[Vec<Tensor>], bool);
+        let collectives: [(&str, Collective); 4] = [
+            ("all-reduce", all_reduce_mean_with),
+            ("broadcast", |t, c| broadcast_with(t, 3, c)),
+            ("broadcast to 2", |t, c| broadcast_with(t, 2, c)),
+            ("reduce-add", |t, c| reduce_add_grads_with(t, 3, c)),
+        ];
+        // (What each does is the other tests'; they run the one-memory way.)
+        for (_, collective) in collectives {
+            let direct = make();
+            let coalesced = twin(&direct);
+            same(&direct, &coalesced);
+            collective(&direct, false);
+            collective(&coalesced, true);
+            same(&direct, &coalesced);
+        }
+    }
+
+    #[test]
+    fn partitions_are_contiguous_and_balanced_by_elements() {
+        let ts = |sizes: &[i64]| -> Vec<Tensor> {
+            sizes
+                .iter()
+                .map(|&n| Tensor::zeros([n], (Kind::Float, Device::Cpu)))
+                .collect()
+        };
+        assert_eq!(partition(&ts(&[10, 10, 10, 10]), 2), [0..2, 2..4]);
+        assert_eq!(partition(&ts(&[100, 1, 1, 1]), 2), [0..1, 1..4]);
+        assert_eq!(partition(&ts(&[1, 1, 1, 100]), 2), [0..3, 3..4]);
+        assert_eq!(partition(&ts(&[5, 5, 5]), 3), [0..1, 1..2, 2..3]);
+        assert_eq!(partition(&ts(&[5]), 3), [0..0, 0..1, 1..1]);
+        assert_eq!(partition(&ts(&[]), 2), [0..0, 0..0]);
+        assert_eq!(partition(&ts(&[3, 4]), 1), vec![0..2_usize]);
+    }
+
     #[test]
     fn chunk_sizes_are_torch_chunks() {
         assert_eq!(chunk_sizes(5, 2), [3, 2]);
@@ -765,6 +1022,39 @@ mod tests {
         assert_eq!(message, "replica 1: shape mismatch");
         // The workers survive it.
         assert_eq!(workers.each(|i, r| i + *r as usize), [0, 2]);
+    }
+
+    /// Each replica's thread keeps its own intra-op thread count whatever other threads set
+    /// later (ATen's count is per thread, but a thread's first parallel region otherwise
+    /// takes the count last set anywhere), and the coordinating thread runs on one.
+    #[test]
+    fn replicas_keep_their_thread_counts_and_the_coordinator_runs_on_one() {
+        let placements: Vec<Placement> = [2, 1, 3]
+            .into_iter()
+            .map(|threads| Placement {
+                device: Device::Cpu,
+                threads: Some(threads),
+                cpus: Vec::new(),
+            })
+            .collect();
+        let workers = Workers::start(vec![(); 3], &placements).unwrap();
+        workers.each(|_, _| ());
+        tch::set_num_threads(4);
+        let mut coordinator = Coordinator::default();
+        coordinator.enter(Device::Cuda(0));
+        assert_eq!(tch::get_num_threads(), 4, "not on GPUs");
+        coordinator.enter(Device::Cpu);
+        assert_eq!(tch::get_num_threads(), 1);
+        let counts = workers.each(|_, _| {
+            // A parallel region, as a replica's step runs.
+            let _ = Tensor::ones([1 << 16], (Kind::Float, Device::Cpu)).sum(Kind::Float);
+            tch::get_num_threads()
+        });
+        assert_eq!(counts, [2, 1, 3]);
+        // Once per thread: a count set since is kept on the same thread.
+        tch::set_num_threads(2);
+        coordinator.enter(Device::Cpu);
+        assert_eq!(tch::get_num_threads(), 2);
     }
 
     #[test]
