@@ -322,6 +322,9 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn main() {
+    // As a copy process of `mlbench run` sets its allocator (the Python side runs in a
+    // process of its own, with the defaults).
+    mlbench_runner::confine::keep_freed_memory();
     // `cargo bench` passes `--bench`; other arguments select cases by bench name.
     let filter: Vec<String> = std::env::args()
         .skip(1)

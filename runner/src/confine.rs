@@ -111,6 +111,28 @@ pub fn limit_memory(bytes: u64) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Keeps the memory libtorch frees in the copy's heap instead of giving it back to the
+/// kernel. glibc's malloc serves blocks above its mmap threshold (adaptive, at most 32 MiB)
+/// with fresh mappings and unmaps them when freed, so a model whose step allocates and frees
+/// activations of tens of MiB takes fresh zeroed pages every step: page faults and memory
+/// cgroup charges, 5–8 % of a dcgan_all step on this project's machine (measured: 62 → 67
+/// images/s). Here blocks up to 256 MiB come from the heap, and the heap's top is trimmed
+/// only past 1 GiB free. Peak memory is the same (the blocks are reused, not added). No
+/// effect with another C library; returns whether both settings took.
+pub fn keep_freed_memory() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only changes the allocator's tunables; any value is accepted or
+        // refused (0) without side effects.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20) == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) == 1
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
 /// The machine's memory for the copies: `MemTotal`, or the cgroup's `memory.max` when
 /// this process runs under a lower limit (a container, a Slurm job).
 pub fn machine_memory() -> Option<u64> {
@@ -191,6 +213,43 @@ fn compute_apps_memory(text: &str, pid: u32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// This thread's minor page faults so far.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn thread_minor_faults() -> i64 {
+        // SAFETY: getrusage writes the struct it is given, nothing else.
+        unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, &mut usage), 0);
+            usage.ru_minflt
+        }
+    }
+
+    /// After `keep_freed_memory`, a 40 MiB block freed and taken again is served from the
+    /// heap, touched pages and all: the second round takes almost no page fault (glibc's
+    /// default maps such a block afresh each time, 10,240 faults a round).
+    #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn freed_memory_is_reused_without_page_faults() {
+        assert!(keep_freed_memory());
+        let round = || {
+            let before = thread_minor_faults();
+            let block = vec![1u8; 40 << 20];
+            std::hint::black_box(&block);
+            drop(block);
+            thread_minor_faults() - before
+        };
+        let first = round();
+        let second = round();
+        assert!(
+            first > 5_000,
+            "the first round touches fresh pages: {first} faults"
+        );
+        assert!(
+            second < 500,
+            "the second round reuses them: {second} faults"
+        );
+    }
 
     #[test]
     fn compute_apps_lines() {

@@ -7,7 +7,9 @@
 //! that copy's `completed: false` entry and the suite goes on.
 
 use crate::bench::{BenchFactory, DeviceSpec};
-use crate::confine::{allowed_cpus, limit_memory, machine_memory, pin_current_thread, share_of};
+use crate::confine::{
+    allowed_cpus, keep_freed_memory, limit_memory, machine_memory, pin_current_thread, share_of,
+};
 use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
 use crate::smoke::Smoke;
@@ -128,6 +130,8 @@ pub fn run_child(
     {
         eprintln!("warning: cannot limit copy's memory to {bytes} bytes: {e}");
     }
+    // libtorch's freed activations stay in the heap for the next step.
+    keep_freed_memory();
     if !is_cpu {
         threads(share.cpus.len().max(1));
     }

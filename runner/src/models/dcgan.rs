@@ -84,17 +84,16 @@ pub(super) fn discriminator(p: &nn::Path, ndf: i64) -> nn::SequentialT {
     seq.add(conv(p / "conv4", ndf * 8, 1, 1, 0))
 }
 
-/// main.py's `nn.LeakyReLU(0.2, inplace=True)` (tch's `leaky_relu` has only PyTorch's
-/// default slope, 0.01): `x` multiplied in place by a scale made without gradient, 1 where
-/// x > 0 and 0.2 elsewhere (its sign clamped to [0.2, 1]: two vectorised kernels), so the
-/// backward is one multiplication by the scale. The values are bitwise `max(x, 0.2·x)`'s,
-/// whose backward ATen makes far more costly (about 10× a leaky ReLU's on the CPU); the
-/// gradient is 1 or 0.2, and 0.2 at x = 0 as PyTorch's leaky ReLU's (the maximum's splits
-/// it there). In place, as the script's: `x` is a convolution's or a batch norm's output,
-/// which their backward passes do not need (autograd's version counters would say so).
+/// main.py's `nn.LeakyReLU(0.2, inplace=True)`. tch's `leaky_relu` has only PyTorch's
+/// default slope (0.01), but ATen's leaky ReLU backward takes a slope: `x ↦ x if x > 0,
+/// else 0.2·x` is that backward applied to `x` as the gradient, with a detached `x` as the
+/// input it tests. One native pass forward, and autograd's derivative of the backward with
+/// respect to its gradient argument is the leaky ReLU's own (`grad` if x > 0, else
+/// `0.2·grad`; 0.2 at x = 0, as PyTorch's), one native pass back. The values are bitwise
+/// `max(x, 0.2·x)`'s (both multiply by the float 0.2), whose backward ATen makes far more
+/// costly (about 10× a leaky ReLU's on the CPU).
 pub(super) fn leaky_relu_02(x: &Tensor) -> Tensor {
-    let scale = tch::no_grad(|| x.sign().clamp_(0.2, 1.0));
-    x.shallow_clone().g_mul_(&scale)
+    x.detach().leaky_relu_backward(x, 0.2, false)
 }
 
 struct Dcgan {
@@ -213,7 +212,7 @@ mod tests {
         let values = [-3.5f32, -1.0, -0.3, -1e-30, 0.0, 1e-30, 0.1, 0.7, 2.0, 1e20];
         let x = Tensor::from_slice(&values).set_requires_grad(true);
         let want = tch::no_grad(|| x.maximum(&(&x * 0.2)));
-        // In place: on a copy, as on a layer's output (x + 0 is x, bit for bit).
+        // On a layer's output, as in the network (x + 0 is x, bit for bit).
         let y = leaky_relu_02(&(&x + 0.0));
         assert_eq!(
             Vec::<f32>::try_from(&y).unwrap(),
@@ -243,4 +242,3 @@ mod tests {
         assert_eq!(d, 0.0);
     }
 }
-
