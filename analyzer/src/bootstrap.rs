@@ -308,6 +308,82 @@ impl GpuDraws {
             }
         }
     }
+
+    /// [`Self::add_sums`] for [`LANES`] sets of values of this GPU's runs at once (one
+    /// bench per lane; `runs[k][l]` is run k's value in lane l, `table` their
+    /// [`pair_table_lanes`]): each lane's sums are exactly `add_sums`'s, in the same
+    /// order, and the draws are read once for all lanes. A lane of zeros adds zeros.
+    #[inline]
+    pub fn add_sums_lanes(
+        &self,
+        runs: &[[f64; LANES]],
+        table: &[[f64; LANES]],
+        totals: &mut [[f64; LANES]],
+    ) {
+        let add = |a: &mut [f64; LANES], b: &[f64; LANES]| {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        };
+        if self.len == 1 {
+            for total in totals.iter_mut() {
+                add(total, &runs[0]);
+            }
+            return;
+        }
+        let pairs = self.pairs;
+        match (self.table, self.odd) {
+            (true, false) => {
+                for (total, drawn) in totals.iter_mut().zip(self.picks.chunks_exact(pairs)) {
+                    let mut sum = [0.0; LANES];
+                    for &i in drawn {
+                        add(&mut sum, &table[i as usize]);
+                    }
+                    add(total, &sum);
+                }
+            }
+            (true, true) => {
+                let drawn = self.picks.chunks_exact(pairs).zip(&self.singles);
+                for (total, (pair, &last)) in totals.iter_mut().zip(drawn) {
+                    let mut sum = [0.0; LANES];
+                    for &i in pair {
+                        add(&mut sum, &table[i as usize]);
+                    }
+                    // `sum + runs[last]`, then onto the total, as `add_sums`.
+                    add(&mut sum, &runs[last as usize]);
+                    add(total, &sum);
+                }
+            }
+            (false, _) => {
+                for (r, total) in totals.iter_mut().enumerate() {
+                    let drawn = &self.picks[2 * r * pairs..2 * (r + 1) * pairs];
+                    let mut sum = [0.0; LANES];
+                    for p in drawn.chunks_exact(2) {
+                        let (a, b) = (&runs[p[0] as usize], &runs[p[1] as usize]);
+                        for l in 0..LANES {
+                            sum[l] += a[l] + b[l];
+                        }
+                    }
+                    if self.odd {
+                        add(&mut sum, &runs[self.singles[r] as usize]);
+                    }
+                    add(total, &sum);
+                }
+            }
+        }
+    }
+}
+
+/// How many sets of values [`GpuDraws::add_sums_lanes`] sums at once.
+pub const LANES: usize = 4;
+
+/// [`pair_table`] lane by lane: `table[i·n + j][l] = runs[i][l] + runs[j][l]`.
+pub fn pair_table_lanes(runs: &[[f64; LANES]], table: &mut Vec<[f64; LANES]>) {
+    table.clear();
+    table.extend(runs.iter().flat_map(|a| {
+        runs.iter()
+            .map(move |b| std::array::from_fn(|l| a[l] + b[l]))
+    }));
 }
 
 /// A bound of [`Draws`]: `n` and the width of the bit field drawn for it: 8 bits up to

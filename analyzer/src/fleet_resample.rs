@@ -13,7 +13,7 @@
 //! an extra entry) its samples are resampled on their own within GPUs, as `--ci` does, so
 //! no resample is ever empty.
 
-use crate::bootstrap::{Draws, GpuDraws, Strata, Xoshiro256, pair_table};
+use crate::bootstrap::{Draws, GpuDraws, LANES, Strata, Xoshiro256, pair_table_lanes};
 use std::collections::BTreeMap;
 
 /// One node's usable samples of the fleet's benches: GPU (`None`: entries that ran on
@@ -59,24 +59,40 @@ pub fn node_means<'s>(
                 gpu
             })
             .collect();
-        let mut values: Vec<f64> = Vec::new();
-        let mut table: Vec<f64> = Vec::new();
-        for b in (0..benches).filter(|&b| joins[b] == Some(true)) {
-            let mut totals = vec![0.0f64; resamples];
-            let mut n = 0usize;
+        // The joining benches LANES at a time: each GPU's draws read once for all of them
+        // (a bench a GPU did not run is a lane of zeros there, which adds nothing).
+        let joint: Vec<usize> = (0..benches).filter(|&b| joins[b] == Some(true)).collect();
+        let mut values: Vec<[f64; LANES]> = Vec::new();
+        let mut table: Vec<[f64; LANES]> = Vec::new();
+        for lanes in joint.chunks(LANES) {
+            let mut totals = vec![[0.0f64; LANES]; resamples];
+            let mut n = [0usize; LANES];
             for (runs, gpu) in gpus.iter().zip(&drawn) {
-                if runs.values().all(|by| by[b].is_empty()) {
+                let ran: [bool; LANES] = std::array::from_fn(|l| {
+                    lanes
+                        .get(l)
+                        .is_some_and(|&b| runs.values().any(|by| !by[b].is_empty()))
+                });
+                if !ran.contains(&true) {
                     continue;
                 }
                 values.clear();
-                values.extend(runs.values().map(|by| by[b][0]));
+                values.extend(
+                    runs.values().map(|by| {
+                        std::array::from_fn(|l| if ran[l] { by[lanes[l]][0] } else { 0.0 })
+                    }),
+                );
                 if gpu.table {
-                    pair_table(&values, &mut table);
+                    pair_table_lanes(&values, &mut table);
                 }
-                gpu.add_sums(&values, &table, &mut totals);
-                n += values.len();
+                gpu.add_sums_lanes(&values, &table, &mut totals);
+                for l in (0..LANES).filter(|&l| ran[l]) {
+                    n[l] += values.len();
+                }
             }
-            out[b] = Some(totals.iter().map(|t| t / n as f64).collect());
+            for (l, &b) in lanes.iter().enumerate() {
+                out[b] = Some(totals.iter().map(|t| t[l] / n[l] as f64).collect());
+            }
         }
     }
     for b in (0..benches).filter(|&b| joins[b] == Some(false)) {
@@ -127,6 +143,105 @@ mod tests {
         }
         // And they do vary: the draws are not all the data.
         assert!(a.iter().any(|x| *x != a[0]));
+    }
+
+    /// The joint means as they were computed bench by bench (`GpuDraws::add_sums` on
+    /// each GPU that ran the bench): what the lanes must give, bit for bit.
+    fn joint_means_bench_by_bench(
+        node: &NodeSamples,
+        benches: &[usize],
+        joint: Xoshiro256,
+        resamples: usize,
+    ) -> Vec<Vec<f64>> {
+        let gpus: Vec<_> = node.values().collect();
+        let mut draws = Draws::new(joint);
+        let drawn: Vec<GpuDraws> = gpus
+            .iter()
+            .map(|runs| {
+                let mut gpu = GpuDraws::default();
+                gpu.draw(&mut draws, runs.len() as u32, resamples);
+                gpu
+            })
+            .collect();
+        let mut table = Vec::new();
+        benches
+            .iter()
+            .map(|&b| {
+                let mut totals = vec![0.0f64; resamples];
+                let mut n = 0;
+                for (runs, gpu) in gpus.iter().zip(&drawn) {
+                    if runs.values().all(|by| by[b].is_empty()) {
+                        continue;
+                    }
+                    let values: Vec<f64> = runs.values().map(|by| by[b][0]).collect();
+                    if gpu.table {
+                        crate::bootstrap::pair_table(&values, &mut table);
+                    }
+                    gpu.add_sums(&values, &table, &mut totals);
+                    n += values.len();
+                }
+                totals.iter().map(|t| t / n as f64).collect()
+            })
+            .collect()
+    }
+
+    /// Seven joining benches (two sets of lanes, the second part-filled), GPUs of 1, 2, 3,
+    /// 10 and 70 runs (past the pair table), some benches absent from some GPUs, values
+    /// with every bit of the mantissa in use: the lanes give each bench's means bit for
+    /// bit as summed bench by bench.
+    #[test]
+    fn benches_summed_in_lanes_are_summed_as_one_by_one() {
+        let benches = 7;
+        let mut rng = stream(5, &["values"]);
+        let mut n = NodeSamples::new();
+        for (gpu, runs) in [
+            (Some(0), 1u32),
+            (Some(1), 2),
+            (Some(2), 3),
+            (Some(3), 10),
+            (None, 70),
+        ] {
+            for run in 0..runs {
+                let by: Vec<Vec<f64>> = (0..benches)
+                    .map(|b| {
+                        // Bench 2 never on GPU 1, bench 6 only on GPUs 3 and None.
+                        let absent =
+                            (b == 2 && gpu == Some(1)) || (b == 6 && matches!(gpu, Some(0..=2)));
+                        if absent {
+                            Vec::new()
+                        } else {
+                            vec![100.0 + (rng.next_u64() >> 11) as f64 / (1u64 << 45) as f64]
+                        }
+                    })
+                    .collect();
+                n.entry(gpu).or_default().insert(run, by);
+            }
+        }
+        let resamples = 300;
+        let means = node_means(
+            &n,
+            benches,
+            stream(3, &["j"]),
+            |_| unreachable!(),
+            |_| None,
+            resamples,
+        );
+        let want = joint_means_bench_by_bench(
+            &n,
+            &(0..benches).collect::<Vec<_>>(),
+            stream(3, &["j"]),
+            resamples,
+        );
+        for b in 0..benches {
+            let got: Vec<u64> = means[b]
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|m| m.to_bits())
+                .collect();
+            let want: Vec<u64> = want[b].iter().map(|m| m.to_bits()).collect();
+            assert_eq!(got, want, "bench {b}");
+        }
     }
 
     #[test]
