@@ -49,16 +49,7 @@ pub fn node_means<'s>(
         .collect();
     let mut out: Vec<Option<Vec<f64>>> = vec![None; benches];
     if joins.contains(&Some(true)) {
-        // The common draws: GPU by GPU, each as `Strata::resample_means` draws a GPU.
-        let mut draws = Draws::new(joint);
-        let drawn: Vec<GpuDraws> = gpus
-            .iter()
-            .map(|runs| {
-                let mut gpu = GpuDraws::default();
-                gpu.draw(&mut draws, runs.len() as u32, resamples);
-                gpu
-            })
-            .collect();
+        let drawn = draw_gpus(&gpus, joint, resamples);
         // The joining benches LANES at a time: each GPU's draws read once for all of them
         // (a bench a GPU did not run is a lane of zeros there, which adds nothing).
         let joint: Vec<usize> = (0..benches).filter(|&b| joins[b] == Some(true)).collect();
@@ -103,6 +94,19 @@ pub fn node_means<'s>(
         }
     }
     out
+}
+
+/// The common draws of a node's GPUs (each a map of its runs), from `joint`: GPU by GPU,
+/// each as `Strata::resample_means` draws a GPU.
+fn draw_gpus<T>(gpus: &[&BTreeMap<u32, T>], joint: Xoshiro256, resamples: usize) -> Vec<GpuDraws> {
+    let mut draws = Draws::new(joint);
+    gpus.iter()
+        .map(|runs| {
+            let mut gpu = GpuDraws::default();
+            gpu.draw(&mut draws, runs.len() as u32, resamples);
+            gpu
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -154,15 +158,7 @@ mod tests {
         resamples: usize,
     ) -> Vec<Vec<f64>> {
         let gpus: Vec<_> = node.values().collect();
-        let mut draws = Draws::new(joint);
-        let drawn: Vec<GpuDraws> = gpus
-            .iter()
-            .map(|runs| {
-                let mut gpu = GpuDraws::default();
-                gpu.draw(&mut draws, runs.len() as u32, resamples);
-                gpu
-            })
-            .collect();
+        let drawn = draw_gpus(&gpus, joint, resamples);
         let mut table = Vec::new();
         benches
             .iter()
