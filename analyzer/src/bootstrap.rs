@@ -462,8 +462,7 @@ impl Draws {
         mut cut: impl FnMut(&mut Xoshiro256, &mut [u32; 8]) -> usize,
     ) {
         let mut k = 0;
-        while let Some(room) = out.get_mut(k..k + 8) {
-            let room: &mut [u32; 8] = room.try_into().expect("8 long");
+        while let Some(room) = out.get_mut(k..).and_then(<[u32]>::first_chunk_mut::<8>) {
             k += cut(&mut self.rng, room);
         }
         let mut last = [0u32; 8];

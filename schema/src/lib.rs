@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod layout;
 pub mod pyjson;
 pub mod pyrepr;
+pub mod read_buffer;
 pub mod reader;
 pub mod runs;
 pub mod scripts;

@@ -487,30 +487,8 @@ pub fn read_file_lean(path: &Path, display: &str) -> ParsedFile {
 }
 
 fn read_with(path: &Path, display: &str, read: Read) -> ParsedFile {
-    thread_local! {
-        // One buffer per reading thread, kept between files: a fresh allocation per file
-        // costs a page fault per 4 KiB touched, which on a large submission is as much
-        // system time as the reading itself.
-        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    let read_into = |buffer: &mut Vec<u8>| -> std::io::Result<()> {
-        use std::io::Read as _;
-        buffer.clear();
-        std::fs::File::open(path)?.read_to_end(buffer)?;
-        Ok(())
-    };
-    let outcome = BUFFER.with(|cell| {
-        let Ok(mut buffer) = cell.try_borrow_mut() else {
-            // Re-entered from a reducer on the same thread: read into a buffer of its own.
-            let mut own = Vec::new();
-            return read_into(&mut own).map(|()| parse_with(display, &own, read));
-        };
-        let outcome = read_into(&mut buffer).map(|()| parse_with(display, &buffer, read));
-        // Do not keep an outsized buffer alive after an unusually large file.
-        if buffer.capacity() > 64 << 20 {
-            *buffer = Vec::new();
-        }
-        outcome
+    let outcome = crate::read_buffer::with_thread_buffer(|buffer| {
+        crate::read_buffer::read_file_into(path, buffer).map(|()| parse_with(display, buffer, read))
     });
     match outcome {
         Ok(parsed) => parsed,

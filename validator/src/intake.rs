@@ -12,10 +12,9 @@
 use crate::archive::{ReadProblem, ZipSource};
 use crate::finding::Finding;
 use mlbench_schema::discover::TreeKind;
+use mlbench_schema::read_buffer::{read_file_into, with_thread_buffer};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// One file of a submission.
@@ -219,10 +218,6 @@ pub(crate) struct Settled {
     pub(crate) findings: Vec<Finding>,
     pub(crate) dropped: Vec<usize>,
 }
-
-/// The largest read buffer a thread keeps for its next file: after an unusually large
-/// file the buffer is let go rather than kept alive.
-const KEEP_BUFFER_UP_TO: usize = 64 << 20;
 
 impl Listing {
     /// A listing without files: only findings.
@@ -532,35 +527,13 @@ impl std::fmt::Display for ReadFailure {
     }
 }
 
-/// Reads the file at `path` into `buffer`, cleared first (as `std::fs::read` reads it).
-fn read_file_into(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<()> {
-    buffer.clear();
-    std::fs::File::open(path)?.read_to_end(buffer)?;
-    Ok(())
-}
-
 /// Calls `g` with this thread's read buffer (`reuse`), or with a new one.
 fn with_buffer<R>(reuse: bool, g: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    thread_local! {
-        // One buffer per reading thread, kept between files: a fresh allocation per file
-        // costs a page fault per 4 KiB touched, which on a large submission is as much
-        // system time as the reading itself.
-        static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    if reuse {
+        with_thread_buffer(g)
+    } else {
+        g(&mut Vec::new())
     }
-    if !reuse {
-        return g(&mut Vec::new());
-    }
-    BUFFER.with(|cell| {
-        let Ok(mut buffer) = cell.try_borrow_mut() else {
-            // Re-entered (a parallel call inside `g` ran on this thread): a buffer of its own.
-            return g(&mut Vec::new());
-        };
-        let out = g(&mut buffer);
-        if buffer.capacity() > KEEP_BUFFER_UP_TO {
-            *buffer = Vec::new();
-        }
-        out
-    })
 }
 
 fn walk(
