@@ -420,6 +420,7 @@ impl Train for FastStyle {
 mod tests {
     use super::*;
     use crate::bench::DeviceSpec;
+    use crate::models::own_process;
     use mlbench_schema::value::Value;
     use std::collections::BTreeMap;
     use tch::Device;
@@ -581,39 +582,18 @@ mod tests {
             .collect()
     }
 
-    const CHILD_SEED: &str = "MLBENCH_FAST_STYLE_TEST_SEED";
-
-    /// The same seed gives the same losses, another seed others. libtorch's generator is
-    /// global and the tests of this binary run in parallel threads, so each run is a fresh
-    /// process of this test binary running this test alone (as `mlbench run` gives each
-    /// copy a process of its own).
+    /// The same seed gives the same losses, another seed others: each run in a process of
+    /// its own (libtorch's generator is global; `own_process`).
     #[test]
     fn fast_style_same_seed_same_losses() {
-        let name = "fast_style_same_seed_same_losses";
-        if let Ok(seed) = std::env::var(CHILD_SEED) {
-            let losses = losses(seed.parse().unwrap());
-            // After libtest's `test … ` on the same line.
-            println!(
-                "FAST_STYLE_LOSSES={}",
-                serde_json::to_string(&losses).unwrap()
-            );
+        if own_process::child(losses) {
             return;
         }
-        let (_, module) = module_path!().split_once("::").unwrap();
-        let run = |seed: i64| -> Vec<f64> {
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([&format!("{module}::{name}"), "--exact", "--nocapture"])
-                .args(["--test-threads", "1"])
-                .env(CHILD_SEED, seed.to_string())
-                .output()
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{stdout}");
-            let line = stdout
-                .lines()
-                .find_map(|l| l.split_once("FAST_STYLE_LOSSES=").map(|(_, json)| json))
-                .unwrap_or_else(|| panic!("no losses printed: {stdout}"));
-            serde_json::from_str(line).unwrap()
+        let run = |seed| {
+            own_process::losses(
+                "models::fast_style::tests::fast_style_same_seed_same_losses",
+                seed,
+            )
         };
         let a = run(7);
         assert_eq!(a.len(), 4);

@@ -387,3 +387,44 @@ impl Ctx {
         }
     }
 }
+
+/// Tests whose figures depend on libtorch's global generator: the tests of a binary run in
+/// parallel threads that all draw from it, so a run seeded here may be drawn from by
+/// another test between its seeding and its use. [`losses_in_own_process`] runs one seeded
+/// computation in a fresh process of the test binary, running one test alone (as
+/// `mlbench run` gives each copy a process of its own).
+#[cfg(test)]
+pub(crate) mod own_process {
+    /// Set in the child: the seed to run with.
+    const CHILD_SEED: &str = "MLBENCH_TEST_CHILD_SEED";
+    const MARK: &str = "MLBENCH_TEST_LOSSES=";
+
+    /// In the child process (the variable set), runs `losses` with its seed, prints them and
+    /// returns `true`: the test must then return at once. In the parent, `false`.
+    pub(crate) fn child(losses: impl Fn(i64) -> Vec<f64>) -> bool {
+        let Ok(seed) = std::env::var(CHILD_SEED) else {
+            return false;
+        };
+        let losses = losses(seed.parse().expect("a seed"));
+        // After libtest's `test … ` on the same line.
+        println!("{MARK}{}", serde_json::to_string(&losses).unwrap());
+        true
+    }
+
+    /// The losses the test `test` (its path below the crate, `models::…::name`) prints in
+    /// a child process run with `seed`.
+    pub(crate) fn losses(test: &str, seed: i64) -> Vec<f64> {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([test, "--exact", "--nocapture", "--test-threads", "1"])
+            .env(CHILD_SEED, seed.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split_once(MARK).map(|(_, json)| json))
+            .unwrap_or_else(|| panic!("no losses printed by {test}: {stdout}"));
+        serde_json::from_str(line).unwrap()
+    }
+}
