@@ -42,30 +42,24 @@ fn losses(name: &str, args: &BenchArgs, steps: usize) -> Vec<f64> {
     (0..steps).map(|_| bench.step().unwrap()).collect()
 }
 
-/// On one device dcgan_all's DataParallel path (scatter, the replica's thread, gather, the
-/// loss's gradient sent back by hand, G reached through D's input gradient, the master's
-/// optimizers) is dcgan itself: the same seed gives dcgan's losses step after step.
+/// On (simulated) CPU devices dcgan_all is main.py's CPU path: dcgan on the whole batch
+/// (`batch_size × ngpu`), bit for bit, whatever the devices.
 #[test]
-fn dcgan_all_on_one_device_is_dcgan() {
+fn dcgan_all_on_cpu_devices_is_dcgan_on_the_whole_batch() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let plain = losses("dcgan", &dcgan_args("0", None), 4);
-    let one = losses("dcgan_all", &dcgan_args("0,1", Some(1)), 4);
-    for (a, b) in plain.iter().zip(&one) {
-        assert!(
-            (a - b).abs() < 1e-5,
-            "dcgan {plain:?}, dcgan_all on one device {one:?}"
-        );
-    }
+    let mut whole = dcgan_args("0", None);
+    whole.batch_size = 6;
+    let plain = losses("dcgan", &whole, 4);
+    assert!(plain.iter().all(|l| l.is_finite()), "{plain:?}");
+    assert_eq!(losses("dcgan_all", &dcgan_args("0,1", None), 4), plain);
+    assert_eq!(losses("dcgan_all", &dcgan_args("0,1,2", Some(2)), 4), plain);
 }
 
-/// Replicas in threads draw nothing: two copies with the same seed give the same losses, on
-/// two devices (batch 6 split 3 + 3) as on one.
+/// Replicas in threads draw nothing: two copies with the same seed give the same losses
+/// (dcgan_all's replicas: `models::dcgan_all`'s tests).
 #[test]
 fn whole_machine_losses_depend_on_the_seed_alone() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let a = losses("dcgan_all", &dcgan_args("0,1", None), 3);
-    let b = losses("dcgan_all", &dcgan_args("0,1", None), 3);
-    assert_eq!(a, b);
     let mut convnet = BenchArgs {
         batch_size: 2,
         number: 1,

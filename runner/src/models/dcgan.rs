@@ -148,7 +148,19 @@ pub(super) fn bce(logits: &Tensor, label: f64) -> Tensor {
 
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
-    let DcganArgs { nz, ngf, ndf } = DcganArgs::read(ctx, args)?;
+    let sizes = DcganArgs::read(ctx, args)?;
+    whole_batch(ctx, batch_size, sizes, ADAM, LR)
+}
+
+/// main.py's two networks on one device, over batches of `batch_size` images, each with
+/// its own `adam` at `lr`.
+pub(super) fn whole_batch(
+    ctx: &Ctx,
+    batch_size: i64,
+    DcganArgs { nz, ngf, ndf }: DcganArgs,
+    adam: nn::Adam,
+    lr: f64,
+) -> Result<Box<dyn Train>, BenchError> {
     let mut vs_g = nn::VarStore::new(ctx.device);
     let mut vs_d = nn::VarStore::new(ctx.device);
     let net_g = generator(&vs_g.root(), nz, ngf);
@@ -158,11 +170,11 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     if ctx.is_cuda() {
         tch::Cuda::cudnn_set_benchmark(true);
     }
-    let opt_g = ADAM
-        .build(&vs_g, LR)
+    let opt_g = adam
+        .build(&vs_g, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let opt_d = ADAM
-        .build(&vs_d, LR)
+    let opt_d = adam
+        .build(&vs_d, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
     let real = Tensor::rand([batch_size, NC, 64, 64], ctx.opts()) * 2.0 - 1.0;
     Ok(Box::new(Dcgan {

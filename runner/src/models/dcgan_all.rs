@@ -1,16 +1,24 @@
 //! dcgan_all (generative_adversarial_networks/dcgan main.py with `--ngpu $DEVICE_TOTAL`; a
-//! whole-machine job): dcgan's generator and discriminator through nn.DataParallel over
-//! `ngpu` devices. main.py multiplies `--batch-size` by `ngpu`; every call of G or D
-//! replicates the master (replica 0, on device 0) onto the devices, scatters its batch (on
-//! device 0) as torch.chunk splits it, runs the chunks in their replicas' threads and gathers
-//! the outputs onto device 0, where the losses are taken; the backward goes the same way back
-//! and the replicas' gradients are summed into the master's, which alone the two optimizers
-//! (Adam, `lr` 2e-4, β₁ `beta1` 0.5) step (`parallel::apply`, `backward`,
-//! `reduce_add_grads`, `broadcast`). One step is dcgan's: D on the real batch and on a fake
-//! one, then G through D. Returns errD_real + errD_fake + errG, as dcgan. On simulated CPU
-//! devices (one memory) the master's replication, zeroing, gradient reduction and optimizer
-//! steps are split by parameters between the replicas' threads (each an Adam over its share
-//! of the master's parameters: the same update, parameter by parameter).
+//! whole-machine job). main.py multiplies `--batch-size` by `ngpu` and runs its networks
+//! through `nn.parallel.data_parallel` only when the input is on CUDA (`if input.is_cuda and
+//! self.ngpu > 1`), so the job has two paths, as the script:
+//!
+//! - On CUDA devices, dcgan's generator and discriminator through nn.DataParallel over
+//!   `ngpu` devices: every call of G or D replicates the master (replica 0, on device 0)
+//!   onto the devices, scatters its batch (on device 0) as torch.chunk splits it, runs the
+//!   chunks in their replicas' threads and gathers the outputs onto device 0, where the
+//!   losses are taken; the backward goes the same way back and the replicas' gradients are
+//!   summed into the master's, which alone the two optimizers (Adam, `lr` 2e-4, β₁ `beta1`
+//!   0.5) step (`parallel::apply`, `backward`, `reduce_add_grads`, `broadcast`). One step
+//!   is dcgan's: D on the real batch and on a fake one, then G through D. Returns
+//!   errD_real + errD_fake + errG, as dcgan. On replicas that share one memory (CPU
+//!   replicas: the tests) the master's replication, zeroing, gradient reduction and
+//!   optimizer steps are split by parameters between the replicas' threads (each an Adam
+//!   over its share of the master's parameters: the same update, parameter by parameter).
+//! - On (simulated) CPU devices, main.py's CPU path: dcgan's two networks on the whole
+//!   batch (`batch_size × ngpu`) in one process, on every core of the whole-machine copy
+//!   (`dcgan::whole_batch`).
+//!
 //! Args: `batch_size` per device (fast.json: 128), `ngpu` (the devices of `vcd`), `nz`
 //! (100), `ngf` (64), `ndf` (64), `imageSize` (64 only), `lr`, `beta1`.
 
@@ -136,35 +144,70 @@ struct DcganAll {
     coordinator: parallel::Coordinator,
 }
 
+/// On CUDA devices, the networks through the DataParallel emulation; on (simulated) CPU
+/// devices, main.py's own CPU path: `input.is_cuda and self.ngpu > 1` is false there, so
+/// its two networks run on the whole batch (`batch_size × ngpu`) in one process, on every
+/// core of the whole-machine copy.
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
-    Ok(Box::new(model(ctx, args, None)?))
+    if ctx.is_cuda() {
+        Ok(Box::new(model(ctx, args, None)?))
+    } else {
+        let s = Settings::read(ctx, args)?;
+        dcgan::whole_batch(ctx, s.per_device * s.ngpu, s.sizes, s.adam, s.lr)
+    }
 }
 
-/// The model; `split` forces the master's step split between the replicas' threads or
-/// not (by default: split when the replicas share one memory).
-fn model(ctx: &Ctx, args: &BenchArgs, split: Option<bool>) -> Result<DcganAll, BenchError> {
-    let visible = parallel::device_count(ctx, args)?;
-    let ngpu = ngpu(args).filter(|&n| n >= 1).ok_or_else(|| {
-        ctx.arg_error(format!("--ngpu {:?}: not a count", args.extra.get("ngpu")))
-    })?;
-    if ngpu as usize > visible {
-        return Err(ctx.arg_error(format!(
-            "--ngpu {ngpu}: the copy has {visible} device(s) (vcd)"
-        )));
+/// The job's arguments, checked against the copy's devices.
+struct Settings {
+    ngpu: i64,
+    /// `--batch-size`: each device's share of the batch.
+    per_device: i64,
+    sizes: DcganArgs,
+    adam: nn::Adam,
+    lr: f64,
+}
+
+impl Settings {
+    fn read(ctx: &Ctx, args: &BenchArgs) -> Result<Settings, BenchError> {
+        let visible = parallel::device_count(ctx, args)?;
+        let ngpu = ngpu(args).filter(|&n| n >= 1).ok_or_else(|| {
+            ctx.arg_error(format!("--ngpu {:?}: not a count", args.extra.get("ngpu")))
+        })?;
+        if ngpu as usize > visible {
+            return Err(ctx.arg_error(format!(
+                "--ngpu {ngpu}: the copy has {visible} device(s) (vcd)"
+            )));
+        }
+        let beta1 = ctx.float(args, &["beta1"], dcgan::ADAM.beta1)?;
+        Ok(Settings {
+            ngpu,
+            per_device: ctx.size(args, &["batch_size"], args.batch_size.max(1))?,
+            sizes: DcganArgs::read(ctx, args)?,
+            adam: nn::Adam {
+                beta1,
+                ..dcgan::ADAM
+            },
+            lr: ctx.float(args, &["lr"], dcgan::LR)?,
+        })
     }
+}
+
+/// The model through the DataParallel emulation (on CPU devices too: the tests); `split`
+/// forces the master's step split between the replicas' threads or not (by default: split
+/// when the replicas share one memory).
+fn model(ctx: &Ctx, args: &BenchArgs, split: Option<bool>) -> Result<DcganAll, BenchError> {
+    let Settings {
+        ngpu,
+        per_device,
+        sizes: DcganArgs { nz, ngf, ndf },
+        adam,
+        lr,
+    } = Settings::read(ctx, args)?;
     let placements = parallel::placements(ctx, ngpu as usize)?;
-    let per_device = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let batch_size = per_device * ngpu;
-    let DcganArgs { nz, ngf, ndf } = DcganArgs::read(ctx, args)?;
-    let lr = ctx.float(args, &["lr"], dcgan::LR)?;
-    let beta1 = ctx.float(args, &["beta1"], dcgan::ADAM.beta1)?;
     if ctx.is_cuda() {
         tch::Cuda::cudnn_set_benchmark(true);
     }
-    let adam = nn::Adam {
-        beta1,
-        ..dcgan::ADAM
-    };
     let failed = |e: tch::TchError| ctx.failed(e.to_string());
     let mut replicas = Vec::with_capacity(placements.len());
     let (mut g_params, mut g_vars, mut d_params, mut d_vars) =
@@ -287,6 +330,7 @@ impl Train for DcganAll {
 mod tests {
     use super::*;
     use crate::bench::DeviceSpec;
+    use crate::models::own_process;
     use tch::Kind;
 
     fn args() -> BenchArgs {
@@ -312,6 +356,63 @@ mod tests {
                 assert_eq!(d, 0.0, "replica {i}, variable {j}");
             }
         }
+    }
+
+    /// `steps` losses of `model`.
+    fn losses_of(model: &mut dyn Train, steps: usize) -> Vec<f64> {
+        (0..steps)
+            .map(|_| model.train_step().double_value(&[]))
+            .collect()
+    }
+
+    /// What the DataParallel emulation gives with `seed`, in this order: plain dcgan (batch
+    /// 2) for 4 steps, dcgan_all on one device (batch 2 × 1) for 4, and on two (batch 2 × 2)
+    /// for 3.
+    fn data_parallel_losses(seed: i64) -> Vec<f64> {
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let mut base = args();
+        base.seed = seed;
+        let ctx = Ctx::new("dcgan", &base, spec).unwrap();
+        let mut out = losses_of(&mut *dcgan::build(&ctx, &base).unwrap(), 4);
+        let mut one = base.clone();
+        one.extra.insert("ngpu".into(), Value::Int(1));
+        let ctx = Ctx::new("dcgan_all", &one, spec).unwrap();
+        out.extend(losses_of(&mut model(&ctx, &one, None).unwrap(), 4));
+        let ctx = Ctx::new("dcgan_all", &base, spec).unwrap();
+        out.extend(losses_of(&mut model(&ctx, &base, None).unwrap(), 3));
+        out
+    }
+
+    /// On one device the DataParallel path (scatter, the replica's thread, gather, the
+    /// loss's gradient sent back by hand, G reached through D's input gradient, the master's
+    /// optimizers) is dcgan itself: the same seed gives dcgan's losses step after step. On
+    /// two, the replicas' threads draw nothing: the same seed gives the same losses, another
+    /// seed others. Each run in a process of its own (libtorch's generator is global).
+    #[test]
+    fn data_parallel_is_dcgan_on_one_device_and_its_seed_alone_on_two() {
+        if own_process::child(data_parallel_losses) {
+            return;
+        }
+        let run = |seed| {
+            own_process::losses(
+                "models::dcgan_all::tests::data_parallel_is_dcgan_on_one_device_and_its_seed_alone_on_two",
+                seed,
+            )
+        };
+        let a = run(11);
+        assert_eq!(a.len(), 11);
+        assert!(a.iter().all(|l| l.is_finite()), "{a:?}");
+        let (plain, one, two) = (&a[..4], &a[4..8], &a[8..]);
+        for (p, o) in plain.iter().zip(one) {
+            assert!((p - o).abs() < 1e-5, "dcgan {plain:?}, one device {one:?}");
+        }
+        let b = run(11);
+        assert_eq!(two, &b[8..], "two devices, the same seed");
+        let c = run(12);
+        assert_ne!(two, &c[8..], "two devices, another seed");
     }
 
     /// The master's step split between the replicas' threads (one memory) is the whole one
