@@ -1,5 +1,5 @@
 """convnet (runner/src/models/convnet.rs): ResNet-18 (torchvision's and tch::vision's
-layout) on one fixed random batch; cross-entropy; SGD 0.1, momentum 0.9, weight decay 1e-4."""
+layout) on one fixed random batch; cross-entropy; conv_simple.py's SGD(parameters, lr 0.1)."""
 
 import torch
 import torch.nn as nn
@@ -54,14 +54,12 @@ class ResNet18(nn.Module):
 
 
 class ConvNet:
-    """ResNet-18 on one fake ImageNet batch; cross-entropy; SGD 0.1, momentum 0.9, wd 1e-4."""
+    """ResNet-18 on one fake ImageNet batch; cross-entropy; SGD 0.1 (no momentum, no wd)."""
 
     def __init__(self, batch_size, image_size, classes):
         self.net = ResNet18(classes)
         self.net.train()
-        self.opt = torch.optim.SGD(
-            self.net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4
-        )
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
         self.images = torch.randn(batch_size, 3, image_size, image_size)
         self.labels = torch.randint(classes, (batch_size,))
 

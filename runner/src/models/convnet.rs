@@ -1,12 +1,16 @@
 //! convnet / convnet_fp16 (convnets conv_simple.py): a torchvision-style ResNet on fake
 //! ImageNet batches (random 3×S×S images, random labels among 1000 classes), cross-entropy,
-//! SGD (lr 0.1, momentum 0.9, weight decay 1e-4) as the ImageNet example.
+//! the script's `torch.optim.SGD(model.parameters(), lr)` (lr 0.1, no momentum, no weight
+//! decay). `--half` as the script's fp16utils: the model half but for its BatchNorm layers,
+//! the SGD through FP16_Optimizer with a dynamic loss scale (`half`).
 //! Args: `arch` (resnet18|34|50|101|152; the example's default resnet18, the jobs pass
-//! resnet101), `batch_size` (fast.json: 64), `image_size` (224), `num_classes` (1000), `half`/`fp16`.
+//! resnet101), `batch_size` (fast.json: 64), `image_size` (224), `num_classes` (1000), `lr`
+//! (0.1), `half`/`fp16`.
 
+use super::half::{Sgd, batch_norm_to_float};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
-use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::nn::{self, ModuleT};
 use tch::vision::resnet;
 use tch::{Kind, Tensor};
 
@@ -14,7 +18,7 @@ pub(super) const SOURCE: &str = include_str!("convnet.rs");
 
 struct ConvNet {
     net: Box<dyn ModuleT>,
-    opt: nn::Optimizer,
+    opt: Sgd,
     images: Tensor,
     labels: Tensor,
     _vs: nn::VarStore,
@@ -71,17 +75,12 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let mut vs = nn::VarStore::new(ctx.device);
     let net = resnet.net(ctx, &vs.root())?;
     vs.set_kind(ctx.kind);
+    batch_norm_to_float(&vs);
     if ctx.is_cuda() {
         tch::Cuda::cudnn_set_benchmark(true);
     }
-    let opt = nn::Sgd {
-        momentum: 0.9,
-        dampening: 0.0,
-        wd: 1e-4,
-        nesterov: false,
-    }
-    .build(&vs, 0.1)
-    .map_err(|e| ctx.failed(e.to_string()))?;
+    let lr = ctx.float(args, &["lr", "learning_rate"], 0.1)?;
+    let opt = Sgd::new(&vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
     let images = Tensor::randn([batch_size, 3, size, size], ctx.opts());
     let labels = Tensor::randint(classes, [batch_size], ctx.int_opts());
     Ok(Box::new(ConvNet {

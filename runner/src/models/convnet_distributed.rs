@@ -6,16 +6,18 @@
 //! gradients all-reduced to their average (`parallel::all_reduce_mean`, DDP's arithmetic,
 //! which for equal shares is also the script's nn.DataParallel gradient of the mean loss
 //! over the whole batch), then each replica's plain SGD (the script's: lr 0.1, no momentum,
-//! no weight decay). BatchNorm buffers are broadcast from replica 0 before each step.
+//! no weight decay; `--half` through FP16_Optimizer as convnet's, `half`). BatchNorm
+//! buffers are broadcast from replica 0 before each step.
 //! Returns the mean of the replicas' losses.
 //! Args: `arch`/`a` (resnet18; the jobs pass resnet101), `batch_size` per device (fast.json:
 //! 64, fp16: 128), `image_size` (224), `num_classes` (1000), `lr` (0.1), `half`, `vcd`.
 
 use super::convnet::ResNetArgs;
+use super::half::{Sgd, batch_norm_to_float};
 use super::parallel::{self, Workers};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
-use tch::nn::{self, ModuleT, OptimizerConfig};
+use tch::nn::{self, ModuleT};
 use tch::{Device, Kind, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("convnet_distributed.rs");
@@ -28,7 +30,7 @@ pub(super) fn batch_size(args: &BenchArgs) -> i64 {
 
 struct Replica {
     net: Box<dyn ModuleT>,
-    opt: nn::Optimizer,
+    opt: Sgd,
     images: Tensor,
     labels: Tensor,
     device: Device,
@@ -69,9 +71,8 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
         let mut vs = nn::VarStore::new(device);
         let net = resnet.net(ctx, &vs.root())?;
         vs.set_kind(ctx.kind);
-        let opt = nn::Sgd::default()
-            .build(&vs, lr)
-            .map_err(|e| ctx.failed(e.to_string()))?;
+        batch_norm_to_float(&vs);
+        let opt = Sgd::new(&vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
         let images = Tensor::randn([batch_size, 3, size, size], (ctx.kind, device));
         let labels = Tensor::randint(resnet.classes, [batch_size], (Kind::Int64, device));
         params.push(vs.trainable_variables());
@@ -114,7 +115,7 @@ impl Train for ConvNetDistributed {
             let loss = logits
                 .to_kind(Kind::Float)
                 .cross_entropy_for_logits(&r.labels);
-            loss.backward();
+            r.opt.backward(&loss);
             loss.detach()
         });
         parallel::all_reduce_mean_on(&self.workers, &self.params, &self.parts);

@@ -20,6 +20,7 @@ mod convnet_distributed;
 mod dcgan;
 mod dcgan_all;
 mod fast_style;
+mod half;
 mod lbfgs;
 mod loader;
 mod parallel;
