@@ -30,9 +30,9 @@ pub fn classic_report(
     // first aggregation's parallel output, the last digits of sd moved between runs).
     let mut run_means = df
         .lazy()
-        .group_by([col("bench"), col("run")])
-        .agg([col("value").mean().alias("run_value")])
-        .sort(["bench", "run"], SortMultipleOptions::default())
+        .group_by([col("bench_run")])
+        .agg([col("bench").first(), col("value").mean().alias("run_value")])
+        .sort(["bench_run"], SortMultipleOptions::default())
         .collect()?;
     run_means.rechunk_mut();
     let table = run_means

@@ -5,7 +5,7 @@
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};
-use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_samples};
+use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_of};
 use mlbench_results::report::{Intervals, Report, ReportDoc};
 use mlbench_schema::{Scoring, TargetTable};
 
@@ -50,34 +50,44 @@ pub fn report_document(
         jobs_note: loaded.jobs.err(),
     };
     let clock = mlbench_schema::Timings::start();
-    let (set, report) = report_samples(loaded.set, targets, &report_options)?;
-    clock.lap("  scoring");
-    let mut doc = ReportDoc::new(report);
-    // Three independent readings of the same samples, side by side: each has serial
+    let set = loaded.set;
+    // Four independent readings of the same samples, side by side: the scoring (Polars, on
+    // its own threads), the stragglers, the intervals and the fleet; each has serial
     // stretches that the others' parallel work fills.
-    let ((flagged, ci), fleet) = rayon::join(
+    let (report, ((flagged, ci), fleet)) = rayon::join(
+        || report_of(&set, targets, &report_options),
         || {
             rayon::join(
                 || {
-                    stragglers(&set, &StragglerOptions::default())
-                        .into_iter()
-                        .filter(|s| s.flagged)
-                        .collect()
+                    rayon::join(
+                        || {
+                            stragglers(&set, &StragglerOptions::default())
+                                .into_iter()
+                                .filter(|s| s.flagged)
+                                .collect()
+                        },
+                        || {
+                            options.intervals.then(|| Intervals {
+                                by_bench: bench_mean_cis(
+                                    &set,
+                                    CI_RESAMPLES,
+                                    DEFAULT_SEED,
+                                    DEFAULT_LEVEL,
+                                ),
+                                resamples: CI_RESAMPLES,
+                                seed: DEFAULT_SEED,
+                                level: DEFAULT_LEVEL,
+                            })
+                        },
+                    )
                 },
-                || {
-                    options.intervals.then(|| Intervals {
-                        by_bench: bench_mean_cis(&set, CI_RESAMPLES, DEFAULT_SEED, DEFAULT_LEVEL),
-                        resamples: CI_RESAMPLES,
-                        seed: DEFAULT_SEED,
-                        level: DEFAULT_LEVEL,
-                    })
-                },
+                || crate::fleet::fleet(&set, &crate::fleet::FleetOptions::default()),
             )
         },
-        || crate::fleet::fleet(&set, &crate::fleet::FleetOptions::default()),
     );
+    let mut doc = ReportDoc::new(report?);
     (doc.stragglers, doc.ci, doc.fleet) = (flagged, ci, fleet);
-    clock.lap("  stragglers, intervals, fleet");
+    clock.lap("  scoring, stragglers, intervals, fleet");
     doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))

@@ -91,6 +91,16 @@ pub fn report_samples(
     targets: &TargetTable,
     options: &ReportOptions,
 ) -> Result<(SampleSet, Report), AnalyzeError> {
+    let report = report_of(&set, targets, options)?;
+    Ok((set, report))
+}
+
+/// The report of `set` ([`report_samples`] without taking the samples).
+pub fn report_of(
+    set: &SampleSet,
+    targets: &TargetTable,
+    options: &ReportOptions,
+) -> Result<Report, AnalyzeError> {
     if set.samples.is_empty() {
         return Err(AnalyzeError::NoEntries);
     }
@@ -115,11 +125,10 @@ pub fn report_samples(
         .expected
         .clone()
         .unwrap_or_else(|| Expected::from_targets(targets));
-    let report = match options.scoring {
+    Ok(match options.scoring {
         Scoring::Classic => {
-            Report::Classic(classic_report(&set, targets, &expected, options.min_runs)?)
+            Report::Classic(classic_report(set, targets, &expected, options.min_runs)?)
         }
-        Scoring::Score => Report::Score(score_report(&set, targets, &expected, options.price)?),
-    };
-    Ok((set, report))
+        Scoring::Score => Report::Score(score_report(set, targets, &expected, options.price)?),
+    })
 }

@@ -165,14 +165,16 @@ pub fn per_gpu(df: DataFrame, set: &SampleSet) -> Result<PerGpu, AnalyzeError> {
     let table = df
         .lazy()
         .filter(col("device").is_not_null())
-        .group_by([col("bench"), col("device")])
+        .group_by([col("bench_device")])
         .agg([
+            col("bench").first(),
+            col("device").first(),
             col("value").mean().alias("mean"),
             col("value").min().alias("min"),
             col("value").max().alias("max"),
         ])
         .with_columns([a?, b?, c?])
-        .sort(["bench", "device"], SortMultipleOptions::default())
+        .sort(["bench_device"], SortMultipleOptions::default())
         .collect()?;
     let names = strs(&table, "bench")?;
     let devices = counts(&table, "device")?;
