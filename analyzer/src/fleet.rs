@@ -162,52 +162,50 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
             (node, means)
         })
         .collect();
-    // Per bench, in each resample every node's log ratio to that resample's median node.
-    let bench_logs: Vec<Vec<(u32, Vec<f64>)>> = (0..benches.len())
+    // Per bench, each resample's median node: the reference of every node's ratio.
+    let references: Vec<Vec<f64>> = (0..benches.len())
         .into_par_iter()
         .map(|b| {
-            let resampled: Vec<(u32, &Vec<f64>)> = per_node
-                .iter()
-                .filter_map(|(&node, means)| Some((node, means[b].as_ref()?)))
-                .collect();
-            let mut logs: Vec<(u32, Vec<f64>)> = resampled
-                .iter()
-                .map(|(node, _)| (*node, vec![0.0; r_count]))
+            let resampled: Vec<&Vec<f64>> = per_node
+                .values()
+                .filter_map(|means| means[b].as_ref())
                 .collect();
             let mut scratch = Vec::with_capacity(resampled.len());
-            for r in 0..r_count {
-                scratch.clear();
-                scratch.extend(resampled.iter().map(|(_, v)| v[r]));
-                // Nodes' means are finite and positive: the median exists.
-                let reference = median(&mut scratch).unwrap_or(f64::NAN);
-                for ((_, v), (_, l)) in resampled.iter().zip(&mut logs) {
-                    l[r] = (v[r] / reference).ln();
-                }
-            }
-            logs
+            (0..r_count)
+                .map(|r| {
+                    scratch.clear();
+                    scratch.extend(resampled.iter().map(|v| v[r]));
+                    // Nodes' means are finite and positive: the median exists.
+                    median(&mut scratch).unwrap_or(f64::NAN)
+                })
+                .collect()
         })
         .collect();
-    // Each resample's ratios summed bench by bench in name order (as the point figure
-    // sums them): per node the sum of its log ratios and how many benches it has.
-    let mut sums = vec![0.0f64; set.hosts.len() * r_count];
-    let mut counts = vec![0usize; set.hosts.len()];
-    for nodes in &bench_logs {
-        for (node, logs) in nodes {
-            let row = &mut sums[*node as usize * r_count..(*node as usize + 1) * r_count];
-            for (sum, l) in row.iter_mut().zip(logs) {
-                *sum += l;
-            }
-            counts[*node as usize] += 1;
-        }
-    }
-    let mut draws: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for &node in &nodes {
-        let n = counts[node as usize];
-        if n > 0 {
-            let row = &sums[node as usize * r_count..(node as usize + 1) * r_count];
-            draws.insert(node, row.iter().map(|s| (s / n as f64).exp()).collect());
-        }
-    }
+    // Each node's draws: in each resample its log ratios to the median node summed bench by
+    // bench in name order (as the point figure sums them), their mean, exponentiated.
+    let mut draws: BTreeMap<u32, Vec<f64>> = per_node
+        .par_iter()
+        .filter_map(|(&node, means)| {
+            let ran: Vec<(&Vec<f64>, &Vec<f64>)> = means
+                .iter()
+                .zip(&references)
+                .filter_map(|(m, reference)| Some((m.as_ref()?, reference)))
+                .collect();
+            let n = ran.len() as f64;
+            (!ran.is_empty()).then(|| {
+                let row = (0..r_count)
+                    .map(|r| {
+                        let mut sum = 0.0f64;
+                        for (v, reference) in &ran {
+                            sum += (v[r] / reference[r]).ln();
+                        }
+                        (sum / n).exp()
+                    })
+                    .collect();
+                (node, row)
+            })
+        })
+        .collect();
     // The node test: each node's samples against the other nodes' on every bench.
     let groups = data.iter().map(|(bench, nodes)| {
         let units = nodes
@@ -217,14 +215,25 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         (bench.clone(), units)
     });
     let tests = below_peers(groups, &options.test);
+    // Each node's GPUs and runs, over all its samples.
+    let mut seen: BTreeMap<u32, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
+    let mut last: Option<(u32, Option<u32>, u32)> = None;
+    for s in &set.samples {
+        let Some(host) = s.host else { continue };
+        if last == Some((host, s.device, s.run)) {
+            continue;
+        }
+        last = Some((host, s.device, s.run));
+        let (gpus, runs) = seen.entry(host).or_default();
+        gpus.extend(s.device);
+        runs.insert(s.run);
+    }
     let rows: Vec<FleetNode> = nodes
         .iter()
         .filter_map(|&node| {
             let logs = point.get(&node)?;
             let [ci_low, ci_high] = percentile_interval(draws.get_mut(&node)?, options.level)?;
-            let of_node = set.samples.iter().filter(|s| s.host == Some(node));
-            let gpus: BTreeSet<u32> = of_node.clone().filter_map(|s| s.device).collect();
-            let runs: BTreeSet<u32> = of_node.map(|s| s.run).collect();
+            let (gpus, runs) = seen.get(&node)?;
             let tested = tests.get(&node).map_or(0, Vec::len);
             let below = tests
                 .get(&node)

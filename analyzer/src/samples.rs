@@ -206,8 +206,9 @@ impl SampleSet {
                 .collect::<Vec<_>>(),
         );
         let runs_told_apart = run_index.describe();
-        let mut samples = Vec::new();
-        let mut keys = Vec::new();
+        let total: usize = parts.iter().map(|p| p.samples.len()).sum();
+        let mut samples = Vec::with_capacity(total);
+        let mut keys = Vec::with_capacity(total);
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
         let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
         let (mut legacy, mut per_test) = (false, false);
@@ -247,15 +248,26 @@ impl SampleSet {
         // They are numbered anew in (host, index) order and named `host/index`.
         let mut gpu_labels = Vec::new();
         if hosts.len() > 1 {
-            let pairs: Vec<(Option<u32>, u32)> = samples
+            let mut pairs: Vec<(Option<u32>, u32)> = samples
                 .iter()
                 .filter_map(|s| Some((s.host, s.device?)))
-                .collect::<BTreeSet<_>>()
-                .into_iter()
                 .collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            // Successive samples mostly share their GPU: the last answer is kept.
+            let mut last: Option<((Option<u32>, u32), u32)> = None;
             for s in &mut samples {
                 if let Some(d) = s.device {
-                    s.device = pairs.binary_search(&(s.host, d)).ok().map(|i| i as u32);
+                    let pair = (s.host, d);
+                    let index = match last {
+                        Some((seen, i)) if seen == pair => i,
+                        _ => {
+                            let i = pairs.binary_search(&pair).unwrap_or_default() as u32;
+                            last = Some((pair, i));
+                            i
+                        }
+                    };
+                    s.device = Some(index);
                 }
             }
             gpu_labels = pairs
@@ -266,12 +278,9 @@ impl SampleSet {
                 })
                 .collect();
         }
-        let devices: Vec<u32> = samples
-            .iter()
-            .filter_map(|s| s.device)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let mut devices: Vec<u32> = samples.iter().filter_map(|s| s.device).collect();
+        devices.sort_unstable();
+        devices.dedup();
         let layout = match (legacy, per_test) {
             (true, false) => "legacy",
             (false, true) => "per-test",

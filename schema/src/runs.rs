@@ -107,33 +107,36 @@ pub fn natural_key(s: &str) -> Vec<(String, u64)> {
 
 /// Works out the runs of `files` (see the module docs).
 pub fn resolve(files: &[FileRuns]) -> RunIndex {
-    // The distinct run_ids met in each folder run's legacy streams.
+    // Each legacy folder's run_ids (a stream's entries come run after run: consecutive
+    // repeats are skipped before the set sees them).
     let mut ids_of_folder: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
     for f in files.iter().filter(|f| f.legacy) {
         let ids = ids_of_folder.entry(&f.run).or_default();
-        ids.extend(f.run_ids.iter().map(Option::as_deref));
+        let mut last = None;
+        for id in f.run_ids.iter().map(Option::as_deref) {
+            if last != Some(id) {
+                ids.insert(id);
+                last = Some(id);
+            }
+        }
     }
     let split_folders: BTreeSet<&str> = ids_of_folder
         .iter()
         .filter(|(_, ids)| ids.len() > 1)
         .map(|(folder, _)| *folder)
         .collect();
-    let name_of = |f: &FileRuns, id: Option<&str>| -> String {
-        if f.legacy && split_folders.contains(f.run.as_str()) {
-            split_name(&f.run, id)
-        } else {
-            f.run.clone()
-        }
-    };
+    let is_split = |f: &FileRuns| f.legacy && split_folders.contains(f.run.as_str());
+    // The run names: a split folder's `folder/run <id>` for each of its run_ids, any other
+    // file's folder.
     let mut names: BTreeSet<String> = BTreeSet::new();
-    for f in files {
-        if f.legacy && split_folders.contains(f.run.as_str()) {
-            names.extend(f.run_ids.iter().map(|id| name_of(f, id.as_deref())));
-        } else {
-            // A file with no entry still names its run (an empty stream is a run's file).
-            names.insert(f.run.clone());
-        }
+    for folder in &split_folders {
+        names.extend(
+            ids_of_folder[folder]
+                .iter()
+                .map(|id| split_name(folder, *id)),
+        );
     }
+    names.extend(files.iter().filter(|f| !is_split(f)).map(|f| f.run.clone()));
     let mut names: Vec<String> = names.into_iter().collect();
     names.sort_by_cached_key(|n| natural_key(n));
     let index: BTreeMap<&str, u32> = names
@@ -141,12 +144,36 @@ pub fn resolve(files: &[FileRuns]) -> RunIndex {
         .enumerate()
         .map(|(i, n)| (n.as_str(), i as u32))
         .collect();
+    // A split folder's run index by run_id, named once per run rather than per entry.
+    let of_split: BTreeMap<(&str, Option<&str>), u32> = split_folders
+        .iter()
+        .flat_map(|folder| {
+            let index = &index;
+            ids_of_folder[folder]
+                .iter()
+                .map(move |id| ((*folder, *id), index[split_name(folder, *id).as_str()]))
+        })
+        .collect();
     let of_entry = files
         .iter()
         .map(|f| {
+            if !is_split(f) {
+                return vec![index[f.run.as_str()]; f.run_ids.len()];
+            }
+            let mut last: Option<(Option<&str>, u32)> = None;
             f.run_ids
                 .iter()
-                .map(|id| index[name_of(f, id.as_deref()).as_str()])
+                .map(|id| {
+                    let id = id.as_deref();
+                    match last {
+                        Some((seen, run)) if seen == id => run,
+                        _ => {
+                            let run = of_split[&(f.run.as_str(), id)];
+                            last = Some((id, run));
+                            run
+                        }
+                    }
+                })
                 .collect()
         })
         .collect();
@@ -155,10 +182,7 @@ pub fn resolve(files: &[FileRuns]) -> RunIndex {
             .iter()
             .map(|folder| ids_of_folder[folder].len())
             .sum();
-        let streams = files
-            .iter()
-            .filter(|f| f.legacy && split_folders.contains(f.run.as_str()))
-            .count();
+        let streams = files.iter().filter(|f| is_split(f)).count();
         RunSplit { runs, streams }
     });
     RunIndex {
