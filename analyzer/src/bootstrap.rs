@@ -138,6 +138,11 @@ impl Strata {
         out
     }
 
+    /// Every GPU's values, GPU after GPU.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
     /// Samples in all.
     pub fn n(&self) -> usize {
         self.values.len()

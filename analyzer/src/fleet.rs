@@ -11,7 +11,7 @@
 //! at least 1 % below), flagged when below on more than half of the benches tested.
 
 use crate::bootstrap::{Strata, percentile_interval, quantile_sorted, stream, usable};
-use crate::fleet_resample::{NodeSamples, node_means};
+use crate::fleet_resample::{NodeSamples, RunValues, node_means};
 use crate::samples::SampleSet;
 use crate::straggler::{StragglerOptions, below_peers};
 use mlbench_results::report::{Fleet, FleetNode};
@@ -43,23 +43,52 @@ impl Default for FleetOptions {
     }
 }
 
-/// bench → node → GPU (`None`: several devices) → values.
-type ByNode = BTreeMap<String, BTreeMap<u32, BTreeMap<Option<u32>, Vec<f64>>>>;
+/// A usable sample on a host: its bench (an index into the fleet's bench names), node,
+/// GPU, run and throughput.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    bench: u32,
+    node: u32,
+    gpu: Option<u32>,
+    run: u32,
+    value: f64,
+}
 
-fn by_node(set: &SampleSet) -> ByNode {
-    let mut out: ByNode = BTreeMap::new();
-    for s in &set.samples {
-        if let (Some((bench, value)), Some(host)) = (usable(s), s.host) {
-            out.entry(bench.to_owned())
-                .or_default()
-                .entry(host)
-                .or_default()
-                .entry(s.device)
-                .or_default()
-                .push(value);
-        }
-    }
-    out
+/// The usable samples on a host, in the samples' order, and the names of their benches
+/// (sorted; `Row::bench` indexes them).
+fn rows(set: &SampleSet) -> (Vec<&str>, Vec<Row>) {
+    let mut names: Vec<&str> = set
+        .samples
+        .iter()
+        .filter(|s| s.host.is_some())
+        .filter_map(|s| Some(usable(s)?.0))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let rows = set
+        .samples
+        .iter()
+        .filter_map(|s| {
+            let (bench, value) = usable(s)?;
+            Some(Row {
+                bench: names.binary_search(&bench).ok()? as u32,
+                node: s.host?,
+                gpu: s.device,
+                run: s.run,
+                value,
+            })
+        })
+        .collect();
+    (names, rows)
+}
+
+/// The runs of `order` (indices into `rows`) over which `key` is constant, in turn.
+fn runs_of<'a, K: PartialEq>(
+    rows: &'a [Row],
+    order: &'a [u32],
+    key: impl Fn(&Row) -> K + 'a,
+) -> impl Iterator<Item = &'a [u32]> + 'a {
+    order.chunk_by(move |a, b| key(&rows[*a as usize]) == key(&rows[*b as usize]))
 }
 
 /// The median of `values` (reordered), as [`quantile_sorted`] gives it at 0.5, the same
@@ -75,10 +104,11 @@ fn median(values: &mut [f64]) -> Option<f64> {
 }
 
 /// Each node's log ratio to the bench's median node, for the benches two nodes or more
-/// ran: bench → node → ln(mean ÷ median).
-fn log_ratios(means: &BTreeMap<String, BTreeMap<u32, f64>>) -> BTreeMap<u32, Vec<f64>> {
+/// ran (`means`: per bench in name order, node → mean): node → ln(mean ÷ median), bench
+/// by bench.
+fn log_ratios(means: &[BTreeMap<u32, f64>]) -> BTreeMap<u32, Vec<f64>> {
     let mut out: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for nodes in means.values() {
+    for nodes in means {
         if nodes.len() < 2 {
             continue;
         }
@@ -99,53 +129,62 @@ fn geomean(logs: &[f64]) -> f64 {
 
 /// The fleet view of `set`; `None` unless its samples name at least two hosts.
 pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
-    let data = by_node(set);
-    let nodes: BTreeSet<u32> = data.values().flat_map(|n| n.keys().copied()).collect();
+    let (names, rows) = rows(set);
+    // Bench, node, GPU: each GPU's values in the samples' order (a stable sort).
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let r = &rows[i as usize];
+        (r.bench, r.node, r.gpu)
+    });
+    // Per bench, each node: its strata (GPU by GPU) and all its values, GPU after GPU.
+    let mut strata: Vec<BTreeMap<u32, Strata>> = vec![BTreeMap::new(); names.len()];
+    for of_node in runs_of(&rows, &order, |r| (r.bench, r.node)) {
+        let first = rows[of_node[0] as usize];
+        let gpus = runs_of(&rows, of_node, |r| r.gpu)
+            .map(|gpu| gpu.iter().map(|&i| rows[i as usize].value));
+        strata[first.bench as usize].insert(first.node, Strata::new(gpus));
+    }
+    let nodes: BTreeSet<u32> = strata.iter().flat_map(|n| n.keys().copied()).collect();
     if nodes.len() < 2 {
         return None;
     }
-    let strata: BTreeMap<&str, BTreeMap<u32, Strata>> = data
+    let point_means: Vec<BTreeMap<u32, f64>> = strata
         .iter()
-        .map(|(bench, nodes)| {
-            let per_node = nodes
-                .iter()
-                .map(|(&node, gpus)| (node, Strata::new(gpus.values().cloned())))
-                .collect();
-            (bench.as_str(), per_node)
-        })
-        .collect();
-    let point_means: BTreeMap<String, BTreeMap<u32, f64>> = strata
-        .iter()
-        .map(|(b, nodes)| {
-            let means = nodes.iter().map(|(&n, s)| (n, s.mean())).collect();
-            ((*b).to_owned(), means)
-        })
+        .map(|nodes| nodes.iter().map(|(&n, s)| (n, s.mean())).collect())
         .collect();
     let point = log_ratios(&point_means);
     // Each node's resampled means of every fleet bench: its runs drawn once per resample
     // for all its benches (fleet_resample), nodes in parallel; each from streams named
     // by the node, so the order of the work changes nothing.
     let r_count = options.resamples;
-    // The benches two nodes or more ran, in name order.
-    let benches: Vec<&str> = strata
-        .iter()
-        .filter(|(_, nodes)| nodes.len() >= 2)
-        .map(|(bench, _)| *bench)
+    // The benches two nodes or more ran, in name order: fleet bench f is bench fleet[f].
+    let fleet: Vec<usize> = (0..names.len()).filter(|&b| strata[b].len() >= 2).collect();
+    let benches: Vec<&str> = fleet.iter().map(|&b| names[b]).collect();
+    let mut in_fleet = vec![None; names.len()];
+    for (f, &b) in fleet.iter().enumerate() {
+        in_fleet[b] = Some(f);
+    }
+    // Node, GPU, run, fleet bench: each run's values bench by bench, in the samples' order.
+    let mut order: Vec<u32> = (0..rows.len() as u32)
+        .filter(|&i| in_fleet[rows[i as usize].bench as usize].is_some())
         .collect();
+    order.sort_by_key(|&i| {
+        let r = &rows[i as usize];
+        (r.node, r.gpu, r.run, r.bench)
+    });
     let mut samples: BTreeMap<u32, NodeSamples> = BTreeMap::new();
-    for s in &set.samples {
-        if let (Some((bench, value)), Some(host)) = (usable(s), s.host)
-            && let Ok(b) = benches.binary_search(&bench)
-        {
-            samples
-                .entry(host)
-                .or_default()
-                .entry(s.device)
-                .or_default()
-                .entry(s.run)
-                .or_insert_with(|| vec![Vec::new(); benches.len()])[b]
-                .push(value);
-        }
+    for run in runs_of(&rows, &order, |r| (r.node, r.gpu, r.run)) {
+        let first = rows[run[0] as usize];
+        let values = run.iter().map(|&i| {
+            let r = &rows[i as usize];
+            (in_fleet[r.bench as usize].unwrap_or_default(), r.value)
+        });
+        samples
+            .entry(first.node)
+            .or_default()
+            .entry(first.gpu)
+            .or_default()
+            .insert(first.run, RunValues::from_sorted(benches.len(), values));
     }
     let per_node: BTreeMap<u32, Vec<Option<Vec<f64>>>> = samples
         .par_iter()
@@ -156,7 +195,7 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
                 benches.len(),
                 stream(options.seed, &[&set.suite, "node", name]),
                 |b| stream(options.seed, &[&set.suite, benches[b], "node", name]),
-                |b| strata.get(benches[b]).and_then(|nodes| nodes.get(&node)),
+                |f| strata[fleet[f]].get(&node),
                 r_count,
             );
             (node, means)
@@ -207,12 +246,12 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         })
         .collect();
     // The node test: each node's samples against the other nodes' on every bench.
-    let groups = data.iter().map(|(bench, nodes)| {
+    let groups = names.iter().zip(&strata).map(|(bench, nodes)| {
         let units = nodes
             .iter()
-            .map(|(&node, gpus)| (node, gpus.values().flatten().copied().collect()))
+            .map(|(&node, s)| (node, s.values().to_vec()))
             .collect();
-        (bench.clone(), units)
+        ((*bench).to_owned(), units)
     });
     let tests = below_peers(groups, &options.test);
     // Each node's GPUs and runs, over all its samples.

@@ -18,7 +18,60 @@ use std::collections::BTreeMap;
 
 /// One node's usable samples of the fleet's benches: GPU (`None`: entries that ran on
 /// several devices) → run → bench index → values.
-pub type NodeSamples = BTreeMap<Option<u32>, BTreeMap<u32, Vec<Vec<f64>>>>;
+pub type NodeSamples = BTreeMap<Option<u32>, BTreeMap<u32, RunValues>>;
+
+/// One run's values on one GPU, bench by bench (`run[b]`: bench b's values, usually one),
+/// held in one vector.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunValues {
+    /// Where each bench's values start in `values`, and the end: benches + 1 offsets.
+    starts: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl RunValues {
+    /// From `(bench, value)` pairs sorted by bench (benches below `benches`).
+    pub fn from_sorted(
+        benches: usize,
+        pairs: impl ExactSizeIterator<Item = (usize, f64)>,
+    ) -> RunValues {
+        let mut out = RunValues {
+            starts: Vec::with_capacity(benches + 1),
+            values: Vec::with_capacity(pairs.len()),
+        };
+        for (b, v) in pairs {
+            while out.starts.len() <= b {
+                out.starts.push(out.values.len() as u32);
+            }
+            out.values.push(v);
+        }
+        while out.starts.len() <= benches {
+            out.starts.push(out.values.len() as u32);
+        }
+        out
+    }
+}
+
+impl std::ops::Index<usize> for RunValues {
+    type Output = [f64];
+
+    fn index(&self, bench: usize) -> &[f64] {
+        &self.values[self.starts[bench] as usize..self.starts[bench + 1] as usize]
+    }
+}
+
+impl FromIterator<Vec<f64>> for RunValues {
+    /// Bench 0's values, bench 1's, …
+    fn from_iter<I: IntoIterator<Item = Vec<f64>>>(benches: I) -> RunValues {
+        let mut out = RunValues::default();
+        for values in benches {
+            out.starts.push(out.values.len() as u32);
+            out.values.extend(values);
+        }
+        out.starts.push(out.values.len() as u32);
+        out
+    }
+}
 
 /// Each bench's resampled means of one node (`None` for a bench it did not run):
 /// benches that join the common draws from `joint` (see the module), the others from
@@ -32,7 +85,7 @@ pub fn node_means<'s>(
     resamples: usize,
 ) -> Vec<Option<Vec<f64>>> {
     // Per GPU: its runs, then per bench the values in run order when it joins.
-    let gpus: Vec<&BTreeMap<u32, Vec<Vec<f64>>>> = node.values().collect();
+    let gpus: Vec<&BTreeMap<u32, RunValues>> = node.values().collect();
     let joins: Vec<Option<bool>> = (0..benches)
         .map(|b| {
             let mut ran = false;
@@ -198,7 +251,7 @@ mod tests {
             (None, 70),
         ] {
             for run in 0..runs {
-                let by: Vec<Vec<f64>> = (0..benches)
+                let by: RunValues = (0..benches)
                     .map(|b| {
                         // Bench 2 never on GPU 1, bench 6 only on GPUs 3 and None.
                         let absent =

@@ -166,15 +166,19 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         .iter()
         .map(|f| (f.path.clone(), f.display.clone()))
         .collect();
+    let clock = mlbench_schema::Timings::start();
     let parts = mlbench_schema::load_map(discovery, |file| extract(&file, targets));
-    gathered.into_loaded(targets, parts, |file, entry| {
+    clock.lap("  parse files and extract samples");
+    let loaded = gathered.into_loaded(targets, parts, |file, entry| {
         let (path, display) = &paths[file];
         mlbench_schema::reader::read_file(path, display)
             .entries
             .into_iter()
             .find(|(i, _)| *i == entry)
             .map(|(_, e)| e)
-    })
+    });
+    clock.lap("  assemble the samples");
+    loaded
 }
 
 /// The files of a zip or folder, refusing one whose container is unsafe or broken (the
