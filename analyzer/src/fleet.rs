@@ -234,11 +234,11 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
             (!ran.is_empty()).then(|| {
                 let row = (0..r_count)
                     .map(|r| {
-                        let mut sum = 0.0f64;
+                        let mut product = 1.0f64;
                         for (v, reference) in &ran {
-                            sum += (v[r] / reference[r]).ln();
+                            product *= v[r] / reference[r];
                         }
-                        (sum / n).exp()
+                        (product.ln() / n).exp()
                     })
                     .collect();
                 (node, row)

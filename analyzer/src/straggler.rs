@@ -43,6 +43,49 @@ fn mean_var(n: usize, values: impl Iterator<Item = f64> + Clone) -> (usize, f64,
     (n, mean, ss / (n as f64 - 1.0))
 }
 
+/// A group's count, mean and sum of squared deviations from it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moments {
+    n: usize,
+    mean: f64,
+    ss: f64,
+}
+
+impl Moments {
+    fn of(values: &[f64]) -> Moments {
+        let (n, mean, var) = mean_var(values.len(), values.iter().copied());
+        Moments {
+            n,
+            mean,
+            ss: if n > 1 { var * (n as f64 - 1.0) } else { 0.0 },
+        }
+    }
+
+    /// The two groups pooled: n = nₐ + n_b, δ = mean_b − meanₐ, mean = meanₐ + δ·n_b/n,
+    /// ss = ssₐ + ss_b + δ²·nₐ·n_b/n.
+    fn merge(self, other: &Moments) -> Moments {
+        if self.n == 0 {
+            return *other;
+        }
+        if other.n == 0 {
+            return self;
+        }
+        let n = self.n + other.n;
+        let (na, nb) = (self.n as f64, other.n as f64);
+        let delta = other.mean - self.mean;
+        Moments {
+            n,
+            mean: self.mean + delta * nb / n as f64,
+            ss: self.ss + other.ss + delta * delta * na * nb / n as f64,
+        }
+    }
+
+    /// Count, mean and sample variance.
+    fn mean_var(&self) -> (usize, f64, f64) {
+        (self.n, self.mean, self.ss / (self.n as f64 - 1.0))
+    }
+}
+
 /// The one-sided Welch test of `x` below `y` (each with at least 2 values): t, df, p.
 pub fn welch_below(x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>, f64) {
     welch_below_of(
@@ -119,22 +162,23 @@ fn test_bench<K: Ord + Copy>(
 ) -> Vec<(K, StragglerBench)> {
     let mut out = Vec::new();
     let all: usize = units.iter().map(|(_, v)| v.len()).sum();
-    for (unit, runs) in units {
-        // The other units' values, pooled in unit order (walked, not copied: the sums
-        // are the same as over a pooled vector).
-        let peers = || {
-            units
-                .iter()
-                .filter(move |(u, _)| u != unit)
-                .flat_map(|(_, v)| v.iter().copied())
-        };
+    // Each unit's count, mean and sum of squared deviations; a unit's peers are the others
+    // pooled, their statistics combined from these (Chan et al.'s pairwise update: no
+    // pass over the pooled values for each unit).
+    let stats: Vec<Moments> = units.iter().map(|(_, v)| Moments::of(v)).collect();
+    for (i, (unit, runs)) in units.iter().enumerate() {
         // Two values are the least a variance needs, whatever min_runs says.
         let min = options.min_runs.max(2);
         if runs.len() < min || all - runs.len() < min {
             continue;
         }
-        let own = mean_var(runs.len(), runs.iter().copied());
-        let others = mean_var(all - runs.len(), peers());
+        let own = stats[i].mean_var();
+        let others = stats
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .fold(Moments::default(), |pooled, (_, m)| pooled.merge(m))
+            .mean_var();
         let (t, df, p) = welch_below_of(own, others);
         let (n, mean, _) = own;
         let (peers_n, peers_mean, _) = others;
