@@ -38,6 +38,36 @@ pub const PER_PROCESS_ARGUMENTS: &[&str] = &[
     "dataset_dir",
 ];
 
+/// Whether `key` is one of [`ADDED_BY_REPORT`] (a `match`: these run for every field of
+/// every entry).
+fn added_by_report(key: &str) -> bool {
+    matches!(
+        key,
+        "peak_rss_bytes"
+            | "peak_device_bytes"
+            | "unique_id"
+            | "gpu"
+            | "hostname"
+            | "batch_loss"
+            | "epoch_loss"
+            | "metrics"
+            | "run_id"
+            | "suite"
+            | "end_time"
+            | "completed"
+            | "train_item"
+            | "name"
+    )
+}
+
+/// Whether `key` is one of [`PER_PROCESS_ARGUMENTS`].
+fn per_process(key: &str) -> bool {
+    matches!(
+        key,
+        "jr_id" | "vcd" | "seed" | "start_time" | "report" | "data" | "dataset_dir"
+    )
+}
+
 /// A field of an entry whose type is not the one the suite writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldProblem {
@@ -221,7 +251,7 @@ impl ReportEntry {
     /// Sorted by key, as `unique_id` hashes them.
     pub fn arguments(&self) -> Vec<(&str, &Value)> {
         let mut args = self.fields.sorted();
-        args.retain(|(k, v)| !ADDED_BY_REPORT.contains(k) && !Self::is_stage(v));
+        args.retain(|(k, v)| !added_by_report(k) && !Self::is_stage(v));
         args
     }
 
@@ -230,7 +260,7 @@ impl ReportEntry {
     /// versions, which are arguments) must not be pooled.
     pub fn configuration(&self) -> Vec<(&str, &Value)> {
         let mut args = self.arguments();
-        args.retain(|(k, _)| !PER_PROCESS_ARGUMENTS.contains(k));
+        args.retain(|(k, _)| !per_process(k));
         args
     }
 
@@ -332,7 +362,7 @@ pub fn configuration_key_of(arguments: &[(&str, &Value)]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = KeyHasher::default();
     for (k, v) in arguments {
-        if PER_PROCESS_ARGUMENTS.contains(k) {
+        if per_process(k) {
             continue;
         }
         k.hash(&mut hasher);
@@ -415,6 +445,25 @@ fn hash_value<H: std::hash::Hasher>(value: &Value, hasher: &mut H) {
 
 #[cfg(test)]
 mod tests {
+    /// The `match`es say what the lists say.
+    #[test]
+    fn the_key_tests_are_the_lists() {
+        for key in super::ADDED_BY_REPORT {
+            assert!(super::added_by_report(key), "{key}");
+            assert!(!super::per_process(key), "{key}");
+        }
+        for key in super::PER_PROCESS_ARGUMENTS {
+            assert!(super::per_process(key), "{key}");
+            assert!(!super::added_by_report(key), "{key}");
+        }
+        for key in ["batch_size", "name_", "", "vcd0", "lr"] {
+            assert!(
+                !super::added_by_report(key) && !super::per_process(key),
+                "{key}"
+            );
+        }
+    }
+
     use super::*;
     use crate::pyjson::parse;
 

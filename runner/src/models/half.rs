@@ -209,7 +209,7 @@ impl HalfSgd {
                 match master {
                     Some(m) => {
                         let _ = m.shallow_clone().g_add_(&update);
-                        let _ = p.shallow_clone().copy_(m);
+                        p.shallow_clone().copy_(m);
                     }
                     None => {
                         let _ = p.shallow_clone().g_add_(&update);
