@@ -220,8 +220,10 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
                 .collect()
         })
         .collect();
-    // Each node's draws: in each resample its log ratios to the median node summed bench by
-    // bench in name order (as the point figure sums them), their mean, exponentiated.
+    // Each node's draws: in each resample the geometric mean of its ratios to the median
+    // node, as exp(ln(product) / n), the product taken bench by bench in name order (one
+    // logarithm per node and resample; the ratios of a few dozen benches, near 1, are far
+    // from overflow).
     let mut draws: BTreeMap<u32, Vec<f64>> = per_node
         .par_iter()
         .filter_map(|(&node, means)| {
