@@ -393,14 +393,11 @@ mod tests {
     /// seed others. Each run in a process of its own (libtorch's generator is global).
     #[test]
     fn data_parallel_is_dcgan_on_one_device_and_its_seed_alone_on_two() {
-        if own_process::child(data_parallel_losses) {
+        let Some(run) = own_process::runner(
+            "models::dcgan_all::tests::data_parallel_is_dcgan_on_one_device_and_its_seed_alone_on_two",
+            data_parallel_losses,
+        ) else {
             return;
-        }
-        let run = |seed| {
-            own_process::losses(
-                "models::dcgan_all::tests::data_parallel_is_dcgan_on_one_device_and_its_seed_alone_on_two",
-                seed,
-            )
         };
         let a = run(11);
         assert_eq!(a.len(), 11);

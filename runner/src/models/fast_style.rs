@@ -586,14 +586,11 @@ mod tests {
     /// its own (libtorch's generator is global; `own_process`).
     #[test]
     fn fast_style_same_seed_same_losses() {
-        if own_process::child(losses) {
+        let Some(run) = own_process::runner(
+            "models::fast_style::tests::fast_style_same_seed_same_losses",
+            losses,
+        ) else {
             return;
-        }
-        let run = |seed| {
-            own_process::losses(
-                "models::fast_style::tests::fast_style_same_seed_same_losses",
-                seed,
-            )
         };
         let a = run(7);
         assert_eq!(a.len(), 4);

@@ -391,7 +391,7 @@ impl Ctx {
 
 /// Tests whose figures depend on libtorch's global generator: the tests of a binary run in
 /// parallel threads that all draw from it, so a run seeded here may be drawn from by
-/// another test between its seeding and its use. [`losses_in_own_process`] runs one seeded
+/// another test between its seeding and its use. [`own_process::runner`] runs one seeded
 /// computation in a fresh process of the test binary, running one test alone (as
 /// `mlbench run` gives each copy a process of its own).
 #[cfg(test)]
@@ -400,21 +400,27 @@ pub(crate) mod own_process {
     const CHILD_SEED: &str = "MLBENCH_TEST_CHILD_SEED";
     const MARK: &str = "MLBENCH_TEST_LOSSES=";
 
-    /// In the child process (the variable set), runs `losses` with its seed, prints them and
-    /// returns `true`: the test must then return at once. In the parent, `false`.
-    pub(crate) fn child(losses: impl Fn(i64) -> Vec<f64>) -> bool {
-        let Ok(seed) = std::env::var(CHILD_SEED) else {
-            return false;
-        };
-        let losses = losses(seed.parse().expect("a seed"));
-        // After libtest's `test … ` on the same line.
-        println!("{MARK}{}", serde_json::to_string(&losses).unwrap());
-        true
+    /// The runs of the seeded computation `losses` for the test `test` (its path below the
+    /// crate, `models::…::name`): in the parent, a function giving the losses a child
+    /// process of this test alone prints for a seed; in the child (the variable set),
+    /// `None` once it has run `losses` with its seed and printed them, and the test must
+    /// then return.
+    pub(crate) fn runner(
+        test: &'static str,
+        losses: impl Fn(i64) -> Vec<f64>,
+    ) -> Option<impl Fn(i64) -> Vec<f64>> {
+        if let Ok(seed) = std::env::var(CHILD_SEED) {
+            let losses = losses(seed.parse().expect("a seed"));
+            // After libtest's `test … ` on the same line.
+            println!("{MARK}{}", serde_json::to_string(&losses).unwrap());
+            return None;
+        }
+        Some(move |seed| self::losses(test, seed))
     }
 
     /// The losses the test `test` (its path below the crate, `models::…::name`) prints in
     /// a child process run with `seed`.
-    pub(crate) fn losses(test: &str, seed: i64) -> Vec<f64> {
+    fn losses(test: &str, seed: i64) -> Vec<f64> {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([test, "--exact", "--nocapture", "--test-threads", "1"])
             .env(CHILD_SEED, seed.to_string())

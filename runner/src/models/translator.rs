@@ -895,11 +895,11 @@ mod tests {
                 .map(|_| m.train_step().double_value(&[]))
                 .collect::<Vec<_>>()
         };
-        if own_process::child(losses) {
+        let Some(run) = own_process::runner(
+            "models::translator::tests::a_seed_repeats_its_losses",
+            losses,
+        ) else {
             return;
-        }
-        let run = |seed| {
-            own_process::losses("models::translator::tests::a_seed_repeats_its_losses", seed)
         };
         let a = run(7);
         assert!(a.iter().all(|l| l.is_finite()), "{a:?}");
