@@ -60,6 +60,33 @@ fn added_by_report(key: &str) -> bool {
     )
 }
 
+/// Whether the entry's accessors or its type checks ([`ReportEntry::type_problems`]) look
+/// `key` up. A lean read drops a timing stage under any other key: what the stage is
+/// matters only to [`ReportEntry::arguments`], which leaves stages out. (Selection rules
+/// may name any field, but keep no entry whose field is a stage: their values are
+/// scalars.)
+pub(crate) fn looked_up(key: &str) -> bool {
+    matches!(
+        key,
+        "name"
+            | "version"
+            | "train_item"
+            | "batch_loss"
+            | "completed"
+            | "vcd"
+            | "jr_id"
+            | "gpu"
+            | "unique_id"
+            | "hostname"
+            | "batch_size"
+            | "number"
+            | "repeat"
+            | "smoke"
+            | "devices"
+            | "run_id"
+    )
+}
+
 /// Whether `key` is one of [`PER_PROCESS_ARGUMENTS`].
 fn per_process(key: &str) -> bool {
     matches!(

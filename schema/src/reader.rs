@@ -10,6 +10,7 @@
 use crate::entry::{LossScan, ReportEntry};
 use crate::pyjson::{Parser, Skipped, SyntaxError};
 use crate::value::{Object, Value};
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -219,6 +220,12 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
 /// [`parse_report`] gives, type problems included. Keys read twice keep the full
 /// parse's semantics: the last `batch_loss` is the one that counts.
 ///
+/// The type-checked strings `unique_id` and `gpu` are skipped too. `train_item` keeps
+/// its last `avg` only (the throughput, all the scorer reads of it), and a timing stage
+/// (an object whose `unit` is `"s"`, with an `avg`: `train`, `loading`, …) under a key
+/// that no accessor looks up is dropped: stages are not arguments, so the entry's
+/// [`ReportEntry::arguments`] and configuration key are the full read's.
+///
 /// Nested objects keep those keys: only the entry's own fields are skipped.
 pub fn parse_report_lean(file: &str, text: &[u8]) -> ParsedFile {
     parse_with(file, text, Read::Lean)
@@ -315,6 +322,41 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
                 parser.skip_value()?;
                 fields.remove(&key);
             }
+            // The scorer reads the throughput's `avg` alone (and the type checks nothing
+            // else): the object keeps its last `avg`, the other fields are skipped.
+            "train_item" if read == Read::Lean && parser.peek() == Some(b'{') => {
+                let mut avg = None;
+                parser.object_with(|parser, key| {
+                    if &*key == "avg" {
+                        avg = Some(parser.value()?);
+                    } else {
+                        parser.skip_value()?;
+                    }
+                    Ok(())
+                })?;
+                let mut item = Object::with_capacity(1);
+                if let Some(avg) = avg {
+                    item.push_raw(Cow::Borrowed("avg"), avg);
+                }
+                fields.push_raw(key.into_key(), Value::Object(item));
+            }
+            // A timing stage (`train`: `{avg, …, unit: "s"}`) is not an argument, and
+            // under a key that nothing looks up it is not read either: it is skipped, with
+            // any earlier value of the key. Any other object is read in full from the same
+            // position.
+            _ if read == Read::Lean
+                && parser.peek() == Some(b'{')
+                && !crate::entry::looked_up(&key) =>
+            {
+                let start = parser.pos;
+                if skip_stage(parser)? {
+                    fields.remove(&key);
+                } else {
+                    parser.pos = start;
+                    let value = parser.value()?;
+                    fields.push_raw(key.into_key(), value);
+                }
+            }
             _ => {
                 let value = parser.value()?;
                 fields.push_raw(key.into_key(), value);
@@ -323,6 +365,27 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
         Ok(())
     })?;
     Ok((Value::Object(fields), LossesApart { scan, values }))
+}
+
+/// Passes over the object at the parser's position and says whether it is a timing
+/// stage as [`ReportEntry::arguments`] tells one (its last `unit` is `"s"` and it has an
+/// `avg`). The errors are those of [`Parser::value`] (the same walk, values skipped).
+fn skip_stage(parser: &mut Parser) -> Result<bool, SyntaxError> {
+    let (mut seconds, mut avg) = (false, false);
+    parser.object_with(|parser, key| {
+        match &*key {
+            "unit" => seconds = parser.value()?.as_str() == Some("s"),
+            "avg" => {
+                avg = true;
+                parser.skip_value()?;
+            }
+            _ => {
+                parser.skip_value()?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(seconds && avg)
 }
 
 fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
@@ -690,6 +753,42 @@ mod tests {
             lean.errors[0].to_string(),
             "f.json: entry 0: field `batch_loss[1]`: expected a number, found string"
         );
+    }
+
+    #[test]
+    fn lean_read_drops_stages_and_trims_the_throughput() {
+        let text = r#"{"name": "vae", "version": "x", "batch_size": 64,
+            "train_item": {"avg": 1, "max": 2.5, "unit": "items/sec", "avg": 3.5},
+            "train": {"avg": 2.0, "count": 15, "unit": "s"},
+            "loading": {"avg": 1.0, "unit": "ms"},
+            "eval": 7, "eval": {"avg": 1.0, "unit": "s"},
+            "all": {"avg": 1.0, "unit": "s"}, "all": [1, 2],
+            "devices": {"avg": 1.0, "unit": "s"}}"#;
+        let lean = parse_report_lean("f.json", text.as_bytes());
+        let full = parse_report("f.json", text.as_bytes());
+        let (lean, full) = (&lean.entries[0].1, &full.entries[0].1);
+        // The last `avg` alone; the stages `train` and `eval` (its last value) dropped;
+        // `loading` (in ms) is no stage; `all` ends as a list; `devices` is looked up.
+        assert_eq!(
+            lean.get("train_item"),
+            Some(&Value::Object([("avg", 3.5)].into_iter().collect()))
+        );
+        assert_eq!(lean.train_item_avg(), Some(3.5));
+        for key in ["train", "eval"] {
+            assert!(lean.get(key).is_none() && full.get(key).is_some(), "{key}");
+        }
+        for key in ["loading", "all", "devices", "batch_size"] {
+            assert_eq!(lean.get(key), full.get(key), "{key}");
+        }
+        let keys = |e: &ReportEntry| {
+            e.arguments()
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(lean), ["all", "batch_size", "loading", "version"]);
+        assert_eq!(keys(lean), keys(full));
+        assert_eq!(lean.configuration_key(), full.configuration_key());
     }
 
     #[test]

@@ -105,6 +105,7 @@ proptest! {
 
 // ── The lean read agrees with the full one ─────────────────────────────────────────────
 
+use mlbench_schema::ReportEntry;
 use mlbench_schema::pyjson::{Parser, Skipped};
 use mlbench_schema::reader::{ParsedFile, parse_report, parse_report_lean, parse_report_values};
 
@@ -230,6 +231,51 @@ fn json_text() -> impl Strategy<Value = String> {
     })
 }
 
+/// A key a timing stage may sit under: the suite's stages, keys the scorer or the type
+/// checks look up (where a lean read keeps the object), one spelled with an escape.
+fn stage_key() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "train",
+        "loading",
+        "compute",
+        "eval",
+        "name",
+        "version",
+        "vcd",
+        "devices",
+        "hostname",
+        "batch_size",
+        "completed",
+        "run_id",
+        "smoke",
+        "tr\\u0061in",
+        "x",
+    ])
+}
+
+/// Some fields of a stage object: `avg`, `unit` (`"s"` or not), others, also twice.
+fn stage_fields_text() -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        3 => number_text().prop_map(|v| format!("\"avg\": {v}")),
+        3 => Just("\"unit\": \"s\"".to_owned()),
+        1 => Just("\"un\\u0069t\": \"s\"".to_owned()),
+        1 => json_text().prop_map(|v| format!("\"unit\": {v}")),
+        2 => number_text().prop_map(|v| format!("\"sd\": {v}")),
+        1 => ("[a-z_]{1,6}", json_text()).prop_map(|(k, v)| format!("\"{k}\": {v}")),
+    ];
+    prop::collection::vec(field, 0..5).prop_map(|fields| fields.join(", "))
+}
+
+/// An object that is a timing stage, most of the time.
+fn stage_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (number_text(), number_text()).prop_map(|(avg, sd)| {
+            format!("{{\"avg\": {avg}, \"count\": 15, \"max\": {avg}, \"sd\": {sd}, \"unit\": \"s\"}}")
+        }),
+        2 => stage_fields_text().prop_map(|f| format!("{{{f}}}")),
+    ]
+}
+
 /// One entry's fields: the suite's keys, the skipped ones (also spelled with an escape,
 /// also twice), and others.
 fn entry_text() -> impl Strategy<Value = String> {
@@ -245,6 +291,9 @@ fn entry_text() -> impl Strategy<Value = String> {
         1 => string_text().prop_map(|v| format!("\"gpu\": {v}")),
         2 => Just("\"version\": \"494f887e94\"".to_owned()),
         3 => number_text().prop_map(|v| format!("\"train_item\": {{\"avg\": {v}, \"unit\": \"items/sec\"}}")),
+        1 => (stage_fields_text(), stage_fields_text()).prop_map(|(a, b)| format!("\"train_item\": {{{a}, {b}}}")),
+        3 => (stage_key(), stage_text()).prop_map(|(k, v)| format!("\"{k}\": {v}")),
+        2 => (stage_key(), json_text()).prop_map(|(k, v)| format!("\"{k}\": {v}")),
         1 => prop::sample::select(vec!["true", "false", "\"x\""]).prop_map(|v| format!("\"completed\": {v}")),
         1 => prop::sample::select(vec!["\"3\"", "0", "1.5"]).prop_map(|v| format!("\"vcd\": {v}")),
         2 => ("[a-z_]{1,8}", json_text()).prop_map(|(k, v)| format!("\"{k}\": {v}")),
@@ -302,6 +351,26 @@ fn report_text() -> impl Strategy<Value = Vec<u8>> {
         .prop_flat_map(damaged)
 }
 
+/// The keys a lean read never drops a stage from (`entry::looked_up`).
+const LOOKED_UP: &[&str] = &[
+    "name",
+    "version",
+    "train_item",
+    "batch_loss",
+    "completed",
+    "vcd",
+    "jr_id",
+    "gpu",
+    "unique_id",
+    "hostname",
+    "batch_size",
+    "number",
+    "repeat",
+    "smoke",
+    "devices",
+    "run_id",
+];
+
 fn nonfinite_bits(x: Option<(usize, f64)>) -> Option<(usize, u64)> {
     x.map(|(i, f)| (i, f.to_bits()))
 }
@@ -327,7 +396,55 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
             }
         }
         prop_assert!(l.get("epoch_loss").is_none() && l.get("metrics").is_none());
+        // What scoring reads of an entry, and its arguments, agree.
+        prop_assert_eq!(
+            format!("{:?}", f.arguments()),
+            format!("{:?}", l.arguments())
+        );
+        prop_assert_eq!(f.configuration_key(), l.configuration_key());
+        let avg_bits = |e: &ReportEntry| e.train_item_avg().map(f64::to_bits);
+        prop_assert_eq!(avg_bits(f), avg_bits(l));
+        prop_assert_eq!(f.is_fail_stub(), l.is_fail_stub());
         let (mut ff, mut lf) = (f.fields.clone(), l.fields.clone());
+        // `train_item` keeps its last `avg` alone.
+        if let Some(Value::Object(item)) = f.get("train_item") {
+            let trimmed: Object = item
+                .get("avg")
+                .map(|v| ("avg", v.clone()))
+                .into_iter()
+                .collect();
+            prop_assert_eq!(
+                format!("{:?}", Some(&Value::Object(trimmed))),
+                format!("{:?}", l.get("train_item"))
+            );
+            ff.remove("train_item");
+            lf.remove("train_item");
+        }
+        // A stage under a key nothing looks up is dropped: a lookup of the key finds
+        // nothing when its last value is a stage, and the last value otherwise. (Read
+        // twice, the key's earlier stages are dropped too, so only lookups are compared.)
+        let duplicated = f.fields.duplicate_keys();
+        let is_stage = |v: &Value| {
+            v.as_object().is_some_and(|o| {
+                o.get("unit").and_then(Value::as_str) == Some("s") && o.contains_key("avg")
+            })
+        };
+        for (key, value) in f.fields.iter() {
+            let skipped = ["epoch_loss", "metrics"].contains(&key);
+            if LOOKED_UP.contains(&key)
+                || skipped
+                || !(is_stage(value) || duplicated.contains(&key))
+            {
+                continue;
+            }
+            if is_stage(value) {
+                prop_assert!(l.get(key).is_none(), "stage {key} kept");
+            } else {
+                prop_assert_eq!(format!("{:?}", Some(value)), format!("{:?}", l.get(key)));
+            }
+            ff.remove(key);
+            lf.remove(key);
+        }
         // String-valued unique_id and gpu are checked, not kept: what lookups see agrees.
         for key in ["unique_id", "gpu"] {
             match f.get(key) {
