@@ -12,7 +12,7 @@
 
 use crate::bootstrap::{Strata, percentile_interval, quantile_sorted, stream, usable};
 use crate::fleet_resample::{NodeSamples, RunValues, node_means};
-use crate::samples::SampleSet;
+use crate::samples::{Sample, SampleSet, name_ranks};
 use crate::straggler::{StragglerOptions, below_peers};
 use mlbench_results::report::{Fleet, FleetNode};
 use rayon::prelude::*;
@@ -57,26 +57,22 @@ struct Row {
 /// The usable samples on a host, in the samples' order, and the names of their benches
 /// (sorted; `Row::bench` indexes them).
 fn rows(set: &SampleSet) -> (Vec<&str>, Vec<Row>) {
-    let mut names: Vec<&str> = set
+    let kept: Vec<(&Sample, &str, f64)> = set
         .samples
         .iter()
         .filter(|s| s.host.is_some())
-        .filter_map(|s| Some(usable(s)?.0))
+        .filter_map(|s| usable(s).map(|(bench, value)| (s, bench, value)))
         .collect();
-    names.sort_unstable();
-    names.dedup();
-    let rows = set
-        .samples
+    let (names, ranks) = name_ranks(kept.iter().map(|(_, bench, _)| *bench));
+    let rows = kept
         .iter()
-        .filter_map(|s| {
-            let (bench, value) = usable(s)?;
-            Some(Row {
-                bench: names.binary_search(&bench).ok()? as u32,
-                node: s.host?,
-                gpu: s.device,
-                run: s.run,
-                value,
-            })
+        .zip(ranks)
+        .map(|(&(s, _, value), bench)| Row {
+            bench,
+            node: s.host.unwrap_or_default(),
+            gpu: s.device,
+            run: s.run,
+            value,
         })
         .collect();
     (names, rows)

@@ -1,6 +1,6 @@
 //! Moving samples into Polars and results out of it.
 
-use crate::samples::SampleSet;
+use crate::samples::{SampleSet, name_ranks};
 use mlbench_schema::{Target, TargetTable};
 use polars::prelude::*;
 
@@ -40,19 +40,16 @@ pub fn samples_frame(set: &SampleSet, usable: Usable) -> PolarsResult<DataFrame>
         device.push(s.device);
         value.push(s.value.unwrap_or(f64::NAN));
     }
-    let mut names: Vec<&str> = bench.clone();
-    names.sort_unstable();
-    names.dedup();
-    let rank = |b: &str| names.binary_search(&b).unwrap_or_default() as u64;
-    let bench_run: Vec<u64> = bench
+    let (_, ranks) = name_ranks(bench.iter().copied());
+    let bench_run: Vec<u64> = ranks
         .iter()
         .zip(&run)
-        .map(|(b, r)| rank(b) << 32 | u64::from(*r))
+        .map(|(&b, r)| u64::from(b) << 32 | u64::from(*r))
         .collect();
-    let bench_device: Vec<Option<u64>> = bench
+    let bench_device: Vec<Option<u64>> = ranks
         .iter()
         .zip(&device)
-        .map(|(b, d)| d.map(|d| rank(b) << 32 | u64::from(d)))
+        .map(|(&b, d)| d.map(|d| u64::from(b) << 32 | u64::from(d)))
         .collect();
     DataFrame::new_infer_height(vec![
         Column::new("bench".into(), bench),

@@ -8,7 +8,7 @@ use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};
 use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One entry, reduced to what the statistics need.
 #[derive(Debug, Clone)]
@@ -441,4 +441,45 @@ fn differences(kept: &ReportEntry, other: &ReportEntry, pooled: &[String]) -> Ve
             found: b.get(f).cloned(),
         })
         .collect()
+}
+
+/// The distinct names among `names`, sorted, and the rank of each of `names` among them.
+/// Names are numbered as first seen (a map of a few dozen benches), then in name order:
+/// sorting or searching the name of every sample compares strings a million times.
+pub fn name_ranks<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'a str>, Vec<u32>) {
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut ids: Vec<u32> = names
+        .into_iter()
+        .map(|name| {
+            *seen.entry(name).or_insert_with(|| {
+                distinct.push(name);
+                (distinct.len() - 1) as u32
+            })
+        })
+        .collect();
+    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| distinct[i as usize]);
+    let mut rank = vec![0u32; distinct.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    for id in &mut ids {
+        *id = rank[*id as usize];
+    }
+    (order.iter().map(|&i| distinct[i as usize]).collect(), ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_ranks;
+
+    #[test]
+    fn names_are_ranked_in_name_order_whatever_order_they_come_in() {
+        let (names, ranks) = name_ranks(["vae", "cart", "vae", "atari", "cart", "dcgan_all"]);
+        assert_eq!(names, ["atari", "cart", "dcgan_all", "vae"]);
+        assert_eq!(ranks, [3, 1, 3, 0, 1, 2]);
+        let (names, ranks) = name_ranks([]);
+        assert!(names.is_empty() && ranks.is_empty());
+    }
 }
