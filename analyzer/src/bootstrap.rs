@@ -617,18 +617,17 @@ pub fn usable(sample: &crate::samples::Sample) -> Option<(&str, f64)> {
 /// The usable samples of a set: bench → device (`None`: ran on several) → values, in
 /// file order within a device.
 pub fn group_by_bench(set: &SampleSet) -> BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> {
-    let mut out: BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> = BTreeMap::new();
-    for sample in &set.samples {
-        if let Some((bench, value)) = usable(sample) {
-            if !out.contains_key(bench) {
-                out.insert(bench.to_owned(), BTreeMap::new());
-            }
-            if let Some(devices) = out.get_mut(bench) {
-                devices.entry(sample.device).or_default().push(value);
-            }
-        }
+    let kept: Vec<(Option<u32>, &str, f64)> = set
+        .samples
+        .iter()
+        .filter_map(|s| usable(s).map(|(bench, value)| (s.device, bench, value)))
+        .collect();
+    let (names, ranks) = crate::samples::name_ranks(kept.iter().map(|k| k.1));
+    let mut groups: Vec<BTreeMap<Option<u32>, Vec<f64>>> = vec![BTreeMap::new(); names.len()];
+    for (&(device, _, value), rank) in kept.iter().zip(ranks) {
+        groups[rank as usize].entry(device).or_default().push(value);
     }
-    out
+    names.into_iter().map(str::to_owned).zip(groups).collect()
 }
 
 /// `mlbench report --ci`: the bootstrap interval of every bench's pooled mean (the score
