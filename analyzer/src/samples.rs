@@ -248,10 +248,14 @@ impl SampleSet {
         // They are numbered anew in (host, index) order and named `host/index`.
         let mut gpu_labels = Vec::new();
         if hosts.len() > 1 {
-            let mut pairs: Vec<(Option<u32>, u32)> = samples
-                .iter()
-                .filter_map(|s| Some((s.host, s.device?)))
-                .collect();
+            // Successive samples mostly share their GPU (a stream is one GPU's): repeats
+            // are dropped before the sort.
+            let mut pairs: Vec<(Option<u32>, u32)> = Vec::new();
+            for pair in samples.iter().filter_map(|s| Some((s.host, s.device?))) {
+                if pairs.last() != Some(&pair) {
+                    pairs.push(pair);
+                }
+            }
             pairs.sort_unstable();
             pairs.dedup();
             // Successive samples mostly share their GPU: the last answer is kept.
