@@ -182,27 +182,48 @@ fn list_into(root: &Path, dir: &Path, out: &mut Vec<TreeEntry>) -> Result<(), Li
         .collect::<Result<Vec<_>, _>>()
         .map_err(io)?;
     children.sort_by_key(|c| c.file_name());
-    for child in children {
-        let path = child.path();
-        let rel = path.strip_prefix(root).unwrap_or(&path);
-        let display = rel.to_string_lossy().replace('\\', "/");
-        let kind = match child.file_type() {
-            Ok(k) if k.is_dir() => {
-                list_into(root, &path, out)?;
-                continue;
-            }
-            Ok(k) if k.is_symlink() => TreeKind::Symlink,
-            Ok(k) if k.is_file() => TreeKind::File,
-            Ok(_) => continue, // sockets, fifos: not files of a submission
-            Err(_) => TreeKind::Unknown,
-        };
-        out.push(TreeEntry {
-            path,
-            display,
-            kind,
-        });
+    // Subfolders are listed in parallel (a submission is a few hundred folders); their
+    // listings are put together in name order, and the first folder that cannot be
+    // listed, in that order, is the error.
+    let listed: Vec<Result<Listed, ListError>> = children
+        .par_iter()
+        .map(|child| {
+            let path = child.path();
+            let kind = match child.file_type() {
+                Ok(k) if k.is_dir() => {
+                    let mut below = Vec::new();
+                    list_into(root, &path, &mut below)?;
+                    return Ok(Listed::Folder(below));
+                }
+                Ok(k) if k.is_symlink() => TreeKind::Symlink,
+                Ok(k) if k.is_file() => TreeKind::File,
+                Ok(_) => return Ok(Listed::Nothing), // sockets, fifos: not files of a submission
+                Err(_) => TreeKind::Unknown,
+            };
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let display = rel.to_string_lossy().replace('\\', "/");
+            Ok(Listed::Entry(TreeEntry {
+                path,
+                display,
+                kind,
+            }))
+        })
+        .collect();
+    for listed in listed {
+        match listed? {
+            Listed::Entry(entry) => out.push(entry),
+            Listed::Folder(below) => out.extend(below),
+            Listed::Nothing => {}
+        }
     }
     Ok(())
+}
+
+/// What one child of a folder adds to a listing.
+enum Listed {
+    Entry(TreeEntry),
+    Folder(Vec<TreeEntry>),
+    Nothing,
 }
 
 fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
@@ -210,19 +231,25 @@ fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
         path: e.path,
         source: e.source,
     })?;
-    for entry in entries {
-        let path = entry.path;
-        // A symlink counts when it leads to a file (symlinked folders are not walked).
-        let is_file = match entry.kind {
-            TreeKind::File => true,
-            TreeKind::Symlink => path.is_file(),
-            TreeKind::Unknown => false,
-        };
-        if !is_file {
-            continue;
-        }
-        let display = entry.display;
-        tree.sort_file(path, display.clone(), &display);
+    // Classified in parallel (a jobs file is told by its content), put in order.
+    let roles: Vec<Option<(TreeEntry, Role)>> = entries
+        .into_par_iter()
+        .map(|entry| {
+            // A symlink counts when it leads to a file (symlinked folders are not walked).
+            let is_file = match entry.kind {
+                TreeKind::File => true,
+                TreeKind::Symlink => entry.path.is_file(),
+                TreeKind::Unknown => false,
+            };
+            is_file.then(|| {
+                let role = classify(&entry.display, || is_jobs_file(&entry.path));
+                (entry, role)
+            })
+        })
+        .collect();
+    for (entry, role) in roles.into_iter().flatten() {
+        let tree_path = entry.display.clone();
+        tree.put(entry.path, entry.display, &tree_path, role);
     }
     Ok(())
 }
@@ -242,7 +269,13 @@ impl Tree {
     /// report of some run, a jobs file, a machine description, another file of the pack
     /// (not worth a word), or passed over.
     fn sort_file(&mut self, path: PathBuf, display: String, tree_path: &str) {
-        match classify(tree_path, || is_jobs_file(&path)) {
+        let role = classify(tree_path, || is_jobs_file(&path));
+        self.put(path, display, tree_path, role);
+    }
+
+    /// Puts a file where its role, already found, says.
+    fn put(&mut self, path: PathBuf, display: String, tree_path: &str, role: Role) {
+        match role {
             Role::Report { name, run } => self.found.push(FoundFile {
                 path,
                 display,
