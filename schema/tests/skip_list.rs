@@ -1,7 +1,8 @@
-//! `skip_list`'s fast path (plain floats in Python's indented layout, eight bytes at a
-//! time, and first by byte classes of 64-byte blocks on x86-64) changes nothing: on loss lists as the suite writes them, and on lists varied or
-//! damaged in every way near it, the list skip gives what its careful loop alone gives
-//! (the algorithm before the fast path) and what the full parser says of the list.
+//! `skip_list`'s fast path (plain floats in Python's indented layout, checked by byte
+//! classes of 64-byte blocks on x86-64, then eight bytes at a time) changes nothing: on
+//! loss lists as the suite writes them, and on lists varied or damaged in every way near
+//! it, the list skip gives what its careful loop alone gives (the algorithm before the
+//! fast path) and what the full parser says of the list.
 
 use mlbench_schema::Value;
 use mlbench_schema::pyjson::{Parser, Skipped};
