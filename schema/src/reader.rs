@@ -220,7 +220,7 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
 /// [`parse_report`] gives, type problems included. Keys read twice keep the full
 /// parse's semantics: the last `batch_loss` is the one that counts.
 ///
-/// The type-checked strings `unique_id` and `gpu` are skipped too. `train_item` keeps
+/// The type-checked strings `unique_id`, `gpu` and `jr_id` are skipped too. `train_item` keeps
 /// its last `avg` only (the throughput, all the scorer reads of it), and a timing stage
 /// (an object whose `unit` is `"s"`, with an `avg`: `train`, `loading`, …) under a key
 /// that no accessor looks up is dropped: stages are not arguments, so the entry's
@@ -316,9 +316,10 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
             "epoch_loss" | "metrics" if read == Read::Lean => {
                 parser.skip_value()?;
             }
-            // Only type-checked (a string), never read by the scorer: a string is skipped,
-            // and with it any earlier value of the key (lookups see the last one).
-            "unique_id" | "gpu" if read == Read::Lean && parser.peek() == Some(b'"') => {
+            // Only type-checked (a string), never read by the scorer (`jr_id` is a
+            // per-process argument, outside the configuration): a string is skipped, and
+            // with it any earlier value of the key (lookups see the last one).
+            "unique_id" | "gpu" | "jr_id" if read == Read::Lean && parser.peek() == Some(b'"') => {
                 parser.skip_value()?;
                 fields.remove(&key);
             }

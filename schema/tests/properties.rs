@@ -287,6 +287,7 @@ fn entry_text() -> impl Strategy<Value = String> {
         2 => loss_list_text().prop_map(|v| format!("\"epoch_loss\": {v}")),
         3 => string_text().prop_map(|v| format!("\"name\": {v}")),
         2 => string_text().prop_map(|v| format!("\"unique_id\": {v}")),
+        1 => prop::sample::select(vec!["\"3\"", "0", "2.5", "null"]).prop_map(|v| format!("\"jr_id\": {v}")),
         1 => json_text().prop_map(|v| format!("\"gpu\": {v}")),
         1 => string_text().prop_map(|v| format!("\"gpu\": {v}")),
         2 => Just("\"version\": \"494f887e94\"".to_owned()),
@@ -396,10 +397,10 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
             }
         }
         prop_assert!(l.get("epoch_loss").is_none() && l.get("metrics").is_none());
-        // What scoring reads of an entry, and its arguments, agree.
+        // What scoring reads of an entry, and its configuration, agree.
         prop_assert_eq!(
-            format!("{:?}", f.arguments()),
-            format!("{:?}", l.arguments())
+            format!("{:?}", f.configuration()),
+            format!("{:?}", l.configuration())
         );
         prop_assert_eq!(f.configuration_key(), l.configuration_key());
         let avg_bits = |e: &ReportEntry| e.train_item_avg().map(f64::to_bits);
@@ -445,14 +446,22 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
             ff.remove(key);
             lf.remove(key);
         }
-        // String-valued unique_id and gpu are checked, not kept: what lookups see agrees.
-        for key in ["unique_id", "gpu"] {
+        // String-valued unique_id, gpu and jr_id (a per-process argument, outside the
+        // configuration) are checked, not kept: what lookups see agrees.
+        for key in ["unique_id", "gpu", "jr_id"] {
             match f.get(key) {
                 Some(Value::Str(_)) => prop_assert!(l.get(key).is_none(), "{key} kept"),
                 other => prop_assert_eq!(format!("{other:?}"), format!("{:?}", l.get(key))),
             }
         }
-        for key in ["batch_loss", "epoch_loss", "metrics", "unique_id", "gpu"] {
+        for key in [
+            "batch_loss",
+            "epoch_loss",
+            "metrics",
+            "unique_id",
+            "gpu",
+            "jr_id",
+        ] {
             ff.remove(key);
             lf.remove(key);
         }
