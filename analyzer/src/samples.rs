@@ -415,7 +415,7 @@ fn pooled_configuration_key(entry: &ReportEntry, pool_over: &[String]) -> u64 {
 /// How many devices an entry ran on together: the ids in `vcd`, else `devices` (an int,
 /// or scaling's list of ids).
 fn world_size(entry: &ReportEntry) -> Option<u32> {
-    if let Some(vcd) = entry.vcd() {
+    if let Some(vcd) = entry.vcd_text() {
         return Some(vcd.split(',').count() as u32);
     }
     match entry.get("devices")? {

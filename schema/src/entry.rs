@@ -214,9 +214,18 @@ impl ReportEntry {
         }
     }
 
+    /// [`Self::vcd`] without a copy of a string `vcd` (read for every entry scored).
+    pub fn vcd_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self.get("vcd")? {
+            Value::Str(s) => Some(std::borrow::Cow::Borrowed(s)),
+            Value::Int(i) => Some(std::borrow::Cow::Owned(i.to_string())),
+            _ => None,
+        }
+    }
+
     /// The single device this entry ran on, when `vcd` names exactly one.
     pub fn single_device(&self) -> Option<u32> {
-        let vcd = self.vcd()?;
+        let vcd = self.vcd_text()?;
         let mut parts = vcd.split(',');
         let first = parts.next()?.trim().parse().ok()?;
         parts.next().is_none().then_some(first)
