@@ -15,10 +15,31 @@ mod write;
 pub use fields::{FieldName, known_field};
 pub use write::to_python_json;
 
-/// Where and why a JSON text could not be read.
+/// Where and why a JSON text could not be read: a [`SyntaxErrorDetail`] behind a box, so
+/// that the parser's results stay small (a `Result<Value, SyntaxError>` is moved through
+/// every value of every report). Reads as its detail: `e.offset`, `e.message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SyntaxError(Box<SyntaxErrorDetail>);
+
+impl SyntaxError {
+    /// The detail, unboxed.
+    pub fn into_detail(self) -> SyntaxErrorDetail {
+        *self.0
+    }
+}
+
+impl std::ops::Deref for SyntaxError {
+    type Target = SyntaxErrorDetail;
+    fn deref(&self) -> &SyntaxErrorDetail {
+        &self.0
+    }
+}
+
+/// What a [`SyntaxError`] says.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} at byte {offset} (line {line}, column {column})")]
-pub struct SyntaxError {
+pub struct SyntaxErrorDetail {
     /// What was wrong.
     pub message: String,
     /// Byte offset into the text.
@@ -40,12 +61,12 @@ impl SyntaxError {
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |p| p + 1)
             + 1;
-        SyntaxError {
+        SyntaxError(Box::new(SyntaxErrorDetail {
             message: message.into(),
             offset,
             line,
             column,
-        }
+        }))
     }
 }
 

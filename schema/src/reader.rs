@@ -185,6 +185,7 @@ pub struct ParsedFile {
 }
 
 fn syntax(file: &str, entry: Option<usize>, e: SyntaxError) -> ReadError {
+    let e = e.into_detail();
     ReadError {
         file: file.to_owned(),
         entry,
