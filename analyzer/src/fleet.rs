@@ -57,19 +57,21 @@ struct Row {
 /// The usable samples on a host, in the samples' order, and the names of their benches
 /// (sorted; `Row::bench` indexes them).
 fn rows(set: &SampleSet) -> (Vec<&str>, Vec<Row>) {
-    let kept: Vec<(&Sample, &str, f64)> = set
+    let kept: Vec<(u32, &Sample, &str, f64)> = set
         .samples
         .iter()
-        .filter(|s| s.host.is_some())
-        .filter_map(|s| usable(s).map(|(bench, value)| (s, bench, value)))
+        .filter_map(|s| {
+            let (bench, value) = usable(s)?;
+            Some((s.host?, s, bench, value))
+        })
         .collect();
-    let (names, ranks) = name_ranks(kept.iter().map(|(_, bench, _)| *bench));
+    let (names, ranks) = name_ranks(kept.iter().map(|k| k.2));
     let rows = kept
         .iter()
         .zip(ranks)
-        .map(|(&(s, _, value), bench)| Row {
+        .map(|(&(node, s, _, value), bench)| Row {
             bench,
-            node: s.host.unwrap_or_default(),
+            node,
             gpu: s.device,
             run: s.run,
             value,
