@@ -379,8 +379,10 @@ impl GpuDraws {
     }
 }
 
-/// How many sets of values [`GpuDraws::add_sums_lanes`] sums at once.
-pub const LANES: usize = 4;
+/// How many sets of values [`GpuDraws::add_sums_lanes`] sums at once: the fleet's benches
+/// go through a node's draws this many at a time, so fast.json's 19 benches take two
+/// passes (with 4 lanes, five: 7 % more of the fleet's CPU time on the large tree).
+pub const LANES: usize = 10;
 
 /// [`pair_table`] lane by lane: `table[i·n + j][l] = runs[i][l] + runs[j][l]`.
 pub fn pair_table_lanes(runs: &[[f64; LANES]], table: &mut Vec<[f64; LANES]>) {

@@ -234,13 +234,13 @@ mod tests {
             .collect()
     }
 
-    /// Seven joining benches (two sets of lanes, the second part-filled), GPUs of 1, 2, 3,
+    /// LANES + 3 joining benches (two sets of lanes, the second part-filled), GPUs of 1, 2, 3,
     /// 10 and 70 runs (past the pair table), some benches absent from some GPUs, values
     /// with every bit of the mantissa in use: the lanes give each bench's means bit for
     /// bit as summed bench by bench.
     #[test]
     fn benches_summed_in_lanes_are_summed_as_one_by_one() {
-        let benches = 7;
+        let benches = LANES + 3;
         let mut rng = stream(5, &["values"]);
         let mut n = NodeSamples::new();
         for (gpu, runs) in [
