@@ -164,8 +164,18 @@ fn test_bench<K: Ord + Copy>(
     let all: usize = units.iter().map(|(_, v)| v.len()).sum();
     // Each unit's count, mean and sum of squared deviations; a unit's peers are the others
     // pooled, their statistics combined from these (Chan et al.'s pairwise update: no
-    // pass over the pooled values for each unit).
+    // pass over the pooled values for each unit): the units before it pooled, merged with
+    // the units after it pooled, so that a bench of n units takes 2n merges, not n².
     let stats: Vec<Moments> = units.iter().map(|(_, v)| Moments::of(v)).collect();
+    let mut before = Vec::with_capacity(stats.len() + 1);
+    before.push(Moments::default());
+    for m in &stats {
+        before.push(before[before.len() - 1].merge(m));
+    }
+    let mut after = vec![Moments::default(); stats.len() + 1];
+    for (j, m) in stats.iter().enumerate().rev() {
+        after[j] = m.merge(&after[j + 1]);
+    }
     for (i, (unit, runs)) in units.iter().enumerate() {
         // Two values are the least a variance needs, whatever min_runs says.
         let min = options.min_runs.max(2);
@@ -173,12 +183,7 @@ fn test_bench<K: Ord + Copy>(
             continue;
         }
         let own = stats[i].mean_var();
-        let others = stats
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .fold(Moments::default(), |pooled, (_, m)| pooled.merge(m))
-            .mean_var();
+        let others = before[i].merge(&after[i + 1]).mean_var();
         let (t, df, p) = welch_below_of(own, others);
         let (n, mean, _) = own;
         let (peers_n, peers_mean, _) = others;

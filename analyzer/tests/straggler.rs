@@ -196,3 +196,56 @@ fn too_few_runs_are_not_tested_and_no_spread_is_certain() {
     assert_eq!((gpu1_x.bench.as_str(), gpu1_x.peers_n), ("x", 5));
     assert!(gpu1_x.p > 0.9);
 }
+
+/// Seven GPUs of different means, spreads and run counts: each GPU's peer statistics
+/// (pooled from the GPUs before it and after it) are those of the other GPUs' values put
+/// together by hand, and so are t, df and p (Welch's test on the raw values).
+#[test]
+fn each_gpus_peers_are_the_other_gpus_pooled() {
+    let mut rng = Xoshiro256::seed_from_u64(11);
+    let rows: Vec<(String, u32, Vec<f64>)> = (0..7u32)
+        .map(|gpu| {
+            let runs = 3 + (gpu as usize % 4);
+            let values = (0..runs)
+                .map(|_| {
+                    100.0
+                        + f64::from(gpu) * 3.0
+                        + (rng.next_u64() >> 11) as f64 / (1u64 << 50) as f64
+                })
+                .collect();
+            ("vae".to_owned(), gpu, values)
+        })
+        .collect();
+    let out = stragglers(&set(&rows), &StragglerOptions::default());
+    assert_eq!(out.len(), 7);
+    for (gpu, (_, _, own)) in out.iter().zip(&rows) {
+        let others: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.1 != gpu.device)
+            .flat_map(|r| r.2.iter().copied())
+            .collect();
+        let b = &gpu.benches[0];
+        let peers_mean = others.iter().sum::<f64>() / others.len() as f64;
+        assert_eq!((b.n, b.peers_n), (own.len(), others.len()));
+        assert!(
+            (b.peers_mean - peers_mean).abs() < 1e-12 * peers_mean,
+            "GPU {}",
+            gpu.device
+        );
+        let (t, df, p) = welch_below(own, &others);
+        let close = |a: Option<f64>, b: Option<f64>| (a.unwrap() - b.unwrap()).abs() < 1e-9;
+        assert!(
+            close(b.t, t) && close(b.df, df),
+            "GPU {}: {:?} {:?}",
+            gpu.device,
+            (b.t, b.df),
+            (t, df)
+        );
+        assert!(
+            (b.p - p).abs() < 1e-12,
+            "GPU {}: {} against {p}",
+            gpu.device,
+            b.p
+        );
+    }
+}
