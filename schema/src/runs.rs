@@ -136,7 +136,14 @@ pub fn resolve(files: &[FileRuns]) -> RunIndex {
                 .map(|id| split_name(folder, *id)),
         );
     }
-    names.extend(files.iter().filter(|f| !is_split(f)).map(|f| f.run.clone()));
+    // Files come folder by folder: a folder is named once per stretch of its files.
+    let mut last: Option<&str> = None;
+    for f in files.iter().filter(|f| !is_split(f)) {
+        if last != Some(f.run.as_str()) {
+            names.insert(f.run.clone());
+            last = Some(f.run.as_str());
+        }
+    }
     let mut names: Vec<String> = names.into_iter().collect();
     names.sort_by_cached_key(|n| natural_key(n));
     let index: BTreeMap<&str, u32> = names
@@ -154,11 +161,17 @@ pub fn resolve(files: &[FileRuns]) -> RunIndex {
                 .map(move |id| ((*folder, *id), index[split_name(folder, *id).as_str()]))
         })
         .collect();
+    let mut last_folder: Option<(&str, u32)> = None;
     let of_entry = files
         .iter()
         .map(|f| {
             if !is_split(f) {
-                return vec![index[f.run.as_str()]; f.run_ids.len()];
+                let run = match last_folder {
+                    Some((folder, run)) if folder == f.run => run,
+                    _ => index[f.run.as_str()],
+                };
+                last_folder = Some((f.run.as_str(), run));
+                return vec![run; f.run_ids.len()];
             }
             let mut last: Option<(Option<&str>, u32)> = None;
             f.run_ids
