@@ -651,14 +651,15 @@ pub fn usable(sample: &crate::samples::Sample) -> Option<(&str, f64)> {
 /// The usable samples of a set: bench → device (`None`: ran on several) → values, in
 /// file order within a device.
 pub fn group_by_bench(set: &SampleSet) -> BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> {
-    let kept: Vec<(Option<u32>, &str, f64)> = set
-        .samples
-        .iter()
-        .filter_map(|s| usable(s).map(|(bench, value)| (s.device, bench, value)))
-        .collect();
-    let (names, ranks) = crate::samples::name_ranks(kept.iter().map(|k| k.1));
+    // Two passes over the samples rather than a copy of the usable ones.
+    let kept = || {
+        set.samples
+            .iter()
+            .filter_map(|s| usable(s).map(|(bench, value)| (s.device, bench, value)))
+    };
+    let (names, ranks) = crate::samples::name_ranks(kept().map(|k| k.1));
     let mut groups: Vec<BTreeMap<Option<u32>, Vec<f64>>> = vec![BTreeMap::new(); names.len()];
-    for (&(device, _, value), rank) in kept.iter().zip(ranks) {
+    for ((device, _, value), rank) in kept().zip(ranks) {
         groups[rank as usize].entry(device).or_default().push(value);
     }
     names.into_iter().map(str::to_owned).zip(groups).collect()
