@@ -3,7 +3,6 @@
 //! and configuration conflicts marked. Plain Rust; the statistics come later in Polars.
 
 use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
-use mlbench_schema::entry::configuration_key_of;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};
 use mlbench_schema::value::Value;
@@ -405,11 +404,7 @@ fn mark_conflicts(
 
 /// The configuration key of `entry` with the bench's pooled fields left out.
 fn pooled_configuration_key(entry: &ReportEntry, pool_over: &[String]) -> u64 {
-    let mut args = entry.arguments();
-    if !pool_over.is_empty() {
-        args.retain(|(k, _)| !pool_over.iter().any(|p| p == k));
-    }
-    configuration_key_of(&args)
+    entry.configuration_key_without(pool_over)
 }
 
 /// How many devices an entry ran on together: the ids in `vcd`, else `devices` (an int,

@@ -302,7 +302,36 @@ impl ReportEntry {
 
     /// A hash of [`Self::configuration`], for grouping.
     pub fn configuration_key(&self) -> u64 {
-        configuration_key_of(&self.arguments())
+        self.configuration_key_without(&[])
+    }
+
+    /// [`Self::configuration_key`] with the fields `left_out` left out too (a bench's
+    /// `pool_over`): the same hash as [`configuration_key_of`] of those arguments. Keys
+    /// already in order (as Python writes them) are hashed where they are, without
+    /// collecting the arguments first: this runs for every entry scored.
+    pub fn configuration_key_without(&self, left_out: &[String]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let keep = |k: &str, v: &Value| {
+            !added_by_report(k)
+                && !per_process(k)
+                && !Self::is_stage(v)
+                && !left_out.iter().any(|p| p == k)
+        };
+        match self.fields.in_order() {
+            Some(pairs) => {
+                let mut hasher = KeyHasher::default();
+                for (k, v) in pairs.filter(|(k, v)| keep(k, v)) {
+                    k.hash(&mut hasher);
+                    hash_value(v, &mut hasher);
+                }
+                hasher.finish()
+            }
+            None => {
+                let mut args = self.arguments();
+                args.retain(|(k, v)| keep(k, v));
+                configuration_key_of(&args)
+            }
+        }
     }
 
     /// Fields whose types differ from what the suite writes. An empty list means the

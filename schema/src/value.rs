@@ -220,6 +220,15 @@ impl Object {
             })
     }
 
+    /// The pairs as they are, when their keys are strictly increasing (so sorted and
+    /// unique: what [`Self::sorted`] would give); `None` otherwise.
+    pub fn in_order(&self) -> Option<impl Iterator<Item = (&str, &Value)>> {
+        self.pairs
+            .windows(2)
+            .all(|w| key_before(&w[0].0, &w[1].0))
+            .then(|| self.pairs.iter().map(|(k, v)| (k.as_ref(), v)))
+    }
+
     /// Pairs sorted by key (code-point order, as Python's `sort_keys=True`), last value per key.
     pub fn sorted(&self) -> Vec<(&str, &Value)> {
         let mut pairs: Vec<(&str, &Value)> =
