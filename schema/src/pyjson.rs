@@ -743,8 +743,9 @@ impl<'a> Parser<'a> {
     }
 
     /// The string at the current position (its opening quote): borrowed from the text
-    /// when it has no escapes, which is the common case.
-    fn str_cow(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
+    /// when it has no escapes, which is the common case. Its errors are those of
+    /// [`Parser::value`] on a string, which reads it with this.
+    pub fn str_cow(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         let open = self.pos;
         let not_utf8 = |text| SyntaxError::at(text, open, "string is not valid UTF-8");
         if !self.walk_string(None)? {

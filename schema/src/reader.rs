@@ -376,7 +376,12 @@ fn skip_stage(parser: &mut Parser) -> Result<bool, SyntaxError> {
     let (mut seconds, mut avg) = (false, false);
     parser.object_with(|parser, key| {
         match &*key {
-            "unit" => seconds = parser.value()?.as_str() == Some("s"),
+            // A string is compared where it is (no copy of `"s"` per entry).
+            "unit" if parser.peek() == Some(b'"') => seconds = parser.str_cow()? == "s",
+            "unit" => {
+                parser.value()?;
+                seconds = false;
+            }
             "avg" => {
                 avg = true;
                 parser.skip_value()?;
