@@ -165,7 +165,7 @@ fn test_bench<K: Ord + Copy>(
     // Each unit's count, mean and sum of squared deviations; a unit's peers are the others
     // pooled, their statistics combined from these (Chan et al.'s pairwise update: no
     // pass over the pooled values for each unit): the units before it pooled, merged with
-    // the units after it pooled, so that a bench of n units takes 2n merges, not n².
+    // the units after it pooled, so that a bench of n units takes 3n merges, not n².
     let stats: Vec<Moments> = units.iter().map(|(_, v)| Moments::of(v)).collect();
     let mut before = Vec::with_capacity(stats.len() + 1);
     before.push(Moments::default());
