@@ -3,12 +3,13 @@
 //! and configuration conflicts marked. Plain Rust; the statistics come later in Polars.
 
 use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
+use mlbench_schema::entry::KeyHasher;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};
 use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 /// One entry, reduced to what the statistics need.
 #[derive(Debug, Clone)]
@@ -447,7 +448,7 @@ fn differences(kept: &ReportEntry, other: &ReportEntry, pooled: &[String]) -> Ve
 /// Names are numbered as first seen (a map of a few dozen benches), then in name order:
 /// sorting or searching the name of every sample compares strings a million times.
 pub fn name_ranks<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'a str>, Vec<u32>) {
-    let mut seen: HashMap<&str, u32, BuildHasherDefault<NameHasher>> = HashMap::default();
+    let mut seen: HashMap<&str, u32, BuildHasherDefault<KeyHasher>> = HashMap::default();
     let mut distinct: Vec<&str> = Vec::new();
     let mut ids: Vec<u32> = names
         .into_iter()
@@ -468,43 +469,6 @@ pub fn name_ranks<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'a str>
         *id = rank[*id as usize];
     }
     (order.iter().map(|&i| distinct[i as usize]).collect(), ids)
-}
-
-/// The hasher of [`name_ranks`]: a multiply-rotate fold of 8-byte words (FxHash's
-/// constant), a few cycles for a bench name where SipHash takes tens of nanoseconds. The
-/// names are the submission's own few dozen: nothing to defend against.
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl NameHasher {
-    #[inline]
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for NameHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in chunks.by_ref() {
-            self.mix(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
-        }
-        let rest = chunks.remainder();
-        let mut last = [0u8; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.mix(u64::from(i));
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 #[cfg(test)]
