@@ -207,11 +207,7 @@ impl ReportEntry {
 
     /// `CUDA_VISIBLE_DEVICES` as written: a string, or the int default 0 when unset.
     pub fn vcd(&self) -> Option<String> {
-        match self.get("vcd")? {
-            Value::Str(s) => Some(s.clone()),
-            Value::Int(i) => Some(i.to_string()),
-            _ => None,
-        }
+        self.vcd_text().map(std::borrow::Cow::into_owned)
     }
 
     /// [`Self::vcd`] without a copy of a string `vcd` (read for every entry scored).
@@ -310,27 +306,15 @@ impl ReportEntry {
     /// already in order (as Python writes them) are hashed where they are, without
     /// collecting the arguments first: this runs for every entry scored.
     pub fn configuration_key_without(&self, left_out: &[String]) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let keep = |k: &str, v: &Value| {
+        let keep = |&(k, v): &(&str, &Value)| {
             !added_by_report(k)
                 && !per_process(k)
                 && !Self::is_stage(v)
                 && !left_out.iter().any(|p| p == k)
         };
         match self.fields.in_order() {
-            Some(pairs) => {
-                let mut hasher = KeyHasher::default();
-                for (k, v) in pairs.filter(|(k, v)| keep(k, v)) {
-                    k.hash(&mut hasher);
-                    hash_value(v, &mut hasher);
-                }
-                hasher.finish()
-            }
-            None => {
-                let mut args = self.arguments();
-                args.retain(|(k, v)| keep(k, v));
-                configuration_key_of(&args)
-            }
+            Some(pairs) => key_of(pairs.filter(keep)),
+            None => key_of(self.fields.sorted().into_iter().filter(keep)),
         }
     }
 
@@ -424,12 +408,14 @@ impl ReportEntry {
 /// [`ReportEntry::configuration_key`] from the entry's [`ReportEntry::arguments`], for
 /// callers that already have them (the per-process ones are skipped here).
 pub fn configuration_key_of(arguments: &[(&str, &Value)]) -> u64 {
+    key_of(arguments.iter().copied().filter(|(k, _)| !per_process(k)))
+}
+
+/// The hash of the pairs, in their order.
+fn key_of<'a>(pairs: impl Iterator<Item = (&'a str, &'a Value)>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = KeyHasher::default();
-    for (k, v) in arguments {
-        if per_process(k) {
-            continue;
-        }
+    for (k, v) in pairs {
         k.hash(&mut hasher);
         hash_value(v, &mut hasher);
     }

@@ -231,13 +231,13 @@ impl Object {
 
     /// Pairs sorted by key (code-point order, as Python's `sort_keys=True`), last value per key.
     pub fn sorted(&self) -> Vec<(&str, &Value)> {
-        let mut pairs: Vec<(&str, &Value)> =
-            self.pairs.iter().map(|(k, v)| (k.as_ref(), v)).collect();
         // Python writes its reports with sorted keys: keys already strictly increasing are
         // sorted and unique as they are.
-        if pairs.windows(2).all(|w| key_before(w[0].0, w[1].0)) {
-            return pairs;
+        if let Some(pairs) = self.in_order() {
+            return pairs.collect();
         }
+        let mut pairs: Vec<(&str, &Value)> =
+            self.pairs.iter().map(|(k, v)| (k.as_ref(), v)).collect();
         // A stable sort keeps equal keys in read order; the last of each run wins.
         pairs.sort_by(|a, b| a.0.cmp(b.0));
         let mut out: Vec<(&str, &Value)> = Vec::with_capacity(pairs.len());
