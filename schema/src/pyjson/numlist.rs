@@ -47,21 +47,15 @@ impl Separator {
         8 + (self.tail_at & 7)
     }
 
-    /// Whether the separator is at `at` in `text`.
-    #[cfg(target_arch = "x86_64")]
+    /// Whether the separator is at `at` in `text` (a window of an element's text, or the
+    /// whole text).
     #[inline(always)]
-    fn is_at_text(&self, text: &[u8], at: usize) -> bool {
+    fn is_at(&self, text: &[u8], at: usize) -> bool {
         text.get(at..)
             .and_then(<[u8]>::first_chunk::<16>)
             .is_some_and(|bytes| {
                 word(bytes, 0) == self.head && word(bytes, self.tail_at & 7) == self.tail
             })
-    }
-
-    /// Whether the separator is at `at` in `win` (`at + 16 <= WINDOW`).
-    #[inline(always)]
-    fn is_at(&self, win: &[u8; WINDOW], at: usize) -> bool {
-        word(win, at) == self.head && word(win, at + (self.tail_at & 7)) == self.tail
     }
 }
 
@@ -145,7 +139,7 @@ fn by_blocks(text: &[u8], mut pos: usize, sep: &Separator) -> (usize, usize) {
             && (1..8).contains(&dot)
             && (dot == 1 || text[pos] != b'0')
             && len >= dot + 2;
-        if !(plain && sep.is_at_text(text, pos + len)) {
+        if !(plain && sep.is_at(text, pos + len)) {
             return (count, pos);
         }
         count += 1;
