@@ -1,5 +1,6 @@
-//! `skip_list`'s fast path (plain floats in Python's indented layout, checked by byte
-//! classes of 64-byte blocks on x86-64, then eight bytes at a time) changes nothing: on
+//! `skip_list`'s fast path (plain floats in Python's indented layout, checked a 64-byte
+//! block at a time, then element by element against byte classes of 64-byte blocks on
+//! x86-64, then eight bytes at a time) changes nothing: on
 //! loss lists as the suite writes them, and on lists varied or damaged in every way near
 //! it, the list skip gives what its careful loop alone gives (the algorithm before the
 //! fast path) and what the full parser says of the list.
@@ -239,6 +240,48 @@ proptest! {
         let text = format!("[\n        {}\n    ],\n    \"{TAIL}\": 1\n}}\n", items.join(",\n        "));
         check(text.as_bytes())?;
         prop_assert_eq!(outcome(text.as_bytes(), false).0, Some(Some((xs.len(), None))));
+    }
+}
+
+/// The bytes that matter to the whole-block pass (its classes, and what ends a float or
+/// a list), put at, inserted at, or deleted from every place of a curve long enough for
+/// it (three blocks and more), with integer parts of every length it takes and
+/// elements across the blocks' bounds.
+#[test]
+fn every_class_anywhere_in_whole_blocks() {
+    let items = [
+        "0.40067997574806213",
+        "1234567.5",
+        "12345678901.25",
+        "0.5",
+        "7.0",
+        "10.000001",
+        "0.001953125",
+        "99.5",
+        "3.14",
+        "100000.5",
+        "0.25",
+        "2.0",
+        "0.3981657922267914",
+    ];
+    let base = format!(
+        "[\n        {}\n    ],\n    \"{TAIL}\": 1\n}}",
+        items.join(",\n        ")
+    );
+    let base = base.as_bytes();
+    for at in 1..base.len() {
+        let mut deleted = base.to_vec();
+        deleted.remove(at);
+        check(&deleted).unwrap_or_else(|e| panic!("byte {at} deleted: {e}"));
+        for &b in b"0123456789.,\n -+eE]\t\r\x80\xb9\xff" {
+            let mut put = base.to_vec();
+            put[at] = b;
+            let mut inserted = base.to_vec();
+            inserted.insert(at, b);
+            for text in [put, inserted] {
+                check(&text).unwrap_or_else(|e| panic!("byte {b:#04x} at {at}: {e}"));
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The fast path of [`Parser::skip_list`](super::Parser): the loss curves that Python's
-//! `json.dumps(indent=4)` writes, one plain float per line: on x86-64 first checked
-//! against byte classes of 64 bytes at a time (SSE2), then read eight bytes at a time.
+//! `json.dumps(indent=4)` writes, one plain float per line: on x86-64 first checked a
+//! whole 64-byte block at a time ([`whole`]), then element by element against byte
+//! classes of 64-byte blocks (SSE2), then read eight bytes at a time.
 //!
 //! It only passes over a run of elements that the careful loop of `skip_list` would
 //! take as plain finite numbers, each followed by the list's usual separator, and says
@@ -20,6 +21,9 @@ pub(super) struct Separator {
     tail: u64,
     /// Where the tail starts: its length less 8.
     tail_at: usize,
+    /// The number of spaces when the white space is a newline and spaces only (Python's
+    /// indentation), which the whole-block pass checks.
+    indent: Option<u32>,
 }
 
 impl Separator {
@@ -34,10 +38,13 @@ impl Separator {
         bytes[0] = b',';
         bytes[1..=ws.len()].copy_from_slice(ws);
         let tail_at = ws.len() - 7;
+        let indent =
+            (ws[0] == b'\n' && ws[1..].iter().all(|&b| b == b' ')).then_some(ws.len() as u32 - 1);
         Some(Separator {
             head: word(&bytes, 0),
             tail: word(&bytes, tail_at),
             tail_at,
+            indent,
         })
     }
 
@@ -73,9 +80,12 @@ pub(super) struct Run {
 /// separator after it, and the list's last element and `]` when they follow. Stops
 /// [`WINDOW`] bytes before the end of the text.
 pub(super) fn skip_plain_floats(text: &[u8], pos: usize, sep: &Separator) -> Run {
-    // As many elements as the block masks take (the same elements: see `by_blocks`),
+    // As many elements as whole blocks take, then as many as the block masks take
+    // element by element (the same elements: see `by_whole_blocks` and `by_blocks`),
     // then one by one from where that stopped.
-    let (mut len, pos) = by_blocks(text, pos, sep);
+    let (whole, pos) = by_whole_blocks(text, pos, sep);
+    let (len, pos) = by_blocks(text, pos, sep);
+    let mut len = whole + len;
     let mut rest = &text[pos..];
     while let Some(win) = rest.first_chunk::<WINDOW>() {
         let Some(end) = plain_float_len(win) else {
@@ -157,6 +167,17 @@ fn by_blocks(text: &[u8], mut pos: usize, sep: &Separator) -> (usize, usize) {
 /// Elsewhere the loop does it all.
 #[cfg(not(target_arch = "x86_64"))]
 fn by_blocks(_text: &[u8], pos: usize, _sep: &Separator) -> (usize, usize) {
+    (0, pos)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod whole;
+#[cfg(target_arch = "x86_64")]
+use whole::by_whole_blocks;
+
+/// Elsewhere the element checks do it all.
+#[cfg(not(target_arch = "x86_64"))]
+fn by_whole_blocks(_text: &[u8], pos: usize, _sep: &Separator) -> (usize, usize) {
     (0, pos)
 }
 
