@@ -5,7 +5,7 @@
 use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::entry::KeyHasher;
 use mlbench_schema::reader::FileName;
-use mlbench_schema::runs::{FileRuns, RunSplit, resolve, run_id_of};
+use mlbench_schema::runs::{FileRuns, RunIds, RunSplit, resolve, run_id_of};
 use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -77,7 +77,7 @@ pub struct FileSamples {
     /// the bench's `pool_over` fields left out).
     pub keys: Vec<Option<u64>>,
     /// The `run_id` of each sample.
-    pub run_ids: Vec<Option<String>>,
+    pub run_ids: RunIds,
     /// Entries read.
     pub entries: usize,
     /// Entries of excluded benches.
@@ -104,7 +104,7 @@ impl FileSamples {
             legacy: matches!(file.name, FileName::Legacy { .. }),
             samples: Vec::with_capacity(file.parsed.entries.len()),
             keys: Vec::with_capacity(file.parsed.entries.len()),
-            run_ids: Vec::with_capacity(file.parsed.entries.len()),
+            run_ids: RunIds::default(),
             entries: file.parsed.entries.len(),
             excluded: 0,
             smoke: 0,
@@ -142,7 +142,7 @@ impl FileSamples {
                 _ => None,
             };
             out.keys.push(key);
-            out.run_ids.push(run_id_of(entry));
+            out.run_ids.push(run_id_of(entry).as_deref());
             let host = entry.get("hostname").and_then(Value::as_str).map(|h| {
                 match out.hosts.iter().position(|known| known == h) {
                     Some(i) => i as u32,
@@ -200,7 +200,7 @@ impl SampleSet {
             &parts
                 .iter_mut()
                 .map(|f| FileRuns {
-                    run: f.run.clone(),
+                    run: std::mem::take(&mut f.run),
                     legacy: f.legacy,
                     run_ids: std::mem::take(&mut f.run_ids),
                 })

@@ -14,13 +14,14 @@
 
 use crate::entry::ReportEntry;
 use crate::value::Value;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The entry's `run_id` as text (the suite wrote `str(uid)`, or the int 0 when unset).
-pub fn run_id_of(entry: &ReportEntry) -> Option<String> {
+pub fn run_id_of(entry: &ReportEntry) -> Option<Cow<'_, str>> {
     match entry.get("run_id")? {
-        Value::Str(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
+        Value::Str(s) => Some(Cow::Borrowed(s)),
+        Value::Int(i) => Some(Cow::Owned(i.to_string())),
         _ => None,
     }
 }
@@ -32,8 +33,55 @@ pub struct FileRuns {
     pub run: String,
     /// A legacy stream (whose runs `run_id` may split); per-test files name their run.
     pub legacy: bool,
-    /// The `run_id` of each of its entries, in order.
-    pub run_ids: Vec<Option<String>>,
+    /// The `run_id`s of its entries, in order, as stretches of entries that share one
+    /// ([`RunIds`]).
+    pub run_ids: RunIds,
+}
+
+/// The `run_id`s of a file's entries as stretches: a stream's entries come run after
+/// run, so a file of any length holds a stretch per run (one id stored per stretch, not
+/// per entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunIds {
+    /// Each stretch's `run_id` and how many entries in a row carry it.
+    stretches: Vec<(Option<String>, u32)>,
+}
+
+impl RunIds {
+    /// Adds the next entry's `run_id`.
+    pub fn push(&mut self, id: Option<&str>) {
+        match self.stretches.last_mut() {
+            Some((last, n)) if last.as_deref() == id => *n += 1,
+            _ => self.stretches.push((id.map(str::to_owned), 1)),
+        }
+    }
+
+    /// How many entries.
+    pub fn len(&self) -> usize {
+        self.stretches.iter().map(|(_, n)| *n as usize).sum()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.stretches.is_empty()
+    }
+
+    /// The stretches: a `run_id` and how many entries in a row carry it.
+    pub fn stretches(&self) -> impl Iterator<Item = (Option<&str>, usize)> {
+        self.stretches
+            .iter()
+            .map(|(id, n)| (id.as_deref(), *n as usize))
+    }
+}
+
+impl<'a> FromIterator<Option<&'a str>> for RunIds {
+    fn from_iter<I: IntoIterator<Item = Option<&'a str>>>(ids: I) -> RunIds {
+        let mut out = RunIds::default();
+        for id in ids {
+            out.push(id);
+        }
+        out
+    }
 }
 
 /// How the runs were told apart.
@@ -107,18 +155,11 @@ pub fn natural_key(s: &str) -> Vec<(String, u64)> {
 
 /// Works out the runs of `files` (see the module docs).
 pub fn resolve(files: &[FileRuns]) -> RunIndex {
-    // Each legacy folder's run_ids (a stream's entries come run after run: consecutive
-    // repeats are skipped before the set sees them).
+    // Each legacy folder's run_ids (a stream's stretches, one id each).
     let mut ids_of_folder: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
     for f in files.iter().filter(|f| f.legacy) {
         let ids = ids_of_folder.entry(&f.run).or_default();
-        let mut last = None;
-        for id in f.run_ids.iter().map(Option::as_deref) {
-            if last != Some(id) {
-                ids.insert(id);
-                last = Some(id);
-            }
-        }
+        ids.extend(f.run_ids.stretches().map(|(id, _)| id));
     }
     let split_folders: BTreeSet<&str> = ids_of_folder
         .iter()
@@ -173,21 +214,12 @@ pub fn resolve(files: &[FileRuns]) -> RunIndex {
                 last_folder = Some((f.run.as_str(), run));
                 return vec![run; f.run_ids.len()];
             }
-            let mut last: Option<(Option<&str>, u32)> = None;
-            f.run_ids
-                .iter()
-                .map(|id| {
-                    let id = id.as_deref();
-                    match last {
-                        Some((seen, run)) if seen == id => run,
-                        _ => {
-                            let run = of_split[&(f.run.as_str(), id)];
-                            last = Some((id, run));
-                            run
-                        }
-                    }
-                })
-                .collect()
+            let mut of_entry = Vec::with_capacity(f.run_ids.len());
+            for (id, n) in f.run_ids.stretches() {
+                let run = of_split[&(f.run.as_str(), id)];
+                of_entry.extend(std::iter::repeat_n(run, n));
+            }
+            of_entry
         })
         .collect();
     let split = (!split_folders.is_empty()).then(|| {
@@ -213,7 +245,7 @@ mod tests {
         FileRuns {
             run: run.into(),
             legacy: true,
-            run_ids: ids.iter().map(|i| i.map(str::to_owned)).collect(),
+            run_ids: ids.iter().copied().collect(),
         }
     }
 
@@ -277,11 +309,26 @@ mod tests {
         let per_test = FileRuns {
             run: "e3/R2".into(),
             legacy: false,
-            run_ids: vec![Some("7".into())],
+            run_ids: [Some("7")].into_iter().collect(),
         };
         let idx = resolve(&[per_test, stream("e3", &[Some("0"), Some("1")])]);
         assert_eq!(idx.names, ["e3/R2", "e3/run 0", "e3/run 1"]);
         assert_eq!(idx.of_entry, [vec![0], vec![1, 2]]);
+    }
+
+    #[test]
+    fn run_ids_are_kept_as_stretches() {
+        let ids: RunIds = [Some("1"), Some("1"), None, Some("1"), Some("10")]
+            .into_iter()
+            .collect();
+        let stretches: Vec<_> = ids.stretches().collect();
+        assert_eq!(
+            stretches,
+            [(Some("1"), 2), (None, 1), (Some("1"), 1), (Some("10"), 1)]
+        );
+        assert_eq!(ids.len(), 5);
+        assert!(!ids.is_empty());
+        assert!(RunIds::default().is_empty());
     }
 
     #[test]

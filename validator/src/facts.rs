@@ -7,6 +7,7 @@ use crate::rules::entry::{At, JobConfigs, check};
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
 use mlbench_schema::reader::{FileName, Location, ReadError, parse_report_values};
 use mlbench_schema::value::Value;
+use std::borrow::Cow;
 
 /// Which GPU (or the whole machine) an entry ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -166,7 +167,7 @@ pub fn file_facts(
             file: index,
             entry: *entry_index,
             run: 0,
-            run_id: mlbench_schema::runs::run_id_of(entry),
+            run_id: mlbench_schema::runs::run_id_of(entry).map(Cow::into_owned),
             device: entry
                 .vcd()
                 .as_deref()

@@ -408,7 +408,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             .map(|(r, f)| FileRuns {
                 run: r.run.clone(),
                 legacy: matches!(r.name, FileName::Legacy { .. }),
-                run_ids: f.entries.iter().map(|e| e.run_id.clone()).collect(),
+                run_ids: f.entries.iter().map(|e| e.run_id.as_deref()).collect(),
             })
             .collect::<Vec<_>>(),
     );
