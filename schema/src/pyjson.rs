@@ -464,12 +464,18 @@ impl<'a> Parser<'a> {
         if self.peek() != Some(b'[') || !self.deeper() {
             return None;
         }
+        let open = self.pos;
         self.pos += 1; // '['
         self.skip_ws();
         let mut out = Vec::with_capacity(100);
         if self.eat(b']') {
             self.depth -= 1;
             return Some(out);
+        }
+        // A loss curve as Python indents it: the plain floats of whole blocks read
+        // straight from their checked text; the loop goes on at the first one not read.
+        if let Some(sep) = numlist::Separator::after(&self.text[open + 1..self.pos]) {
+            self.pos = numlist::read_plain_floats(self.text, self.pos, &sep, &mut out);
         }
         loop {
             self.skip_ws();

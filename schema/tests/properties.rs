@@ -140,18 +140,27 @@ fn string_text() -> impl Strategy<Value = String> {
     ]
 }
 
-/// A loss list: numbers, mostly, and now and then something else.
+/// A loss list: numbers, mostly, and now and then something else; or a curve as the
+/// suite writes it (indented, one plain float a line: the readers' fast paths), now and
+/// then with another number in it.
 fn loss_list_text() -> impl Strategy<Value = String> {
     let element = prop_oneof![
         12 => number_text(),
         1 => prop::sample::select(vec!["\"x\"", "null", "true", "[1.0]", "{}", "[]"])
             .prop_map(str::to_owned),
     ];
-    (
+    let short = (
         prop::collection::vec(element, 0..12),
         prop::sample::select(vec![", ", ",", ",\n        ", " ,\t"]),
     )
-        .prop_map(|(items, sep)| format!("[{}]", items.join(sep)))
+        .prop_map(|(items, sep)| format!("[{}]", items.join(sep)));
+    let curve_element = prop_oneof![
+        40 => (0.0f32..100.0).prop_map(|x| py_float_repr(f64::from(x))),
+        1 => number_text(),
+    ];
+    let curve = prop::collection::vec(curve_element, 1..80)
+        .prop_map(|items| format!("[\n        {}\n    ]", items.join(",\n        ")));
+    prop_oneof![3 => short, 1 => curve]
 }
 
 /// Text that Python's `json.loads` refuses, token by token.

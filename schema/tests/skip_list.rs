@@ -3,7 +3,9 @@
 //! x86-64, then eight bytes at a time) changes nothing: on
 //! loss lists as the suite writes them, and on lists varied or damaged in every way near
 //! it, the list skip gives what its careful loop alone gives (the algorithm before the
-//! fast path) and what the full parser says of the list.
+//! fast path) and what the full parser says of the list, and `number_list` (the
+//! validator's read of the values, whose fast path shares the whole-block pass) reads
+//! the values the full parser builds, bit for bit.
 
 use mlbench_schema::Value;
 use mlbench_schema::pyjson::{Parser, Skipped};
@@ -200,11 +202,33 @@ fn built(text: &[u8]) -> Outcome {
     (Some(summary), parser.pos, 0)
 }
 
+/// A list read as numbers, bits and end: by [`Parser::number_list`] (`values_of`), or
+/// as the full parser's list and `as_f64` of each element; `None` when it is not a
+/// list of numbers.
+type Numbers = Option<(Vec<u64>, usize)>;
+
+fn values_of(text: &[u8]) -> Numbers {
+    let mut parser = Parser::new(text);
+    let values = parser.number_list()?;
+    Some((values.iter().map(|f| f.to_bits()).collect(), parser.pos))
+}
+
+fn built_values(text: &[u8]) -> Numbers {
+    let mut parser = Parser::new(text);
+    let Ok(Value::List(items)) = parser.value() else {
+        return None;
+    };
+    let values: Option<Vec<f64>> = items.iter().map(Value::as_f64).collect();
+    Some((values?.iter().map(|f| f.to_bits()).collect(), parser.pos))
+}
+
 fn check(text: &[u8]) -> Result<(), TestCaseError> {
     let fast = outcome(text, false);
     let show = || String::from_utf8_lossy(text).into_owned();
     prop_assert_eq!(&fast, &outcome(text, true), "{}", show());
     prop_assert_eq!(&fast, &built(text), "{}", show());
+    // The validator's read of the values takes the same fast path.
+    prop_assert_eq!(values_of(text), built_values(text), "{}", show());
     Ok(())
 }
 

@@ -112,6 +112,38 @@ pub(super) fn skip_plain_floats(text: &[u8], pos: usize, sep: &Separator) -> Run
     }
 }
 
+/// Reads the plain floats that whole blocks take from `pos` (an element's first byte;
+/// see `by_whole_blocks`) onto `out`, each as [`Parser::number_list`](super::Parser)'s
+/// loop reads it (the same float parse of the same bytes), and says where the first
+/// element not read starts, for that loop to go on from.
+pub(super) fn read_plain_floats(
+    text: &[u8],
+    pos: usize,
+    sep: &Separator,
+    out: &mut Vec<f64>,
+) -> usize {
+    let (count, end) = by_whole_blocks(text, pos, sep);
+    let (before, mut at) = (out.len(), pos);
+    out.reserve(count);
+    for _ in 0..count {
+        // The blocks' checks leave a plain float, then the separator: the parse stops at
+        // its comma.
+        match fast_float2::parse_partial::<f64, _>(&text[at..]) {
+            Ok((value, len)) if text.get(at + len) == Some(&b',') => {
+                out.push(value);
+                at += len + sep.len();
+            }
+            _ => break,
+        }
+    }
+    if at != end {
+        // Not what the checks promised (never seen): the loop reads them all again.
+        out.truncate(before);
+        return pos;
+    }
+    end
+}
+
 /// Passes over the elements [`skip_plain_floats`]' loop would pass over from `pos`, as
 /// many as it can, and says how many and where it stopped (an element's start).
 ///

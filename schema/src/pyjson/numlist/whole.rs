@@ -301,6 +301,29 @@ mod tests {
         }
     }
 
+    /// The validator's read of a curve takes the floats of the whole blocks, as
+    /// `str::parse` reads each, and stops where the pass stops.
+    #[test]
+    fn a_curve_is_read_in_whole_blocks() {
+        let items: Vec<String> = (1..=40).map(|i| format!("{}.{i}5", 40 - i)).collect();
+        let text = format!(
+            "[\n        {}\n    ]{}",
+            items.join(",\n        "),
+            " ".repeat(64)
+        );
+        let sep = Separator::after(&text.as_bytes()[1..10]).unwrap();
+        let (count, end) = by_whole_blocks(text.as_bytes(), 10, &sep);
+        let mut out = vec![-1.0];
+        assert_eq!(
+            super::super::read_plain_floats(text.as_bytes(), 10, &sep, &mut out),
+            end
+        );
+        assert!(count >= 30);
+        let want: Vec<f64> = items[..count].iter().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(out[0], -1.0);
+        assert_eq!(out[1..], want[..]);
+    }
+
     /// A curve of plain floats passes in whole blocks up to the start of an element in
     /// the last blocks, where the element checks take over; with a leading zero in it,
     /// not past that element. Its first two elements take 64 lengths in all, so that
