@@ -70,6 +70,19 @@ pub fn py_str(value: &Value) -> String {
     }
 }
 
+/// [`py_str`] of `value` as bytes, borrowed when it is a string and written into `buffer`
+/// (cleared first) otherwise: for hashing many values without a string each.
+pub fn py_str_bytes<'a>(value: &'a Value, buffer: &'a mut String) -> &'a [u8] {
+    match value {
+        Value::Str(s) => s.as_bytes(),
+        other => {
+            buffer.clear();
+            write_repr(buffer, other);
+            buffer.as_bytes()
+        }
+    }
+}
+
 /// Python's `repr(value)`.
 pub fn py_repr(value: &Value) -> String {
     let mut out = String::new();

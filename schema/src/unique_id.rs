@@ -1,7 +1,7 @@
 //! The suite's `unique_id` (spec §2.1): SHA-256 over `str(key) + str(value)` of the
 //! benchmark's arguments, sorted by key, skipping the keys in `not_parameter`.
 
-use crate::pyrepr::py_str;
+use crate::pyrepr::py_str_bytes;
 use crate::value::Value;
 use sha2::{Digest, Sha256};
 
@@ -42,9 +42,10 @@ pub fn unique_id<'a>(
         .collect();
     pairs.sort_by(|a, b| a.0.cmp(b.0));
     let mut hasher = Sha256::new();
+    let mut buffer = String::new();
     for (key, value) in pairs {
         hasher.update(key.as_bytes());
-        hasher.update(py_str(value).as_bytes());
+        hasher.update(py_str_bytes(value, &mut buffer));
     }
     hex(&hasher.finalize())
 }

@@ -148,26 +148,27 @@ pub fn file_facts(
             (*fail, vcd_device(vcd).unwrap_or(Device::Machine(0)))
         }
     };
-    for (entry_index, entry) in &parsed.entries {
+    for (entry_index, mut entry) in parsed.entries {
         let at = At {
             file: path,
-            entry: *entry_index,
+            entry: entry_index,
         };
         let failure = entry.failure(fail_file);
         let args = entry.arguments();
         check(
-            entry,
+            &entry,
             &args,
             &at,
             failure == Some(FailureKind::FailStub),
             jobs,
             &mut out.findings,
         );
-        out.entries.push(EntryFacts {
+        let config = configuration_key_of(&args);
+        let mut facts = EntryFacts {
             file: index,
-            entry: *entry_index,
+            entry: entry_index,
             run: 0,
-            run_id: mlbench_schema::runs::run_id_of(entry).map(Cow::into_owned),
+            run_id: mlbench_schema::runs::run_id_of(&entry).map(Cow::into_owned),
             device: entry
                 .vcd()
                 .as_deref()
@@ -176,14 +177,16 @@ pub fn file_facts(
             name: entry.name().map(str::to_owned),
             version: entry.version().map(str::to_owned),
             failure,
-            config: configuration_key_of(&args),
+            config,
             losses_hash: None,
-            losses: finite_losses(entry),
-            timing: timing(entry),
-            smoke: is_smoke(entry),
-            host: text_field(entry, "hostname"),
-            gpu: text_field(entry, "gpu"),
-        });
+            losses: Vec::new(),
+            timing: timing(&entry),
+            smoke: is_smoke(&entry),
+            host: text_field(&entry, "hostname"),
+            gpu: text_field(&entry, "gpu"),
+        };
+        facts.losses = finite_losses(&mut entry);
+        out.entries.push(facts);
         if let Some(last) = out.entries.last_mut() {
             last.losses_hash = curve_hash(&last.losses);
         }
@@ -203,10 +206,20 @@ pub fn vcd_device(vcd: &str) -> Option<Device> {
     })
 }
 
-fn finite_losses(entry: &ReportEntry) -> Vec<f64> {
-    match entry.batch_loss_values() {
-        Some(values) if values.iter().all(|f| f.is_finite()) => values.into_owned(),
-        _ => Vec::new(),
+/// The entry's loss values when they are all finite (else none), taken from it rather
+/// than copied: 21 MB of fresh pages on a large submission.
+fn finite_losses(entry: &mut ReportEntry) -> Vec<f64> {
+    let values = match entry.loss_values.take() {
+        Some(values) => values,
+        None => match entry.batch_loss_values() {
+            Some(values) => values.into_owned(),
+            None => return Vec::new(),
+        },
+    };
+    if values.iter().all(|f| f.is_finite()) {
+        values
+    } else {
+        Vec::new()
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::facts::{Device, EntryFacts};
 use crate::finding::Finding;
+use crate::rules::{EntryMap, EntrySet};
 use mlbench_schema::jobs::JobsFile;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -57,8 +58,9 @@ impl Coverage<'_> {
     }
 
     fn missing(&self, out: &mut Vec<Finding>) {
-        let mut present: HashSet<(u32, Device, &str)> = HashSet::new();
-        let mut present_anywhere: HashSet<(u32, &str)> = HashSet::new();
+        let mut present: EntrySet<(u32, Device, &str)> = EntrySet::default();
+        let mut present_anywhere: EntrySet<(u32, &str)> = EntrySet::default();
+        present.reserve(self.entries.len());
         for e in self.entries {
             if let Some(name) = &e.name {
                 present.insert((e.run, e.device, name));
@@ -101,21 +103,38 @@ impl Coverage<'_> {
                 m
             });
         // Sorted by (run, device, bench, file, entry), each group is a contiguous slice.
-        let mut named: Vec<(&EntryFacts, &str)> = self
+        // Benches are sorted by their rank among the few distinct names, not by comparing
+        // the names of every pair of entries the sort meets.
+        let mut ids: EntryMap<&str, u32> = EntryMap::default();
+        let with_ids: Vec<(&EntryFacts, &str, u32)> = self
             .entries
             .iter()
-            .filter_map(|e| e.name.as_deref().map(|n| (e, n)))
+            .filter_map(|e| {
+                let name = e.name.as_deref()?;
+                let next = ids.len() as u32;
+                Some((e, name, *ids.entry(name).or_insert(next)))
+            })
             .collect();
-        named.sort_unstable_by_key(|(e, n)| (e.run, e.device, *n, e.file, e.entry));
-        for group in named.chunk_by(|a, b| (a.0.run, a.0.device, a.1) == (b.0.run, b.0.device, b.1))
+        let mut distinct: Vec<(&str, u32)> = ids.into_iter().collect();
+        distinct.sort_unstable();
+        let mut rank = vec![0u32; distinct.len()];
+        for (r, (_, id)) in distinct.iter().enumerate() {
+            rank[*id as usize] = r as u32;
+        }
+        let mut named: Vec<(&EntryFacts, &str, u32)> = with_ids
+            .into_iter()
+            .map(|(e, name, id)| (e, name, rank[id as usize]))
+            .collect();
+        named.sort_unstable_by_key(|(e, _, bench)| (e.run, e.device, *bench, e.file, e.entry));
+        for group in named.chunk_by(|a, b| (a.0.run, a.0.device, a.2) == (b.0.run, b.0.device, b.2))
         {
-            let (first, name) = group[0];
+            let (first, name, _) = group[0];
             if group.len() == 1 {
                 continue;
             }
             let allowed = configs.get(name).copied().unwrap_or(1);
             let mut seen: Vec<(u64, &EntryFacts)> = Vec::new();
-            for &(e, _) in group {
+            for &(e, _, _) in group {
                 let same = seen.iter().find(|(c, _)| *c == e.config).map(|(_, f)| *f);
                 if same.is_some() || seen.len() >= allowed {
                     let other = same.unwrap_or(seen[0].1);

@@ -13,6 +13,7 @@ use crate::facts::{EntryFacts, file_facts};
 use crate::finding::Finding;
 use crate::intake::SubmittedFile;
 use crate::layout::{Role, classify};
+use crate::rules::EntryMap;
 use mlbench_schema::reader::FileName;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -263,8 +264,10 @@ fn window(column: &mut [f64], k: usize) -> [f64; 3] {
 /// constant reward curve is not a copy) or bit-identical `train` timings within a bench.
 /// Curves are compared by their hash first, then bit for bit.
 pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
-    let mut curves: HashMap<(&str, u64), Vec<&EntryFacts>> = HashMap::new();
-    let mut timings: HashMap<(&str, [u64; 4]), &EntryFacts> = HashMap::new();
+    let mut curves: EntryMap<(&str, u64), Vec<&EntryFacts>> = EntryMap::default();
+    let mut timings: EntryMap<(&str, [u64; 4]), &EntryFacts> = EntryMap::default();
+    curves.reserve(entries.len());
+    timings.reserve(entries.len());
     let mut ordered: Vec<&EntryFacts> = entries.iter().collect();
     ordered.sort_by_key(|e| (e.file, e.entry));
     for e in ordered {

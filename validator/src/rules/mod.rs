@@ -11,3 +11,17 @@ pub mod manifest;
 pub mod versions;
 
 pub use catalog::{RULES, Rule, pattern_matches, pattern_matches_any, rule};
+
+/// A map keyed per entry by the cross-file rules (tens of thousands of keys on a large
+/// submission), with the schema's word-at-a-time hasher: SipHash's resistance to chosen
+/// keys buys nothing where the keys are a submission's own curves and names (a chosen
+/// curve hash already lands in one bucket list).
+pub(crate) type EntryMap<K, V> = std::collections::HashMap<
+    K,
+    V,
+    std::hash::BuildHasherDefault<mlbench_schema::entry::KeyHasher>,
+>;
+
+/// A set of such keys.
+pub(crate) type EntrySet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<mlbench_schema::entry::KeyHasher>>;
