@@ -161,7 +161,7 @@ impl Coverage<'_> {
     }
 
     fn unknown(&self, out: &mut Vec<Finding>) {
-        let known: HashSet<&str> = self.jobs.jobs.iter().map(|j| j.name.as_str()).collect();
+        let known: EntrySet<&str> = self.jobs.jobs.iter().map(|j| j.name.as_str()).collect();
         let mut first: BTreeMap<&str, (&EntryFacts, usize)> = BTreeMap::new();
         for e in self.entries {
             if let Some(name) = &e.name
@@ -201,10 +201,19 @@ impl Coverage<'_> {
             ));
             return;
         }
-        let mut usable: HashMap<(&str, Device), BTreeSet<u32>> = HashMap::new();
+        // The benches that run on the whole machine, looked up once per entry (usually
+        // none), rather than every job compared with every entry's name.
+        let whole: EntrySet<&str> = self
+            .jobs
+            .jobs
+            .iter()
+            .filter(|j| j.whole_machine())
+            .map(|j| j.name.as_str())
+            .collect();
+        let mut usable: EntryMap<(&str, Device), BTreeSet<u32>> = EntryMap::default();
         for e in self.entries {
             if let (Some(name), None) = (&e.name, e.failure) {
-                let device = if self.whole_machine(name) {
+                let device = if !whole.is_empty() && whole.contains(name.as_str()) {
                     Device::Machine(0)
                 } else {
                     e.device
@@ -251,10 +260,4 @@ impl Coverage<'_> {
         }
     }
 
-    fn whole_machine(&self, name: &str) -> bool {
-        self.jobs
-            .jobs
-            .iter()
-            .any(|j| j.name == name && j.whole_machine())
-    }
 }
