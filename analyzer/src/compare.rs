@@ -6,7 +6,7 @@
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Grid, GridError};
 use crate::grid::{GridInput, GridOptions, Weights, WeightsError};
-use crate::load::{LoadError, LoadedSubmission, load_submission};
+use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_lean};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, TargetTable, Track};
@@ -205,18 +205,38 @@ pub fn expected_benches(intake: &Intake) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// What [`load_all`] keeps of each submission's report files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Their bytes, in each submission's intake.
+    Reports,
+    /// Their samples only.
+    Samples,
+}
+
 /// Loads every submission in parallel (zips in place, folders), with labels and tracks:
 /// a submission's label is its `--label` or [`default_label`], its track the one its
 /// `SUBMISSION.json` says or `options.track`. Two submissions may not share a label on
-/// one track.
-pub fn load_all(subs: &[PathBuf], options: &CompareOptions) -> Result<Vec<Labelled>, CompareError> {
+/// one track. With [`Keep::Samples`] the report files are reduced to samples as they are
+/// read and left out of each intake ([`load_submission_lean`]): for a grid, which needs
+/// no more; [`Keep::Reports`] keeps them (plots of the loss curves, the HTML page's
+/// validation).
+pub fn load_all(
+    subs: &[PathBuf],
+    options: &CompareOptions,
+    keep: Keep,
+) -> Result<Vec<Labelled>, CompareError> {
     let labels = parse_labels(&options.labels, subs)?;
     let targets = selection_only()?;
     let limits = Limits::default();
     let loaded: Vec<Result<Labelled, CompareError>> = subs
         .par_iter()
         .map(|path| {
-            let sub = load_submission(path, options.suite.as_deref(), &targets, &limits)?;
+            let load = match keep {
+                Keep::Reports => load_submission,
+                Keep::Samples => load_submission_lean,
+            };
+            let sub = load(path, options.suite.as_deref(), &targets, &limits)?;
             let label = labels
                 .iter()
                 .find(|(p, _)| p == path)
@@ -447,14 +467,14 @@ mod tests {
             labels: labels(&[&format!("Ref={}", example.display())]),
             ..CompareOptions::default()
         };
-        let loaded = load_all(std::slice::from_ref(&example), &options).unwrap();
+        let loaded = load_all(std::slice::from_ref(&example), &options, Keep::Samples).unwrap();
         assert_eq!(loaded.len(), 1);
         assert_eq!(
             (loaded[0].label.as_str(), loaded[0].track),
             ("Ref", Track::Baseline)
         );
         assert_eq!(loaded[0].sub.set.suite, "fast");
-        let err = load_all(&[example.clone(), missing.clone()], &options)
+        let err = load_all(&[example.clone(), missing.clone()], &options, Keep::Reports)
             .err()
             .unwrap();
         assert!(matches!(err, CompareError::Load(_)), "{err}");
@@ -466,6 +486,7 @@ mod tests {
         let twice = load_all(
             &[example.clone(), example.join("../example")],
             &CompareOptions::default(),
+            Keep::Samples,
         )
         .err()
         .unwrap();

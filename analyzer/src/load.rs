@@ -17,7 +17,9 @@ use mlbench_schema::SystemInfo;
 use mlbench_schema::reader::{FileName, ReadError, ReportFile, parse_report, parse_report_lean};
 use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteError, TargetTable, choose_suite};
 use mlbench_validator::layout::{Role, classify};
-use mlbench_validator::{Intake, IntakeError, Limits, Severity, read_submission};
+use mlbench_validator::{
+    Intake, IntakeError, Limits, Severity, SubmittedFile, list_submission, read_submission,
+};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -184,7 +186,11 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
 /// The files of a zip or folder, refusing one whose container is unsafe or broken (the
 /// validator's error findings of the intake).
 pub fn read_intake(path: &Path, limits: &Limits) -> Result<Intake, LoadError> {
-    let intake = read_submission(path, limits)?;
+    refuse_broken(read_submission(path, limits)?, path)
+}
+
+/// `intake`, unless its container is unsafe or broken.
+fn refuse_broken(intake: Intake, path: &Path) -> Result<Intake, LoadError> {
     if let Some(f) = intake
         .findings
         .iter()
@@ -217,19 +223,10 @@ pub fn samples_of_intake(
     for (i, file) in intake.files.iter().enumerate() {
         match classify(file) {
             Role::Report { name, run } => reports.push((i, name, run)),
-            Role::Jobs => jobs.push((file.path.clone(), file.bytes.clone())),
-            // The pack's manifest and description, the runs' logs: expected, not counted.
-            Role::Pack => {}
-            Role::Unknown => ignored += 1,
+            role => sort_other(file, role, &mut jobs, &mut ignored),
         }
     }
-    let choice =
-        choose_suite(reports.iter().map(|(_, name, _)| name.suite()), suite).map_err(|error| {
-            LoadError::Suite {
-                path: path.to_path_buf(),
-                error,
-            }
-        })?;
+    let choice = choose_suite_of(reports.iter().map(|(_, name, _)| name.suite()), suite, path)?;
     reports.retain(|(_, name, _)| name.suite() == choice.suite);
     reports.sort_by(|a, b| (&a.2, &intake.files[a.0].path).cmp(&(&b.2, &intake.files[b.0].path)));
     let parts: Vec<(Vec<ReadError>, FileSamples)> = reports
@@ -261,6 +258,113 @@ pub fn samples_of_intake(
             .find(|(i, _)| *i == entry)
             .map(|(_, e)| e)
     }))
+}
+
+/// What a file that is not a report adds: a jobs file, or one more file passed over (the
+/// pack's manifest and description and the runs' logs are expected, not counted).
+fn sort_other(
+    file: &SubmittedFile,
+    role: Role,
+    jobs: &mut Vec<(String, Vec<u8>)>,
+    ignored: &mut usize,
+) {
+    match role {
+        Role::Jobs => jobs.push((file.path.clone(), file.bytes.clone())),
+        Role::Unknown => *ignored += 1,
+        Role::Report { .. } | Role::Pack => {}
+    }
+}
+
+/// The suite to read among the reports' suites ([`choose_suite`]).
+fn choose_suite_of<'a>(
+    suites: impl Iterator<Item = &'a str>,
+    suite: Option<&str>,
+    path: &Path,
+) -> Result<mlbench_schema::SuiteChoice, LoadError> {
+    choose_suite(suites, suite).map_err(|error| LoadError::Suite {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// [`load_submission`] for a caller that needs the samples but not the report files'
+/// bytes (`grid` without its HTML page): each report is parsed and reduced to samples
+/// as soon as it is read, in its reading thread's reused buffer, and the intake keeps the
+/// other files only (the manifest, jobs files, machine descriptions). The same samples,
+/// the same errors; an entry is read again from the submission only to describe a
+/// configuration conflict.
+pub fn load_submission_lean(
+    path: &Path,
+    suite: Option<&str>,
+    targets: &TargetTable,
+    limits: &Limits,
+) -> Result<LoadedSubmission, LoadError> {
+    let listing = list_submission(path, limits)?;
+    let is_report = |p: &str| {
+        matches!(
+            mlbench_schema::layout::classify(p, || false),
+            Role::Report { .. }
+        )
+    };
+    let (intake, reduced) = listing.read_apart(is_report, |p, bytes| {
+        let Role::Report { name, run } = mlbench_schema::layout::classify(p, || false) else {
+            unreachable!("read apart: a report's path")
+        };
+        let report = ReportFile {
+            path: PathBuf::from(p),
+            display: p.to_owned(),
+            name,
+            run,
+            parsed: parse_report_lean(p, bytes),
+        };
+        let part = extract(&report, targets);
+        (report.name, report.run, part)
+    });
+    let intake = refuse_broken(intake, path)?;
+    let (mut jobs, mut ignored) = (Vec::new(), 0);
+    for file in &intake.files {
+        sort_other(file, classify(file), &mut jobs, &mut ignored);
+    }
+    let choice = choose_suite_of(
+        reduced.iter().map(|(_, (name, _, _))| name.suite()),
+        suite,
+        path,
+    )?;
+    let mut reports: Vec<(String, String, (Vec<ReadError>, FileSamples))> = reduced
+        .into_iter()
+        .filter(|(_, (name, _, _))| name.suite() == choice.suite)
+        .map(|(p, (_, run, part))| (p, run, part))
+        .collect();
+    reports.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+    let (paths, parts): (Vec<String>, Vec<_>) =
+        reports.into_iter().map(|(p, _, part)| (p, part)).unzip();
+    let gathered = Gathered {
+        suite: &choice.suite,
+        other_suites: choice.others.clone(),
+        ignored,
+        jobs,
+        systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
+    };
+    let mut loaded = gathered.into_loaded(targets, parts, |file, entry| {
+        let bytes = listing.read_again(&paths[file])?;
+        parse_report(&paths[file], &bytes)
+            .entries
+            .into_iter()
+            .find(|(i, _)| *i == entry)
+            .map(|(_, e)| e)
+    });
+    if !loaded.errors.is_empty() {
+        let count = loaded.errors.len();
+        return Err(LoadError::Unreadable {
+            path: path.to_path_buf(),
+            count,
+            first: Box::new(loaded.errors.swap_remove(0)),
+        });
+    }
+    Ok(LoadedSubmission {
+        intake,
+        set: loaded.set,
+    })
 }
 
 /// Reads the submission at `path` (a zip, read in place, or a folder) and extracts the
@@ -354,8 +458,50 @@ mod tests {
         assert_eq!(loaded.jobs.unwrap().unwrap().0, "fast.json");
     }
 
+    /// The lean load (reports reduced as they are read, `grid`'s) gives the samples, the
+    /// conflicts (whose differences read an entry again) and the notes of the whole load,
+    /// and an intake of the other files.
+    #[test]
+    fn the_lean_load_gives_what_the_whole_load_gives() {
+        let dir = folder();
+        write(
+            dir.path(),
+            "output2/fast_0.json",
+            &format!(
+                "[{}]",
+                entry("vae", 11.0).replacen("\"vcd\"", "\"batch_size\": 64, \"vcd\"", 1)
+            ),
+        );
+        let limits = Limits::default();
+        let whole = load_submission(dir.path(), None, &targets(), &limits).unwrap();
+        let lean = load_submission_lean(dir.path(), None, &targets(), &limits).unwrap();
+        assert_eq!(format!("{:?}", lean.set), format!("{:?}", whole.set));
+        assert_eq!(lean.set.conflicts.len(), 1);
+        assert_eq!(
+            lean.set.conflicts[0].differences.len(),
+            1,
+            "{:?}",
+            lean.set.conflicts
+        );
+        let paths = |i: &Intake| i.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            paths(&lean.intake),
+            ["fast.json", "notes.md", "output1/summary.txt"]
+        );
+        assert_eq!(lean.intake.findings, whole.intake.findings);
+    }
+
+    type Loader =
+        fn(&Path, Option<&str>, &TargetTable, &Limits) -> Result<LoadedSubmission, LoadError>;
+
     #[test]
     fn errors_name_the_submission() {
+        for load in [load_submission as Loader, load_submission_lean] {
+            errors_name_the_submission_with(load);
+        }
+    }
+
+    fn errors_name_the_submission_with(load_submission: Loader) {
         let dir = folder();
         let path = dir.path();
         let limits = Limits::default();

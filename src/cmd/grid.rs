@@ -32,7 +32,13 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let options = CompareOptions::from(&args.compare);
-    let loaded = compare::load_all(&args.subs, &options)?;
+    // The HTML page validates each submission: it needs the report files themselves.
+    let keep = if args.html.is_some() {
+        compare::Keep::Reports
+    } else {
+        compare::Keep::Samples
+    };
+    let loaded = compare::load_all(&args.subs, &options, keep)?;
     clock.lap("read and extract");
     if args.scaling {
         let table = mlbench_analyzer::scaling::scaling(&loaded)?;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// Runs `mlbench plot`.
 pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     let options = CompareOptions::from(&args.compare);
-    let loaded = compare::load_all(&args.from, &options)?;
+    let loaded = compare::load_all(&args.from, &options, compare::Keep::Reports)?;
     let mut charts: Vec<Named> = Vec::new();
     match args.kind {
         PlotKind::Grid => charts = grid_charts(&compare::compute(loaded, &options, None)?)?,

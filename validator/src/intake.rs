@@ -295,6 +295,78 @@ impl Listing {
         }
     }
 
+    /// Reads every file as [`Listing::read`] does (the same findings, the same files left
+    /// out), except that the files `apart` picks by path are not kept: each is read into
+    /// its thread's reused buffer and handed to `f` (its path and bytes) as soon as it is
+    /// read. Returns the intake of the other files, and `f`'s result for each file apart
+    /// that was not left out, in path order. For readers that reduce the report files as
+    /// they go: a submission's reports read whole into memory are a fresh page fault per
+    /// 4 KiB, more system time than the reading.
+    pub fn read_apart<T, F>(&self, apart: impl Fn(&str) -> bool, f: F) -> (Intake, Vec<(String, T)>)
+    where
+        T: Send,
+        F: Fn(&str, &[u8]) -> T + Sync,
+    {
+        let (apart_at, kept_at): (Vec<usize>, Vec<usize>) =
+            (0..self.paths.len()).partition(|&i| apart(&self.paths[i]));
+        let kept_read = self.read_each(&kept_at, false, |_, buffer| std::mem::take(buffer));
+        let apart_read = self.read_each(&apart_at, true, |i, buffer| {
+            (buffer.len() as u64, f(&self.paths[i], buffer))
+        });
+        // Every file's outcome in the listing's order, as `read` settles them.
+        let mut outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = kept_at
+            .iter()
+            .zip(&kept_read)
+            .map(|(&i, r)| (i, r.as_ref().map(|bytes| bytes.len() as u64)))
+            .chain(
+                apart_at
+                    .iter()
+                    .zip(&apart_read)
+                    .map(|(&i, r)| (i, r.as_ref().map(|(len, _)| *len))),
+            )
+            .collect();
+        outcomes.sort_by_key(|(i, _)| *i);
+        let settled = self.settle(&outcomes);
+        let keep = self.kept(&settled.dropped);
+        let files = kept_at
+            .into_iter()
+            .zip(kept_read)
+            .filter_map(|(i, read)| match read {
+                Ok(bytes) if keep[i] => Some(SubmittedFile {
+                    path: self.paths[i].clone(),
+                    bytes,
+                }),
+                _ => None,
+            })
+            .collect();
+        let reduced = apart_at
+            .into_iter()
+            .zip(apart_read)
+            .filter_map(|(i, read)| match read {
+                Ok((_, out)) if keep[i] => Some((self.paths[i].clone(), out)),
+                _ => None,
+            })
+            .collect();
+        let mut findings = self.head.clone();
+        findings.extend(settled.findings);
+        findings.extend(self.tail.iter().cloned());
+        let intake = Intake {
+            kind: self.kind,
+            files,
+            findings,
+        };
+        (intake, reduced)
+    }
+
+    /// The bytes of the listed file at `path` read again (`None` if it is not listed or
+    /// cannot be read now): for the rare look back at a file read apart.
+    pub fn read_again(&self, path: &str) -> Option<Vec<u8>> {
+        let i = (self.paths.binary_search_by(|p| p.as_str().cmp(path)).ok())
+            .or_else(|| self.paths.iter().position(|p| p == path))?;
+        let mut read = self.read_each(&[i], false, |_, buffer| std::mem::take(buffer));
+        read.pop()?.ok()
+    }
+
     /// Reads the files `which` (indices into the listing) in parallel and calls `f` on
     /// each one's bytes, as soon as it is read; the results come back in `which`'s order.
     /// With `reuse`, each thread reads every file into the same buffer (so `f` must not

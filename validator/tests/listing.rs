@@ -71,13 +71,52 @@ fn rules(v: &Validation) -> Vec<(&str, Option<&str>)> {
 }
 
 /// Validates `listing` both ways and checks that they agree; returns the streamed one.
+/// Reading it with the report files apart (`Listing::read_apart`, what `grid` does) is
+/// held to reading it whole too.
 fn both_ways(listing: &Listing) -> Validation {
     let streamed = validate_listing(listing, &options());
     let whole = validate(&listing.clone().read(), &options());
     assert_eq!(streamed.findings, whole.findings);
     assert_eq!(streamed.waived, whole.waived);
     assert_eq!(streamed.summary, whole.summary);
+    reports_apart_as_read_whole(listing);
     streamed
+}
+
+/// The report files read apart: the same findings as the whole read, the other files in
+/// the intake, and each report that read handed over once, with its bytes, in path order.
+fn reports_apart_as_read_whole(listing: &Listing) {
+    let whole = listing.clone().read();
+    let is_report = |p: &str| {
+        p.rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with("fast_"))
+    };
+    let (intake, apart) =
+        listing.read_apart(is_report, |path, bytes| (path.to_owned(), bytes.to_vec()));
+    assert_eq!(intake.findings, whole.findings);
+    assert_eq!(intake.kind, whole.kind);
+    let files = |files: Vec<&SubmittedFile>| -> Vec<(String, Vec<u8>)> {
+        files
+            .into_iter()
+            .map(|f| (f.path.clone(), f.bytes.clone()))
+            .collect()
+    };
+    let (reports, others): (Vec<&SubmittedFile>, Vec<&SubmittedFile>) =
+        whole.files.iter().partition(|f| is_report(&f.path));
+    assert!(!reports.is_empty());
+    assert_eq!(files(intake.files.iter().collect()), files(others));
+    let apart: Vec<(String, Vec<u8>)> = apart
+        .into_iter()
+        .map(|(path, (seen, bytes))| {
+            assert_eq!(path, seen);
+            (path, bytes)
+        })
+        .collect();
+    assert_eq!(apart, files(reports));
+    // A file read apart is read again on demand; one not listed is not.
+    assert_eq!(listing.read_again(&apart[0].0), Some(apart[0].1.clone()));
+    assert_eq!(listing.read_again("no/such/file.json"), None);
 }
 
 /// Validates the submission at `path` both ways, from the start.
