@@ -307,8 +307,9 @@ pub fn load_submission_lean(
         )
     };
     let (intake, reduced) = listing.read_apart(is_report, |p, bytes| {
+        // Only reports are read apart: the role is always a report's.
         let Role::Report { name, run } = mlbench_schema::layout::classify(p, || false) else {
-            unreachable!("read apart: a report's path")
+            return None;
         };
         let report = ReportFile {
             path: PathBuf::from(p),
@@ -318,8 +319,12 @@ pub fn load_submission_lean(
             parsed: parse_report_lean(p, bytes),
         };
         let part = extract(&report, targets);
-        (report.name, report.run, part)
+        Some((report.name, report.run, part))
     });
+    let reduced: Vec<_> = reduced
+        .into_iter()
+        .filter_map(|(p, part)| Some((p, part?)))
+        .collect();
     let intake = refuse_broken(intake, path)?;
     let (mut jobs, mut ignored) = (Vec::new(), 0);
     for file in &intake.files {
