@@ -22,7 +22,8 @@ pub(super) struct Separator {
     /// Where the tail starts: its length less 8.
     tail_at: usize,
     /// The number of spaces when the white space is a newline and spaces only (Python's
-    /// indentation), which the whole-block pass checks.
+    /// indentation), which the whole-block pass checks (x86-64 only).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     indent: Option<u32>,
 }
 
