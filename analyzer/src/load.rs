@@ -350,7 +350,7 @@ pub fn load_submission_lean(
         jobs,
         systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
     };
-    let mut loaded = gathered.into_loaded(targets, parts, |file, entry| {
+    let loaded = gathered.into_loaded(targets, parts, |file, entry| {
         let bytes = listing.read_again(&paths[file])?;
         parse_report(&paths[file], &bytes)
             .entries
@@ -358,6 +358,16 @@ pub fn load_submission_lean(
             .find(|(i, _)| *i == entry)
             .map(|(_, e)| e)
     });
+    whole_submission(intake, loaded, path)
+}
+
+/// The submission at `path`, unless an entry of it could not be read (the callers compare
+/// whole submissions).
+fn whole_submission(
+    intake: Intake,
+    mut loaded: LoadedSamples,
+    path: &Path,
+) -> Result<LoadedSubmission, LoadError> {
     if !loaded.errors.is_empty() {
         let count = loaded.errors.len();
         return Err(LoadError::Unreadable {
@@ -383,19 +393,8 @@ pub fn load_submission(
     limits: &Limits,
 ) -> Result<LoadedSubmission, LoadError> {
     let intake = read_intake(path, limits)?;
-    let mut loaded = samples_of_intake(&intake, path, suite, targets)?;
-    if !loaded.errors.is_empty() {
-        let count = loaded.errors.len();
-        return Err(LoadError::Unreadable {
-            path: path.to_path_buf(),
-            count,
-            first: Box::new(loaded.errors.swap_remove(0)),
-        });
-    }
-    Ok(LoadedSubmission {
-        intake,
-        set: loaded.set,
-    })
+    let loaded = samples_of_intake(&intake, path, suite, targets)?;
+    whole_submission(intake, loaded, path)
 }
 
 #[cfg(test)]

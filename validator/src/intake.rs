@@ -313,19 +313,10 @@ impl Listing {
         let apart_read = self.read_each(&apart_at, true, |i, buffer| {
             (buffer.len() as u64, f(&self.paths[i], buffer))
         });
-        // Every file's outcome in the listing's order, as `read` settles them.
-        let mut outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = kept_at
-            .iter()
-            .zip(&kept_read)
-            .map(|(&i, r)| (i, r.as_ref().map(|bytes| bytes.len() as u64)))
-            .chain(
-                apart_at
-                    .iter()
-                    .zip(&apart_read)
-                    .map(|(&i, r)| (i, r.as_ref().map(|(len, _)| *len))),
-            )
-            .collect();
-        outcomes.sort_by_key(|(i, _)| *i);
+        let outcomes = outcomes_in_order(
+            (&kept_at, &kept_read, |bytes: &Vec<u8>| bytes.len() as u64),
+            (&apart_at, &apart_read, |(len, _): &(u64, T)| *len),
+        );
         let settled = self.settle(&outcomes);
         let keep = self.kept(&settled.dropped);
         let files = kept_at
@@ -498,6 +489,30 @@ impl Listing {
         }
         keep
     }
+}
+
+/// Every file's read outcome (its length, or why it could not be read) in the listing's
+/// order, from two reads of disjoint sets of its files (`(indices, results, length of a
+/// result)`): what [`Listing::settle`] takes.
+pub(crate) fn outcomes_in_order<'r, A, B>(
+    first: (&[usize], &'r [Result<A, ReadFailure>], impl Fn(&A) -> u64),
+    second: (&[usize], &'r [Result<B, ReadFailure>], impl Fn(&B) -> u64),
+) -> Vec<(usize, Result<u64, &'r ReadFailure>)> {
+    let (first_at, first_read, first_len) = first;
+    let (second_at, second_read, second_len) = second;
+    let mut outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = first_at
+        .iter()
+        .zip(first_read)
+        .map(|(&i, r)| (i, r.as_ref().map(&first_len)))
+        .chain(
+            second_at
+                .iter()
+                .zip(second_read)
+                .map(|(&i, r)| (i, r.as_ref().map(&second_len))),
+        )
+        .collect();
+    outcomes.sort_by_key(|(i, _)| *i);
+    outcomes
 }
 
 /// The files a validation goes through: an [`Intake`] in memory, or a [`Listing`] read as

@@ -3,7 +3,7 @@
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
 use crate::finding::{Finding, Severity};
-use crate::intake::{FileSource, Intake, Listing, ReadFailure, Settled};
+use crate::intake::{FileSource, Intake, Listing, Settled, outcomes_in_order};
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::pack::sha256_hex;
 use crate::rules::coverage::Coverage;
@@ -365,18 +365,12 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             file_facts(r, report.path, &report.name, bytes, jobs_for_entries)
         }),
     });
-    let mut outcomes: Vec<(usize, Result<u64, &ReadFailure>)> = held_at
-        .iter()
-        .zip(&held_read)
-        .map(|(&i, read)| (i, read.as_ref().map(|bytes| bytes.len() as u64)))
-        .chain(
-            streamed_at
-                .iter()
-                .zip(&streamed)
-                .map(|(&i, read)| (i, read.as_ref().map(|file| file.len))),
-        )
-        .collect();
-    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes = outcomes_in_order(
+        (&held_at, &held_read, |bytes: &std::borrow::Cow<[u8]>| {
+            bytes.len() as u64
+        }),
+        (&streamed_at, &streamed, |file: &PerFile| file.len),
+    );
     let settled = src.settle(&outcomes);
     if !settled.dropped.is_empty() {
         return Err(settled);
