@@ -163,7 +163,7 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
                     "{} {} ({}#{})",
                     read.runs[e.file], e.device, read.files[e.file], e.entry
                 );
-                LossLine::new(label, e.losses.clone())
+                LossLine::new(label, e.losses.to_vec())
             })
             .collect();
         let chart = mlbench_plots::loss_curves(&LossCurves {

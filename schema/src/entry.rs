@@ -412,7 +412,7 @@ pub fn configuration_key_of(arguments: &[(&str, &Value)]) -> u64 {
 }
 
 /// The hash of the pairs, in their order.
-fn key_of<'a>(pairs: impl Iterator<Item = (&'a str, &'a Value)>) -> u64 {
+pub(crate) fn key_of<'a>(pairs: impl Iterator<Item = (&'a str, &'a Value)>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = KeyHasher::default();
     for (k, v) in pairs {

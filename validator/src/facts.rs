@@ -2,6 +2,7 @@
 //! few facts the cross-file rules need (the parsed tree is dropped right away, so a large
 //! submission never sits in memory whole).
 
+use crate::curve::Curve;
 use crate::finding::Finding;
 use crate::rules::entry::{At, JobConfigs, check};
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
@@ -52,7 +53,7 @@ pub struct EntryFacts {
     /// A hash of the entry's configuration (arguments minus per-process ones).
     pub config: u64,
     /// `batch_loss`, when present and all finite.
-    pub losses: Vec<f64>,
+    pub losses: Curve,
     /// A hash of the bits of `losses` when it has at least two distinct values (a
     /// constant curve, e.g. a reward of 1 per step, is no sign of a copy).
     pub losses_hash: Option<u64>,
@@ -179,17 +180,16 @@ pub fn file_facts(
             failure,
             config,
             losses_hash: None,
-            losses: Vec::new(),
+            losses: Curve::default(),
             timing: timing(&entry),
             smoke: is_smoke(&entry),
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
         };
-        facts.losses = finite_losses(&mut entry);
+        let losses = finite_losses(&mut entry);
+        facts.losses_hash = curve_hash(&losses);
+        facts.losses = Curve::from(losses);
         out.entries.push(facts);
-        if let Some(last) = out.entries.last_mut() {
-            last.losses_hash = curve_hash(&last.losses);
-        }
     }
     out
 }

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod curve;
 pub mod facts;
 pub mod finding;
 pub mod intake;

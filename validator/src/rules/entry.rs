@@ -5,8 +5,9 @@ use crate::finding::Finding;
 use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::jobs::{JobsFile, flag_dest, recorded_matches};
 use mlbench_schema::pyrepr::py_str;
-use mlbench_schema::unique_id::{EXCLUDED_FINAL, EXCLUDED_FIRST, unique_id};
-use mlbench_schema::value::Value;
+use mlbench_schema::unique_id::{EXCLUDED_FINAL, EXCLUDED_FIRST, FinalIds, unique_id};
+use mlbench_schema::value::{Object, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Relative tolerance of the throughput arithmetic (the suite writes full `repr` floats,
@@ -49,16 +50,35 @@ impl At<'_> {
 /// (expanding per entry would cost more than parsing it).
 #[derive(Debug, Clone, Default)]
 pub struct JobConfigs {
-    by_name: HashMap<String, Vec<Vec<(String, Value)>>>,
+    by_name: HashMap<String, Vec<Vec<JobArg>>>,
+}
+
+/// One flag of an expanded configuration, with the entry field it is recorded in
+/// ([`flag_dest`], worked out once rather than for every entry). Flags whose recorded
+/// value may differ ([`NOT_RECORDED_AS_GIVEN`]) and flags with no field are left out.
+#[derive(Debug, Clone)]
+struct JobArg {
+    flag: String,
+    value: Value,
+    dest: String,
 }
 
 impl JobConfigs {
     /// Expands every job of `jobs`.
     pub fn new(jobs: &JobsFile) -> Self {
-        let mut by_name: HashMap<String, Vec<Vec<(String, Value)>>> = HashMap::new();
+        let mut by_name: HashMap<String, Vec<Vec<JobArg>>> = HashMap::new();
         for job in &jobs.jobs {
             let configs = by_name.entry(job.name.clone()).or_default();
-            configs.extend(job.configs().into_iter().map(|c| c.args));
+            configs.extend(job.configs().into_iter().map(|c| {
+                c.args
+                    .into_iter()
+                    .filter(|(flag, _)| !NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()))
+                    .filter_map(|(flag, value)| {
+                        let dest = flag_dest(&flag)?;
+                        Some(JobArg { flag, value, dest })
+                    })
+                    .collect()
+            }));
         }
         JobConfigs { by_name }
     }
@@ -144,8 +164,9 @@ fn py_float_token(f: f64) -> String {
     }
 }
 
-fn stage_number(entry: &ReportEntry, stage: &str, key: &str) -> Option<f64> {
-    entry.get(stage)?.as_object()?.get(key)?.as_f64()
+/// A number of a stage object (`train`, `train_item`).
+fn stage_number(stage: Option<&Object>, key: &str) -> Option<f64> {
+    stage?.get(key)?.as_f64()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -153,13 +174,16 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
+    // Each stage looked up once: this runs for every entry.
+    let stage = |name: &str| entry.get(name).and_then(Value::as_object);
+    let (train, train_item) = (stage("train"), stage("train_item"));
     // min <= avg <= max in both stages (min/max cover a superset of the averaged
     // observations, spec §5.3, so this holds for every genuine report).
-    for stage in ["train", "train_item"] {
+    for (name, stage) in [("train", train), ("train_item", train_item)] {
         let (Some(min), Some(avg), Some(max)) = (
-            stage_number(entry, stage, "min"),
-            stage_number(entry, stage, "avg"),
-            stage_number(entry, stage, "max"),
+            stage_number(stage, "min"),
+            stage_number(stage, "avg"),
+            stage_number(stage, "max"),
         ) else {
             continue;
         };
@@ -173,16 +197,12 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
                     "min ≤ avg ≤ max",
                     format!("min {min}, avg {avg}, max {max}"),
                 )
-                .field(format!("{stage}.avg")),
+                .field(format!("{name}.avg")),
             );
         }
     }
     if let (Some(count), Some(repeat)) = (
-        entry
-            .get("train")
-            .and_then(Value::as_object)
-            .and_then(|t| t.get("count"))
-            .and_then(Value::as_i64),
+        train.and_then(|t| t.get("count")).and_then(Value::as_i64),
         entry.get("repeat").and_then(Value::as_i64),
     ) {
         // StatStream drops the first 10 observations; at most `repeat` are made.
@@ -199,7 +219,7 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
         }
     }
     // Scaling writes its own efficiencies in % (spec §5.6): no arithmetic to check.
-    if efficiency_unit(entry) {
+    if is_efficiency(train_item) {
         return;
     }
     let (Some(batch), Some(number)) = (
@@ -216,8 +236,8 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
     ];
     for (field, item_key, train_key) in checks {
         let (Some(found), Some(time)) = (
-            stage_number(entry, "train_item", item_key),
-            stage_number(entry, "train", train_key),
+            stage_number(train_item, item_key),
+            stage_number(train, train_key),
         ) else {
             continue;
         };
@@ -242,19 +262,28 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
 
 /// Whether `train_item` holds scaling efficiencies (`unit: "%"`), not a throughput.
 fn efficiency_unit(entry: &ReportEntry) -> bool {
-    entry
-        .get("train_item")
-        .and_then(Value::as_object)
+    is_efficiency(entry.get("train_item").and_then(Value::as_object))
+}
+
+/// [`efficiency_unit`] of the `train_item` object.
+fn is_efficiency(train_item: Option<&Object>) -> bool {
+    train_item
         .and_then(|t| t.get("unit"))
         .and_then(Value::as_str)
         == Some("%")
+}
+
+thread_local! {
+    /// The `unique_id`s of the argument sets this thread has checked: most entries share
+    /// theirs with the same bench on every other GPU and run.
+    static FINAL_IDS: RefCell<FinalIds> = RefCell::default();
 }
 
 fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Finding>) {
     let Some(recorded) = entry.get("unique_id").and_then(Value::as_str) else {
         return;
     };
-    if unique_id(args.iter().copied(), EXCLUDED_FINAL) == recorded {
+    if FINAL_IDS.with_borrow_mut(|ids| ids.of(args) == recorded) {
         return;
     }
     // Reports from before 2019-05-25 hash every argument, with `report` and `seed` (popped
@@ -287,24 +316,16 @@ fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Findi
 const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s", "--cuda", "--no-cuda"];
 
 /// The differences between an entry and one config of its job: (field, expected, found).
-fn config_differences(
-    entry: &ReportEntry,
-    args: &[(String, Value)],
-) -> Vec<(String, String, String)> {
+fn config_differences(entry: &ReportEntry, args: &[JobArg]) -> Vec<(String, String, String)> {
     let mut diffs = Vec::new();
     // Scaling (efficiencies in %) forces `repeat` to the GPU count and records in
     // `devices` the ids of each world size's devices (spec §5.6).
     let scaling = efficiency_unit(entry);
-    for (flag, value) in args {
-        if NOT_RECORDED_AS_GIVEN.contains(&flag.as_str())
-            || (scaling && matches!(flag.as_str(), "--repeat" | "--devices"))
-        {
+    for JobArg { flag, value, dest } in args {
+        if scaling && matches!(flag.as_str(), "--repeat" | "--devices") {
             continue;
         }
-        let Some(dest) = flag_dest(flag) else {
-            continue;
-        };
-        let Some(recorded) = entry.get(&dest) else {
+        let Some(recorded) = entry.get(dest) else {
             continue;
         };
         if recorded_matches(flag, value, recorded) {
@@ -314,7 +335,7 @@ fn config_differences(
             continue;
         }
         diffs.push((
-            dest,
+            dest.clone(),
             format!("{} (jobs file {flag})", py_str(value)),
             py_str(recorded),
         ));

@@ -9,6 +9,7 @@
 //! of the other curves' values at step i and `w = q90 − q10` (plus a relative 1e-6 for
 //! flat curves). A curve with more than half of its steps outside its band is divergent.
 
+use crate::curve::Curve;
 use crate::facts::{EntryFacts, file_facts};
 use crate::finding::Finding;
 use crate::intake::SubmittedFile;
@@ -17,6 +18,9 @@ use crate::rules::EntryMap;
 use mlbench_schema::reader::FileName;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
+
+mod band;
+pub use band::display_band;
 
 /// Fewest curves (the one tested and at least three others) for a band.
 pub const MIN_CURVES: usize = 4;
@@ -50,8 +54,8 @@ impl CurveGroup<'_> {
     /// The band over all the group's curves, step by step ([`display_band`]): `None` when
     /// the rule does not compare them.
     pub fn band(&self) -> Option<(Vec<f64>, Vec<f64>)> {
-        let curves: Vec<&[f64]> = self.curves.iter().map(|e| e.losses.as_slice()).collect();
-        display_band(&curves)
+        let curves: Vec<Vec<f64>> = self.curves.iter().map(|e| e.losses.to_vec()).collect();
+        display_band(&curves.iter().map(Vec::as_slice).collect::<Vec<_>>())
     }
 }
 
@@ -96,12 +100,15 @@ pub fn divergent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding
         .collect();
     let found: Vec<Vec<Finding>> = groups
         .into_par_iter()
-        .map(|group| divergent_in(group, files))
+        // One step-major copy per thread, reused from group to group.
+        .map_init(Vec::new, |by_step, group| {
+            divergent_in(group, files, by_step)
+        })
         .collect();
     out.extend(found.into_iter().flatten());
 }
 
-fn divergent_in(group: CurveGroup, files: &[String]) -> Vec<Finding> {
+fn divergent_in(group: CurveGroup, files: &[String], by_step: &mut Vec<f64>) -> Vec<Finding> {
     let CurveGroup {
         bench: name,
         len,
@@ -109,7 +116,11 @@ fn divergent_in(group: CurveGroup, files: &[String]) -> Vec<Finding> {
         ..
     } = group;
     let mut out = Vec::new();
-    for (c, outside) in outside_counts(&curves, len).into_iter().enumerate() {
+    let losses: Vec<&Curve> = curves.iter().map(|e| &e.losses).collect();
+    for (c, outside) in band::outside_counts(&losses, len, by_step)
+        .into_iter()
+        .enumerate()
+    {
         if outside as f64 > OUTSIDE_SHARE * len as f64 {
             let e = curves[c];
             out.push(
@@ -165,107 +176,6 @@ pub struct SubmissionCurves {
     pub entries: Vec<EntryFacts>,
 }
 
-/// For each curve, the number of steps where it lies outside the band of the others.
-///
-/// The others' order statistics come from the sorted column without removing anything:
-/// with `F` the sorted column and `v` the tested value, the k-th smallest of the others
-/// is `F[k]` when `v > F[k]` and `F[k + 1]` otherwise (ties included).
-pub fn outside_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
-    let n = curves.len();
-    let mut counts = vec![0; n];
-    let mut column: Vec<f64> = Vec::with_capacity(n);
-    let m = n - 1; // others
-    let position = |p: f64| {
-        let h = p * (m - 1) as f64;
-        let lo = h.floor() as usize;
-        (lo, (lo + 1).min(m - 1), h - lo as f64)
-    };
-    let (lo10, hi10, f10) = position(0.1);
-    let (lo90, hi90, f90) = position(0.9);
-    // The band needs only F[k], F[k + 1], F[k + 2] at the two quantile positions:
-    // select them (linear time) instead of sorting each column.
-    // Step-major copy of the curves: each step's values lie together in memory. Copied
-    // eight curves at a time, so that each step's eight values fill one cache line
-    // rather than each value a line of its own (one curve after another, the scattered
-    // stores were a tenth of the cross-file rules' time).
-    let mut by_step = vec![0.0; n * len];
-    for (t, tile) in curves.chunks(8).enumerate() {
-        for step in 0..len {
-            let at = step * n + 8 * t;
-            for (slot, e) in by_step[at..at + tile.len()].iter_mut().zip(tile) {
-                *slot = e.losses[step];
-            }
-        }
-    }
-    for values in by_step.chunks_exact(n) {
-        column.clear();
-        column.extend_from_slice(values);
-        let low = window(&mut column, lo10);
-        let high = window(&mut column, lo90);
-        for (c, &v) in values.iter().enumerate() {
-            // The j-th smallest of the others around position base + j.
-            let other = |w: &[f64; 3], j: usize| if v > w[j] { w[j] } else { w[j + 1] };
-            let q10 = other(&low, 0) + f10 * (other(&low, hi10 - lo10) - other(&low, 0));
-            let q90 = other(&high, 0) + f90 * (other(&high, hi90 - lo90) - other(&high, 0));
-            let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-            if v < q10 - w || v > q90 + w {
-                counts[c] += 1;
-            }
-        }
-    }
-    counts
-}
-
-/// The band of a set of equal-length curves, step by step, as the rule draws it around a
-/// curve but over all curves (for plots): `[q10 − w, q90 + w]`, `w = q90 − q10`.
-/// `None` with fewer than [`MIN_CURVES`] curves or unequal lengths.
-pub fn display_band(curves: &[&[f64]]) -> Option<(Vec<f64>, Vec<f64>)> {
-    let len = curves.first()?.len();
-    if curves.len() < MIN_CURVES || curves.iter().any(|c| c.len() != len) {
-        return None;
-    }
-    let n = curves.len();
-    let h = |p: f64| p * (n - 1) as f64;
-    let (mut lo, mut hi) = (Vec::with_capacity(len), Vec::with_capacity(len));
-    let mut column = Vec::with_capacity(n);
-    for step in 0..len {
-        column.clear();
-        column.extend(curves.iter().map(|c| c[step]));
-        column.sort_unstable_by(f64::total_cmp);
-        let q = |p: f64| {
-            let k = h(p).floor() as usize;
-            let next = (k + 1).min(n - 1);
-            column[k] + (h(p) - k as f64) * (column[next] - column[k])
-        };
-        let (q10, q90) = (q(0.1), q(0.9));
-        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-        lo.push(q10 - w);
-        hi.push(q90 + w);
-    }
-    Some((lo, hi))
-}
-
-/// `[F[k], F[k + 1], F[k + 2]]` of the sorted `column` (positions past the end repeat the
-/// last value), partitioning `column` around `k`.
-fn window(column: &mut [f64], k: usize) -> [f64; 3] {
-    let (_, kth, right) = column.select_nth_unstable_by(k, f64::total_cmp);
-    let kth = *kth;
-    let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
-    for &x in right.iter() {
-        if x < first {
-            second = first;
-            first = x;
-        } else if x < second {
-            second = x;
-        }
-    }
-    match right.len() {
-        0 => [kth, kth, kth],
-        1 => [kth, first, first],
-        _ => [kth, first, second],
-    }
-}
-
 /// `loss.duplicated`: bit-identical loss curves (with at least two distinct values, so a
 /// constant reward curve is not a copy) or bit-identical `train` timings within a bench.
 /// Curves are compared by their hash first, then bit for bit.
@@ -282,13 +192,7 @@ pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Findin
         };
         if let Some(hash) = e.losses_hash {
             let seen = curves.entry((name, hash)).or_default();
-            let same = |o: &&&EntryFacts| {
-                o.losses.len() == e.losses.len()
-                    && o.losses
-                        .iter()
-                        .zip(&e.losses)
-                        .all(|(a, b)| a.to_bits() == b.to_bits())
-            };
+            let same = |o: &&&EntryFacts| o.losses.identical(&e.losses);
             match seen.iter().find(same) {
                 Some(first) => out.push(copy(e, first, files, "batch_loss", "loss curve")),
                 None => seen.push(e),
@@ -335,76 +239,11 @@ mod tests {
             failure: None,
             config: 1,
             losses_hash: crate::facts::curve_hash(&losses),
-            losses,
+            losses: losses.into(),
             timing: Some([file as u64; 4]),
             smoke: false,
             host: None,
             gpu: None,
-        }
-    }
-
-    #[test]
-    fn band_by_hand() {
-        // Step 0: curve 4 (5.0) against the others [0.9, 1.0, 1.05, 1.1]: q10 = 0.93,
-        // q90 = 1.085, w = 0.155, band [0.775, 1.24]: outside. Curve 0 (1.0) against
-        // [0.9, 1.05, 1.1, 5.0]: q10 = 0.945, q90 = 3.83, band [-1.94, 6.715]: inside.
-        // Step 1: all equal but curve 4 at 1.2 against four 1.0: w = 1e-6: outside.
-        let curves: Vec<EntryFacts> = [
-            vec![1.0, 1.0],
-            vec![1.1, 1.0],
-            vec![0.9, 1.0],
-            vec![1.05, 1.0],
-            vec![5.0, 1.2],
-        ]
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| curve(i, l))
-        .collect();
-        let refs: Vec<&EntryFacts> = curves.iter().collect();
-        assert_eq!(outside_counts(&refs, 2), [0, 0, 0, 0, 2]);
-    }
-
-    /// The band straight from its definition: remove the curve, sort the others, interpolate.
-    fn naive_counts(curves: &[&EntryFacts], len: usize) -> Vec<usize> {
-        (0..curves.len())
-            .map(|c| {
-                (0..len)
-                    .filter(|&step| {
-                        let mut others: Vec<f64> = curves
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| *i != c)
-                            .map(|(_, e)| e.losses[step])
-                            .collect();
-                        others.sort_by(f64::total_cmp);
-                        let q = |p: f64| {
-                            let h = p * (others.len() - 1) as f64;
-                            let lo = h.floor() as usize;
-                            let hi = (lo + 1).min(others.len() - 1);
-                            others[lo] + (h - lo as f64) * (others[hi] - others[lo])
-                        };
-                        let (q10, q90) = (q(0.1), q(0.9));
-                        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-                        let v = curves[c].losses[step];
-                        v < q10 - w || v > q90 + w
-                    })
-                    .count()
-            })
-            .collect()
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn selection_equals_the_definition(
-            columns in proptest::collection::vec(
-                proptest::collection::vec(proptest::sample::select(vec![0.0, 0.5, 1.0, 1.5, 2.0, 10.0, -3.0]), 3),
-                4..30,
-            )
-        ) {
-            let curves: Vec<EntryFacts> =
-                columns.into_iter().enumerate().map(|(i, l)| curve(i, l)).collect();
-            let refs: Vec<&EntryFacts> = curves.iter().collect();
-            proptest::prop_assert_eq!(outside_counts(&refs, 3), naive_counts(&refs, 3));
         }
     }
 
@@ -477,9 +316,10 @@ mod tests {
         for group in &groups {
             assert!(group.compared());
             let (lo, hi) = group.band().unwrap();
-            let own: Vec<&[f64]> = group.curves.iter().map(|e| e.losses.as_slice()).collect();
+            let own: Vec<Vec<f64>> = group.curves.iter().map(|e| e.losses.to_vec()).collect();
+            let own: Vec<&[f64]> = own.iter().map(Vec::as_slice).collect();
             assert_eq!(Some((lo.clone(), hi.clone())), display_band(&own));
-            let first = group.curves[0].losses[0];
+            let first = group.curves[0].losses.to_vec()[0];
             assert!(lo[0] < first && first < hi[0] && hi[0] - lo[0] < 1.0);
         }
         // Grouped by bench only, the two configurations would share one wide band and the
@@ -523,7 +363,7 @@ mod tests {
         let at: Vec<(usize, usize, f64)> = read
             .entries
             .iter()
-            .map(|e| (e.file, e.entry, e.losses[0]))
+            .map(|e| (e.file, e.entry, e.losses.to_vec()[0]))
             .collect();
         assert_eq!(at, [(0, 0, 2.0), (1, 0, 2.1), (1, 1, 2.2)]);
         assert_eq!(read.entries[0].device, Device::Gpu(0));

@@ -1,0 +1,243 @@
+//! The band of `loss.divergent` (defined in [`super`]): for each curve of a group, the
+//! steps where it lies outside `[q10 − w, q90 + w]` of the *other* curves; and the same
+//! band over all curves, for plots.
+//!
+//! A large submission compares groups of 1,600 curves of 100 steps (`loss.divergent` is
+//! then the costliest cross-file rule): each step's two order statistics are selected in
+//! linear time, and the band around each value is looked up among nine per step.
+
+use crate::curve::Curve;
+
+/// Curves copied together, step by step (see [`outside_counts`]).
+const TILE: usize = 8;
+
+/// For each curve, the number of its first `len` steps where it lies outside the band of
+/// the others. The curves are finite (only finite curves are kept) and at least two.
+///
+/// The others' order statistics come from the whole step without removing anything:
+/// with `F` the step's values sorted and `v` the tested value, the k-th smallest of the
+/// others is `F[k]` when `v > F[k]` and `F[k + 1]` otherwise (ties included). So each
+/// step needs `F[k..k + 3]` at the two quantile positions only, and the band around a
+/// value takes one of nine pairs of edges, by where `v` lies among `F[k]`, `F[k + 1]` of
+/// each position: computed once per step, with the arithmetic the definition does per
+/// value (a third faster than doing it per value).
+///
+/// `by_step` is scratch space, kept from group to group by the caller: a fresh copy of a
+/// 1,600-curve group is 1.3 MB of fresh pages (300 page faults) each time.
+pub fn outside_counts(curves: &[&Curve], len: usize, by_step: &mut Vec<f64>) -> Vec<usize> {
+    let n = curves.len();
+    debug_assert!(n >= 2 && curves.iter().all(|c| c.len() >= len));
+    let m = n - 1; // others
+    let position = |p: f64| {
+        let h = p * (m - 1) as f64;
+        let lo = h.floor() as usize;
+        (lo, (lo + 1).min(m - 1) - lo, h - lo as f64)
+    };
+    let (k10, d10, f10) = position(0.1);
+    let (k90, d90, f90) = position(0.9);
+    // Step-major copy of the curves: each step's values lie together in memory. Copied
+    // eight curves at a time, so that each step's eight values fill one cache line
+    // rather than each value a line of its own (one curve after another, the scattered
+    // stores were a tenth of the cross-file rules' time), and eight curves, which lie
+    // apart in memory, are read side by side.
+    by_step.clear();
+    by_step.resize(n * len, 0.0);
+    for (t, tile) in curves.chunks(TILE).enumerate() {
+        // One curve after another within the tile: its eight curves' stores share the
+        // tile's cache lines (one per step), which stay in L1 meanwhile.
+        for (j, curve) in tile.iter().enumerate() {
+            let at = TILE * t + j;
+            curve.each_step(len, |step, v| by_step[step * n + at] = v);
+        }
+    }
+    // The j-th smallest of the others, for a value above `i` of the window's first two.
+    let quantile = |w: &[f64; 3], i: usize, d: usize, f: f64| {
+        let other = |j: usize| if i > j { w[j] } else { w[j + 1] };
+        other(0) + f * (other(d) - other(0))
+    };
+    let mut counts = vec![0; n];
+    let mut column = Vec::with_capacity(n);
+    for values in by_step.chunks_exact(n) {
+        column.clear();
+        column.extend_from_slice(values);
+        let low = window(&mut column, k10);
+        let high = window(&mut column, k90);
+        let edges: [[f64; 2]; 9] = std::array::from_fn(|ij| {
+            let q10 = quantile(&low, ij / 3, d10, f10);
+            let q90 = quantile(&high, ij % 3, d90, f90);
+            let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+            [q10 - w, q90 + w]
+        });
+        for (&v, count) in values.iter().zip(&mut counts) {
+            let i = (v > low[0]) as usize + (v > low[1]) as usize;
+            let j = (v > high[0]) as usize + (v > high[1]) as usize;
+            let [lo, hi] = edges[3 * i + j];
+            *count += (v < lo || v > hi) as usize;
+        }
+    }
+    counts
+}
+
+/// `[F[k], F[k + 1], F[k + 2]]` of the sorted `column` (positions past the end repeat the
+/// last value), partitioning `column` around `k`.
+fn window(column: &mut [f64], k: usize) -> [f64; 3] {
+    let (_, kth, right) = column.select_nth_unstable_by(k, f64::total_cmp);
+    let kth = *kth;
+    let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
+    for &x in right.iter() {
+        if x < first {
+            second = first;
+            first = x;
+        } else if x < second {
+            second = x;
+        }
+    }
+    match right.len() {
+        0 => [kth, kth, kth],
+        1 => [kth, first, first],
+        _ => [kth, first, second],
+    }
+}
+
+/// The band of a set of equal-length curves, step by step, as the rule draws it around a
+/// curve but over all curves (for plots): `[q10 − w, q90 + w]`, `w = q90 − q10`.
+/// `None` with fewer than [`super::MIN_CURVES`] curves or unequal lengths.
+pub fn display_band(curves: &[&[f64]]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let len = curves.first()?.len();
+    if curves.len() < super::MIN_CURVES || curves.iter().any(|c| c.len() != len) {
+        return None;
+    }
+    let n = curves.len();
+    let h = |p: f64| p * (n - 1) as f64;
+    let (mut lo, mut hi) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    let mut column = Vec::with_capacity(n);
+    for step in 0..len {
+        column.clear();
+        column.extend(curves.iter().map(|c| c[step]));
+        column.sort_unstable_by(f64::total_cmp);
+        let q = |p: f64| {
+            let k = h(p).floor() as usize;
+            let next = (k + 1).min(n - 1);
+            column[k] + (h(p) - k as f64) * (column[next] - column[k])
+        };
+        let (q10, q90) = (q(0.1), q(0.9));
+        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+        lo.push(q10 - w);
+        hi.push(q90 + w);
+    }
+    Some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn counts(curves: &[Vec<f64>]) -> Vec<usize> {
+        let curves: Vec<Curve> = curves.iter().map(|c| Curve::from(c.clone())).collect();
+        let refs: Vec<&Curve> = curves.iter().collect();
+        outside_counts(&refs, curves[0].len(), &mut Vec::new())
+    }
+
+    #[test]
+    fn band_by_hand() {
+        // Step 0: curve 4 (5.0) against the others [0.9, 1.0, 1.05, 1.1]: q10 = 0.93,
+        // q90 = 1.085, w = 0.155, band [0.775, 1.24]: outside. Curve 0 (1.0) against
+        // [0.9, 1.05, 1.1, 5.0]: q10 = 0.945, q90 = 3.83, band [-1.94, 6.715]: inside.
+        // Step 1: all equal but curve 4 at 1.2 against four 1.0: w = 1e-6: outside.
+        let curves = [
+            vec![1.0, 1.0],
+            vec![1.1, 1.0],
+            vec![0.9, 1.0],
+            vec![1.05, 1.0],
+            vec![5.0, 1.2],
+        ];
+        assert_eq!(counts(&curves), [0, 0, 0, 0, 2]);
+    }
+
+    /// The band straight from its definition: remove the curve, sort the others, interpolate.
+    fn naive_counts(curves: &[Vec<f64>]) -> Vec<usize> {
+        let len = curves[0].len();
+        (0..curves.len())
+            .map(|c| {
+                (0..len)
+                    .filter(|&step| {
+                        let mut others: Vec<f64> = curves
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i != c)
+                            .map(|(_, curve)| curve[step])
+                            .collect();
+                        others.sort_by(f64::total_cmp);
+                        let q = |p: f64| {
+                            let h = p * (others.len() - 1) as f64;
+                            let lo = h.floor() as usize;
+                            let hi = (lo + 1).min(others.len() - 1);
+                            others[lo] + (h - lo as f64) * (others[hi] - others[lo])
+                        };
+                        let (q10, q90) = (q(0.1), q(0.9));
+                        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+                        let v = curves[c][step];
+                        v < q10 - w || v > q90 + w
+                    })
+                    .count()
+            })
+            .collect()
+    }
+
+    /// Curves of `steps` values from a few repeated ones (ties everywhere).
+    fn tied_curves(
+        curves: std::ops::Range<usize>,
+        steps: usize,
+    ) -> impl Strategy<Value = Vec<Vec<f64>>> {
+        let values = proptest::sample::select(vec![0.0, 0.5, 1.0, 1.5, 2.0, 10.0, -3.0]);
+        proptest::collection::vec(proptest::collection::vec(values, steps), curves)
+    }
+
+    /// `[F[k], F[k + 1], F[k + 2]]` from the sorted column, past the end the last value.
+    fn sorted_window(column: &[f64], k: usize) -> [f64; 3] {
+        let mut sorted = column.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let at = |i: usize| sorted[i.min(sorted.len() - 1)];
+        [at(k), at(k + 1), at(k + 2)]
+    }
+
+    proptest! {
+        #[test]
+        fn counts_equal_the_definition(curves in tied_curves(4..30, 3)) {
+            prop_assert_eq!(counts(&curves), naive_counts(&curves));
+        }
+
+        #[test]
+        fn counts_equal_the_definition_on_many_curves(
+            // Many tiles of eight curves, the last one partial.
+            curves in tied_curves(30..90, 2),
+        ) {
+            prop_assert_eq!(counts(&curves), naive_counts(&curves));
+        }
+
+        #[test]
+        fn windows_equal_the_sorted_column(
+            column in prop_oneof![
+                proptest::collection::vec(proptest::sample::select(vec![-1.0, 0.0, 0.5, 2.0]), 1..40),
+                proptest::collection::vec(-1e3..1e3f64, 1..40),
+            ],
+            at in 0.0..=1.0f64,
+        ) {
+            let k = ((at * column.len() as f64) as usize).min(column.len() - 1);
+            let mut work = column.clone();
+            prop_assert_eq!(window(&mut work, k), sorted_window(&column, k));
+        }
+    }
+
+    #[test]
+    fn windows_at_the_ends() {
+        let column: Vec<f64> = (0..20).map(|i| ((i * 7) % 20) as f64).collect();
+        for k in [0, 17, 18, 19] {
+            let mut work = column.clone();
+            assert_eq!(window(&mut work, k), sorted_window(&column, k), "rank {k}");
+        }
+        assert_eq!(window(&mut column.clone(), 19), [19.0; 3]);
+        assert_eq!(window(&mut column.clone(), 18), [18.0, 19.0, 19.0]);
+    }
+}
