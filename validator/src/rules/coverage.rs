@@ -30,10 +30,11 @@ pub struct Coverage<'a> {
 impl Coverage<'_> {
     /// Runs every coverage rule.
     pub fn check(&self, out: &mut Vec<Finding>) {
-        self.missing(out);
-        self.duplicates(out);
-        self.unknown(out);
-        self.too_few(out);
+        let benches = Benches::of(self.entries);
+        self.missing(&benches, out);
+        self.duplicates(&benches, out);
+        self.unknown(&benches, out);
+        self.too_few(&benches, out);
     }
 
     /// The file a missing bench belongs in: the GPU's stream of that run, else the run's
@@ -57,14 +58,14 @@ impl Coverage<'_> {
         }
     }
 
-    fn missing(&self, out: &mut Vec<Finding>) {
-        let mut present: EntrySet<(u32, Device, &str)> = EntrySet::default();
-        let mut present_anywhere: EntrySet<(u32, &str)> = EntrySet::default();
+    fn missing(&self, benches: &Benches, out: &mut Vec<Finding>) {
+        let mut present: EntrySet<(u32, Device, u32)> = EntrySet::default();
+        let mut present_anywhere: EntrySet<(u32, u32)> = EntrySet::default();
         present.reserve(self.entries.len());
-        for e in self.entries {
-            if let Some(name) = &e.name {
-                present.insert((e.run, e.device, name));
-                present_anywhere.insert((e.run, name));
+        for (e, bench) in self.entries.iter().zip(&benches.of_entry) {
+            if let Some(bench) = *bench {
+                present.insert((e.run, e.device, bench));
+                present_anywhere.insert((e.run, bench));
             }
         }
         let mut seen_jobs = HashSet::new();
@@ -72,9 +73,11 @@ impl Coverage<'_> {
             if !seen_jobs.insert(job.name.as_str()) {
                 continue;
             }
+            // A bench no entry names is missing everywhere.
+            let bench = benches.id(&job.name).unwrap_or(u32::MAX);
             for run in 0..self.runs.len() as u32 {
                 if job.whole_machine() {
-                    if !present_anywhere.contains(&(run, job.name.as_str())) {
+                    if !present_anywhere.contains(&(run, bench)) {
                         let expected = format!(
                             "`{}` on the whole machine in run {}",
                             job.name, self.runs[run as usize]
@@ -84,7 +87,7 @@ impl Coverage<'_> {
                     continue;
                 }
                 for &gpu in self.gpus {
-                    if !present.contains(&(run, Device::Gpu(gpu), job.name.as_str())) {
+                    if !present.contains(&(run, Device::Gpu(gpu), bench)) {
                         let expected = format!(
                             "`{}` on GPU {gpu} in run {}",
                             job.name, self.runs[run as usize]
@@ -96,7 +99,7 @@ impl Coverage<'_> {
         }
     }
 
-    fn duplicates(&self, out: &mut Vec<Finding>) {
+    fn duplicates(&self, benches: &Benches, out: &mut Vec<Finding>) {
         let configs: HashMap<&str, usize> =
             self.jobs.jobs.iter().fold(HashMap::new(), |mut m, j| {
                 *m.entry(j.name.as_str()).or_default() += j.configs().len().max(1);
@@ -105,25 +108,15 @@ impl Coverage<'_> {
         // Sorted by (run, device, bench, file, entry), each group is a contiguous slice.
         // Benches are sorted by their rank among the few distinct names, not by comparing
         // the names of every pair of entries the sort meets.
-        let mut ids: EntryMap<&str, u32> = EntryMap::default();
-        let with_ids: Vec<(&EntryFacts, &str, u32)> = self
+        let rank = benches.ranks();
+        let mut named: Vec<(&EntryFacts, &str, u32)> = self
             .entries
             .iter()
-            .filter_map(|e| {
-                let name = e.name.as_deref()?;
-                let next = ids.len() as u32;
-                Some((e, name, *ids.entry(name).or_insert(next)))
+            .zip(&benches.of_entry)
+            .filter_map(|(e, bench)| {
+                let bench = (*bench)?;
+                Some((e, benches.names[bench as usize], rank[bench as usize]))
             })
-            .collect();
-        let mut distinct: Vec<(&str, u32)> = ids.into_iter().collect();
-        distinct.sort_unstable();
-        let mut rank = vec![0u32; distinct.len()];
-        for (r, (_, id)) in distinct.iter().enumerate() {
-            rank[*id as usize] = r as u32;
-        }
-        let mut named: Vec<(&EntryFacts, &str, u32)> = with_ids
-            .into_iter()
-            .map(|(e, name, id)| (e, name, rank[id as usize]))
             .collect();
         named.sort_unstable_by_key(|(e, _, bench)| (e.run, e.device, *bench, e.file, e.entry));
         for group in named.chunk_by(|a, b| (a.0.run, a.0.device, a.2) == (b.0.run, b.0.device, b.2))
@@ -160,14 +153,16 @@ impl Coverage<'_> {
         }
     }
 
-    fn unknown(&self, out: &mut Vec<Finding>) {
+    fn unknown(&self, benches: &Benches, out: &mut Vec<Finding>) {
         let known: EntrySet<&str> = self.jobs.jobs.iter().map(|j| j.name.as_str()).collect();
+        // Whether each bench is a job, asked once per bench, not once per entry.
+        let unknown: Vec<bool> = benches.names.iter().map(|n| !known.contains(n)).collect();
         let mut first: BTreeMap<&str, (&EntryFacts, usize)> = BTreeMap::new();
-        for e in self.entries {
-            if let Some(name) = &e.name
-                && !known.contains(name.as_str())
+        for (e, bench) in self.entries.iter().zip(&benches.of_entry) {
+            if let Some(bench) = *bench
+                && unknown[bench as usize]
             {
-                let slot = first.entry(name).or_insert((e, 0));
+                let slot = first.entry(benches.names[bench as usize]).or_insert((e, 0));
                 slot.1 += 1;
             }
         }
@@ -187,7 +182,7 @@ impl Coverage<'_> {
         }
     }
 
-    fn too_few(&self, out: &mut Vec<Finding>) {
+    fn too_few(&self, benches: &Benches, out: &mut Vec<Finding>) {
         if self.runs.len() < self.min_runs {
             out.push(Finding::new(
                 "runs.too-few",
@@ -201,8 +196,7 @@ impl Coverage<'_> {
             ));
             return;
         }
-        // The benches that run on the whole machine, looked up once per entry (usually
-        // none), rather than every job compared with every entry's name.
+        // Whether each bench runs on the whole machine, asked once per bench.
         let whole: EntrySet<&str> = self
             .jobs
             .jobs
@@ -210,16 +204,23 @@ impl Coverage<'_> {
             .filter(|j| j.whole_machine())
             .map(|j| j.name.as_str())
             .collect();
-        let mut usable: EntryMap<(&str, Device), BTreeSet<u32>> = EntryMap::default();
-        for e in self.entries {
-            if let (Some(name), None) = (&e.name, e.failure) {
-                let device = if !whole.is_empty() && whole.contains(name.as_str()) {
+        let on_machine: Vec<bool> = benches.names.iter().map(|n| whole.contains(n)).collect();
+        // The runs with a usable result, by bench and device (sorted and deduplicated
+        // after: a run appears once per entry).
+        let mut usable: EntryMap<(u32, Device), Vec<u32>> = EntryMap::default();
+        for (e, bench) in self.entries.iter().zip(&benches.of_entry) {
+            if let (Some(bench), None) = (*bench, e.failure) {
+                let device = if on_machine[bench as usize] {
                     Device::Machine(0)
                 } else {
                     e.device
                 };
-                usable.entry((name, device)).or_default().insert(e.run);
+                usable.entry((bench, device)).or_default().push(e.run);
             }
+        }
+        for runs in usable.values_mut() {
+            runs.sort_unstable();
+            runs.dedup();
         }
         let mut seen_jobs = HashSet::new();
         for job in &self.jobs.jobs {
@@ -231,9 +232,10 @@ impl Coverage<'_> {
             } else {
                 self.gpus.iter().map(|&g| Device::Gpu(g)).collect()
             };
+            let bench = benches.id(&job.name);
             for device in devices {
-                let runs = usable.get(&(job.name.as_str(), device));
-                let n = runs.map_or(0, BTreeSet::len);
+                let runs = bench.and_then(|b| usable.get(&(b, device)));
+                let n = runs.map_or(0, Vec::len);
                 if n < self.min_runs {
                     let names: Vec<&str> = runs
                         .into_iter()
@@ -258,5 +260,53 @@ impl Coverage<'_> {
                 }
             }
         }
+    }
+}
+
+/// The bench of each entry as a small number, found once by name: the coverage rules key
+/// their sets and maps by it rather than hashing each entry's name in every rule.
+struct Benches<'a> {
+    /// Distinct bench names, by id (in the order first met).
+    names: Vec<&'a str>,
+    /// Each entry's bench id (`None` for stubs with `name: null`).
+    of_entry: Vec<Option<u32>>,
+    ids: EntryMap<&'a str, u32>,
+}
+
+impl<'a> Benches<'a> {
+    fn of(entries: &'a [EntryFacts]) -> Self {
+        let mut ids: EntryMap<&str, u32> = EntryMap::default();
+        let mut names = Vec::new();
+        let of_entry = entries
+            .iter()
+            .map(|e| {
+                let name = e.name.as_deref()?;
+                Some(*ids.entry(name).or_insert_with(|| {
+                    names.push(name);
+                    names.len() as u32 - 1
+                }))
+            })
+            .collect();
+        Benches {
+            names,
+            of_entry,
+            ids,
+        }
+    }
+
+    /// The id of the bench `name`, when some entry names it.
+    fn id(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    /// Each bench's rank among the names sorted, by id.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
+        order.sort_unstable_by_key(|&id| self.names[id as usize]);
+        let mut rank = vec![0; order.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        rank
     }
 }

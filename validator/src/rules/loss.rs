@@ -180,8 +180,10 @@ pub struct SubmissionCurves {
 /// constant reward curve is not a copy) or bit-identical `train` timings within a bench.
 /// Curves are compared by their hash first, then bit for bit.
 pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
-    let mut curves: EntryMap<(&str, u64), Vec<&EntryFacts>> = EntryMap::default();
-    let mut timings: EntryMap<(&str, [u64; 4]), &EntryFacts> = EntryMap::default();
+    // Keyed by the curve's hash and the timings' bits alone; the bench is compared in the
+    // (almost always single-entry) bucket rather than hashed for every entry.
+    let mut curves: EntryMap<u64, Seen> = EntryMap::default();
+    let mut timings: EntryMap<[u64; 4], Seen> = EntryMap::default();
     curves.reserve(entries.len());
     timings.reserve(entries.len());
     let mut ordered: Vec<&EntryFacts> = entries.iter().collect();
@@ -190,19 +192,53 @@ pub fn duplicated(entries: &[EntryFacts], files: &[String], out: &mut Vec<Findin
         let Some(name) = e.name.as_deref() else {
             continue;
         };
+        let of_bench = |o: &EntryFacts| o.name.as_deref() == Some(name);
         if let Some(hash) = e.losses_hash {
-            let seen = curves.entry((name, hash)).or_default();
-            let same = |o: &&&EntryFacts| o.losses.identical(&e.losses);
-            match seen.iter().find(same) {
-                Some(first) => out.push(copy(e, first, files, "batch_loss", "loss curve")),
-                None => seen.push(e),
+            let same = |o: &EntryFacts| of_bench(o) && o.losses.identical(&e.losses);
+            if let Some(first) = Seen::first_or_add(curves.entry(hash), e, same) {
+                out.push(copy(e, first, files, "batch_loss", "loss curve"));
             }
         }
-        if let Some(t) = e.timing {
-            if let Some(first) = timings.get(&(name, t)) {
-                out.push(copy(e, first, files, "train", "timings"));
-            } else {
-                timings.insert((name, t), e);
+        if let Some(t) = e.timing
+            && let Some(first) = Seen::first_or_add(timings.entry(t), e, of_bench)
+        {
+            out.push(copy(e, first, files, "train", "timings"));
+        }
+    }
+}
+
+/// The entries met under one key of [`duplicated`]'s maps, in the order met: the first
+/// (no allocation for the usual single entry), then any others.
+struct Seen<'a> {
+    first: &'a EntryFacts,
+    more: Vec<&'a EntryFacts>,
+}
+
+impl<'a> Seen<'a> {
+    /// The first entry under the key that `same` takes for `e`'s original; else `e` is
+    /// added under the key.
+    fn first_or_add<K>(
+        slot: std::collections::hash_map::Entry<'_, K, Seen<'a>>,
+        e: &'a EntryFacts,
+        same: impl Fn(&EntryFacts) -> bool,
+    ) -> Option<&'a EntryFacts> {
+        match slot {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Seen {
+                    first: e,
+                    more: Vec::new(),
+                });
+                None
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let seen = o.get_mut();
+                let found = std::iter::once(seen.first)
+                    .chain(seen.more.iter().copied())
+                    .find(|o| same(o));
+                if found.is_none() {
+                    seen.more.push(e);
+                }
+                found
             }
         }
     }
@@ -385,5 +421,45 @@ mod tests {
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].file.as_deref(), Some("f2"));
         assert_eq!(out[0].found, "bit-identical to f0 entry 4");
+    }
+
+    #[test]
+    fn copies_are_within_a_bench() {
+        // f0 and f1 (bench `toy`) and f2 (bench `other`) share a curve and timings; f3
+        // (`other`) copies f2's. Only f1 and f3 are copies, each of its own bench's first.
+        let files: Vec<String> = (0..4).map(|i| format!("f{i}")).collect();
+        let entries: Vec<EntryFacts> = (0..4)
+            .map(|i| {
+                let mut e = curve(i, vec![1.0, 0.5]);
+                e.timing = Some([7; 4]);
+                if i >= 2 {
+                    e.name = Some("other".into());
+                }
+                e
+            })
+            .collect();
+        let mut out = Vec::new();
+        duplicated(&entries, &files, &mut out);
+        let found: Vec<(Option<&str>, Option<&str>, &str)> = out
+            .iter()
+            .map(|f| (f.file.as_deref(), f.field.as_deref(), f.found.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Some("f1"),
+                    Some("batch_loss"),
+                    "bit-identical to f0 entry 0"
+                ),
+                (Some("f1"), Some("train"), "bit-identical to f0 entry 0"),
+                (
+                    Some("f3"),
+                    Some("batch_loss"),
+                    "bit-identical to f2 entry 0"
+                ),
+                (Some("f3"), Some("train"), "bit-identical to f2 entry 0"),
+            ]
+        );
     }
 }
