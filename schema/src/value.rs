@@ -150,10 +150,13 @@ impl Object {
 
     /// The value of `key` (the last one, if the key was read twice).
     pub fn get(&self, key: &str) -> Option<&Value> {
+        // The first bytes compared before the rest: most keys of an entry that have the
+        // length sought differ there, and are passed over without a call to memcmp.
+        let first = key.as_bytes().first();
         self.pairs
             .iter()
             .rev()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| k.len() == key.len() && k.as_bytes().first() == first && k == key)
             .map(|(_, v)| v)
     }
 

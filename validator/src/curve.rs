@@ -33,7 +33,55 @@ impl From<Vec<f64>> for Curve {
     }
 }
 
+/// The hash of a curve's bits for [`crate::facts::EntryFacts::losses_hash`]: `None` for
+/// fewer than two values or all equal (a constant curve, e.g. a reward of 1 per step, is
+/// no sign of a copy).
+pub fn curve_hash(losses: &[f64]) -> Option<u64> {
+    let first = losses.first()?.to_bits();
+    if losses.len() < 2 || losses.iter().all(|v| v.to_bits() == first) {
+        return None;
+    }
+    Some(losses.iter().fold(losses.len() as u64, fold))
+}
+
+/// One step of [`curve_hash`]: a multiply-rotate fold (FxHash's). Equal curves are
+/// confirmed bit for bit afterwards, so speed matters here, not resistance to crafted
+/// collisions.
+fn fold(hash: u64, value: &f64) -> u64 {
+    (hash.rotate_left(5) ^ value.to_bits()).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
 impl Curve {
+    /// What the cross-file rules keep of an entry's loss values: the curve and its
+    /// [`curve_hash`] when every value is finite, else an empty curve and no hash. One
+    /// pass over the values, where finiteness, the hash and the `f32` form took five.
+    pub fn kept(values: Vec<f64>) -> (Curve, Option<u64>) {
+        let Some(&first) = values.first() else {
+            return (Curve::default(), None);
+        };
+        let mut single = Vec::with_capacity(values.len());
+        let (mut finite, mut exact, mut varies) = (true, true, false);
+        let mut hash = values.len() as u64;
+        for v in &values {
+            finite &= v.is_finite();
+            let narrow = *v as f32;
+            exact &= narrow as f64 == *v;
+            single.push(narrow);
+            varies |= v.to_bits() != first.to_bits();
+            hash = fold(hash, v);
+        }
+        if !finite {
+            return (Curve::default(), None);
+        }
+        let hash = (values.len() >= 2 && varies).then_some(hash);
+        let curve = if exact {
+            Curve::Single(single)
+        } else {
+            Curve::Double(values)
+        };
+        (curve, hash)
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {
@@ -111,6 +159,19 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn hashes_by_hand() {
+        assert_eq!(curve_hash(&[]), None);
+        assert_eq!(curve_hash(&[1.5]), None);
+        assert_eq!(curve_hash(&[1.0, 1.0, 1.0]), None, "constant");
+        // -0.0 and 0.0 differ in their bits: not constant.
+        assert!(curve_hash(&[0.0, -0.0]).is_some());
+        let k = 0x517c_c1b7_2722_0a95u64;
+        let step = |h: u64, v: f64| (h.rotate_left(5) ^ v.to_bits()).wrapping_mul(k);
+        assert_eq!(curve_hash(&[1.0, 2.0]), Some(step(step(2, 1.0), 2.0)));
+        assert_eq!(Curve::kept(vec![1.0, f64::NAN]), (Curve::default(), None));
+    }
+
+    #[test]
     fn float32_losses_are_kept_in_half_the_room() {
         // 0.374267578125 is an f32; 0.1 is not (its f64 is not an f32's).
         let single = Curve::from(vec![0.374267578125, 2.5, -0.0, f64::INFINITY]);
@@ -146,6 +207,27 @@ mod tests {
             for (i, v) in values.iter().enumerate() {
                 prop_assert_eq!(curve.get(i).map(f64::to_bits), Some(v.to_bits()));
             }
+        }
+
+        #[test]
+        fn kept_in_one_pass_as_in_three(values in any_curve(), finite in any::<bool>()) {
+            let values: Vec<f64> = if finite {
+                values.into_iter().filter(|v| v.is_finite()).collect()
+            } else {
+                values
+            };
+            let (curve, hash) = Curve::kept(values.clone());
+            let expected = if values.iter().all(|v| v.is_finite()) {
+                (Curve::from(values.clone()), curve_hash(&values))
+            } else {
+                (Curve::default(), None)
+            };
+            prop_assert_eq!(hash, expected.1);
+            prop_assert!(curve.identical(&expected.0));
+            prop_assert_eq!(
+                std::mem::discriminant(&curve),
+                std::mem::discriminant(&expected.0)
+            );
         }
 
         #[test]

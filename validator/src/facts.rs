@@ -67,19 +67,7 @@ pub struct EntryFacts {
     pub gpu: Option<String>,
 }
 
-/// The hash of a curve's bits for [`EntryFacts::losses_hash`].
-pub fn curve_hash(losses: &[f64]) -> Option<u64> {
-    let first = losses.first()?.to_bits();
-    if losses.len() < 2 || losses.iter().all(|v| v.to_bits() == first) {
-        return None;
-    }
-    // A multiply-rotate fold (FxHash's): equal curves are confirmed bit for bit
-    // afterwards, so speed matters here, not resistance to crafted collisions.
-    let hash = losses.iter().fold(losses.len() as u64, |h, v| {
-        (h.rotate_left(5) ^ v.to_bits()).wrapping_mul(0x517c_c1b7_2722_0a95)
-    });
-    Some(hash)
-}
+pub use crate::curve::curve_hash;
 
 /// The outcome of the per-file pass.
 #[derive(Debug, Clone, Default)]
@@ -186,9 +174,7 @@ pub fn file_facts(
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
         };
-        let losses = finite_losses(&mut entry);
-        facts.losses_hash = curve_hash(&losses);
-        facts.losses = Curve::from(losses);
+        (facts.losses, facts.losses_hash) = Curve::kept(loss_values(&mut entry));
         out.entries.push(facts);
     }
     out
@@ -206,20 +192,15 @@ pub fn vcd_device(vcd: &str) -> Option<Device> {
     })
 }
 
-/// The entry's loss values when they are all finite (else none), taken from it rather
-/// than copied: 21 MB of fresh pages on a large submission.
-fn finite_losses(entry: &mut ReportEntry) -> Vec<f64> {
-    let values = match entry.loss_values.take() {
+/// The entry's loss values, taken from it rather than copied where the read kept them as
+/// numbers.
+fn loss_values(entry: &mut ReportEntry) -> Vec<f64> {
+    match entry.loss_values.take() {
         Some(values) => values,
-        None => match entry.batch_loss_values() {
-            Some(values) => values.into_owned(),
-            None => return Vec::new(),
-        },
-    };
-    if values.iter().all(|f| f.is_finite()) {
-        values
-    } else {
-        Vec::new()
+        None => entry
+            .batch_loss_values()
+            .map(std::borrow::Cow::into_owned)
+            .unwrap_or_default(),
     }
 }
 
