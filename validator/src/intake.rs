@@ -134,10 +134,15 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
     walk(root, &mut paths, &mut findings)?;
     paths.sort();
     // Sizes are checked before anything is read, so --max-bytes bounds memory here too.
+    // Each file's size asked in parallel: one call per file, 1,600 on a large tree.
+    let sizes: Vec<u64> = paths
+        .par_iter()
+        .map(|rel| std::fs::metadata(root.join(rel)).map_or(0, |m| m.len()))
+        .collect();
     let mut planned: u64 = 0;
     let mut over = None;
-    for (i, rel) in paths.iter().enumerate() {
-        planned += std::fs::metadata(root.join(rel)).map_or(0, |m| m.len());
+    for (i, size) in sizes.into_iter().enumerate() {
+        planned += size;
         if planned > limits.max_bytes {
             over = Some(i);
             break;
