@@ -11,7 +11,7 @@
 mod args;
 mod diff;
 
-pub use args::{flag_dest, recorded_matches, shell_words};
+pub use args::{RecordedMatcher, flag_dest, recorded_matches, shell_words};
 pub use diff::{ArgChange, JobsDiff, diff};
 
 use crate::pyjson::{self, SyntaxError};

@@ -1,7 +1,7 @@
 //! A job's arguments against what a report records: argparse destinations, and the
 //! comparison of a jobs-file value with the value the script stored.
 
-use crate::pyrepr::py_str;
+use crate::pyrepr::{py_str, py_str_bytes};
 use crate::value::Value;
 
 /// The argparse destination of a long flag: `--batch-size` → `batch_size`,
@@ -32,23 +32,63 @@ pub fn flag_dest(flag: &str) -> Option<String> {
 /// - otherwise the Python `str()` forms compare;
 /// - a list (a sweep) agrees when one of its elements does.
 pub fn recorded_matches(flag: &str, job_value: &Value, recorded: &Value) -> bool {
-    match job_value {
-        Value::List(items) => items
-            .iter()
-            .any(|item| recorded_matches(flag, item, recorded)),
-        Value::Str(s) if s.is_empty() => *recorded == Value::Bool(flag != "--no-cuda"),
-        Value::Int(_) | Value::BigInt(_) | Value::Float(_) if is_number(recorded) => {
-            same_number(job_value, recorded)
-        }
-        _ => {
-            let words = shell_words(&py_str(job_value));
-            match recorded {
-                Value::List(items) => {
-                    words.len() == items.len()
-                        && words.iter().zip(items).all(|(w, r)| word_matches(w, r))
+    RecordedMatcher::new(flag, job_value).matches(recorded)
+}
+
+/// [`recorded_matches`] for one flag and jobs-file value, prepared once for the many
+/// entries it is compared with: the shell words of the value, their numbers and their
+/// placeholder patterns are worked out ahead (five allocations per comparison before).
+#[derive(Debug, Clone)]
+pub struct RecordedMatcher(Kind);
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// A list (a sweep): one of its elements.
+    Any(Vec<RecordedMatcher>),
+    /// A bare flag (`""`): the boolean recorded.
+    Bare(bool),
+    /// Anything else: by value when both are numbers (`number`: the value, if it is one),
+    /// else by the shell words of its Python `str()`, one by one against a list, joined
+    /// against anything else.
+    Words {
+        number: Option<Value>,
+        words: Vec<Word>,
+        joined: Word,
+    },
+}
+
+impl RecordedMatcher {
+    /// The matcher of `job_value`, given for `flag` in a jobs file.
+    pub fn new(flag: &str, job_value: &Value) -> Self {
+        RecordedMatcher(match job_value {
+            Value::List(items) => Kind::Any(items.iter().map(|i| Self::new(flag, i)).collect()),
+            Value::Str(s) if s.is_empty() => Kind::Bare(flag != "--no-cuda"),
+            other => {
+                let words = shell_words(&py_str(other));
+                Kind::Words {
+                    number: is_number(other).then(|| other.clone()),
+                    joined: Word::new(words.join(" ")),
+                    words: words.into_iter().map(Word::new).collect(),
                 }
-                _ => word_matches(&words.join(" "), recorded),
             }
+        })
+    }
+
+    /// Whether `recorded` agrees with the value ([`recorded_matches`]).
+    pub fn matches(&self, recorded: &Value) -> bool {
+        match &self.0 {
+            Kind::Any(items) => items.iter().any(|m| m.matches(recorded)),
+            Kind::Bare(set) => *recorded == Value::Bool(*set),
+            Kind::Words {
+                number: Some(number),
+                ..
+            } if is_number(recorded) => same_number(number, recorded),
+            Kind::Words { words, joined, .. } => match recorded {
+                Value::List(items) => {
+                    words.len() == items.len() && words.iter().zip(items).all(|(w, r)| w.matches(r))
+                }
+                _ => joined.matches(recorded),
+            },
         }
     }
 }
@@ -65,16 +105,38 @@ pub(super) fn same_number(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// One word of the command line against a recorded value: by number when both are
-/// numbers, else by text with `$VAR` placeholders as wildcards.
-fn word_matches(word: &str, recorded: &Value) -> bool {
-    if is_number(recorded)
-        && let Ok(x) = word.parse::<f64>()
-        && recorded.as_f64() == Some(x)
-    {
-        return true;
+/// One word of the command line, matched against a recorded value by number when both
+/// are numbers, else by text with `$VAR` placeholders as wildcards.
+#[derive(Debug, Clone)]
+struct Word {
+    text: String,
+    number: Option<f64>,
+    pattern: Vec<Piece>,
+}
+
+impl Word {
+    fn new(text: String) -> Self {
+        Word {
+            number: text.parse().ok(),
+            pattern: placeholder_pattern(&text),
+            text,
+        }
     }
-    glob_match(&placeholder_pattern(word), py_str(recorded).as_bytes())
+
+    fn matches(&self, recorded: &Value) -> bool {
+        if is_number(recorded)
+            && let Some(x) = self.number
+            && recorded.as_f64() == Some(x)
+        {
+            return true;
+        }
+        let mut buffer = String::new();
+        glob_match(
+            &self.text,
+            &self.pattern,
+            py_str_bytes(recorded, &mut buffer),
+        )
+    }
 }
 
 /// Splits a value as `/bin/sh` would: on unquoted white space, removing quotes and
@@ -118,14 +180,16 @@ pub fn shell_words(text: &str) -> Vec<String> {
     words
 }
 
-/// A pattern piece: literal bytes, or a placeholder that matches any text.
-enum Piece<'a> {
-    Literal(&'a [u8]),
+/// A pattern piece: literal bytes of the word (where they are in it), or a placeholder
+/// that matches any text.
+#[derive(Debug, Clone)]
+enum Piece {
+    Literal(std::ops::Range<usize>),
     Any,
 }
 
 /// Cuts `$NAME` and `${NAME}` out of `text` as wildcards.
-fn placeholder_pattern(text: &str) -> Vec<Piece<'_>> {
+fn placeholder_pattern(text: &str) -> Vec<Piece> {
     let bytes = text.as_bytes();
     let mut pieces = Vec::new();
     let (mut start, mut i) = (0, 0);
@@ -149,7 +213,7 @@ fn placeholder_pattern(text: &str) -> Vec<Piece<'_>> {
         };
         match end {
             Some(end) => {
-                pieces.push(Piece::Literal(&bytes[start..i]));
+                pieces.push(Piece::Literal(start..i));
                 pieces.push(Piece::Any);
                 start = end;
                 i = end;
@@ -157,17 +221,21 @@ fn placeholder_pattern(text: &str) -> Vec<Piece<'_>> {
             None => i += 1,
         }
     }
-    pieces.push(Piece::Literal(&bytes[start..]));
+    pieces.push(Piece::Literal(start..bytes.len()));
     pieces
 }
 
-fn glob_match(pattern: &[Piece<'_>], text: &[u8]) -> bool {
+/// Whether `text` matches `pattern`, whose literals are parts of `word`.
+fn glob_match(word: &str, pattern: &[Piece], text: &[u8]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
-        Some((Piece::Literal(lit), rest)) => {
-            text.starts_with(lit) && glob_match(rest, &text[lit.len()..])
+        Some((Piece::Literal(at), rest)) => {
+            let lit = &word.as_bytes()[at.clone()];
+            text.starts_with(lit) && glob_match(word, rest, &text[lit.len()..])
         }
-        Some((Piece::Any, rest)) => (0..=text.len()).any(|skip| glob_match(rest, &text[skip..])),
+        Some((Piece::Any, rest)) => {
+            (0..=text.len()).any(|skip| glob_match(word, rest, &text[skip..]))
+        }
     }
 }
 
@@ -195,6 +263,15 @@ mod tests {
         assert!(recorded_matches("--cuda", &s(""), &Value::Bool(true)));
         assert!(!recorded_matches("--cuda", &s(""), &Value::Bool(false)));
         assert!(recorded_matches("--no-cuda", &s(""), &Value::Bool(false)));
+        // Several words against one recorded string: joined, as the shell would pass them.
+        assert!(recorded_matches("--sizes", &s("256  128"), &s("256 128")));
+        assert!(!recorded_matches("--sizes", &s("256 128"), &s("256")));
+        // One matcher, many entries: the same answers as fresh ones.
+        let matcher = RecordedMatcher::new("--sizes", &s("256 $N"));
+        for (recorded, expected) in [(s("256 64"), true), (s("128 64"), false), (s("256 "), true)] {
+            assert_eq!(matcher.matches(&recorded), expected, "{recorded:?}");
+            assert_eq!(recorded_matches("--sizes", &s("256 $N"), &recorded), expected);
+        }
         assert!(recorded_matches(
             "--target-bleu",
             &Value::Float(21.8),

@@ -3,7 +3,7 @@
 
 use crate::finding::Finding;
 use mlbench_schema::entry::ReportEntry;
-use mlbench_schema::jobs::{JobsFile, flag_dest, recorded_matches};
+use mlbench_schema::jobs::{JobsFile, RecordedMatcher, flag_dest};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, EXCLUDED_FIRST, FinalIds, unique_id};
 use mlbench_schema::value::{Object, Value};
@@ -61,6 +61,8 @@ struct JobArg {
     flag: String,
     value: Value,
     dest: String,
+    /// The value prepared for comparison with each entry's.
+    matcher: RecordedMatcher,
 }
 
 impl JobConfigs {
@@ -75,7 +77,13 @@ impl JobConfigs {
                     .filter(|(flag, _)| !NOT_RECORDED_AS_GIVEN.contains(&flag.as_str()))
                     .filter_map(|(flag, value)| {
                         let dest = flag_dest(&flag)?;
-                        Some(JobArg { flag, value, dest })
+                        let matcher = RecordedMatcher::new(&flag, &value);
+                        Some(JobArg {
+                            flag,
+                            value,
+                            dest,
+                            matcher,
+                        })
                     })
                     .collect()
             }));
@@ -321,14 +329,20 @@ fn config_differences(entry: &ReportEntry, args: &[JobArg]) -> Vec<(String, Stri
     // Scaling (efficiencies in %) forces `repeat` to the GPU count and records in
     // `devices` the ids of each world size's devices (spec §5.6).
     let scaling = efficiency_unit(entry);
-    for JobArg { flag, value, dest } in args {
+    for JobArg {
+        flag,
+        value,
+        dest,
+        matcher,
+    } in args
+    {
         if scaling && matches!(flag.as_str(), "--repeat" | "--devices") {
             continue;
         }
         let Some(recorded) = entry.get(dest) else {
             continue;
         };
-        if recorded_matches(flag, value, recorded) {
+        if matcher.matches(recorded) {
             continue;
         }
         if dest == "batch_size" && batch_scaled(entry, value, recorded) {
