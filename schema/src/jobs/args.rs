@@ -270,7 +270,10 @@ mod tests {
         let matcher = RecordedMatcher::new("--sizes", &s("256 $N"));
         for (recorded, expected) in [(s("256 64"), true), (s("128 64"), false), (s("256 "), true)] {
             assert_eq!(matcher.matches(&recorded), expected, "{recorded:?}");
-            assert_eq!(recorded_matches("--sizes", &s("256 $N"), &recorded), expected);
+            assert_eq!(
+                recorded_matches("--sizes", &s("256 $N"), &recorded),
+                expected
+            );
         }
         assert!(recorded_matches(
             "--target-bleu",
