@@ -6,7 +6,7 @@ use crate::curve::Curve;
 use crate::finding::Finding;
 use crate::rules::entry::{At, JobConfigs, check};
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
-use mlbench_schema::reader::{FileName, Location, ReadError, parse_report_values};
+use mlbench_schema::reader::{FileName, Location, ReadError, parse_report_values_each};
 use mlbench_schema::value::Value;
 use std::borrow::Cow;
 
@@ -126,18 +126,19 @@ pub fn file_facts(
     bytes: &[u8],
     jobs: Option<&JobConfigs>,
 ) -> FileFacts {
-    let parsed = parse_report_values(path, bytes);
-    let mut out = FileFacts {
-        findings: parsed.errors.iter().map(read_error_finding).collect(),
-        entries: Vec::with_capacity(parsed.entries.len()),
-    };
     let (fail_file, file_device) = match name {
         FileName::Legacy { job_id, .. } => (false, Device::Gpu(*job_id)),
         FileName::PerTest { vcd, fail, .. } => {
             (*fail, vcd_device(vcd).unwrap_or(Device::Machine(0)))
         }
     };
-    for (entry_index, mut entry) in parsed.entries {
+    // Each entry is checked and let go as soon as it is read (a stream of appended runs
+    // holds 1,600 of them); its findings follow the file's read errors, as before.
+    // Room for as many entries as 2 KiB each would make (the suite's are 3–4 KiB with
+    // their 100 losses): grown by doubling, a 600 KB stream's facts were copied twice.
+    let mut entries = Vec::with_capacity(bytes.len() / 2048);
+    let mut entry_findings = Vec::new();
+    let parsed = parse_report_values_each(path, bytes, |entry_index, mut entry| {
         let at = At {
             file: path,
             entry: entry_index,
@@ -150,7 +151,7 @@ pub fn file_facts(
             &at,
             failure == Some(FailureKind::FailStub),
             jobs,
-            &mut out.findings,
+            &mut entry_findings,
         );
         let config = configuration_key_of(&args);
         let mut facts = EntryFacts {
@@ -175,9 +176,11 @@ pub fn file_facts(
             gpu: text_field(&entry, "gpu"),
         };
         (facts.losses, facts.losses_hash) = Curve::kept(loss_values(&mut entry));
-        out.entries.push(facts);
-    }
-    out
+        entries.push(facts);
+    });
+    let mut findings: Vec<Finding> = parsed.errors.iter().map(read_error_finding).collect();
+    findings.append(&mut entry_findings);
+    FileFacts { findings, entries }
 }
 
 /// The device a `CUDA_VISIBLE_DEVICES` value names.
