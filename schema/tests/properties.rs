@@ -108,7 +108,9 @@ proptest! {
 use mlbench_schema::ReportEntry;
 use mlbench_schema::entry::configuration_key_of;
 use mlbench_schema::pyjson::{Parser, Skipped};
-use mlbench_schema::reader::{ParsedFile, parse_report, parse_report_lean, parse_report_values};
+use mlbench_schema::reader::{
+    ParsedFile, parse_report, parse_report_lean, parse_report_values, parse_report_values_each,
+};
 
 /// A number token as the suite (or a damaged file) may write it.
 fn number_text() -> impl Strategy<Value = String> {
@@ -538,6 +540,13 @@ fn check_values_agree(text: &[u8]) -> Result<(), TestCaseError> {
         prop_assert_eq!(f.failure(false), k.failure(false));
         prop_assert_eq!(f.type_problems(), k.type_problems());
     }
+    // Handed over one at a time, the same entries (in order), errors and container.
+    let mut each = Vec::new();
+    let streamed = parse_report_values_each("f.json", text, |i, e| each.push((i, e)));
+    prop_assert_eq!(streamed.container, kept.container);
+    prop_assert_eq!(errors(&streamed), errors(&kept));
+    prop_assert!(streamed.entries.is_empty());
+    prop_assert_eq!(format!("{each:?}"), format!("{:?}", kept.entries));
     Ok(())
 }
 
