@@ -93,8 +93,15 @@ const REMEMBERED: usize = 4096;
 impl FinalIds {
     /// `unique_id(args, EXCLUDED_FINAL)`.
     pub fn of(&mut self, args: &[(&str, &Value)]) -> &str {
+        let key = key_of(args.iter().copied().filter(|(k, _)| !excluded_final(k)));
+        self.of_filed(key, args)
+    }
+
+    /// [`Self::of`], the set filed under `key`: any hash the caller already has of the
+    /// arguments (say their configuration key), the same for the same arguments. Sets
+    /// under one key are told apart pair by pair, as under [`Self::of`]'s own hash.
+    pub fn of_filed(&mut self, key: u64, args: &[(&str, &Value)]) -> &str {
         let hashed = || args.iter().copied().filter(|(k, _)| !excluded_final(k));
-        let key = key_of(hashed());
         if self.sets >= REMEMBERED {
             self.seen.clear();
             self.sets = 0;
@@ -214,6 +221,20 @@ mod tests {
         let id = |ids: &mut FinalIds, set: &[(&str, &Value)]| ids.of(set).to_owned();
         assert_ne!(id(&mut ids, &sets[2]), id(&mut ids, &sets[3]));
         assert_ne!(id(&mut ids, &sets[5]), id(&mut ids, &sets[6]));
+    }
+
+    #[test]
+    fn sets_filed_under_one_key_are_told_apart() {
+        let (a, b, c) = (Value::Int(1), Value::Int(2), Value::Str("/x".into()));
+        let mut ids = FinalIds::default();
+        // The same key for different sets (a caller's coarser hash), and the same set,
+        // excluded arguments aside, under another.
+        let sets: [&[(&str, &Value)]; 3] = [&[("x", &a)], &[("x", &b)], &[("data", &c), ("x", &a)]];
+        for (key, set) in [(7, sets[0]), (7, sets[1]), (8, sets[2]), (7, sets[0])] {
+            let expected = unique_id(set.iter().copied(), EXCLUDED_FINAL);
+            assert_eq!(ids.of_filed(key, set), expected, "{set:?} under {key}");
+        }
+        assert_eq!(ids.sets, 3);
     }
 
     #[test]

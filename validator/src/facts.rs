@@ -145,15 +145,16 @@ pub fn file_facts(
         };
         let failure = entry.failure(fail_file);
         let args = entry.arguments();
+        let config = configuration_key_of(&args);
         check(
             &entry,
             &args,
+            config,
             &at,
             failure == Some(FailureKind::FailStub),
             jobs,
             &mut entry_findings,
         );
-        let config = configuration_key_of(&args);
         let mut facts = EntryFacts {
             file: index,
             entry: entry_index,

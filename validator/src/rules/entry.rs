@@ -93,10 +93,12 @@ impl JobConfigs {
 }
 
 /// Every per-entry rule; `stub` says the entry is a failure stub (file name or content);
-/// `args` are the entry's [`ReportEntry::arguments`].
+/// `args` are the entry's [`ReportEntry::arguments`] and `config` their
+/// [`configuration_key_of`](mlbench_schema::entry::configuration_key_of).
 pub fn check(
     entry: &ReportEntry,
     args: &[(&str, &Value)],
+    config: u64,
     at: &At,
     stub: bool,
     jobs: Option<&JobConfigs>,
@@ -130,7 +132,7 @@ pub fn check(
     }
     nan_losses(entry, at, out);
     work(entry, at, out);
-    id(entry, args, at, out);
+    id(entry, args, config, at, out);
     if let Some(jobs) = jobs {
         arguments(entry, at, jobs, out);
     }
@@ -287,11 +289,12 @@ thread_local! {
     static FINAL_IDS: RefCell<FinalIds> = RefCell::default();
 }
 
-fn id(entry: &ReportEntry, args: &[(&str, &Value)], at: &At, out: &mut Vec<Finding>) {
+fn id(entry: &ReportEntry, args: &[(&str, &Value)], config: u64, at: &At, out: &mut Vec<Finding>) {
     let Some(recorded) = entry.get("unique_id").and_then(Value::as_str) else {
         return;
     };
-    if FINAL_IDS.with_borrow_mut(|ids| ids.of(args) == recorded) {
+    // Filed under the configuration key the entry's facts carry anyway.
+    if FINAL_IDS.with_borrow_mut(|ids| ids.of_filed(config, args) == recorded) {
         return;
     }
     // Reports from before 2019-05-25 hash every argument, with `report` and `seed` (popped
