@@ -18,9 +18,6 @@
 set -euo pipefail
 export LC_ALL=C  # a decimal point in $EPOCHREALTIME and awk
 source "$(dirname "$0")/large-tree.sh" "$@"
-appended="$work/appended"
-large_tree appended "$appended"
-du -sh "$appended"
 python=${PYTHON:-python3}
 
 # Prints the median wall time (s) of $runs runs of the command, after one warm-up that
@@ -73,10 +70,7 @@ for layout in legacy appended; do
     # The same command on both: `report` tells the appended runs apart by `run_id` (200
     # runs, as in legacy). A build without that counted each vendor folder as one run
     # (20, still enough for the default --min-runs 4).
-    case $layout in
-    legacy) dir=$tree ;;
-    appended) dir=$appended ;;
-    esac
+    dir=$(tree_of $layout)
     report="$bin report --reports $dir --name fast --gpu-model RTX --format json"
     parse="$python scripts/python-parse.py $dir fast"
     echo

@@ -10,15 +10,10 @@
 set -euo pipefail
 export LC_ALL=C
 source "$(dirname "$0")/large-tree.sh" "$@"
-appended="$work/appended"
-large_tree appended "$appended"
 runs=${RUNS:-10}
 summary=""
 for layout in legacy appended; do
-    case $layout in
-    legacy) dir=$tree ;;
-    appended) dir=$appended ;;
-    esac
+    dir=$(tree_of $layout)
     report="$bin report --reports $dir --name fast --gpu-model RTX --format json"
     validate="$bin validate $dir --format json"
     echo

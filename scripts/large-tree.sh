@@ -3,7 +3,9 @@
 # Leaves the shell in the repository root, builds the release binary (`bin`) and makes,
 # once, the large generated submission `tree` = WORKDIR/large: 20 vendor folders ×
 # 10 runs × 8 GPUs × 19 benches of the fast profile in run_10.sh's layout,
-# vendorNN/outputR/fast_G.json (1,600 streams, 26,200 entries, ~94 MB).
+# vendorNN/outputR/fast_G.json (1,600 streams, 26,200 entries, ~94 MB), and the same
+# entries in the appended layout, `appended` = WORKDIR/appended (160 streams).
+# `tree_of LAYOUT` prints the tree of a layout (legacy, appended).
 # `large_tree LAYOUT DIR` makes the same submission (same entries) in another layout of
 # gen_submission, once: `large_tree appended DIR` gives 160 streams vendorNN/fast_G.json,
 # each holding the 10 runs one after another.
@@ -17,6 +19,14 @@ large_tree() {
 }
 tree="$work/large"
 large_tree legacy "$tree"
+appended="$work/appended"
+large_tree appended "$appended"
+tree_of() {
+    case $1 in
+    legacy) echo "$tree" ;;
+    appended) echo "$appended" ;;
+    esac
+}
 cargo build -q --release --bin mlbench
 bin=target/release/mlbench
-du -sh "$tree"
+du -sh "$tree" "$appended"

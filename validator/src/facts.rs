@@ -67,8 +67,6 @@ pub struct EntryFacts {
     pub gpu: Option<String>,
 }
 
-pub use crate::curve::curve_hash;
-
 /// The outcome of the per-file pass.
 #[derive(Debug, Clone, Default)]
 pub struct FileFacts {

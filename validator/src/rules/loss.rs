@@ -274,7 +274,7 @@ mod tests {
             version: None,
             failure: None,
             config: 1,
-            losses_hash: crate::facts::curve_hash(&losses),
+            losses_hash: crate::curve::curve_hash(&losses),
             losses: losses.into(),
             timing: Some([file as u64; 4]),
             smoke: false,
