@@ -114,12 +114,12 @@ for f in /tmp/smoke/out/output*/summary.txt; do echo "--- $f"; cat "$f"; done
 say "validate /tmp/smoke/out"
 run_t 60 "$BIN" validate /tmp/smoke/out
 say "report (classic, json -> smoke-report.json; table below)"
-run_t 60 "$BIN" report --reports /tmp/smoke/out --gpu-model RTX --min-runs 1 --format json > "$OUT/smoke-report.json"
-run_t 60 "$BIN" report --reports /tmp/smoke/out --gpu-model RTX --min-runs 1 --format table
+run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --format json > "$OUT/smoke-report.json"
+run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --format table
 say "report (score scoring: pooled means)"
-run_t 60 "$BIN" report --reports /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring score \
+run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring score \
     --format json > "$OUT/smoke-report-score.json"
-run_t 60 "$BIN" report --reports /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring score --format table
+run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring score --format table
 
 # ---------------------------------------------------------------- 3. real sizes
 say "3. real sizes (a subset of fast.json, its arguments verbatim), one job at a time"
@@ -147,9 +147,9 @@ for name in "${REAL_JOBS[@]}"; do
 done
 cat /tmp/real/out/output0/summary.txt 2>/dev/null
 say "report of the real sizes (score scoring)"
-run_t 60 "$BIN" report --reports /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score \
+run_t 60 "$BIN" report /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score \
     --format json > "$OUT/real-report.json"
-run_t 60 "$BIN" report --reports /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score --format table
+run_t 60 "$BIN" report /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score --format table
 
 # ---------------------------------------------------------------- 4. outputs
 say "4. outputs"

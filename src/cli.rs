@@ -1,13 +1,19 @@
 //! Command-line arguments (clap derive). The doc comments are the `--help` text.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
+Every command that reads a submission takes it as its first argument (after plot's KIND):
+a zip or a folder. -o/--output FILE, --out-dir DIR, -f/--format and -g/--gpu-model mean
+the same in every command.
+
 Examples:
-  mlbench report --reports submissions/example --name fast --gpu-model RTX
-  mlbench report -r results/ --gpu-model V100 --scoring score --price 9000
-  mlbench report -r results/ --gpu-model RTX --format json --output report.json";
+  mlbench report submissions/example --name fast --gpu-model RTX
+  mlbench validate vendor.zip
+  mlbench grid a.zip b.zip c/ --baseline a
+  mlbench plot loss submissions/example --out-dir /tmp/plots";
 
 /// Validate, report and compare machine-learning training benchmark submissions.
 ///
@@ -15,7 +21,13 @@ Examples:
 /// streams, per-test files, Python's NaN tokens) and computes what the suite's own
 /// report tools computed, exactly, saying what it did where they were sloppy.
 #[derive(Debug, Parser)]
-#[command(name = "mlbench", version, after_help = EXAMPLES, max_term_width = 100)]
+#[command(
+    name = "mlbench",
+    version,
+    after_help = EXAMPLES,
+    max_term_width = 100,
+    disable_help_subcommand = true
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -46,10 +58,99 @@ pub enum Command {
     #[cfg(feature = "runner")]
     #[command(after_help = RUN_HELP)]
     Run(RunArgs),
+    /// Run a jobs file with the built-in tch models (not in this build: it needs
+    /// libtorch; `mlbench run` says how to build it).
+    #[cfg(not(feature = "runner"))]
+    #[command(disable_help_flag = true)]
+    Run(RunUnavailable),
     /// Print a shell completion script: `mlbench completions bash > /etc/bash_completion.d/mlbench`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into --out-dir.
     Man(ManArgs),
+}
+
+/// `mlbench run` in a build without the runner: whatever is given, it says how to build it.
+#[cfg(not(feature = "runner"))]
+#[derive(Debug, Args)]
+pub struct RunUnavailable {
+    /// Ignored.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., hide = true)]
+    pub args: Vec<std::ffi::OsString>,
+}
+
+/// The commands that read submissions, and the flags that once named them (`report
+/// -r/--reports`, `plot --from`): kept working as hidden aliases of the positional.
+const READERS: [&str; 5] = ["report", "validate", "pack", "grid", "plot"];
+const INPUT_FLAGS: [&str; 3] = ["--reports", "-r", "--from"];
+
+/// The command line with the older input flags dropped before their values, so that the
+/// values are read as the positional submissions (`report -r DIR` is `report DIR`).
+pub fn normalize_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(at) = args
+        .iter()
+        .position(|a| a.to_str().is_some_and(|a| READERS.contains(&a)))
+    else {
+        return args;
+    };
+    let mut out: Vec<std::ffi::OsString> = args[..=at].to_vec();
+    for (i, arg) in args.iter().enumerate().skip(at + 1) {
+        let text = arg.to_str().unwrap_or("");
+        if text == "--" {
+            // Everything after `--` is positional already.
+            out.extend(args[i..].iter().cloned());
+            break;
+        }
+        if INPUT_FLAGS.contains(&text) {
+            continue;
+        }
+        match INPUT_FLAGS
+            .iter()
+            .find_map(|f| text.strip_prefix(&format!("{f}=")))
+        {
+            Some(value) => out.push(value.into()),
+            None => out.push(arg.clone()),
+        }
+    }
+    out
+}
+
+/// `--gpu-model`: any name (a `--targets` file may have its own), with the built-in
+/// models offered to shell completion.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuModelParser;
+
+impl TypedValueParser for GpuModelParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let models = mlbench_schema::targets::BUILTIN_MODELS;
+        Some(Box::new(models.iter().map(PossibleValue::new)))
+    }
+}
+
+/// The clap command: each command's help ends with its one exit paragraph
+/// (`exit::help`).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let top = format!("{}\n\n{}", EXAMPLES, crate::exit::help(None));
+    Cli::command().after_help(top).mut_subcommands(|sub| {
+        let name = sub.get_name().to_owned();
+        let before = sub
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let sep = if before.is_empty() { "" } else { "\n\n" };
+        sub.after_help(format!("{before}{sep}{}", crate::exit::help(Some(&name))))
+    })
 }
 
 /// `mlbench completions`.
@@ -64,8 +165,12 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// Write mlbench.1 and mlbench-<command>.1 into DIR instead of printing mlbench.1.
-    #[arg(long = "out-dir", value_name = "DIR")]
+    #[arg(long = "out-dir", value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out_dir: Option<PathBuf>,
+
+    /// Allow --out-dir's pages to replace existing files.
+    #[arg(long, requires = "out_dir")]
+    pub force: bool,
 }
 
 #[cfg(feature = "runner")]
@@ -79,12 +184,7 @@ Examples:
   mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
   mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out-dir out --pack vendor.zip
   mlbench run --jobs my.json --dry-run
-  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch
-
-Exit status: 0 every configuration passed (and, with --pack, the zip was written); 1 a
-configuration failed (a bench error, a NaN loss, a report stream that could not be written)
-or --pack found errors (the reports stay in OUT); 2 usage error, unreadable jobs file, or
-output refused or impossible before the run (existing streams, --pack file, OUT itself).";
+  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch";
 
 /// `mlbench run` arguments.
 #[cfg(feature = "runner")]
@@ -95,15 +195,15 @@ pub struct RunArgs {
     pub jobs: PathBuf,
 
     /// Run only this job (repeatable).
-    #[arg(long, value_name = "BENCH")]
+    #[arg(long, value_name = "BENCH", value_hint = ValueHint::Other)]
     pub name: Vec<String>,
 
     /// `N` devices (GPUs, or N simulated CPU devices without GPU) or `cpu`; default every GPU.
-    #[arg(long, value_name = "N|cpu")]
+    #[arg(long, value_name = "N|cpu", value_hint = ValueHint::Other)]
     pub devices: Option<String>,
 
     /// Suite repetitions: output0 … output{K-1}.
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    #[arg(long, value_name = "K", default_value_t = 1, value_hint = ValueHint::Other)]
     pub repeat_suite: u32,
 
     /// Output folder (`--out` is the old spelling).
@@ -117,7 +217,7 @@ pub struct RunArgs {
 
     /// Number the suite runs from R (output<R>…, RUN_ID and seeds): how machines or Slurm
     /// array tasks share one output folder without repeating a run.
-    #[arg(long, value_name = "R", default_value_t = 0)]
+    #[arg(long, value_name = "R", default_value_t = 0, value_hint = ValueHint::Other)]
     pub first_run: u32,
 
     /// Print the plan (commands, devices, seeds, report files) and run nothing.
@@ -137,7 +237,7 @@ pub struct RunArgs {
     pub slurm: bool,
 
     /// Nodes (array tasks) of --slurm.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm", value_hint = ValueHint::Other)]
     pub nodes: u32,
 
     /// With --slurm: submit the script with sbatch instead of printing it (the tasks'
@@ -180,17 +280,20 @@ gets both rows.
 Examples:
   mlbench grid vendorA.zip vendorB.zip vendorC/ --baseline vendorA
   mlbench grid subs/*.zip --baseline ref --weights weights.toml --format json -o grid.json
-  mlbench grid a.zip b.zip --baseline a --explain a,b --html grid.html";
+  mlbench grid a.zip b.zip --baseline a --explain a,b --html grid.html
+  mlbench grid vendor-1gpu/ vendor-2gpu/ vendor-4gpu/ --scaling";
 
 const PLOT_HELP: &str = "\
-Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap,
-run distributions against the targets), runs (the run distributions alone), loss (batch-loss
-curves per bench with the validator's band). Files are named <kind>-<what>.<ext> in --out-dir.
+Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap, run
+distributions against the targets), runs (the run distributions alone), loss (batch-loss
+curves per bench with the validator's band), fleet (each node of a submission run on several
+hosts against the median node), scaling (one vendor's submissions at several sizes). Files
+are named <kind>-<what>.<ext> in --out-dir (default: mlbench-plots, made if missing).
 
 Examples:
-  mlbench plot grid --from a.zip b.zip c.zip --baseline a --out-dir plots/
-  mlbench plot report --from submissions/example --gpu-model RTX --format svg
-  mlbench plot loss --from submissions/example --out-dir plots/";
+  mlbench plot grid a.zip b.zip c.zip --baseline a --out-dir /tmp/plots
+  mlbench plot report submissions/example --gpu-model RTX --format svg --out-dir /tmp/plots
+  mlbench plot loss submissions/example --out-dir /tmp/plots";
 
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,15 +342,15 @@ pub enum GridFormat {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Name a submission: NAME=SUB (repeatable).
-    #[arg(long = "label", value_name = "NAME=SUB")]
+    #[arg(long = "label", value_name = "NAME=SUB", value_hint = ValueHint::Other)]
     pub labels: Vec<String>,
 
     /// The submission every other is normalized to (a label); default: the first.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_hint = ValueHint::Other)]
     pub baseline: Option<String>,
 
     /// The suite (jobs file) name the reports are named after.
-    #[arg(long, short = 'n', value_name = "NAME")]
+    #[arg(long, short = 'n', value_name = "NAME", value_hint = ValueHint::Other)]
     pub name: Option<String>,
 
     /// Bench weights for the overall figure: TOML `[weights]` or CSV `bench,weight`.
@@ -259,11 +362,11 @@ pub struct CompareArgs {
     pub track: TrackArg,
 
     /// Bootstrap resamples for the confidence intervals.
-    #[arg(long, value_name = "N", default_value_t = 2000)]
+    #[arg(long, value_name = "N", default_value_t = 2000, value_hint = ValueHint::Other)]
     pub resamples: usize,
 
     /// Seed of the bootstrap (results are reproducible with it).
-    #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED)]
+    #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED, value_hint = ValueHint::Other)]
     pub seed: u64,
 }
 
@@ -271,14 +374,14 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct GridArgs {
     /// Submissions: zips or folders, one per vendor (and track).
-    #[arg(value_name = "SUB", required = true, num_args = 1..)]
+    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
     pub subs: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
 
     /// Explain the gap between two vendors bench by bench: A,B.
-    #[arg(long, value_name = "A,B")]
+    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other)]
     pub explain: Option<String>,
 
     /// One vendor's submissions at several sizes (1, 2, 4… devices or nodes): each
@@ -304,6 +407,10 @@ pub struct GridArgs {
     pub force: bool,
 }
 
+/// The folder `plot` writes into when no `--out-dir` is given: a named folder, never
+/// the current one.
+pub const PLOT_DIR: &str = "mlbench-plots";
+
 /// `mlbench plot` arguments.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
@@ -311,41 +418,56 @@ pub struct PlotArgs {
     #[arg(value_enum)]
     pub kind: PlotKind,
 
-    /// Submissions (zips or folders).
-    #[arg(long = "from", value_name = "SUB", required = true, num_args = 1..)]
-    pub from: Vec<PathBuf>,
+    /// Submissions: zips or folders.
+    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub subs: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
 
-    /// GPU model whose targets the report and runs plots draw.
-    #[arg(long, short = 'g', value_name = "MODEL", default_value = "RTX")]
-    pub gpu_model: String,
+    /// GPU model whose targets to compare with: RTX, V100 or MI50 (built in), or any name
+    /// that --targets has (needed by the report and runs plots).
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "MODEL",
+        value_parser = GpuModelParser,
+        hide_possible_values = true,
+        required_if_eq_any = [("kind", "report"), ("kind", "runs")]
+    )]
+    pub gpu_model: Option<String>,
 
-    /// Folder to write the images into (created if missing; `--out` is the old spelling).
+    /// Targets file instead of the built-in ones: the project's TOML (baselines/targets/)
+    /// or the suite's CSV (bench,target,perf_target,sd_target or bench,V100,MI50,RTX).
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
+
+    /// Folder to write the images into (made if missing; `--out` is the old spelling).
     #[arg(
         long = "out-dir",
         alias = "out",
         value_name = "DIR",
-        default_value = "."
+        default_value = PLOT_DIR,
+        value_hint = ValueHint::DirPath
     )]
     pub out: PathBuf,
 
     /// Image format.
-    #[arg(long, value_enum, default_value_t = ImageFormat::Both)]
+    #[arg(long, short = 'f', value_enum, default_value_t = ImageFormat::Both)]
     pub format: ImageFormat,
 
     /// Replace existing image files.
     #[arg(long)]
     pub force: bool,
+
+    /// Not for plot, which writes several files: refused with a pointer to --out-dir.
+    #[arg(long, short = 'o', value_name = "FILE", hide = true)]
+    pub output: Option<PathBuf>,
 }
 
 const VALIDATE_HELP: &str = "\
 Findings name the rule, the file inside the submission, the entry and the field, what was
 expected and what was found. Rules and their ids: `mlbench validate --list-rules`, docs/validate.md.
-
-Exit status: 0 no errors (warnings allowed); 1 errors found; 2 the submission could not be
-read or the arguments are wrong.
 
 Examples:
   mlbench validate submission.zip
@@ -357,7 +479,8 @@ const PACK_HELP: &str = "\
 The zip holds the folder's files sorted by name with fixed timestamps and permissions, plus
 SUBMISSION.json (tool, track, suite, counts) and MANIFEST.sha256 (one `<sha256>  <path>`
 line per file). Packing the same folder twice gives byte-identical archives. The folder is
-validated first; a folder with errors is refused unless --force.
+validated first; a folder with errors is refused unless --allow-errors (SUBMISSION.json then
+records it). --force only allows replacing an existing zip.
 
 Examples:
   mlbench pack results/ -o vendor.zip
@@ -392,11 +515,11 @@ pub enum TrackArg {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The suite (jobs file name) to validate, e.g. `fast`; by default the one the reports are named after.
-    #[arg(long, short = 'n', value_name = "NAME")]
+    #[arg(long, short = 'n', value_name = "NAME", value_hint = ValueHint::Other)]
     pub name: Option<String>,
 
     /// Fewest runs of each bench on each GPU.
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_hint = ValueHint::Other)]
     pub min_runs: usize,
 
     /// The jobs file the suite ran with, when the submission does not hold it.
@@ -413,7 +536,7 @@ pub struct CheckArgs {
     pub track: TrackArg,
 
     /// A flag that may also differ from the baselines, e.g. --allow=--seed (repeatable).
-    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true, value_hint = ValueHint::Other)]
     pub allow: Vec<String>,
 
     /// The benchmark's git repository: check each bench's version against its script there.
@@ -421,7 +544,7 @@ pub struct CheckArgs {
     pub repo: Option<PathBuf>,
 
     /// The revision of --repo the versions must match.
-    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo")]
+    #[arg(long, value_name = "REV", default_value = "HEAD", requires = "repo", value_hint = ValueHint::Other)]
     pub rev: String,
 
     /// TOML map of bench → script path in the repository, over the shipped baselines/scripts.toml.
@@ -433,19 +556,19 @@ pub struct CheckArgs {
     pub waive: Vec<String>,
 
     /// Most uncompressed bytes read from the submission.
-    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30)]
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30, value_hint = ValueHint::Other)]
     pub max_bytes: u64,
 
     /// Highest compression ratio accepted for an archive entry over 1 MiB.
-    #[arg(long, value_name = "RATIO", default_value_t = 200)]
+    #[arg(long, value_name = "RATIO", default_value_t = 200, value_hint = ValueHint::Other)]
     pub max_ratio: u64,
 }
 
 /// `mlbench validate` arguments.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The submission: a .zip file or a folder.
-    #[arg(value_name = "PATH", required_unless_present = "list_rules")]
+    /// The submission: a zip or a folder.
+    #[arg(value_name = "SUB", required_unless_present = "list_rules", value_hint = ValueHint::AnyPath)]
     pub path: Option<PathBuf>,
 
     #[command(flatten)]
@@ -472,7 +595,7 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct PackArgs {
     /// The submission folder.
-    #[arg(value_name = "DIR")]
+    #[arg(value_name = "SUB", value_hint = ValueHint::DirPath)]
     pub dir: PathBuf,
 
     /// The zip to write (never overwritten without --force).
@@ -482,22 +605,23 @@ pub struct PackArgs {
     #[command(flatten)]
     pub check: CheckArgs,
 
-    /// Pack even when the folder has errors, and replace an existing output file.
+    /// Pack even when the folder has errors (SUBMISSION.json records it, with the count).
+    #[arg(long)]
+    pub allow_errors: bool,
+
+    /// Allow --output to replace an existing file.
     #[arg(long)]
     pub force: bool,
 }
 
 const REPORT_HELP: &str = "\
-Layouts read: DIR/<run>/NAME_<K>.json (one folder per suite run, one stream per GPU, as
+Layouts read: SUB/<run>/NAME_<K>.json (one folder per suite run, one stream per GPU, as
 run_10.sh leaves them) and NAME.<bench>.R<run>.D<device>[.FAIL].<time>.json per-test files.
 
-Exit status: 0 report computed (and, with --check, passed); 1 --check and the pass criteria
-failed; 2 usage error or unreadable input.
-
 Examples:
-  mlbench report --reports submissions/example --name fast --gpu-model RTX
-  mlbench report -r results/ --gpu-model MI50 --scoring score --price 9000 --check
-  mlbench report -r results/ --gpu-model RTX --targets my_targets.csv --format markdown";
+  mlbench report submissions/example --name fast --gpu-model RTX
+  mlbench report results/ --gpu-model MI50 --scoring score --price 9000 --check
+  mlbench report results/ --gpu-model RTX --targets my_targets.csv --format markdown";
 
 /// The scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -524,22 +648,26 @@ pub enum Format {
 /// `mlbench report` arguments.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Folders (searched recursively) or report files to read, or one zipped submission
-    /// (read in place, as `mlbench validate` reads it).
-    ///
-    /// Example: --reports results/ (holding output0 … output9), --reports vendor.zip.
-    #[arg(long = "reports", short = 'r', value_name = "PATH", required = true, num_args = 1..)]
+    /// Report folders (searched recursively) or files, or one zipped submission (read in
+    /// place, as `mlbench validate` reads it).
+    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
     pub reports: Vec<PathBuf>,
 
     /// The suite (jobs file) name the reports are named after, e.g. `fast` for fast_0.json.
     ///
     /// Optional when only one suite's reports are present.
-    #[arg(long, short = 'n', value_name = "NAME")]
+    #[arg(long, short = 'n', value_name = "NAME", value_hint = ValueHint::Other)]
     pub name: Option<String>,
 
     /// GPU model whose targets to compare with: RTX, V100 or MI50 (built in), or any name
     /// that --targets has.
-    #[arg(long, short = 'g', value_name = "MODEL")]
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "MODEL",
+        value_parser = GpuModelParser,
+        hide_possible_values = true
+    )]
     pub gpu_model: String,
 
     /// Scoring scheme.
@@ -552,11 +680,11 @@ pub struct ReportArgs {
     pub targets: Option<PathBuf>,
 
     /// Price of the machine, for RPP = price ÷ score (score scoring).
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_hint = ValueHint::Other)]
     pub price: Option<f64>,
 
     /// Fewest suite runs accepted.
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_hint = ValueHint::Other)]
     pub min_runs: u32,
 
     /// Output format.
@@ -613,5 +741,48 @@ impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
             resamples: args.resamples,
             seed: args.seed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalized(args: &[&str]) -> Vec<String> {
+        let args = args.iter().map(std::ffi::OsString::from).collect();
+        normalize_args(args)
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn older_input_flags_become_positionals() {
+        assert_eq!(
+            normalized(&["mlbench", "report", "-r", "a", "b", "-g", "RTX"]),
+            ["mlbench", "report", "a", "b", "-g", "RTX"]
+        );
+        assert_eq!(
+            normalized(&["mlbench", "plot", "loss", "--from", "a", "--out-dir", "x"]),
+            ["mlbench", "plot", "loss", "a", "--out-dir", "x"]
+        );
+        assert_eq!(
+            normalized(&["mlbench", "grid", "--reports=a", "--from=b"]),
+            ["mlbench", "grid", "a", "b"]
+        );
+        // Not a command that reads submissions, or after `--`: untouched.
+        let run = ["mlbench", "run", "--jobs", "j.json", "-r"];
+        assert_eq!(normalized(&run), run);
+        let dashed = ["mlbench", "validate", "--", "-r"];
+        assert_eq!(normalized(&dashed), dashed);
+        assert_eq!(
+            normalized(&["mlbench", "report", "-r", "a", "--", "-r"]),
+            ["mlbench", "report", "a", "--", "-r"]
+        );
+    }
+
+    #[test]
+    fn the_command_is_consistent() {
+        command().debug_assert();
     }
 }

@@ -8,8 +8,6 @@ mod cmd;
 mod exit;
 mod output;
 
-use exit::Outcome;
-
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -52,52 +50,56 @@ fn main() -> ExitCode {
         cli::Command::Pack(args) => cmd::pack::run(&args),
         cli::Command::Grid(args) => cmd::grid::run(&args),
         cli::Command::Plot(args) => cmd::plot::run(&args),
-        cli::Command::Completions(args) => cmd::docs::completions(&args, command()),
-        cli::Command::Man(args) => cmd::docs::man(&args, command()),
+        cli::Command::Completions(args) => cmd::docs::completions(&args, cli::command()),
+        cli::Command::Man(args) => cmd::docs::man(&args, cli::command()),
         #[cfg(feature = "runner")]
         cli::Command::Run(args) => cmd::run::run(&args),
+        #[cfg(not(feature = "runner"))]
+        cli::Command::Run(_) => Err(exit::CommandError::Usage(RUNNER_MISSING.to_owned())),
     };
     match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Failed) => ExitCode::from(exit::FAILED),
-        Err(e) if is_broken_pipe(&e.error) => ExitCode::SUCCESS,
+        Ok(outcome) => ExitCode::from(outcome.code()),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", e.error);
-            for cause in e.error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            eprintln!("error: {e}");
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                eprintln!("  caused by: {c}");
+                cause = c.source();
             }
-            ExitCode::from(e.code)
+            if let Some(hint) = e.hint() {
+                eprintln!("  hint: {hint}");
+            }
+            ExitCode::from(e.code())
         }
     }
 }
 
+/// What `mlbench run` says in a build without the runner.
+#[cfg(not(feature = "runner"))]
+const RUNNER_MISSING: &str = "this mlbench was built without the runner (`mlbench run` \
+needs libtorch). Build it with:
+    eval \"$(runner/setup-libtorch.sh ~/.cache/mlbench/libtorch)\"
+    cargo build --release --features runner
+(docs/runner.md)";
+
 /// Parses the command line.
 fn parse_args() -> Result<cli::Cli, clap::Error> {
     use clap::FromArgMatches;
-    cli::Cli::from_arg_matches(&command().try_get_matches()?)
-}
-
-/// The clap command; every command's help ends with where the exit codes are.
-fn command() -> clap::Command {
-    use clap::CommandFactory;
-    let with_codes = |help: Option<&clap::builder::StyledStr>| {
-        let help = help.map(|h| h.to_string()).unwrap_or_default();
-        let sep = if help.is_empty() { "" } else { "\n\n" };
-        format!("{help}{sep}{}", exit::HELP)
-    };
-    let command = cli::Cli::command();
-    let top = with_codes(command.get_after_help());
-    command.after_help(top).mut_subcommands(|sub| {
-        let help = with_codes(sub.get_after_help());
-        sub.after_help(help)
-    })
+    let args = cli::normalize_args(std::env::args_os().collect());
+    cli::Cli::from_arg_matches(&cli::command().try_get_matches_from(args)?)
 }
 
 /// `mlbench … | head` closes the pipe early: that is not an error.
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
+fn is_broken_pipe(error: &exit::CommandError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }

@@ -528,14 +528,19 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}: reports of several suites found (baselines, fast); choose one with --name",
+                "{}: reports of several suites found (baselines, fast); choose one",
                 path.display()
             )
         );
         let err = load_submission(path, Some("nope"), &targets(), &limits)
             .err()
             .unwrap();
-        assert!(err.to_string().ends_with("with suite `nope`)"), "{err}");
+        assert!(
+            err.to_string().ends_with(
+                "no report files of suite `nope` found (suites present: baselines, fast)"
+            ),
+            "{err}"
+        );
         assert!(load_submission(path, Some("fast"), &targets(), &limits).is_ok());
         // Unreadable entries: every problem counted (name, version and train_item of each
         // of two entries), the first named with its file.

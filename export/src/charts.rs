@@ -3,6 +3,8 @@
 //! drawn as PNG and SVG. `plot` writes them to files; the HTML pages inline the SVG.
 
 use crate::ExportError;
+use crate::rows::grid::{figure, row_name};
+use crate::rows::plural;
 use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
     OverallBars, OverallEntry, Series,
@@ -11,8 +13,9 @@ use mlbench_results::Scaling;
 use mlbench_results::grid::{Grid, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, RunMeans};
-use mlbench_validator::rules::loss::{SubmissionCurves, curve_groups};
-use std::collections::BTreeMap;
+use mlbench_validator::facts::{Device, EntryFacts};
+use mlbench_validator::rules::loss::{CurveGroup, SubmissionCurves, curve_groups};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A chart with the file name it is written under (without extension).
 pub type Named = (String, Chart);
@@ -24,17 +27,7 @@ fn drawn(what: impl Into<String>) -> impl FnOnce(mlbench_plots::PlotError) -> Ex
 
 /// The grid's two charts: ratios per bench, overall per submission.
 pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
-    let name = |v: &VendorRow| {
-        let both = grid
-            .vendors
-            .iter()
-            .any(|o| o.name == v.name && o.track != v.track);
-        if both {
-            format!("{} ({})", v.name, v.track.as_str())
-        } else {
-            v.name.clone()
-        }
-    };
+    let name = |v: &VendorRow| row_name(v, grid);
     let benches: Vec<String> = grid
         .benches
         .iter()
@@ -78,11 +71,13 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
         .filter_map(|v| {
             let o = v.overall?;
             let [lo, hi] = v.ci.unwrap_or([o, o]);
-            Some(OverallEntry::new(
+            // Printed as the overall table prints it.
+            let entry = OverallEntry::new(
                 name(v),
                 Estimate::new(o, lo.min(o), hi.max(o)),
                 v.tier.unwrap_or(0) as u32,
-            ))
+            );
+            Some(entry.with_text(figure(o, v.ci)))
         })
         .collect();
     let overall = mlbench_plots::overall_bars(&OverallBars {
@@ -99,13 +94,36 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
     ])
 }
 
-/// Per-GPU relative performance: each GPU's mean over the mean of all GPUs, per bench.
-pub fn heatmap_chart(label: &str, view: &GpuRelative) -> Result<Chart, ExportError> {
+/// Per-GPU relative performance (each GPU's mean over the mean of all GPUs, per bench),
+/// with a note naming the benches of `runs` it has no column for: those that ran on the
+/// whole machine (no per-GPU value), so that none disappears unsaid.
+pub fn gpu_heatmap_chart(
+    label: &str,
+    view: &GpuRelative,
+    runs: &[RunMeans],
+) -> Result<Chart, ExportError> {
+    let left_out: Vec<&str> = runs
+        .iter()
+        .map(|r| r.bench.as_str())
+        .filter(|b| !view.benches.iter().any(|v| v == b))
+        .collect();
+    let note = (!left_out.is_empty()).then(|| {
+        format!(
+            "not per GPU: {} (whole-machine {}, no per-GPU value)",
+            left_out.join(", "),
+            if left_out.len() == 1 {
+                "bench"
+            } else {
+                "benches"
+            }
+        )
+    });
     mlbench_plots::heatmap(&Heatmap {
         title: format!("{label}: each GPU's throughput relative to the mean of all GPUs"),
         rows: view.names.clone(),
         columns: view.benches.clone(),
         values: view.values.clone(),
+        note,
         ..Heatmap::default()
     })
     .map_err(drawn("the per-GPU heatmap"))
@@ -133,6 +151,7 @@ pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Cha
 /// several.
 pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, ExportError> {
     let groups = curve_groups(&read.entries);
+    let runs = Runs::new(read);
     let mut per_bench: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &groups {
         *per_bench.entry(g.bench).or_default() += 1;
@@ -159,18 +178,18 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
             .curves
             .iter()
             .map(|e| {
-                let label = format!(
-                    "{} {} ({}#{})",
-                    read.runs[e.file], e.device, read.files[e.file], e.entry
-                );
-                LossLine::new(label, e.losses.to_vec())
+                let (run, device) = (runs.of(e), e.device.to_string());
+                let file = read.files.get(e.file).map_or("?", String::as_str);
+                let label = format!("{run} {device} ({file}#{})", e.entry);
+                // Colour by run, dash by device: 8 runs × 4 devices stay distinct.
+                LossLine::new(label, e.losses.to_vec()).grouped(run, device)
             })
             .collect();
         let chart = mlbench_plots::loss_curves(&LossCurves {
             title: format!(
-                "{}: {bench} batch loss{which}, {} runs × GPUs",
+                "{}: {bench} batch loss{which}, {}",
                 label,
-                group.curves.len()
+                coverage(group, &runs)
             ),
             lines,
             band,
@@ -180,6 +199,60 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
         out.push((name, chart));
     }
     Ok(out)
+}
+
+/// The runs of a submission's curves.
+struct Runs<'a> {
+    read: &'a SubmissionCurves,
+    /// Files whose entries carry several `run_id`s (streams of several runs).
+    shared: BTreeSet<usize>,
+}
+
+impl<'a> Runs<'a> {
+    fn new(read: &'a SubmissionCurves) -> Self {
+        let mut ids: BTreeMap<usize, BTreeSet<Option<&str>>> = BTreeMap::new();
+        for e in &read.entries {
+            ids.entry(e.file).or_default().insert(e.run_id.as_deref());
+        }
+        let shared = ids
+            .into_iter()
+            .filter(|(_, ids)| ids.len() > 1)
+            .map(|(file, _)| file)
+            .collect();
+        Self { read, shared }
+    }
+
+    /// A curve's run: its file's run, with the entry's `run_id` where a stream holds
+    /// several runs.
+    fn of(&self, e: &EntryFacts) -> String {
+        let run = self.read.runs.get(e.file).map_or("?", String::as_str);
+        match &e.run_id {
+            Some(id) if self.shared.contains(&e.file) => format!("{run} {id}"),
+            _ => run.to_owned(),
+        }
+    }
+}
+
+/// What a group's curves cover, counted: `5 runs × 4 GPUs`, `1 run on the whole
+/// machine`, with the number of curves when some are missing.
+fn coverage(group: &CurveGroup, runs: &Runs) -> String {
+    let runs: BTreeSet<String> = group.curves.iter().map(|e| runs.of(e)).collect();
+    let devices: BTreeSet<Device> = group.curves.iter().map(|e| e.device).collect();
+    let gpus_only = devices.iter().all(|d| matches!(d, Device::Gpu(_)));
+    let mut out = match devices.first() {
+        Some(d) if !gpus_only && devices.len() == 1 => {
+            format!("{} on {d}", plural(runs.len(), "run"))
+        }
+        _ => format!(
+            "{} × {}",
+            plural(runs.len(), "run"),
+            plural(devices.len(), if gpus_only { "GPU" } else { "device" })
+        ),
+    };
+    if group.curves.len() != runs.len() * devices.len() {
+        out.push_str(&format!(" ({})", plural(group.curves.len(), "curve")));
+    }
+    out
 }
 
 /// A fleet's nodes against the median node, with their intervals; flagged nodes are
@@ -199,7 +272,9 @@ pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
                 n.ci_low.min(n.relative),
                 n.ci_high.max(n.relative),
             );
-            OverallEntry::new(name, estimate, 1)
+            // Printed as the fleet table prints it.
+            let text = figure(n.relative, Some([n.ci_low, n.ci_high]));
+            OverallEntry::new(name, estimate, 1).with_text(text)
         })
         .collect();
     mlbench_plots::overall_bars(&OverallBars {
@@ -234,7 +309,10 @@ pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
                     Some(Estimate::new(e, e, e))
                 })
                 .collect();
-            Series::new(format!("{} ({} devices)", r.label, r.devices), values)
+            Series::new(
+                format!("{} ({})", r.label, plural(r.devices, "device")),
+                values,
+            )
         })
         .collect();
     mlbench_plots::grid_bars(&GridBars {
@@ -250,3 +328,6 @@ pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
     })
     .map_err(drawn("the scaling chart"))
 }
+
+#[cfg(test)]
+mod tests;

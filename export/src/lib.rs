@@ -30,7 +30,7 @@ pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use sarif::Sarif;
-pub use table::Table;
+pub use table::{Table, paint_verdicts};
 
 /// Why a model could not be presented (a bug or a chart that could not be drawn, never
 /// the user's input).

@@ -31,6 +31,39 @@ pub fn comfy(header: Vec<String>, rows: Vec<Vec<String>>) -> comfy_table::Table 
     t
 }
 
+/// The verdicts of a table rendered for a terminal, in colour: PASS green, FAIL red,
+/// SLOW yellow (ANSI codes, which take no column, so the layout is unchanged). Only whole
+/// words are painted; the binary decides when (a terminal, and no `NO_COLOR`).
+pub fn paint_verdicts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let code = match word.as_str() {
+            "PASS" => Some("32"),
+            "FAIL" => Some("31"),
+            "SLOW" => Some("33"),
+            _ => None,
+        };
+        match code {
+            Some(code) => {
+                let _ = write!(out, "\x1b[1;{code}m{word}\x1b[0m");
+            }
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 fn titled(out: &mut String, t: Rows) {
     let _ = writeln!(out, "{}\n{}\n", t.title, comfy(t.header, t.rows));
 }
@@ -83,7 +116,11 @@ impl Exporter<ReportDoc> for Table {
 impl Exporter<Grid> for Table {
     fn export(&self, grid: &Grid) -> Result<Vec<u8>, ExportError> {
         let mut out = String::new();
-        let _ = writeln!(out, "mlbench grid: {} submissions", grid.vendors.len());
+        let _ = writeln!(
+            out,
+            "mlbench grid: {}",
+            crate::rows::plural(grid.vendors.len(), "submission")
+        );
         for n in grid_rows::notes(grid) {
             let _ = writeln!(out, "  {n}");
         }
@@ -140,6 +177,22 @@ mod tests {
     use crate::testdata::{self, text};
 
     #[test]
+    fn verdicts_painted_as_whole_words_only() {
+        let painted = paint_verdicts("Result: PASS\n x  FAIL  PASSED SLOW_x SLOW\n");
+        assert_eq!(
+            painted,
+            "Result: \x1b[1;32mPASS\x1b[0m\n x  \x1b[1;31mFAIL\x1b[0m  PASSED SLOW_x \x1b[1;33mSLOW\x1b[0m\n"
+        );
+        // Without the codes, the text is what it was.
+        let plain = painted
+            .replace("\x1b[1;32m", "")
+            .replace("\x1b[1;31m", "")
+            .replace("\x1b[1;33m", "")
+            .replace("\x1b[0m", "");
+        assert_eq!(plain, "Result: PASS\n x  FAIL  PASSED SLOW_x SLOW\n");
+    }
+
+    #[test]
     fn classic_report() {
         insta::assert_snapshot!(text(Table.export(&testdata::classic_doc())));
     }
@@ -152,6 +205,14 @@ mod tests {
     #[test]
     fn grid() {
         insta::assert_snapshot!(text(Table.export(&testdata::grid())));
+    }
+
+    #[test]
+    fn a_grid_of_one_submission_says_so_in_the_singular() {
+        let mut grid = testdata::grid();
+        grid.vendors.truncate(1);
+        let out = text(Table.export(&grid));
+        assert!(out.starts_with("mlbench grid: 1 submission\n"), "{out}");
     }
 
     #[test]

@@ -386,3 +386,59 @@ pub fn scaling() -> mlbench_results::Scaling {
         ],
     }
 }
+
+/// The texts of a chart's SVG in document order, one per line, for a snapshot.
+pub fn svg_lines(svg: &str) -> String {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim())
+        .collect();
+    texts.join("\n")
+}
+
+/// Every text of a chart lies inside the image (its extent estimated from its anchor,
+/// size and rotation with the charts' own font metrics) and none overlaps another.
+pub fn assert_texts_fit(svg: &str) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let num = |n: roxmltree::Node, a: &str| -> f64 {
+        n.attribute(a).and_then(|v| v.parse().ok()).expect(a)
+    };
+    let root = doc.root_element();
+    let (w, h) = (num(root, "width"), num(root, "height"));
+    let mut boxes: Vec<(&str, [f64; 4])> = Vec::new();
+    for n in root.descendants().filter(|n| n.has_tag_name("text")) {
+        let text = n.text().unwrap_or("").trim();
+        let (x, y, size) = (num(n, "x"), num(n, "y"), num(n, "font-size"));
+        let bold = n.attribute("font-weight") == Some("bold");
+        let len = f64::from(mlbench_plots::text_width(text, size, bold).expect("font"));
+        let start = match n.attribute("text-anchor") {
+            Some("middle") => -len / 2.0,
+            Some("end") => -len,
+            _ => 0.0,
+        };
+        let across = match n.attribute("dy") {
+            Some("0.76em") => 0.0,
+            Some("0.5ex") => -size / 2.0,
+            _ => -size,
+        };
+        let b = if n.attribute("transform").is_some() {
+            [x + across, x + across + size, y - start - len, y - start]
+        } else {
+            [x + start, x + start + len, y + across, y + across + size]
+        };
+        assert!(
+            b[0] >= 0.0 && b[1] <= w && b[2] >= 0.0 && b[3] <= h,
+            "{text:?} lies outside the {w}×{h} image: {b:?}"
+        );
+        for (other, o) in &boxes {
+            let apart = b[1] <= o[0] + 1.0
+                || o[1] <= b[0] + 1.0
+                || b[3] <= o[2] + 1.0
+                || o[3] <= b[2] + 1.0;
+            assert!(apart, "{text:?} {b:?} overlaps {other:?} {o:?}");
+        }
+        boxes.push((text, b));
+    }
+}

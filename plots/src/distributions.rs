@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use crate::canvas::{Canvas, Font, Key, Legend, Rect, Scale, padded};
+use crate::canvas::{Canvas, Font, Key, Legend, Para, Rect, Scale, padded, text_size, wrap};
 use crate::error::PlotError;
 use crate::render::{Figure, finite, non_empty, render};
 use crate::style::{
@@ -216,7 +216,7 @@ impl Figure for Prepared {
         if self.any_target {
             entries.push((Key::Dashed(series_color(3)), "target".to_string()));
         }
-        let legend = Legend::layout(&c, entries, Some(c.width - 2 * margin))?;
+        let legend = Legend::rows(c.ts, entries, c.width - 2 * margin)?;
         legend.draw(&c, ((c.width - legend.width) / 2, top))?;
         top += legend.height + margin / 2;
 
@@ -224,7 +224,15 @@ impl Figure for Prepared {
         let rows = self.panels.len().div_ceil(cols);
         let pw = f64::from(c.width - 2 * margin) / cols as f64;
         let ph = f64::from(c.height - margin - top) / rows as f64;
-        for (k, p) in self.panels.iter().enumerate() {
+        // Every panel's heading takes the height of the tallest, so that plots line up.
+        let inner_w = pw.floor() as i32 - 2 * PAD - 1;
+        let heads = self
+            .panels
+            .iter()
+            .map(|p| Head::new(p, c.ts, inner_w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let head_h = heads.iter().map(Head::height).max().unwrap_or(0);
+        for (k, (p, head)) in self.panels.iter().zip(&heads).enumerate() {
             let (r, col) = (k / cols, k % cols);
             let cell = Rect {
                 x0: (f64::from(margin) + pw * col as f64).round() as i32,
@@ -232,51 +240,86 @@ impl Figure for Prepared {
                 x1: (f64::from(margin) + pw * (col + 1) as f64).round() as i32,
                 y1: (f64::from(top) + ph * (r + 1) as f64).round() as i32,
             };
-            draw_panel(&c, p, cell)?;
+            head.draw(&c, (cell.x0 + PAD, cell.y0 + 4))?;
+            draw_panel(&c, p, cell, cell.y0 + 4 + head_h)?;
         }
         Ok(())
     }
 }
 
+/// Inner padding of a panel.
+const PAD: i32 = 10;
+
+/// A panel's heading: the bench name in bold (shrunk, then wrapped: never cut), its unit
+/// after it when there is room (else first on the note line), and the note, wrapped.
+struct Head {
+    name: Para,
+    /// The unit on the name's last line, at this x offset.
+    unit: Option<(Para, i32)>,
+    note: Para,
+}
+
+impl Head {
+    fn new(p: &Panel, ts: TypeScale, inner_w: i32) -> Result<Self, PlotError> {
+        let head = Font::new(ts.tick).bold().anchor(HPos::Left, VPos::Top);
+        let small = Font::new(ts.small)
+            .color(MUTED)
+            .anchor(HPos::Left, VPos::Top);
+        let name = Para::shrunk(&p.title, head, inner_w, ts.small)?;
+        let last_w = match name.lines.last() {
+            Some(l) => text_size(l, name.font)?.0,
+            None => 0,
+        };
+        let unit_w = text_size(&p.unit, small)?.0;
+        let inline = last_w + 8 + unit_w <= inner_w;
+        let mut note = Para::new(&p.note(), small, inner_w)?;
+        let unit = if p.unit.is_empty() {
+            None
+        } else if inline {
+            Some((Para::new(&p.unit, small, inner_w)?, last_w + 8))
+        } else {
+            // No room after the name: the unit leads the note, on lines of its own.
+            let mut lines = wrap(&p.unit, small, inner_w)?;
+            lines.append(&mut note.lines);
+            note.lines = lines;
+            None
+        };
+        Ok(Self { name, unit, note })
+    }
+
+    fn height(&self) -> i32 {
+        self.name.height() + 4 + self.note.height()
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<'_, DB>,
+        at: (i32, i32),
+    ) -> Result<(), PlotError> {
+        self.name.draw(c, at)?;
+        if let Some((unit, dx)) = &self.unit {
+            // Bottoms aligned with the name's last line.
+            let last = self.name.height() - unit.font.size.round() as i32;
+            unit.draw(c, (at.0 + dx, at.1 + last))?;
+        }
+        self.note.draw(c, (at.0, at.1 + self.name.height() + 4))
+    }
+}
+
+/// A panel's plot, below its heading (which ends at `head_bottom`).
 fn draw_panel<DB: DrawingBackend>(
     c: &Canvas<'_, DB>,
     p: &Panel,
     cell: Rect,
+    head_bottom: i32,
 ) -> Result<(), PlotError> {
-    let pad = 10;
-    let head = Font::new(c.ts.tick).bold().anchor(HPos::Left, VPos::Top);
-    let unit_font = Font::new(c.ts.small)
-        .color(MUTED)
-        .anchor(HPos::Left, VPos::Top);
-    let note_font = Font::new(c.ts.small)
-        .color(MUTED)
-        .anchor(HPos::Left, VPos::Top);
-    let inner_w = cell.width() - 2 * pad;
-
-    // Heading: bench name (bold), unit (muted), then the note line.
-    let title = c.fit(&p.title, head, inner_w)?;
-    let (tw, th) = c.measure(&title, head)?;
-    c.text(&title, (cell.x0 + pad, cell.y0 + 4), head)?;
-    if !p.unit.is_empty() {
-        let room = inner_w - tw - 8;
-        if room > 20 {
-            let unit = c.fit(&p.unit, unit_font, room)?;
-            let dy = th - c.measure(&unit, unit_font)?.1;
-            c.text(&unit, (cell.x0 + pad + tw + 8, cell.y0 + 4 + dy), unit_font)?;
-        }
-    }
-    let note = c.fit(&p.note(), note_font, inner_w)?;
-    let (_, nh) = c.measure(&note, note_font)?;
-    let note_y = cell.y0 + 4 + th + 4;
-    c.text(&note, (cell.x0 + pad, note_y), note_font)?;
-
     let (lo, hi) = p.range();
     let ticks = panel_ticks(lo, hi);
     let tick_w = c.tick_width(&ticks)?;
     let frame = Rect {
-        x0: cell.x0 + pad + tick_w + 10,
-        y0: note_y + nh + 6 + (c.ts.tick * 0.6).round() as i32,
-        x1: cell.x1 - pad,
+        x0: cell.x0 + PAD + tick_w + 10,
+        y0: head_bottom + 6 + (c.ts.tick * 0.6).round() as i32,
+        x1: cell.x1 - PAD,
         y1: cell.y1 - 14,
     };
     if frame.height() < 10 || frame.width() < 10 {
@@ -308,7 +351,16 @@ fn draw_panel<DB: DrawingBackend>(
         vec![(frame.x0, frame.y1), (frame.x1, frame.y1)],
         INK.stroke_width(1),
     )?;
+    draw_runs(c, p, frame, &ys)
+}
 
+/// The quartile box, the median, the target and the runs of a panel.
+fn draw_runs<DB: DrawingBackend>(
+    c: &Canvas<'_, DB>,
+    p: &Panel,
+    frame: Rect,
+    ys: &Scale,
+) -> Result<(), PlotError> {
     let cx = frame.mid_x();
     let half_box = (frame.width() * 2 / 10).max(6);
     if let (Some(q1), Some(q3)) = (p.quantile(0.25), p.quantile(0.75)) {

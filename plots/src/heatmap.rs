@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use crate::canvas::{Canvas, Font, Rect};
+use crate::canvas::{Canvas, Font, Para, Rect};
 use crate::error::PlotError;
 use crate::render::{Figure, finite, non_empty, render, same_len};
 use crate::style::{INK, MISSING, MUTED, PAPER, clean_label, diverging, is_light};
@@ -32,6 +32,8 @@ pub struct Heatmap {
     pub decimals: usize,
     /// Title of the colour bar; default "relative performance".
     pub value_label: String,
+    /// A note under the cells (wrapped, never cut), e.g. what the chart leaves out.
+    pub note: Option<String>,
     /// Image size; default 1200 × 700.
     pub size: Size,
 }
@@ -48,6 +50,7 @@ impl Default for Heatmap {
             range: (0.9, 1.1),
             decimals: 2,
             value_label: "relative performance".to_string(),
+            note: None,
             size: Size::default(),
         }
     }
@@ -60,6 +63,7 @@ impl Default for Heatmap {
 /// reads better on the cell. Missing cells are grey with "n/a". A colour bar with ticks
 /// stands right of the cells. Column labels are horizontal when they fit their cell,
 /// vertical otherwise; cell values shrink with the cells and are left out below 8 px.
+/// The `note`, if any, goes under the column labels, wrapped to the width.
 ///
 /// # Errors
 /// [`PlotError`] for no rows or columns, a row of the wrong length, a NaN or infinite
@@ -109,6 +113,7 @@ impl Prepared {
         spec.rows = spec.rows.iter().map(|s| clean_label(s)).collect();
         spec.columns = spec.columns.iter().map(|s| clean_label(s)).collect();
         spec.value_label = clean_label(&spec.value_label);
+        spec.note = spec.note.as_deref().map(clean_label);
         spec.decimals = spec.decimals.min(6);
         Ok(Self { spec, any_missing })
     }
@@ -125,6 +130,30 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// The colour bar's ticks and their labels (the ends say that values saturate).
+    fn bar_ticks(&self) -> Vec<(f64, String)> {
+        let s = &self.spec;
+        let (lo, hi, d) = (s.range.0, s.range.1, s.decimals);
+        let mid = [(lo + s.center) / 2.0, s.center, (s.center + hi) / 2.0];
+        let mut out = vec![(lo, format!("≤{lo:.d$}"))];
+        out.extend(mid.iter().map(|v| (*v, format!("{v:.d$}"))));
+        out.push((hi, format!("≥{hi:.d$}")));
+        out
+    }
+
+    /// The note under the cells, wrapped to the width.
+    fn note<DB: DrawingBackend>(&self, c: &Canvas<'_, DB>, margin: i32) -> Result<Para, PlotError> {
+        let Some(n) = &self.spec.note else {
+            return Ok(Para::empty());
+        };
+        let f = Font::new(c.ts.small)
+            .color(MUTED)
+            .anchor(HPos::Left, VPos::Top);
+        Para::new(n, f, c.width - 2 * margin)
+    }
+}
+
 impl Figure for Prepared {
     fn size(&self) -> Size {
         self.spec.size
@@ -137,30 +166,14 @@ impl Figure for Prepared {
         let margin = (c.ts.title * 0.6).round() as i32;
         let top = c.title(&s.title, s.subtitle.as_deref())?;
         let tick = Font::new(c.ts.tick);
-        let (lo, hi) = s.range;
-        let d = s.decimals;
 
         // Colour bar on the right: bar, tick labels, vertical title.
-        let bar_ticks = [
-            lo,
-            (lo + s.center) / 2.0,
-            s.center,
-            (s.center + hi) / 2.0,
-            hi,
-        ];
-        let bar_label = |i: usize, v: f64| match i {
-            0 => format!("≤{v:.d$}"),
-            4 => format!("≥{v:.d$}"),
-            _ => format!("{v:.d$}"),
-        };
         let mut bar_tick_w = 0;
-        for (i, v) in bar_ticks.iter().enumerate() {
-            bar_tick_w = bar_tick_w.max(c.measure(&bar_label(i, *v), tick)?.0);
+        for (_, label) in self.bar_ticks() {
+            bar_tick_w = bar_tick_w.max(c.measure(&label, tick)?.0);
         }
-        let title_font = Font::new(c.ts.label).vertical();
-        let (_, title_h) = c.measure(&s.value_label, title_font)?;
-        let bar_w = 22;
-        let right = bar_w + 8 + bar_tick_w + 14 + title_h + margin;
+        let (_, title_h) = c.measure(&s.value_label, Font::new(c.ts.label))?;
+        let right = BAR_W + 8 + bar_tick_w + 14 + title_h + margin;
 
         // Row labels on the left, column labels below (vertical if they do not fit).
         let row_w = c
@@ -185,11 +198,18 @@ impl Figure for Prepared {
             }
             (cols, tallest)
         };
+        // The note, if any, at the bottom: the cells end above it.
+        let note = self.note(&c, margin)?;
+        let note_h = match note.lines.len() {
+            0 => 0,
+            _ => note.height() + 12,
+        };
+        note.draw(&c, (margin, c.height - margin - note.height()))?;
         let frame = Rect {
             x0,
             y0: top,
             x1,
-            y1: c.height - margin - cols_h - 10,
+            y1: c.height - margin - note_h - cols_h - 10,
         };
         if frame.width() < 20 || frame.height() < 20 {
             return Err(PlotError::Invalid {
@@ -200,31 +220,7 @@ impl Figure for Prepared {
         let cell_h = f64::from(frame.height()) / s.rows.len() as f64;
         let cx = |j: usize| (f64::from(frame.x0) + cell_w * j as f64).round() as i32;
         let cy = |i: usize| (f64::from(frame.y0) + cell_h * i as f64).round() as i32;
-
-        // Cells, with a 1 px white gap, and their values.
-        let value_size = (c.ts.tick.min(cell_h * 0.45).min(cell_w / 3.4)).floor();
-        for (i, row) in s.values.iter().enumerate() {
-            for (j, v) in row.iter().enumerate() {
-                let (a, b) = ((cx(j), cy(i)), (cx(j + 1) - 1, cy(i + 1) - 1));
-                let fill = v.map_or(MISSING, |v| diverging(self.t(v)));
-                c.rect(a, b, fill.filled())?;
-                if value_size >= 8.0 {
-                    let text = v.map_or("n/a".to_string(), |v| format!("{v:.d$}"));
-                    let ink = if v.is_none() {
-                        MUTED
-                    } else if is_light(fill) {
-                        INK
-                    } else {
-                        PAPER
-                    };
-                    let f = Font::new(value_size)
-                        .color(ink)
-                        .anchor(HPos::Center, VPos::Center);
-                    let text = c.fit(&text, f, b.0 - a.0 - 2)?;
-                    c.text(&text, ((a.0 + b.0) / 2, (a.1 + b.1) / 2), f)?;
-                }
-            }
-        }
+        self.draw_cells(&c, &cx, &cy, cell_w, cell_h)?;
 
         for (i, name) in s.rows.iter().enumerate() {
             let f = tick.anchor(HPos::Right, VPos::Center);
@@ -233,19 +229,66 @@ impl Figure for Prepared {
         }
         for (j, name) in cols.iter().enumerate() {
             let x = (cx(j) + cx(j + 1)) / 2;
-            if horizontal {
-                c.text(
-                    name,
-                    (x, frame.y1 + 8),
-                    col_font.anchor(HPos::Center, VPos::Top),
-                )?;
+            let f = if horizontal {
+                col_font.anchor(HPos::Center, VPos::Top)
             } else {
-                let f = col_font.anchor(HPos::Right, VPos::Center).vertical();
-                c.text(name, (x, frame.y1 + 8), f)?;
+                col_font.anchor(HPos::Right, VPos::Center).vertical()
+            };
+            c.text(name, (x, frame.y1 + 8), f)?;
+        }
+        self.draw_bar(&c, frame, margin, bar_tick_w)
+    }
+}
+
+/// Width of the colour bar.
+const BAR_W: i32 = 22;
+
+impl Prepared {
+    /// Cells, with a 1 px white gap, and their values.
+    fn draw_cells<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<'_, DB>,
+        cx: &dyn Fn(usize) -> i32,
+        cy: &dyn Fn(usize) -> i32,
+        cell_w: f64,
+        cell_h: f64,
+    ) -> Result<(), PlotError> {
+        let d = self.spec.decimals;
+        let value_size = (c.ts.tick.min(cell_h * 0.45).min(cell_w / 3.4)).floor();
+        for (i, row) in self.spec.values.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let (a, b) = ((cx(j), cy(i)), (cx(j + 1) - 1, cy(i + 1) - 1));
+                let fill = v.map_or(MISSING, |v| diverging(self.t(v)));
+                c.rect(a, b, fill.filled())?;
+                if value_size < 8.0 {
+                    continue;
+                }
+                let text = v.map_or("n/a".to_string(), |v| format!("{v:.d$}"));
+                let ink = match v {
+                    None => MUTED,
+                    Some(_) if is_light(fill) => INK,
+                    Some(_) => PAPER,
+                };
+                let f = Font::new(value_size)
+                    .color(ink)
+                    .anchor(HPos::Center, VPos::Center);
+                let text = c.fit(&text, f, b.0 - a.0 - 2)?;
+                c.text(&text, ((a.0 + b.0) / 2, (a.1 + b.1) / 2), f)?;
             }
         }
+        Ok(())
+    }
 
-        // The colour bar: 100 steps from high (top) to low (bottom).
+    /// The colour bar right of the cells: 100 steps from high (top) to low (bottom), its
+    /// ticks, its title and the key of missing cells.
+    fn draw_bar<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<'_, DB>,
+        frame: Rect,
+        margin: i32,
+        bar_tick_w: i32,
+    ) -> Result<(), PlotError> {
+        let s = &self.spec;
         let bx = frame.x1 + margin;
         let key_h = if self.any_missing { 40 } else { 0 };
         let bar_h = (frame.height() - key_h).min(360);
@@ -254,27 +297,28 @@ impl Figure for Prepared {
         for k in 0..steps {
             let t = 1.0 - (f64::from(k) + 0.5) / f64::from(steps);
             let (ya, yb) = (by + bar_h * k / steps, by + bar_h * (k + 1) / steps);
-            c.rect((bx, ya), (bx + bar_w, yb), diverging(t).filled())?;
+            c.rect((bx, ya), (bx + BAR_W, yb), diverging(t).filled())?;
         }
-        c.rect((bx, by), (bx + bar_w, by + bar_h), INK.stroke_width(1))?;
-        for (i, v) in bar_ticks.iter().enumerate() {
-            let y = by + bar_h - (self.t(*v) * f64::from(bar_h)).round() as i32;
+        c.rect((bx, by), (bx + BAR_W, by + bar_h), INK.stroke_width(1))?;
+        for (v, label) in self.bar_ticks() {
+            let y = by + bar_h - (self.t(v) * f64::from(bar_h)).round() as i32;
             c.line(
-                vec![(bx + bar_w, y), (bx + bar_w + 5, y)],
+                vec![(bx + BAR_W, y), (bx + BAR_W + 5, y)],
                 INK.stroke_width(1),
             )?;
-            let f = tick.anchor(HPos::Left, VPos::Center);
-            c.text(&bar_label(i, *v), (bx + bar_w + 10, y), f)?;
+            let f = Font::new(c.ts.tick).anchor(HPos::Left, VPos::Center);
+            c.text(&label, (bx + BAR_W + 10, y), f)?;
         }
+        let title_font = Font::new(c.ts.label).vertical();
         let f = c.shrink_to(&s.value_label, title_font, bar_h + 80, c.ts.small)?;
         let f = f.anchor(HPos::Center, VPos::Top);
-        let tx = bx + bar_w + 10 + bar_tick_w + 12;
+        let tx = bx + BAR_W + 10 + bar_tick_w + 12;
         c.text(&s.value_label, (tx, by + bar_h / 2), f)?;
         if self.any_missing {
             let y = by + bar_h + 16;
-            c.rect((bx, y), (bx + bar_w, y + 14), MISSING.filled())?;
+            c.rect((bx, y), (bx + BAR_W, y + 14), MISSING.filled())?;
             let f = Font::new(c.ts.small).anchor(HPos::Left, VPos::Center);
-            c.text("no result", (bx + bar_w + 8, y + 7), f)?;
+            c.text("no result", (bx + BAR_W + 8, y + 7), f)?;
         }
         Ok(())
     }

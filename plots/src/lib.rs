@@ -10,11 +10,12 @@
 //! - [`heatmap`]: GPUs × benches, colour and printed value of the relative performance;
 //! - [`distributions`]: small multiples, one panel per bench, of the run values against
 //!   the target;
-//! - [`loss_curves`]: one bench's loss curves, one thin line per run or GPU, over the
-//!   validator's band.
+//! - [`loss_curves`]: one bench's loss curves, one thin line per run or GPU, each in its
+//!   own colour and dash pattern ([`loss_styles`]), over the validator's band.
 //!
 //! Output is deterministic (same input, same bytes) and needs no system font: the text is
-//! set in DejaVu Sans, bundled in the binary and rasterised by ab_glyph. Colours come
+//! set in DejaVu Sans, bundled in the binary and rasterised by ab_glyph. Text is measured
+//! before it is placed, and labels, titles and legends wrap rather than being cut. Colours come
 //! from the colour-blind-safe Okabe–Ito palette ([`OKABE_ITO`]) and, for the heatmap, a
 //! blue–white–orange diverging scale ([`DIVERGING`]).
 //!
@@ -36,9 +37,22 @@ pub use distributions::{BenchRuns, Distributions, distributions};
 pub use error::{MAX_SIDE, MIN_SIDE, PlotError};
 pub use grid::{GridBars, grid_bars};
 pub use heatmap::{Heatmap, heatmap};
-pub use loss::{Band, LossCurves, LossLine, loss_curves};
+pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
-pub use style::{DIVERGING, OKABE_ITO};
+pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
+
+/// The width in pixels of `text` set in the charts' font (DejaVu Sans) at `size` px,
+/// bold or not, as the charts measure it to lay text out (the PNG's advance widths;
+/// browsers set the SVG's text a little narrower). For checks that text fits.
+///
+/// # Errors
+/// [`PlotError::Font`] if the bundled font cannot be registered.
+pub fn text_width(text: &str, size: f64, bold: bool) -> Result<u32, PlotError> {
+    style::ensure_fonts()?;
+    let font = canvas::Font::new(size);
+    let font = if bold { font.bold() } else { font };
+    Ok(canvas::text_size(text, font)?.0.max(0) as u32)
+}
 
 /// A rendered chart: the same drawing as PNG and as SVG.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use crate::canvas::{Canvas, Font, Rect, Scale, padded};
+use crate::canvas::{Canvas, Font, Para, Rect, Scale, padded};
 use crate::error::PlotError;
 use crate::render::{Figure, check_log_estimate, non_empty, render};
 use crate::style::{GRID, INK, MUTED, PAPER, SHADE, clean_label, log_ticks, series_color};
@@ -19,6 +19,9 @@ pub struct OverallEntry {
     pub estimate: Estimate,
     /// Tier the vendor belongs to; rows are grouped by tier, lowest first.
     pub tier: u32,
+    /// The figure printed right of the bar, e.g. formatted as the caller's tables format
+    /// it; `None`: the value and interval with two decimals (`1.21  [1.15, 1.26]`).
+    pub text: Option<String>,
 }
 
 impl OverallEntry {
@@ -28,7 +31,14 @@ impl OverallEntry {
             label: label.into(),
             estimate,
             tier,
+            text: None,
         }
+    }
+
+    /// The same entry, printing `text` as its figure.
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
     }
 }
 
@@ -55,7 +65,8 @@ pub struct OverallBars {
 /// Rows are sorted by tier (lowest first), then by ratio (highest first); when there is
 /// more than one tier each group gets a "tier N" heading and a rule above it. Bars start
 /// at the baseline line (1) on a logarithmic axis; whiskers show the interval; the value
-/// and interval are printed in a column right of the plot.
+/// and interval (or each entry's `text`) are printed in a column right of the plot. Row
+/// labels wrap at a third of the width and the axis title at the plot's: none is cut.
 ///
 /// # Errors
 /// [`PlotError`] for no entries, a value or bound that is NaN, infinite or not positive,
@@ -70,6 +81,8 @@ enum Row {
         label: String,
         estimate: Estimate,
         color: RGBColor,
+        /// The figure printed right of the plot.
+        text: String,
     },
 }
 
@@ -118,6 +131,10 @@ impl Prepared {
                 label: clean_label(&e.label),
                 estimate: e.estimate,
                 color: series_color(i),
+                text: match &e.text {
+                    Some(t) => clean_label(t),
+                    None => value_text(&e.estimate),
+                },
             });
         }
         let baseline = clean_label(&spec.baseline);
@@ -143,6 +160,61 @@ fn value_text(e: &Estimate) -> String {
     }
 }
 
+/// Where the parts of the chart go.
+struct Layout {
+    frame: Rect,
+    /// Row labels (wrapped at a third of the width, never cut), one per row.
+    labels: Vec<Para>,
+    x_title: Para,
+}
+
+impl Prepared {
+    fn layout<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<'_, DB>,
+        top: i32,
+    ) -> Result<Layout, PlotError> {
+        let margin = (c.ts.title * 0.6).round() as i32;
+        let row_font = Font::new(c.ts.tick).anchor(HPos::Right, VPos::Center);
+        let head_font = Font::new(c.ts.tick).bold().anchor(HPos::Left, VPos::Center);
+        let (mut label_w, mut value_w) = (0, 0);
+        let mut labels = Vec::with_capacity(self.rows.len());
+        for r in &self.rows {
+            let p = match r {
+                Row::Tier(t) => Para::new(&format!("tier {t}"), head_font, c.width / 3)?,
+                Row::Bar { label, text, .. } => {
+                    value_w = value_w.max(c.measure(text, row_font)?.0);
+                    Para::new(label, row_font, c.width / 3)?
+                }
+            };
+            label_w = label_w.max(p.width()?);
+            labels.push(p);
+        }
+        let x0 = margin + label_w + 14;
+        let x1 = c.width - margin - value_w - 16;
+        let f = Font::new(c.ts.label).anchor(HPos::Center, VPos::Bottom);
+        let x_title = Para::shrunk(&self.x_label, f, (x1 - x0).max(60), c.ts.small)?;
+        let tick_h = c.ts.tick.round() as i32;
+        let frame = Rect {
+            x0,
+            y0: top,
+            x1,
+            y1: c.height - margin - x_title.height() - tick_h - 24,
+        };
+        if frame.width() < 60 || frame.height() < 20 {
+            return Err(PlotError::Invalid {
+                what: format!("image size {}×{}", self.size.width, self.size.height),
+                reason: "too small for the labels of this chart".into(),
+            });
+        }
+        Ok(Layout {
+            frame,
+            labels,
+            x_title,
+        })
+    }
+}
+
 impl Figure for Prepared {
     fn size(&self) -> Size {
         self.size
@@ -153,43 +225,9 @@ impl Figure for Prepared {
         c.fill(PAPER)?;
         let margin = (c.ts.title * 0.6).round() as i32;
         let top = c.title(&self.title, self.subtitle.as_deref())?;
-
-        let row_font = Font::new(c.ts.tick);
-        let head_font = Font::new(c.ts.tick).bold();
-        let mut label_w = 0;
-        let mut value_w = 0;
-        for r in &self.rows {
-            match r {
-                Row::Tier(t) => {
-                    label_w = label_w.max(c.measure(&format!("tier {t}"), head_font)?.0)
-                }
-                Row::Bar {
-                    label, estimate, ..
-                } => {
-                    label_w = label_w.max(c.measure(label, row_font)?.0);
-                    value_w = value_w.max(c.measure(&value_text(estimate), row_font)?.0);
-                }
-            }
-        }
-        // Labels may take at most a third of the width; longer ones are shortened.
-        let label_w = label_w.min(c.width / 3);
+        let l = self.layout(&c, top)?;
+        let frame = l.frame;
         let (lo, hi) = self.range;
-        let ticks = log_ticks(lo, hi);
-        let label_font = Font::new(c.ts.label);
-        let (_, tick_h) = c.measure("0", Font::new(c.ts.tick))?;
-        let (_, xlabel_h) = c.measure(&self.x_label, label_font)?;
-        let frame = Rect {
-            x0: margin + label_w + 14,
-            y0: top,
-            x1: c.width - margin - value_w - 16,
-            y1: c.height - margin - xlabel_h - tick_h - 24,
-        };
-        if frame.width() < 60 || frame.height() < 20 {
-            return Err(PlotError::Invalid {
-                what: format!("image size {}×{}", self.size.width, self.size.height),
-                reason: "too small for the labels of this chart".into(),
-            });
-        }
         let xs = Scale {
             lo,
             hi,
@@ -212,13 +250,15 @@ impl Figure for Prepared {
                 bar_index += 1;
             }
         }
-        c.x_axis(frame, &xs, &ticks, true)?;
+        c.x_axis(frame, &xs, &log_ticks(lo, hi), true)?;
         let x_one = xs.map(1.0);
 
-        for (i, r) in self.rows.iter().enumerate() {
+        for (i, (r, label)) in self.rows.iter().zip(&l.labels).enumerate() {
             let cy = (row_y(i) + row_h / 2.0).round() as i32;
+            // Wrapped labels: centred on the row as a block.
+            let label_y = cy - (label.height() - label.font.size.round() as i32) / 2;
             match r {
-                Row::Tier(t) => {
+                Row::Tier(_) => {
                     if i > 0 {
                         let y = row_y(i).round() as i32;
                         c.line(
@@ -226,44 +266,19 @@ impl Figure for Prepared {
                             MUTED.stroke_width(1),
                         )?;
                     }
-                    let f = head_font.anchor(HPos::Left, VPos::Center);
-                    c.text(&format!("tier {t}"), (margin, cy), f)?;
+                    label.draw(&c, (margin, label_y))?;
                 }
                 Row::Bar {
-                    label,
                     estimate,
                     color,
+                    text,
+                    ..
                 } => {
-                    let f = row_font.anchor(HPos::Right, VPos::Center);
-                    let shown = c.fit(label, f, label_w)?;
-                    c.text(&shown, (frame.x0 - 10, cy), f)?;
+                    label.draw(&c, (frame.x0 - 10, label_y))?;
                     let half = (thick / 2.0).round() as i32;
-                    let xv = xs.map(estimate.value);
-                    let (mut a, mut b) = (xv.min(x_one), xv.max(x_one));
-                    if b - a < 2 {
-                        a = xv - 1;
-                        b = xv + 1;
-                    }
-                    c.rect((a, cy - half), (b, cy + half), color.filled())?;
-                    c.rect(
-                        (a, cy - half),
-                        (b, cy + half),
-                        INK.mix(0.55).stroke_width(1),
-                    )?;
-                    let (l, h) = (xs.map(estimate.lo), xs.map(estimate.hi));
-                    let cap = (half / 2).max(2);
-                    let style = INK.stroke_width(2);
-                    if l != h {
-                        c.line(vec![(l, cy), (h, cy)], style)?;
-                    }
-                    c.line(vec![(l, cy - cap), (l, cy + cap)], style)?;
-                    c.line(vec![(h, cy - cap), (h, cy + cap)], style)?;
-                    // The point over the bar, so that a ratio of 1 still shows.
-                    let r = (half / 2).clamp(3, 7);
-                    c.circle((xv, cy), r, color.filled())?;
-                    c.circle((xv, cy), r, INK.stroke_width(1))?;
-                    let f = row_font.anchor(HPos::Left, VPos::Center);
-                    c.text(&value_text(estimate), (frame.x1 + 16, cy), f)?;
+                    draw_bar(&c, &xs, cy, half, estimate, *color)?;
+                    let f = Font::new(c.ts.tick).anchor(HPos::Left, VPos::Center);
+                    c.text(text, (frame.x1 + 16, cy), f)?;
                 }
             }
         }
@@ -275,10 +290,45 @@ impl Figure for Prepared {
             vec![(frame.x1, frame.y0), (frame.x1, frame.y1)],
             GRID.stroke_width(1),
         )?;
-
-        let f = label_font.anchor(HPos::Center, VPos::Bottom);
-        let f = c.shrink_to(&self.x_label, f, frame.width(), c.ts.small)?;
-        let shown = c.fit(&self.x_label, f, frame.width())?;
-        c.text(&shown, (frame.mid_x(), c.height - margin), f)
+        let tick_h = c.ts.tick.round() as i32;
+        let y = frame.y1 + tick_h + 24 + l.x_title.height();
+        let bottom_first = y - (l.x_title.height() - l.x_title.font.size.round() as i32);
+        l.x_title.draw(&c, (frame.mid_x(), bottom_first))
     }
+}
+
+/// One bar from the baseline (1) to the value, its whisker and its point.
+fn draw_bar<DB: DrawingBackend>(
+    c: &Canvas<'_, DB>,
+    xs: &Scale,
+    cy: i32,
+    half: i32,
+    estimate: &Estimate,
+    color: RGBColor,
+) -> Result<(), PlotError> {
+    let x_one = xs.map(1.0);
+    let xv = xs.map(estimate.value);
+    let (mut a, mut b) = (xv.min(x_one), xv.max(x_one));
+    if b - a < 2 {
+        a = xv - 1;
+        b = xv + 1;
+    }
+    c.rect((a, cy - half), (b, cy + half), color.filled())?;
+    c.rect(
+        (a, cy - half),
+        (b, cy + half),
+        INK.mix(0.55).stroke_width(1),
+    )?;
+    let (l, h) = (xs.map(estimate.lo), xs.map(estimate.hi));
+    let cap = (half / 2).max(2);
+    let style = INK.stroke_width(2);
+    if l != h {
+        c.line(vec![(l, cy), (h, cy)], style)?;
+    }
+    c.line(vec![(l, cy - cap), (l, cy + cap)], style)?;
+    c.line(vec![(h, cy - cap), (h, cy + cap)], style)?;
+    // The point over the bar, so that a ratio of 1 still shows.
+    let r = (half / 2).clamp(3, 7);
+    c.circle((xv, cy), r, color.filled())?;
+    c.circle((xv, cy), r, INK.stroke_width(1))
 }

@@ -40,7 +40,8 @@ pub(crate) fn render(fig: &impl Figure) -> Result<Chart, PlotError> {
     Ok(Chart { png, svg })
 }
 
-fn check_size(size: Size) -> Result<(), PlotError> {
+/// Refuses a size outside [`MIN_SIDE`]..=[`MAX_SIDE`] on either side.
+pub(crate) fn check_size(size: Size) -> Result<(), PlotError> {
     let ok = |v: u32| (MIN_SIDE..=MAX_SIDE).contains(&v);
     if ok(size.width) && ok(size.height) {
         Ok(())

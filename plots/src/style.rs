@@ -60,6 +60,68 @@ pub(crate) fn series_color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// How a line is stroked. With the eight [`OKABE_ITO`] colours, the four patterns give
+/// 32 distinct line styles, so that curves stay apart without relying on colour alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dash {
+    /// A continuous line.
+    Solid,
+    /// Long dashes.
+    Dashed,
+    /// Short dashes.
+    Short,
+    /// Dots.
+    Dotted,
+}
+
+impl Dash {
+    /// Every pattern, in the order styles use them.
+    pub const ALL: [Dash; 4] = [Dash::Solid, Dash::Dashed, Dash::Short, Dash::Dotted];
+
+    /// (dash, gap) lengths in pixels; `None` for a solid line.
+    pub(crate) fn pattern(self) -> Option<(i32, i32)> {
+        match self {
+            Dash::Solid => None,
+            Dash::Dashed => Some((10, 5)),
+            Dash::Short => Some((4, 4)),
+            Dash::Dotted => Some((2, 3)),
+        }
+    }
+}
+
+/// A line's colour and dash pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineStyle {
+    /// `[r, g, b]`, one of [`OKABE_ITO`].
+    pub color: [u8; 3],
+    /// The dash pattern.
+    pub dash: Dash,
+}
+
+impl LineStyle {
+    /// Colour `c` and dash `d` (both taken modulo their counts).
+    pub(crate) fn of(c: usize, d: usize) -> Self {
+        Self {
+            color: OKABE_ITO[c % OKABE_ITO.len()],
+            dash: Dash::ALL[d % Dash::ALL.len()],
+        }
+    }
+
+    /// The `i`-th of the 32 distinct styles: every colour solid, then every colour
+    /// dashed, and so on.
+    pub(crate) fn nth(i: usize) -> Self {
+        Self::of(i, i / OKABE_ITO.len())
+    }
+
+    pub(crate) fn rgb(self) -> RGBColor {
+        let [r, g, b] = self.color;
+        RGBColor(r, g, b)
+    }
+}
+
+/// How many distinct [`LineStyle`]s there are.
+pub const LINE_STYLES: usize = OKABE_ITO.len() * Dash::ALL.len();
+
 /// The diverging scale of the heatmap, low to high: dark orange, light orange, near white,
 /// light blue, dark blue (ColorBrewer PuOr's orange arm and RdBu's blue arm; both arms
 /// stay distinct under the common colour-vision deficiencies).

@@ -11,9 +11,11 @@
 //! - [`jobs`], [`scripts`]: jobs files (parsing, expansion, comparison, the shell-word
 //!   splitter) and the map from bench to entry script;
 //! - [`suite`]: which suite of report files is read; [`track`]: the submission track;
-//! - [`timings`]: the `MLBENCH_TIMINGS` switch.
+//! - [`timings`]: the `MLBENCH_TIMINGS` switch;
+//! - [`destination`]: where mlbench writes (regular files, checked before the work).
 #![warn(missing_docs)]
 
+pub mod destination;
 pub mod discover;
 pub mod entry;
 pub mod jobs;

@@ -14,7 +14,7 @@ pub enum SuiteError {
     #[error("no report files found (expected {EXPECTED_NAMES})")]
     NoReports,
     /// The suite asked for has no report file.
-    #[error("no report files found (expected {EXPECTED_NAMES} with suite `{wanted}`)")]
+    #[error("no report files of suite `{wanted}` found {}", present(.wanted, .found))]
     NoneOfSuite {
         /// The suite asked for.
         wanted: String,
@@ -22,11 +22,63 @@ pub enum SuiteError {
         found: Vec<String>,
     },
     /// Reports of several suites and none asked for.
-    #[error("reports of several suites found ({}); choose one with --name", names(.suites))]
+    #[error("reports of several suites found ({}); choose one", names(.suites))]
     Several {
         /// Each suite present with its number of report files, sorted by name.
         suites: Vec<(String, usize)>,
     },
+}
+
+/// What is there instead of `wanted`: the suites present, and the nearest one by edit
+/// distance when it is a likely typo.
+fn present(wanted: &str, found: &[String]) -> String {
+    if found.is_empty() {
+        return format!("(expected {EXPECTED_NAMES})");
+    }
+    let list = format!("(suites present: {})", found.join(", "));
+    match nearest(wanted, found) {
+        Some(near) => format!("{list}; did you mean `{near}`?"),
+        None => list,
+    }
+}
+
+/// The name of `candidates` nearest to `wanted`, if it is within a third of its length
+/// (at least 1) in edits.
+pub fn nearest<'a>(wanted: &str, candidates: &'a [String]) -> Option<&'a str> {
+    let most = (wanted.chars().count() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (edits(wanted, c), c.as_str()))
+        .filter(|(d, _)| *d <= most)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Edits from `a` to `b`: insertions, deletions and substitutions of one character, and
+/// transpositions of two adjacent ones (optimal string alignment: `fsat` is one edit
+/// from `fast`).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 fn names(suites: &[(String, usize)]) -> String {
@@ -118,6 +170,19 @@ mod tests {
     }
 
     #[test]
+    fn edit_distance_at_hand_worked_values() {
+        assert_eq!(edits("fsat", "fast"), 1);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("kitten", "sitting"), 3);
+        assert_eq!(edits("fast", "fast"), 0);
+        assert_eq!(edits("ca", "abc"), 3);
+        let names = ["baselines".to_owned(), "fast".to_owned()];
+        assert_eq!(nearest("fsat", &names), Some("fast"));
+        assert_eq!(nearest("baseline", &names), Some("baselines"));
+        assert_eq!(nearest("zzzz", &names), None);
+    }
+
+    #[test]
     fn one_error_for_each_way_to_fail() {
         assert_eq!(choose_suite([], None), Err(SuiteError::NoReports));
         assert_eq!(
@@ -132,11 +197,19 @@ mod tests {
                 found: vec!["fast".into()]
             }
         );
-        assert!(none.to_string().ends_with(" with suite `nope`)"), "{none}");
+        assert_eq!(
+            none.to_string(),
+            "no report files of suite `nope` found (suites present: fast)"
+        );
+        let typo = choose_suite(["fast", "baselines"], Some("fsat")).unwrap_err();
+        assert_eq!(
+            typo.to_string(),
+            "no report files of suite `fsat` found (suites present: baselines, fast); did you mean `fast`?"
+        );
         let several = choose_suite(["fast", "baselines", "fast", "x", "x"], None).unwrap_err();
         assert_eq!(
             several.to_string(),
-            "reports of several suites found (baselines, fast, x); choose one with --name"
+            "reports of several suites found (baselines, fast, x); choose one"
         );
         // The validator's fallback: most files, ties to the first name.
         assert_eq!(several.most_common(), Some("fast"));

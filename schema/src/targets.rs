@@ -136,6 +136,27 @@ pub struct TargetTable {
     pub select: Vec<SelectionRule>,
 }
 
+impl TargetTable {
+    /// Figures that are allowed but almost certainly a mistake, one sentence each: an
+    /// `sd_target` above 1 (100 % of the mean) is a percentage written where the suite
+    /// writes a fraction (5 for 0.05).
+    pub fn warnings(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .filter_map(|t| {
+                let sd = t.sd_target.filter(|sd| *sd > 1.0)?;
+                Some(format!(
+                    "bench `{}`: sd_target {sd} allows an sd of {:.0}% of the mean; the suite \
+                     writes it as a fraction ({} for {sd}%)",
+                    t.bench,
+                    sd * 100.0,
+                    sd / 100.0
+                ))
+            })
+            .collect()
+    }
+}
+
 /// A targets file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetsError {
@@ -156,9 +177,7 @@ pub enum TargetsError {
         message: String,
     },
     /// No built-in table for this model.
-    #[error(
-        "no built-in {scoring} targets for GPU model `{model}` (built in: RTX, V100, MI50); give your own with --targets FILE"
-    )]
+    #[error("no built-in {scoring} targets for GPU model `{model}` (built in: RTX, V100, MI50)")]
     UnknownModel {
         /// The scoring.
         scoring: Scoring,
@@ -488,6 +507,27 @@ mod tests {
             TargetTable::builtin(Scoring::Score, "H100"),
             Err(TargetsError::UnknownModel { .. })
         ));
+    }
+
+    #[test]
+    fn an_sd_target_written_as_a_percentage_is_warned_of() {
+        let t = TargetTable::from_csv(
+            "t.csv",
+            "bench,target,perf_target,sd_target\nloader,1200,0.5,5\nvae,7600,0.5,0.05\n",
+            Scoring::Score,
+            "X",
+        )
+        .unwrap();
+        assert_eq!(
+            t.warnings(),
+            [
+                "bench `loader`: sd_target 5 allows an sd of 500% of the mean; the suite writes it as a fraction (0.05 for 5%)"
+            ]
+        );
+        for model in BUILTIN_MODELS {
+            let builtin = TargetTable::builtin(Scoring::Score, model).unwrap();
+            assert!(builtin.warnings().is_empty(), "{model}");
+        }
     }
 
     #[test]

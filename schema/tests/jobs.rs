@@ -1,5 +1,5 @@
 //! Jobs files and the bench → script map, checked against the suite's own files in
-//! `shared/reference/mila-training/` (verbatim copies of mila-iqia/training blobs).
+//! `tests/data/mila-training/` (verbatim copies of mila-iqia/training blobs, PROVENANCE.md).
 
 use mlbench_schema::jobs::{BUILTIN_JOBS, Job, JobsError, JobsFile, diff, looks_like_jobs};
 use mlbench_schema::scripts::{ScriptMap, script_dir};
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 fn reference(rel: &str) -> (String, Vec<u8>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/reference/mila-training")
+        .join("../tests/data/mila-training")
         .join(rel);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     (rel.to_owned(), bytes)

@@ -1,30 +1,61 @@
-//! Checks against the suite's own material in ../shared/reference: the ids printed in the
-//! seed README, and the target figures of its CSVs.
+//! Checks against the suite's own material, kept in the repository under
+//! tests/data/mila-training (PROVENANCE.md): the ids printed in the suite's README, the
+//! target figures of its CSVs, and that the copies are the suite's blobs.
 
 use mlbench_schema::reader::{Container, parse_report};
 use mlbench_schema::targets::BUILTIN_MODELS;
 use mlbench_schema::unique_id::{EXCLUDED_FIRST, unique_id};
 use mlbench_schema::{Scoring, TargetTable, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn reference() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/mila-training")
 }
 
-/// The "Report example" of seed 000: a real E1 stream, `[{…},{…},` with its ids.
+/// The "Report example" of the suite's README: a real E1 stream, `[{…},{…},` with its ids.
 fn seed_000_report() -> String {
-    let dir = reference().join("seeds");
-    let path = std::fs::read_dir(&dir)
-        .expect("../shared/reference/seeds must be beside the repository")
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("000_"))
-        .unwrap();
-    let text = std::fs::read_to_string(path).unwrap();
-    let start = text.find("## Report example").unwrap();
-    let block = &text[start..];
-    let open = block.find("```\n[{").unwrap() + 4;
-    let close = open + block[open..].find("\n```").unwrap();
-    block[open..close].to_owned()
+    let path = reference().join("readme-report-example.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every file kept is named in PROVENANCE.md with the git blob id it has in
+/// mila-iqia/training, and hashes to it: the copies are verbatim.
+#[test]
+fn copies_are_the_suites_blobs() {
+    let dir = reference();
+    let provenance = std::fs::read_to_string(dir.join("PROVENANCE.md")).unwrap();
+    let mut listed = Vec::new();
+    for line in provenance.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let file = cells[1].trim_matches('`');
+        let blob = cells[3].trim_matches('`');
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let oid = git2::Oid::hash_object(git2::ObjectType::Blob, &bytes).unwrap();
+        assert_eq!(oid.to_string(), blob, "{file}");
+        listed.push(file.to_owned());
+    }
+    let mut found = Vec::new();
+    collect_files(&dir, &dir, &mut found);
+    found.retain(|f| f != "PROVENANCE.md" && f != "readme-report-example.txt");
+    found.sort();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "every kept file has its row, every row its file"
+    );
+    assert_eq!(listed.len(), 17);
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_files(root, &path, out);
+        } else {
+            let rel = path.strip_prefix(root).unwrap();
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
 }
 
 #[test]
@@ -77,8 +108,7 @@ fn seed_000_entries_round_trip_byte_for_byte() {
 }
 
 fn csv_rows(name: &str) -> Vec<Vec<String>> {
-    let text =
-        std::fs::read_to_string(reference().join("mila-training/report").join(name)).unwrap();
+    let text = std::fs::read_to_string(reference().join("report").join(name)).unwrap();
     text.lines()
         .map(|l| l.split(',').map(str::to_owned).collect())
         .collect()
@@ -126,7 +156,7 @@ fn builtin_classic_targets_carry_data_csv() {
 
 #[test]
 fn original_csvs_load_as_user_targets() {
-    let dir = reference().join("mila-training/report");
+    let dir = reference().join("report");
     let t = TargetTable::load(&dir.join("target_rtx.csv"), Scoring::Score, "RTX").unwrap();
     assert_eq!(t.get("atari").unwrap().target, 5.0);
     assert_eq!(t.exclude.len(), 3, "a CSV gets the built-in exclusions");

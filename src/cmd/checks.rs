@@ -2,17 +2,15 @@
 //! validator's options (shared by the two commands, importing neither).
 
 use crate::cli::CheckArgs;
-use anyhow::{Context, anyhow, bail};
+use crate::exit::CommandError;
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::rules::versions::VersionOracle;
 use mlbench_validator::{Limits, Listing, Options, Validation, Waiver, validate_listing};
 use std::path::Path;
 
-fn read_jobs(path: &Path) -> anyhow::Result<(String, JobsFile)> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+fn read_jobs(path: &Path) -> Result<(String, JobsFile), CommandError> {
     let name = path.display().to_string();
-    let jobs = JobsFile::parse(&name, &bytes)?;
-    Ok((name, jobs))
+    Ok((name, JobsFile::load(path)?))
 }
 
 /// Everything a validation needs that outlives [`Options`] (the repository).
@@ -25,21 +23,21 @@ pub struct Prepared {
     )>,
 }
 
-pub fn prepare(args: &CheckArgs) -> anyhow::Result<Prepared> {
+pub fn prepare(args: &CheckArgs) -> Result<Prepared, CommandError> {
     let waivers = args
         .waive
         .iter()
-        .map(|w| Waiver::parse(w).map_err(|e| anyhow!("--waive {w}: {e}")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|w| Waiver::parse(w).map_err(|e| CommandError::Usage(format!("--waive {w}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
     for flag in &args.allow {
         if !flag.starts_with('-') {
-            bail!(
+            return Err(CommandError::Usage(format!(
                 "--allow {flag}: expected a flag as written in the jobs file, e.g. --allow=--seed"
-            );
+            )));
         }
     }
     if args.max_ratio == 0 {
-        bail!("--max-ratio must be at least 1");
+        return Err(CommandError::Usage("--max-ratio must be at least 1".into()));
     }
     let options_base = Options {
         suite: args.name.clone(),
@@ -66,7 +64,8 @@ pub fn prepare(args: &CheckArgs) -> anyhow::Result<Prepared> {
     };
     #[cfg(not(feature = "git"))]
     if args.repo.is_some() {
-        bail!("--repo needs mlbench built with the `git` feature");
+        let message = "--repo needs mlbench built with the `git` feature";
+        return Err(CommandError::Usage(message.into()));
     }
     Ok(Prepared {
         options_base,

@@ -11,26 +11,56 @@ pub fn completions(
 ) -> Result<Outcome, CommandError> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "mlbench", &mut script);
-    output::emit_bytes(&script, None, false)?;
+    output::to_stdout(&script)?;
     Ok(Outcome::Ok)
 }
 
-/// `mlbench man [--out-dir DIR]`: one page per command into DIR, or the top page.
+/// `mlbench man [--out-dir DIR]`: one page per command into DIR (`mlbench.1`,
+/// `mlbench-<command>.1`, as clap_mangen names them), or the top page.
 pub fn man(args: &ManArgs, command: clap::Command) -> Result<Outcome, CommandError> {
-    match &args.out_dir {
-        Some(dir) => {
-            output::create_dir(dir)?;
-            clap_mangen::generate_to(command, dir).map_err(|source| output::OutputError {
-                path: dir.clone(),
-                action: "write the man pages into",
-                source,
-            })?;
-        }
-        None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command).render(&mut page)?;
-            output::emit_bytes(&page, None, false)?;
-        }
+    let Some(dir) = &args.out_dir else {
+        return Ok(
+            output::to_stdout(&render(clap_mangen::Man::new(command))?).map(|()| Outcome::Ok)?
+        );
+    };
+    output::check_folder(dir)?;
+    let mut command = command;
+    command.build();
+    let mut pages = Vec::new();
+    collect_pages(command, &mut pages)?;
+    let planned: Vec<_> = pages
+        .into_iter()
+        .map(|(name, page)| (dir.join(name), page))
+        .collect();
+    // Every page checked before one is written: existing pages need --force.
+    output::check_files(planned.iter().map(|(p, _)| p), args.force)?;
+    output::create_dir(dir)?;
+    for (path, page) in &planned {
+        output::write_file(page, path, args.force)?;
     }
     Ok(Outcome::Ok)
+}
+
+/// (file name, roff) of `command` and of each visible subcommand under it.
+fn collect_pages(
+    command: clap::Command,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> Result<(), CommandError> {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        collect_pages(sub.clone(), out)?;
+    }
+    let man = clap_mangen::Man::new(command);
+    out.push((man.get_filename(), render(man)?));
+    Ok(())
+}
+
+fn render(man: clap_mangen::Man) -> Result<Vec<u8>, output::OutputError> {
+    let mut page = Vec::new();
+    man.render(&mut page)
+        .map_err(|source| output::OutputError {
+            path: "-".into(),
+            action: "render the man page for",
+            source,
+        })?;
+    Ok(page)
 }

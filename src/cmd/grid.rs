@@ -5,7 +5,6 @@ use super::{provenance, write};
 use crate::cli::{GridArgs, GridFormat};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
-use anyhow::anyhow;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
@@ -15,6 +14,20 @@ use mlbench_validator::{Options, SubmissionInfo, validate};
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
 
+/// The exporter of `--scaling` in `format` (the scaling table has no Parquet form).
+fn scaling_exporter(format: GridFormat) -> Result<&'static dyn Exporter<Scaling>, CommandError> {
+    Ok(match format {
+        GridFormat::Table => &Table,
+        GridFormat::Markdown => &Markdown,
+        GridFormat::Json => &Json,
+        GridFormat::Csv => &Csv,
+        GridFormat::Parquet => {
+            let message = "--scaling writes table, json, csv or markdown, not parquet";
+            return Err(CommandError::Usage(message.into()));
+        }
+    })
+}
+
 /// Runs `mlbench grid`.
 pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     let explain = args
@@ -23,13 +36,19 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         .map(compare::parse_explain)
         .transpose()?;
     if args.format == GridFormat::Parquet && args.output.is_none() {
-        return Err(anyhow!("--format parquet writes binary data: give --output FILE").into());
+        return Err(CommandError::Usage(
+            "--format parquet writes binary data: give --output FILE".into(),
+        ));
     }
+    let scaling_exporter = args
+        .scaling
+        .then(|| scaling_exporter(args.format))
+        .transpose()?;
     if args.compare.resamples == 0 {
-        return Err(anyhow!("--resamples must be at least 1").into());
+        return Err(CommandError::Usage("--resamples must be at least 1".into()));
     }
     // Refuse before any work (and before writing either file) when one would be replaced.
-    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
+    output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let options = CompareOptions::from(&args.compare);
     // The HTML page validates each submission: it needs the report files themselves.
@@ -40,17 +59,8 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     };
     let loaded = compare::load_all(&args.subs, &options, keep)?;
     clock.lap("read and extract");
-    if args.scaling {
+    if let Some(exporter) = scaling_exporter {
         let table = mlbench_analyzer::scaling::scaling(&loaded)?;
-        let exporter: &dyn Exporter<Scaling> = match args.format {
-            GridFormat::Table => &Table,
-            GridFormat::Markdown => &Markdown,
-            GridFormat::Json => &Json,
-            GridFormat::Csv => &Csv,
-            GridFormat::Parquet => {
-                return Err(anyhow!("--scaling writes table, json, csv or markdown").into());
-            }
-        };
         write(exporter, &table, args.output.as_deref(), args.force)?;
         return Ok(Outcome::Ok);
     }
@@ -99,7 +109,8 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         GridFormat::Parquet => {
             // Parquet is written by the analyzer: it needs Polars, which the exporters
             // never compile.
-            let bytes = mlbench_analyzer::grid_frame::grid_parquet(&grid)?;
+            let bytes = mlbench_analyzer::grid_frame::grid_parquet(&grid)
+                .map_err(mlbench_analyzer::AnalyzeError::from)?;
             output::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
             return Ok(Outcome::Ok);
         }

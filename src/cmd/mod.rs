@@ -11,6 +11,7 @@ pub mod report;
 pub mod run;
 pub mod validate;
 
+use crate::exit::CommandError;
 use crate::output;
 use mlbench_export::Exporter;
 use mlbench_results::{Provenance, SubmissionCheck};
@@ -22,18 +23,31 @@ pub fn write<M: ?Sized>(
     model: &M,
     path: Option<&Path>,
     force: bool,
-) -> anyhow::Result<()> {
+) -> Result<(), CommandError> {
     output::emit_bytes(&exporter.export(model)?, path, force)
 }
 
 /// The provenance of a page: this tool, the command line and the SHA-256 of every input.
-pub fn provenance(inputs: &[PathBuf]) -> anyhow::Result<Provenance> {
+pub fn provenance(inputs: &[PathBuf]) -> Result<Provenance, CommandError> {
     Ok(Provenance {
-        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
+        tool: tool(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        inputs: mlbench_validator::pack::input_digests(inputs)?,
+        inputs: mlbench_validator::pack::input_digests(inputs).map_err(CommandError::Provenance)?,
         generated: None,
     })
+}
+
+/// Whether verdicts are coloured: standard output is a terminal and `NO_COLOR` is unset
+/// or empty (no-color.org).
+pub fn colour_on_stdout() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && std::io::stdout().is_terminal()
+}
+
+/// This tool and its version, as `SUBMISSION.json` and the pages name it.
+pub fn tool() -> String {
+    format!("mlbench {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Each input that is a whole submission (a folder or a zip), validated with the default
@@ -41,7 +55,7 @@ pub fn provenance(inputs: &[PathBuf]) -> anyhow::Result<Provenance> {
 pub fn checks_of_inputs(
     inputs: &[PathBuf],
     min_runs: usize,
-) -> anyhow::Result<Vec<SubmissionCheck>> {
+) -> Result<Vec<SubmissionCheck>, CommandError> {
     use mlbench_validator::{Limits, Options, read_submission, validate};
     let options = Options {
         min_runs,

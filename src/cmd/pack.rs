@@ -2,8 +2,9 @@
 //! bytes and says what it did.
 
 use super::checks::{limits, prepare, with_options};
+use super::tool;
 use crate::cli::PackArgs;
-use crate::exit::{self, CommandError, Outcome};
+use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_export::rows::findings::human;
 use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_folder};
@@ -11,19 +12,20 @@ use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_fo
 /// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
 /// what it did.
 pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
-    check_destination(&args.dir, None)?;
-    output::refuse_existing(std::iter::once(&args.output), args.force)?;
-    check_destination(&args.dir, Some(&args.output))?;
+    let dir = &args.dir;
+    check_destination(dir, None)?;
+    output::check_file(&args.output, args.force)?;
+    check_destination(dir, Some(&args.output))?;
     let prepared = prepare(&args.check)?;
     let outcome = with_options(&args.check, prepared, |validation| {
         pack_folder(
-            &args.dir,
+            dir,
             Some(&args.output),
             &PackOptions {
                 validation,
                 limits: limits(&args.check),
-                force: args.force,
-                tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
+                allow_errors: args.allow_errors,
+                tool: tool(),
             },
         )
     });
@@ -31,17 +33,19 @@ pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
         Ok(outcome) => outcome,
         Err(PackError::Refused { dir, validation }) => {
             eprint!("{}", human(&validation));
-            return Err(CommandError {
-                error: PackError::Refused { dir, validation }.into(),
-                code: exit::FAILED,
-            });
+            return Err(PackError::Refused { dir, validation }.into());
         }
         Err(e) => return Err(e.into()),
     };
     if outcome.validation.errors() > 0 {
         eprint!("{}", human(&outcome.validation));
+        eprintln!(
+            "warning: packed with {} error{} (--allow-errors); SUBMISSION.json records them",
+            outcome.info.errors,
+            if outcome.info.errors == 1 { "" } else { "s" }
+        );
     }
-    output::emit_bytes(&outcome.zip, Some(&args.output), args.force)?;
+    output::write_file(&outcome.zip, &args.output, args.force)?;
     eprintln!("{} into {}", outcome.describe(), args.output.display());
     Ok(Outcome::Ok)
 }

@@ -7,7 +7,7 @@ use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::fleet::{FleetOptions, fleet};
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{
-    Named, fleet_chart, grid_charts, heatmap_chart, loss_charts, runs_chart, scaling_chart,
+    Named, fleet_chart, gpu_heatmap_chart, grid_charts, loss_charts, runs_chart, scaling_chart,
 };
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
@@ -15,32 +15,53 @@ use std::path::{Path, PathBuf};
 
 /// Runs `mlbench plot`.
 pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
+    if let Some(file) = &args.output {
+        return Err(CommandError::Usage(format!(
+            "-o/--output {}: plot writes several files; give the folder with --out-dir DIR",
+            file.display()
+        )));
+    }
+    output::check_folder(&args.out)?;
+    let targets = match (&args.gpu_model, &args.targets) {
+        (Some(model), Some(path)) => Some(TargetTable::load(path, Scoring::Classic, model)?),
+        (Some(model), None) => Some(TargetTable::builtin(Scoring::Classic, model)?),
+        (None, _) => None,
+    };
+    for warning in targets.iter().flat_map(TargetTable::warnings) {
+        eprintln!("warning: {warning}");
+    }
     let options = CompareOptions::from(&args.compare);
-    let loaded = compare::load_all(&args.from, &options, compare::Keep::Reports)?;
+    let loaded = compare::load_all(&args.subs, &options, compare::Keep::Reports)?;
     let mut charts: Vec<Named> = Vec::new();
     match args.kind {
         PlotKind::Grid => charts = grid_charts(&compare::compute(loaded, &options, None)?)?,
         PlotKind::Report | PlotKind::Runs => {
-            let targets = TargetTable::builtin(Scoring::Classic, &args.gpu_model)?;
+            let Some(targets) = &targets else {
+                let message = "the report and runs plots need --gpu-model MODEL";
+                return Err(CommandError::Usage(message.into()));
+            };
             for l in &loaded {
+                let runs = run_means(&l.sub.set, targets);
                 if args.kind == PlotKind::Report {
+                    // With the whole-machine benches named under it: none left out silently.
                     let view = gpu_relative(&l.sub.set);
                     let name = format!("report-heatmap-{}", l.label);
-                    charts.push((name, heatmap_chart(&l.label, &view)?));
+                    charts.push((name, gpu_heatmap_chart(&l.label, &view, &runs)?));
                 }
-                let runs = run_means(&l.sub.set, &targets);
                 let chart = runs_chart(&l.label, &targets.gpu_model, &runs)?;
                 charts.push((format!("runs-{}", l.label), chart));
             }
         }
         PlotKind::Fleet => {
             for l in &loaded {
-                match fleet(&l.sub.set, &FleetOptions::default()) {
-                    Some(f) => {
-                        charts.push((format!("fleet-{}", l.label), fleet_chart(&l.label, &f)?))
-                    }
-                    None => eprintln!("{}: its entries name one host: no fleet to plot", l.label),
-                }
+                let Some(f) = fleet(&l.sub.set, &FleetOptions::default()) else {
+                    return Err(CommandError::Input(format!(
+                        "{}: its entries name one host: a fleet plot compares the nodes of a \
+                         submission run on several hosts",
+                        l.label
+                    )));
+                };
+                charts.push((format!("fleet-{}", l.label), fleet_chart(&l.label, &f)?));
             }
         }
         PlotKind::Scaling => {
@@ -55,9 +76,18 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
-    for path in write_charts(&args.out, &charts, args.format, args.force)? {
+    if charts.is_empty() {
+        return Err(CommandError::Input(
+            "nothing to draw: no chart was made".into(),
+        ));
+    }
+    let written = write_charts(&args.out, &charts, args.format, args.force)?;
+    for path in &written {
         eprintln!("wrote {}", path.display());
     }
+    let n = written.len();
+    let plural = if n == 1 { "" } else { "s" };
+    eprintln!("{n} file{plural} in {}", args.out.display());
     Ok(Outcome::Ok)
 }
 
@@ -67,8 +97,7 @@ fn write_charts(
     charts: &[Named],
     format: ImageFormat,
     force: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
-    output::create_dir(dir)?;
+) -> Result<Vec<PathBuf>, CommandError> {
     let mut planned = Vec::new();
     for (name, chart) in charts {
         if matches!(format, ImageFormat::Png | ImageFormat::Both) {
@@ -79,9 +108,10 @@ fn write_charts(
         }
     }
     // Check every destination first: nothing is written when one would be overwritten.
-    output::refuse_existing(planned.iter().map(|(p, _)| p), force)?;
+    output::create_dir(dir)?;
+    output::check_files(planned.iter().map(|(p, _)| p), force)?;
     for (path, bytes) in &planned {
-        output::emit_bytes(bytes, Some(path), true)?;
+        output::write_file(bytes, path, true)?;
     }
     Ok(planned.into_iter().map(|(p, _)| p).collect())
 }

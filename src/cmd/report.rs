@@ -4,26 +4,25 @@ use super::{checks_of_inputs, provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
-use anyhow::anyhow;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
-use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
+use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
 use std::path::{Path, PathBuf};
 
-/// The zip among `--reports`, when one is given: it is read alone (its runs are complete
+/// The zip among the inputs, when one is given: it is read alone (its runs are complete
 /// in it), so mixing it with other paths is a usage error.
-fn zip_input(paths: &[PathBuf]) -> anyhow::Result<Option<&Path>> {
+fn zip_input(paths: &[PathBuf]) -> Result<Option<&Path>, CommandError> {
     let is_zip =
         |p: &PathBuf| p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
     match paths {
         [one] if is_zip(one) => Ok(Some(one)),
         many => match many.iter().find(|p| is_zip(p)) {
-            Some(zip) => Err(anyhow!(
-                "{}: a zipped submission is read alone; pass it as the only --reports",
+            Some(zip) => Err(CommandError::Usage(format!(
+                "{}: a zipped submission is read alone; give it as the only submission",
                 zip.display()
-            )),
+            ))),
             None => Ok(None),
         },
     }
@@ -51,14 +50,19 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if let Some(price) = args.price
         && !(price.is_finite() && price > 0.0)
     {
-        return Err(anyhow!("--price must be a positive number, got {price}").into());
+        return Err(CommandError::Usage(format!(
+            "--price must be a positive number, got {price}"
+        )));
     }
     let targets = match &args.targets {
         Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
         None => TargetTable::builtin(scoring, &args.gpu_model)?,
     };
+    for warning in targets.warnings() {
+        eprintln!("warning: {}: {warning}", targets.source);
+    }
     // Refuse before any work (and before writing either file) when one would be replaced.
-    output::refuse_existing(args.output.iter().chain(args.html.iter()), args.force)?;
+    output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let loaded = match zip_input(&args.reports)? {
         // A packed submission, read in place with the validator's limits.
@@ -92,10 +96,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         let problems = loaded.errors.len();
         let (ps, fs) = (plural(problems), plural(files));
         if !args.skip_unreadable {
-            return Err(anyhow!(
+            return Err(CommandError::Input(format!(
                 "{problems} problem{ps} in {files} file{fs}: no report computed (--skip-unreadable computes one from the entries that could be read)"
-            )
-            .into());
+            )));
         }
         eprintln!(
             "warning: {problems} problem{ps} in {files} file{fs}: the report uses only the entries that could be read"
@@ -128,12 +131,11 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
             eprintln!("{line}");
         }
     }
-    write(
-        exporter(args.format),
-        &doc,
-        args.output.as_deref(),
-        args.force,
-    )?;
+    let mut bytes = exporter(args.format).export(&doc)?;
+    if args.format == Format::Table && args.output.is_none() && super::colour_on_stdout() {
+        bytes = paint_verdicts(&String::from_utf8_lossy(&bytes)).into_bytes();
+    }
+    output::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
     clock.lap("render and write");
     Ok(if args.check && !doc.report.passed() {
         Outcome::Failed

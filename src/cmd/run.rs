@@ -1,9 +1,10 @@
 //! `mlbench run` (feature `runner`): execute a jobs file with the tch models and write the
 //! suite's report streams, `summary.txt`, and optionally the packed zip.
 
+use super::tool;
 use crate::cli::RunArgs;
-use crate::exit::{CommandError, Outcome};
-use anyhow::{Context, anyhow};
+use crate::exit::{CommandError, Outcome, RunError};
+use crate::output;
 use mlbench_runner::copies::{ChildCommand, CopySpec, launch, run_child};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
@@ -26,7 +27,9 @@ fn visible_gpus() -> u32 {
 pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     let jobs = JobsFile::load(&args.jobs)?;
     if args.repeat_suite == 0 {
-        return Err(anyhow!("--repeat-suite must be at least 1").into());
+        return Err(CommandError::Usage(
+            "--repeat-suite must be at least 1".into(),
+        ));
     }
     if args.slurm {
         return slurm(args, &jobs);
@@ -56,36 +59,37 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     }
     if args.dry_run {
         let text: String = plans.iter().map(|p| format!("{p}\n")).collect();
-        crate::output::emit_bytes(text.as_bytes(), None, false)?;
+        output::to_stdout(text.as_bytes())?;
         return Ok(Outcome::Ok);
     }
+    output::check_folder(&args.out)?;
     if let Some(zip) = &args.pack {
-        if zip.exists() {
-            return Err(anyhow!(
+        // A folder, a device or a missing parent first; then no file at all: run never
+        // replaces a zip.
+        output::check_file(zip, true)?;
+        if std::fs::symlink_metadata(zip).is_ok() {
+            return Err(CommandError::Usage(format!(
                 "{}: already exists; not overwriting it (choose another --pack file)",
                 zip.display()
-            )
-            .into());
+            )));
         }
         // Caught now rather than by pack after the whole run.
         if let (Ok(zip_abs), Ok(out_abs)) =
             (std::path::absolute(zip), std::path::absolute(&args.out))
             && zip_abs.starts_with(&out_abs)
         {
-            return Err(anyhow!(
+            return Err(CommandError::Usage(format!(
                 "{}: the archive would be inside the output folder {} it packs",
                 zip.display(),
                 args.out.display()
-            )
-            .into());
+            )));
         }
     }
     if !args.append {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
-    let tool = format!("mlbench {}", env!("CARGO_PKG_VERSION"));
-    let system = describe(&options.devices, Stack::detect(tool));
+    let system = describe(&options.devices, Stack::detect(tool()));
     mlbench_runner::system::write(&args.out, &system)?;
     // Said only where the jobs use it.
     let jobs_text = std::fs::read_to_string(&args.jobs).unwrap_or_default();
@@ -111,7 +115,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     };
     let hostname = hostname();
     let child = ChildCommand {
-        exe: std::env::current_exe().context("locating the mlbench binary")?,
+        exe: std::env::current_exe().map_err(RunError::CurrentExe)?,
         jobs: args.jobs.clone(),
         out: args.out.clone(),
         devices: args.devices.clone(),
@@ -130,8 +134,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
             progress: &progress,
             launcher: Some(&launcher),
         },
-    )
-    .context("writing the run's output")?;
+    )?;
     bar.finish_and_clear();
     let failed: usize = outcomes.iter().map(|o| o.failed).sum();
     let passed: usize = outcomes.iter().map(|o| o.passed).sum();
@@ -184,8 +187,9 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
     let (mlbench, jobs_path, out, log_dir) = if args.submit {
         let out = absolute(&args.out);
         let logs = out.join("slurm");
-        crate::output::create_dir(&logs)?;
-        let exe = std::env::current_exe().context("locating the mlbench binary")?;
+        output::check_folder(&logs)?;
+        output::create_dir(&logs)?;
+        let exe = std::env::current_exe().map_err(RunError::CurrentExe)?;
         (
             exe.display().to_string(),
             absolute(&args.jobs),
@@ -210,7 +214,7 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         log_dir,
     });
     if !args.submit {
-        crate::output::emit_bytes(script.as_bytes(), None, false)?;
+        output::to_stdout(script.as_bytes())?;
         return Ok(Outcome::Ok);
     }
     let job = slurm::submit(&script)?;
@@ -249,12 +253,12 @@ fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, C
             ..Default::default()
         },
         limits: mlbench_validator::Limits::default(),
-        force: false,
-        tool: format!("mlbench {}", env!("CARGO_PKG_VERSION")),
+        allow_errors: false,
+        tool: tool(),
     };
     match pack_folder(&args.out, Some(zip), &options) {
         Ok(outcome) => {
-            crate::output::emit_bytes(&outcome.zip, Some(zip), false)?;
+            output::write_file(&outcome.zip, zip, false)?;
             eprintln!("{} into {}", outcome.describe(), zip.display());
             Ok(Outcome::Ok)
         }

@@ -4,7 +4,7 @@ use super::checks::{limits, prepare, validate_intake};
 use super::write;
 use crate::cli::{FindingsFormat, ValidateArgs};
 use crate::exit::{CommandError, Outcome};
-use anyhow::Context;
+use crate::output;
 use mlbench_export::rows::findings::summary_line;
 use mlbench_export::{Csv, Exporter, Json, Markdown, Sarif, Table};
 use mlbench_results::{RuleList, ValidationDoc};
@@ -30,6 +30,7 @@ where
 
 /// Runs `mlbench validate`.
 pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
+    output::check_files(args.output.iter(), args.force)?;
     if args.list_rules {
         let list = RuleList::all();
         write(
@@ -40,10 +41,9 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
         )?;
         return Ok(Outcome::Ok);
     }
-    let path = args
-        .path
-        .as_deref()
-        .context("a submission PATH is required")?;
+    let Some(path) = args.path.as_deref() else {
+        return Err(CommandError::Usage("a submission is required".into()));
+    };
     let prepared = prepare(&args.check)?;
     let clock = Timings::start();
     // Listed, then read file by file as it is validated: never held whole.
@@ -64,7 +64,13 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     if args.output.is_some() && args.format != FindingsFormat::Human {
         eprint!("{}", summary_line(&doc.validation));
     }
-    Ok(if doc.validation.errors() > 0 {
+    Ok(if doc.validation.unreadable() {
+        eprintln!(
+            "error: {}: no submission could be read from it",
+            path.display()
+        );
+        Outcome::Unreadable
+    } else if doc.validation.errors() > 0 {
         Outcome::Failed
     } else {
         Outcome::Ok

@@ -186,7 +186,9 @@ pub fn number(fields: &Object, key: &str, field: &str) -> f64 {
 
 /// The exit status and the parsed document of `mlbench validate PATH EXTRA… --format json`.
 /// The document must agree with itself and with the status: `errors` and `warnings`
-/// count the findings of each severity, and the status is 1 exactly when there are errors.
+/// count the findings of each severity; the status is 2 exactly when an error says no
+/// submission could be read (`archive.unreadable`, `reports.none`: docs/exit-codes.md,
+/// with one line on standard error), else 1 exactly when there are errors.
 pub fn validate_json(path: impl AsRef<Path>, extra: &[&str]) -> (i32, serde_json::Value) {
     let out = mlbench()
         .arg("validate")
@@ -198,12 +200,23 @@ pub fn validate_json(path: impl AsRef<Path>, extra: &[&str]) -> (i32, serde_json
     let code = out.status.code().expect("an exit status");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        code == 0 || code == 1,
+        (0..=2).contains(&code),
         "exit {code}, stderr: {stderr}, stdout: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(stderr.is_empty(), "stderr: {stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unreadable = json["findings"].as_array().unwrap().iter().any(|f| {
+        f["severity"] == "error"
+            && (f["rule"] == "archive.unreadable" || f["rule"] == "reports.none")
+    });
+    if unreadable {
+        assert_eq!(code, 2, "{json:#}");
+        let path = path.as_ref().display();
+        let line = format!("error: {path}: no submission could be read from it\n");
+        assert_eq!(stderr, line);
+        return (code, json);
+    }
+    assert!(stderr.is_empty(), "stderr: {stderr}");
     let count = |severity: &str| {
         json["findings"]
             .as_array()

@@ -78,7 +78,7 @@ fn two_hosts_are_a_fleet_of_two_and_one_is_none() {
 }
 
 #[test]
-fn plot_fleet_draws_the_nodes_and_skips_a_single_host() {
+fn plot_fleet_draws_the_nodes_and_refuses_a_single_host() {
     let dir = copy_example();
     for run in 0..5 {
         let path = dir.path().join(format!("output{run}/fast_1.json"));
@@ -107,17 +107,19 @@ fn plot_fleet_draws_the_nodes_and_skips_a_single_host() {
         svg.contains("vendor00-node-b") && svg.contains("median node"),
         "{svg}"
     );
+    // One host: no fleet to compare, an error that says why (exit 2), nothing written.
     let single = copy_example();
     mlbench()
-        .args(["plot", "fleet", "--format", "svg", "--from"])
+        .args(["plot", "fleet", "--format", "svg"])
         .arg(single.path())
         .arg("--out-dir")
         .arg(out.path().join("q"))
         .assert()
-        .success()
+        .code(2)
         .stderr(predicates::str::contains(
-            "its entries name one host: no fleet to plot",
+            "its entries name one host: a fleet plot compares the nodes of a submission run on several hosts",
         ));
+    assert!(!out.path().join("q").exists());
 }
 
 /// `grid --scaling`: one GPU at 10 and 20 items/s per run (mean 15), then four GPUs at

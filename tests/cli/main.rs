@@ -1,5 +1,7 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
+mod contract;
+mod exit_codes;
 mod fixtures;
 mod fleet;
 mod grid;
@@ -10,6 +12,7 @@ mod plot;
 mod report;
 #[cfg(feature = "runner")]
 mod run;
+mod self_contained;
 mod surface;
 mod system;
 mod validate;

@@ -152,7 +152,7 @@ fn an_existing_output_is_kept_without_force() {
 }
 
 #[test]
-fn a_folder_with_errors_is_not_packed_unless_forced() {
+fn a_folder_with_errors_is_packed_only_with_errors_allowed() {
     let (tmp, src) = workspace();
     let file = "output1/fast_0.json";
     edit_entry(&src.join(file), 3, |o| {
@@ -174,8 +174,19 @@ fn a_folder_with_errors_is_not_packed_unless_forced() {
     pack(&src, &out, &["--waive", "loss.nan"]).success();
     std::fs::remove_file(&out).unwrap();
 
-    // Forced, it packs, and the archive says what is wrong with it.
-    pack(&src, &out, &["--force"]).success();
+    // --force only replaces a file: it does not pack a folder with errors.
+    std::fs::write(&out, "old").unwrap();
+    pack(&src, &out, &["--force"]).code(1);
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    std::fs::remove_file(&out).unwrap();
+
+    // With errors allowed, it packs, the warning says so, and the archive says what is
+    // wrong with it.
+    pack(&src, &out, &["--allow-errors"])
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: packed with 1 error (--allow-errors); SUBMISSION.json records them",
+        ));
     let (code, json) = validate_json(&out, &[]);
     assert_eq!(code, 1);
     assert_eq!(
@@ -194,6 +205,7 @@ fn a_folder_with_errors_is_not_packed_unless_forced() {
         .1;
     let summary: serde_json::Value = serde_json::from_slice(summary).unwrap();
     assert_eq!(summary["errors"], 1);
+    assert_eq!(summary["allowed_errors"], true);
 }
 
 #[test]

@@ -156,7 +156,7 @@ fn plot_grid_svg_only_and_no_overwriting_without_force() {
 fn plot_report_writes_the_heatmap_and_the_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("plots");
-    plot("report", &[example_dir()], &out, &[]).success();
+    plot("report", &[example_dir()], &out, &["-g", "RTX"]).success();
     assert_eq!(
         names_in(&out),
         [
@@ -292,7 +292,7 @@ mod report {
         let (code, table, _) = report(&sub, &targets, &["--ci"]);
         assert_eq!(code, 0);
         let at = table
-            .find("95% confidence intervals of the means")
+            .find("95% confidence intervals of the mean over all n run")
             .expect("the interval table");
         let intervals = &table[at..];
         for bench in ["atari", "convnet", "vae"] {
@@ -501,7 +501,7 @@ mod report {
         let (_tmp, html) = example_page(&["--scoring", "score", "--ci"]);
         expected.insert(
             2,
-            "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)".to_owned(),
+            "95% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019); the result above is computed per run first, so its n and value can differ".to_owned(),
         );
         assert_eq!(captions(&html), expected);
         assert_eq!(count(&html, "<table"), 7);
@@ -512,7 +512,7 @@ mod report {
         // there, the bootstrap's strata here).
         let intervals = html_rows(
             &html,
-            "95% confidence intervals of the means (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)",
+            "95% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019); the result above is computed per run first, so its n and value can differ",
         );
         let benches: Vec<Vec<String>> = html_rows(&html, "Benches")
             .into_iter()

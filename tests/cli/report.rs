@@ -36,7 +36,30 @@ fn no_arguments_is_a_usage_error() {
         .arg("report")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--reports"));
+        .stderr(predicate::str::contains("<SUB>..."));
+}
+
+/// The submission is positional in `report` as in every command; `-r/--reports` stays
+/// as a hidden alias; `--name` with a typo suggests the suite that is there.
+#[test]
+fn positional_submission_and_the_old_flag() {
+    let (_dir, reports, _) = submission(4, 1);
+    let json = |args: &[&str]| {
+        let out = mlbench().args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let positional = json(&["report", &reports, "-g", "RTX", "-f", "json"]);
+    let flagged = json(&["report", "-g", "RTX", "-f", "json", "--reports", &reports]);
+    assert_eq!(positional, flagged);
+    let short = json(&["report", "-g", "RTX", "-f", "json", "-r", &reports]);
+    assert_eq!(positional, short);
+    mlbench()
+        .args(["report", &reports, "-g", "RTX", "--name", "fsat"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no report files of suite `fsat` found (suites present: fast); did you mean `fast`?",
+        ));
 }
 
 #[test]
@@ -50,7 +73,7 @@ fn help_explains_every_flag_with_examples() {
         .clone();
     let help = String::from_utf8(out).unwrap();
     for flag in [
-        "--reports",
+        "<SUB>...",
         "--name",
         "--gpu-model",
         "--scoring",
@@ -97,10 +120,9 @@ fn no_matching_suite_is_exit_2() {
         .args(["report", "-g", "RTX", "--name", "baselines", "-r", &reports])
         .assert()
         .code(2)
-        .stderr(
-            predicate::str::contains("no report files found")
-                .and(predicate::str::contains("suite `baselines`")),
-        );
+        .stderr(predicate::str::contains(
+            "no report files of suite `baselines` found (suites present: fast)",
+        ));
 }
 
 #[test]
@@ -520,7 +542,7 @@ fn score_equals_the_head_tool_oracle() {
     }
     // The RTX targets without `scaling`, which the example lacks (the HEAD tool would
     // not count a bench it has no result for; mlbench counts it as failed).
-    let reference = root.join("../shared/reference/mila-training/report/target_rtx.csv");
+    let reference = root.join("tests/data/mila-training/report/target_rtx.csv");
     let csv: String = std::fs::read_to_string(reference)
         .unwrap()
         .lines()

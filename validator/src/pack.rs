@@ -44,7 +44,7 @@ pub enum PackError {
     Intake(#[from] IntakeError),
     /// The validation found errors and packing was not forced.
     #[error(
-        "{}: not packed: the folder has errors (fix them, waive them with --waive, or pack anyway with --force)",
+        "{}: not packed: the folder has errors",
         .dir.display()
     )]
     Refused {
@@ -113,7 +113,7 @@ pub struct SubmissionInfo {
     /// Distinct benches.
     #[serde(default)]
     pub benches: usize,
-    /// Errors of the validation (not waived; non-zero only when packing was forced).
+    /// Errors of the validation (not waived; non-zero only when errors were allowed).
     #[serde(default)]
     pub errors: usize,
     /// Warnings of the validation.
@@ -127,6 +127,10 @@ pub struct SubmissionInfo {
     /// none, so a folder without one packs to the bytes it always did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<SystemInfo>,
+    /// Whether the folder was packed despite errors of its validation (`errors` counts
+    /// them). Absent when false, so a clean folder packs to the bytes it always did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allowed_errors: bool,
 }
 
 impl SubmissionInfo {
@@ -148,6 +152,7 @@ impl SubmissionInfo {
             warnings: validation.warnings(),
             schema_version: SUBMISSION_SCHEMA_VERSION,
             systems: Vec::new(),
+            allowed_errors: false,
         }
     }
 
@@ -193,8 +198,9 @@ pub struct PackOptions<'a> {
     pub validation: Options<'a>,
     /// Limits of the folder read.
     pub limits: Limits,
-    /// Pack even when the validation finds errors.
-    pub force: bool,
+    /// Pack even when the validation finds errors (`SUBMISSION.json` says so). Never
+    /// when the folder cannot be read as a submission at all (no report file).
+    pub allow_errors: bool,
     /// `tool` of `SUBMISSION.json`, e.g. `mlbench 0.1.0`.
     pub tool: String,
 }
@@ -250,7 +256,7 @@ pub fn check_destination(dir: &Path, output: Option<&Path>) -> Result<(), PackEr
 
 /// Packs the submission folder `dir`: reads it, validates it (a manifest and
 /// `SUBMISSION.json` left by an earlier pack are replaced, so they are not checked),
-/// refuses it when the validation finds errors unless `options.force`, and returns the
+/// refuses it when the validation finds errors unless `options.allow_errors`, and returns the
 /// deterministic zip with `SUBMISSION.json` and `MANIFEST.sha256`. `output` is where the
 /// caller will write the zip, checked not to be inside `dir`; nothing is written here.
 pub fn pack_folder(
@@ -264,7 +270,7 @@ pub fn pack_folder(
         .files
         .retain(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME);
     let validation = validate(&intake, &options.validation);
-    if validation.errors() > 0 && !options.force {
+    if validation.errors() > 0 && (!options.allow_errors || validation.unreadable()) {
         return Err(PackError::Refused {
             dir: dir.to_path_buf(),
             validation: Box::new(validation),
@@ -273,6 +279,7 @@ pub fn pack_folder(
     let mut info =
         SubmissionInfo::of_validation(&options.tool, options.validation.track, &validation);
     info.systems = SubmissionInfo::systems_of(&intake.files);
+    info.allowed_errors = validation.errors() > 0;
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());
     write_zip(&files, &mut zip)?;

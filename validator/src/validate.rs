@@ -132,6 +132,14 @@ impl Validation {
             .count()
     }
 
+    /// Whether the submission could not be read at all: an error, not waived, of a rule
+    /// of [`rules::catalog::UNREADABLE`] (not a zip, no report file in it).
+    pub fn unreadable(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity == Severity::Error && rules::catalog::UNREADABLE.contains(&f.rule))
+    }
+
     /// Number of warnings.
     pub fn warnings(&self) -> usize {
         self.findings

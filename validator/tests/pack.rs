@@ -117,7 +117,7 @@ fn example_copy() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, dir)
 }
 
-fn pack_options(force: bool) -> pack::PackOptions<'static> {
+fn pack_options(allow_errors: bool) -> pack::PackOptions<'static> {
     pack::PackOptions {
         validation: mlbench_validator::Options {
             min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
@@ -125,7 +125,7 @@ fn pack_options(force: bool) -> pack::PackOptions<'static> {
             ..Default::default()
         },
         limits: Default::default(),
-        force,
+        allow_errors,
         tool: "mlbench test".into(),
     }
 }
@@ -148,6 +148,8 @@ fn submission_info_round_trips_with_its_version_last() {
         schema_version: pack::SUBMISSION_SCHEMA_VERSION,
         // Without machine descriptions the key is absent: old packs keep their bytes.
         systems: Vec::new(),
+        // Absent too when no error was allowed.
+        allowed_errors: false,
     };
     let json = info.to_json().unwrap();
     let text = std::str::from_utf8(&json).unwrap();
@@ -240,11 +242,36 @@ fn pack_folder_refusals() {
     assert!(validation.findings.iter().any(|f| f.rule == "parse.json"));
     assert!(
         err.to_string()
-            .ends_with("sub: not packed: the folder has errors (fix them, waive them with --waive, or pack anyway with --force)"),
+            .ends_with("sub: not packed: the folder has errors"),
         "{err}"
     );
     let forced = pack::pack_folder(&dir, None, &pack_options(true)).unwrap();
     assert!(forced.info.errors > 0);
     assert_eq!(forced.info.errors, forced.validation.errors());
+    assert!(forced.info.allowed_errors);
+    let json = String::from_utf8(forced.info.to_json().unwrap()).unwrap();
+    assert!(json.contains("\"allowed_errors\": true"), "{json}");
     assert_eq!(rules(&read(&forced.zip).findings), []);
+    // No report file at all: nothing to pack, errors allowed or not.
+    for run in 0..5 {
+        std::fs::remove_dir_all(dir.join(format!("output{run}"))).unwrap();
+    }
+    let empty = pack::pack_folder(&dir, None, &pack_options(true)).unwrap_err();
+    let pack::PackError::Refused { validation, .. } = &empty else {
+        panic!("{empty}");
+    };
+    assert!(
+        validation.unreadable(),
+        "no report file: not packed even with errors allowed"
+    );
+}
+
+#[test]
+fn a_clean_folder_records_no_allowed_errors() {
+    let (_tmp, dir) = example_copy();
+    let packed = pack::pack_folder(&dir, None, &pack_options(true)).unwrap();
+    assert_eq!(packed.info.errors, 0);
+    assert!(!packed.info.allowed_errors);
+    let json = String::from_utf8(packed.info.to_json().unwrap()).unwrap();
+    assert!(!json.contains("allowed_errors"), "{json}");
 }

@@ -3,9 +3,9 @@
 
 use super::{Block, FindingLine, HtmlDoc, HtmlTable, Section};
 use crate::ExportError;
-use crate::charts::{grid_charts, heatmap_chart, runs_chart};
+use crate::charts::{gpu_heatmap_chart, grid_charts, runs_chart};
 use crate::rows::system::system_rows;
-use crate::rows::{Rows, grid as grid_rows, report as report_rows};
+use crate::rows::{Rows, grid as grid_rows, plural, report as report_rows};
 use mlbench_results::report::SystemInfo;
 use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
 use mlbench_validator::Severity;
@@ -67,11 +67,11 @@ fn validation_section(checks: &[SubmissionCheck]) -> Section {
     for check in checks {
         let v = &check.validation;
         blocks.push(Block::Paragraph(format!(
-            "{}: {} errors, {} warnings in {} files{}",
+            "{}: {}, {} in {}{}",
             check.label,
-            v.errors(),
-            v.warnings(),
-            v.summary.files,
+            plural(v.errors(), "error"),
+            plural(v.warnings(), "warning"),
+            plural(v.summary.files, "file"),
             if v.findings.len() > MAX_FINDINGS {
                 format!(" (the first {MAX_FINDINGS} are listed; `mlbench validate` lists all)")
             } else {
@@ -144,8 +144,8 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
     Ok(HtmlDoc {
         title: "mlbench grid".into(),
         subtitle: Some(format!(
-            "{} submissions relative to {}",
-            grid.vendors.len(),
+            "{} relative to {}",
+            plural(grid.vendors.len(), "submission"),
             grid.baseline
         )),
         sections,
@@ -196,7 +196,7 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
     if let Some(gpus) = &page.gpus {
         per_gpu.push(Block::Svg {
             caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
-            svg: heatmap_chart(&page.suite, gpus)?.svg,
+            svg: gpu_heatmap_chart(&page.suite, gpus, &page.runs)?.svg,
         });
     }
     per_gpu.push(Block::Svg {

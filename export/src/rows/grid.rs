@@ -13,6 +13,15 @@ pub fn interval(ci: Option<[f64; 2]>) -> String {
     ci.map_or_else(|| "—".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"))
 }
 
+/// A ratio and its interval as the charts print them beside a bar, in the tables'
+/// formats: `1.009  [1.008–1.010]`, or the ratio alone without an interval.
+pub fn figure(value: f64, ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some(_) => format!("{}  [{}]", ratio(Some(value)), interval(ci)),
+        None => ratio(Some(value)),
+    }
+}
+
 /// A row's name: the label, with its track when the label has rows on both.
 pub fn row_name(v: &VendorRow, grid: &Grid) -> String {
     let tweaked = grid

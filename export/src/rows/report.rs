@@ -112,7 +112,7 @@ pub fn ci_rows(cis: &Intervals) -> Rows {
         .collect();
     Rows::new(
         format!(
-            "{:.0}% confidence intervals of the means (bootstrap: runs resampled within GPUs, {} resamples, seed {})",
+            "{:.0}% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, {} resamples, seed {}); the result above is computed per run first, so its n and value can differ",
             cis.level * 100.0,
             cis.resamples,
             cis.seed
@@ -279,8 +279,8 @@ pub fn fleet_rows(doc: &ReportDoc) -> Option<Rows> {
                 n.node.clone(),
                 n.gpus.to_string(),
                 n.runs.to_string(),
-                format!("{:.3}", n.relative),
-                format!("{:.3}–{:.3}", n.ci_low, n.ci_high),
+                super::grid::ratio(Some(n.relative)),
+                super::grid::interval(Some([n.ci_low, n.ci_high])),
                 format!("{}/{}", n.below, n.tested),
                 if n.flagged {
                     "SLOW".into()

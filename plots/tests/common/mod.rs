@@ -78,7 +78,8 @@ pub fn out_dir() -> PathBuf {
 }
 
 /// Writes the chart for a look, checks the PNG (size, not blank, varied colours) and the
-/// SVG (well-formed, texts), and returns the decoded image.
+/// SVG (well-formed, texts inside the image and apart, the expected ones present), and
+/// returns the decoded image.
 pub fn check(name: &str, chart: &Chart, size: Size, texts: &[&str]) -> Image {
     let dir = out_dir();
     std::fs::write(dir.join(format!("{name}.png")), &chart.png).expect("write png");
@@ -101,6 +102,7 @@ pub fn check(name: &str, chart: &Chart, size: Size, texts: &[&str]) -> Image {
     // The title area has text.
     assert!(img.dark_in_rows(0, 50) > 200, "{name}: no title pixels");
 
+    assert_texts_fit(name, &chart.svg);
     let found = svg_texts(&chart.svg);
     for t in texts {
         assert!(
@@ -185,4 +187,95 @@ pub fn wiggle(i: usize, k: usize) -> f64 {
     x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 29;
     (x % 2001) as f64 / 1000.0 - 1.0
+}
+
+/// A `<text>`'s estimated extent in image pixels, from its position, anchor, size and
+/// rotation, measured with the charts' own font metrics.
+#[derive(Debug, Clone)]
+pub struct TextBox {
+    pub text: String,
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+}
+
+impl TextBox {
+    pub fn overlaps(&self, o: &TextBox) -> bool {
+        // One pixel of slack: boxes that touch do not overlap.
+        self.x0 + 1.0 < o.x1 && o.x0 + 1.0 < self.x1 && self.y0 + 1.0 < o.y1 && o.y0 + 1.0 < self.y1
+    }
+}
+
+/// The image size and the extent of every `<text>` of `svg`, in document order.
+pub fn text_boxes(svg: &str) -> ((f64, f64), Vec<TextBox>) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let root = doc.root_element();
+    let num = |n: roxmltree::Node, a: &str| -> f64 {
+        n.attribute(a)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("<{}> without a numeric {a}", n.tag_name().name()))
+    };
+    let size = (num(root, "width"), num(root, "height"));
+    let boxes = root
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            let text = n.text().unwrap_or("").trim().to_string();
+            let (x, y, font) = (num(n, "x"), num(n, "y"), num(n, "font-size"));
+            let bold = n.attribute("font-weight") == Some("bold");
+            let w = f64::from(mlbench_plots::text_width(&text, font, bold).expect("font"));
+            // Along the text: where the anchor puts its start.
+            let start = match n.attribute("text-anchor") {
+                Some("middle") => -w / 2.0,
+                Some("end") => -w,
+                _ => 0.0,
+            };
+            // Across it: `dy` 0.76em is the top at the point, 0.5ex the middle, else the bottom.
+            let across = match n.attribute("dy") {
+                Some("0.76em") => 0.0,
+                Some("0.5ex") => -font / 2.0,
+                _ => -font,
+            };
+            let rotated = n
+                .attribute("transform")
+                .is_some_and(|t| t.starts_with("rotate(270"));
+            let (x0, x1, y0, y1) = if rotated {
+                // Reads bottom to top: along runs up, across runs right.
+                (x + across, x + across + font, y - start - w, y - start)
+            } else {
+                (x + start, x + start + w, y + across, y + across + font)
+            };
+            TextBox {
+                text,
+                x0,
+                x1,
+                y0,
+                y1,
+            }
+        })
+        .collect();
+    (size, boxes)
+}
+
+/// Every text lies within the image and no two overlap.
+pub fn assert_texts_fit(name: &str, svg: &str) {
+    let ((w, h), boxes) = text_boxes(svg);
+    for b in &boxes {
+        assert!(
+            b.x0 >= 0.0 && b.x1 <= w && b.y0 >= 0.0 && b.y1 <= h,
+            "{name}: {:?} lies outside the {w}×{h} image: {b:?}",
+            b.text
+        );
+    }
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            assert!(!a.overlaps(b), "{name}: {a:?} overlaps {b:?}");
+        }
+    }
+}
+
+/// The texts of `svg` in document order, one per line, for a snapshot.
+pub fn text_lines(svg: &str) -> String {
+    svg_texts(svg).join("\n")
 }

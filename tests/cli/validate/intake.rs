@@ -358,9 +358,10 @@ fn zip_bomb_of_overlapping_entries() {
         .map(|name| warning("file.unknown", Some(&name), None, None))
         .collect();
     expected.push(error("archive.ratio", Some(third), None, None));
-    // Nothing else in it: no reports (and then no word about the jobs file).
+    // Nothing else in it: no reports (and then no word about the jobs file), so no
+    // submission could be read: exit 2.
     expected.push(error("reports.none", None, None, None));
-    let json = check(&path, &[], 1, expected);
+    let json = check(&path, &[], 2, expected);
     assert_eq!(
         finding(&json, "archive.ratio", Some(third), None)["expected"],
         format!("at most 200 times the archive's {archive_len} bytes in all (--max-ratio)")
@@ -411,7 +412,7 @@ fn zip_truncated() {
     let bytes = std::fs::read(&whole).unwrap();
     let cut = tmp.path().join("cut.zip");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
-    let json = check(&cut, &[], 1, unreadable());
+    let json = check(&cut, &[], 2, unreadable());
     assert_eq!(json["summary"]["files"], 0);
 }
 
@@ -429,7 +430,7 @@ fn zip_that_is_random_bytes() {
         })
         .collect();
     std::fs::write(&path, noise).unwrap();
-    check(&path, &[], 1, unreadable());
+    check(&path, &[], 2, unreadable());
 }
 
 // ───────────────────────────── 22. files and layout ─────────────────────────────
@@ -494,7 +495,7 @@ fn reports_none_in_an_empty_folder() {
     let json = check(
         dir.path(),
         &[],
-        1,
+        2,
         vec![error("reports.none", None, None, None)],
     );
     assert_eq!(json["summary"]["suite"], serde_json::Value::Null);

@@ -32,6 +32,11 @@ const fn def(
 
 use Severity::{Error, Warning};
 
+/// The rules whose error means there is no submission to validate at all: the archive
+/// cannot be opened, or it holds no report file. Every command exits 2 on such input
+/// (docs/exit-codes.md); `validate` still writes its findings.
+pub const UNREADABLE: &[&str] = &["archive.unreadable", "reports.none"];
+
 /// Every rule, grouped by family.
 pub const RULES: &[Rule] = &[
     // Intake: the archive or folder itself.
@@ -368,6 +373,13 @@ mod tests {
                 r.id
             );
             assert!(!r.hint.is_empty() && !r.summary.is_empty(), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn unreadable_rules_are_errors_of_the_catalogue() {
+        for id in UNREADABLE {
+            assert_eq!(rule(id).map(|r| r.severity), Some(Error), "{id}");
         }
     }
 
