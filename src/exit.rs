@@ -286,6 +286,19 @@ pub enum RunError {
     /// sbatch or squeue missing or failing.
     #[error(transparent)]
     Slurm(#[from] mlbench_runner::slurm::SlurmError),
+    /// Copies whose entry could not be written to their report stream.
+    #[error(
+        "{}: {lost} cop{} wrote no entry: {} report stream could not be written (see the failures above)",
+        .out.display(),
+        if *.lost == 1 { "y" } else { "ies" },
+        if *.lost == 1 { "its" } else { "their" }
+    )]
+    LostEntries {
+        /// The copies without an entry.
+        lost: usize,
+        /// The output folder.
+        out: std::path::PathBuf,
+    },
     /// The binary cannot find itself to start the copies.
     #[error("cannot locate the mlbench binary to start the copies: {0}")]
     CurrentExe(#[source] std::io::Error),
@@ -306,6 +319,7 @@ impl RunError {
             RunError::Setup(SetupError::Io { .. })
             | RunError::Execute(_)
             | RunError::Smoke(_)
+            | RunError::LostEntries { .. }
             | RunError::CurrentExe(_) => INTERNAL,
         }
     }

@@ -358,6 +358,7 @@ pub fn scaling() -> mlbench_results::Scaling {
         devices,
         per_device,
         throughput: per_device * devices as f64,
+        whole_machine: false,
         efficiency,
     };
     Scaling {

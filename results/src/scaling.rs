@@ -26,7 +26,8 @@ pub struct Scaling {
 pub struct ScalingRow {
     /// Its label.
     pub label: String,
-    /// Devices it ran on (single-device entries; a GPU is a host and an index).
+    /// Devices it ran on: its single-device entries' devices (a GPU is a host and an
+    /// index), or the world size of its whole-machine entries when that is more.
     pub devices: usize,
     /// Hosts.
     pub nodes: usize,
@@ -42,10 +43,17 @@ pub struct ScalingRow {
 pub struct ScalingCell {
     /// Devices that ran the bench.
     pub devices: usize,
-    /// Mean throughput of one device (its usable samples, every device × run).
+    /// Mean throughput of one device (its usable samples, every device × run); for a
+    /// whole-machine bench, the machine's throughput ÷ its devices.
     pub per_device: f64,
-    /// The machine's throughput: `per_device × devices` (the devices run side by side).
+    /// The machine's throughput: `per_device × devices` (the devices run side by side),
+    /// or a whole-machine bench's own figure (the mean over runs of its entries at the
+    /// largest world size).
     pub throughput: f64,
+    /// A bench that ran on the whole machine at once (one entry for all its devices):
+    /// `convnet_distributed`, `dcgan_all`, `scaling`. Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub whole_machine: bool,
     /// `throughput ÷ (devices × the reference's per_device)`: 1 is linear scaling.
     pub efficiency: Option<f64>,
 }

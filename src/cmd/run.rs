@@ -64,15 +64,6 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     }
     output::check_folder(&args.out)?;
     if let Some(zip) = &args.pack {
-        // A folder, a device or a missing parent first; then no file at all: run never
-        // replaces a zip.
-        output::check_file(zip, true)?;
-        if std::fs::symlink_metadata(zip).is_ok() {
-            return Err(CommandError::Usage(format!(
-                "{}: already exists; not overwriting it (choose another --pack file)",
-                zip.display()
-            )));
-        }
         // Caught now rather than by pack after the whole run.
         if let (Ok(zip_abs), Ok(out_abs)) =
             (std::path::absolute(zip), std::path::absolute(&args.out))
@@ -82,6 +73,15 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
                 "{}: the archive would be inside the output folder {} it packs",
                 zip.display(),
                 args.out.display()
+            )));
+        }
+        // A folder, a device or a missing parent first; then no file at all: run never
+        // replaces a zip.
+        output::check_file(zip, true)?;
+        if std::fs::symlink_metadata(zip).is_ok() {
+            return Err(CommandError::Usage(format!(
+                "{}: already exists; not overwriting it (choose another --pack file)",
+                zip.display()
             )));
         }
     }
@@ -148,6 +148,21 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         "{passed} configurations passed, {failed} failed; {entries} entries in {}",
         args.out.display()
     );
+    // A copy with no entry at all: its stream could not be written (an output failure,
+    // exit 3, not a failed configuration).
+    let copies: usize = plans
+        .iter()
+        .flat_map(|p| &p.executions)
+        .map(|e| e.copies.len())
+        .sum();
+    if entries < copies {
+        let out = args.out.clone();
+        return Err(RunError::LostEntries {
+            lost: copies - entries,
+            out,
+        }
+        .into());
+    }
     if let Some(zip) = &args.pack {
         let packed = pack_output(args, zip, &options.jobs_name)?;
         if matches!(packed, Outcome::Failed) {

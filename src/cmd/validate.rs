@@ -64,11 +64,8 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     if args.output.is_some() && args.format != FindingsFormat::Human {
         eprint!("{}", summary_line(&doc.validation));
     }
-    Ok(if doc.validation.unreadable() {
-        eprintln!(
-            "error: {}: no submission could be read from it",
-            path.display()
-        );
+    Ok(if let Some(why) = doc.validation.unreadable_because() {
+        eprintln!("error: {}: {why}", path.display());
         Outcome::Unreadable
     } else if doc.validation.errors() > 0 {
         Outcome::Failed

@@ -206,3 +206,26 @@ fn verdicts_coloured_on_a_terminal_only() {
     let piped = stdout_of(&["report", &example_dir().display().to_string(), "-g", "RTX"]);
     assert!(piped.contains("PASS") && !piped.contains('\x1b'));
 }
+
+/// A suite name with a typo: every command that reads a submission says which suites are
+/// there and the likely one, and exits 2 (`validate` after writing its findings).
+#[test]
+fn a_mistyped_suite_is_named_with_the_likely_one() {
+    let message =
+        "no report files of suite `fsat` found (suites present: fast); did you mean `fast`?";
+    let ex = example_dir().display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("p").display().to_string();
+    for args in [
+        &["validate", &ex, "--name", "fsat"][..],
+        &["report", &ex, "-g", "RTX", "--name", "fsat"],
+        &["grid", &ex, &ex, "--name", "fsat"],
+        &["plot", "loss", &ex, "--name", "fsat", "--out-dir", &plots],
+    ] {
+        mlbench()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(message));
+    }
+}

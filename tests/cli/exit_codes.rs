@@ -21,6 +21,7 @@ struct Case {
     what: &'static str,
     args: Vec<String>,
     stdout: Stdout,
+    env: Option<(&'static str, &'static str)>,
 }
 
 /// The folder every case works in: the example, a copy of it as a second vendor, an
@@ -36,6 +37,13 @@ impl Place {
         std::fs::create_dir(dir.path().join("empty")).unwrap();
         std::fs::write(dir.path().join("notzip.zip"), "not a zip\n").unwrap();
         std::fs::write(dir.path().join("existing.json"), "keep\n").unwrap();
+        // One tiny job for `run` (toy_reg: 12 observations of 2 batches of 16).
+        std::fs::write(
+            dir.path().join("tiny.json"),
+            r#"[{"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh",
+  "args": {"--repeat": 12, "--number": 2, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}]"#,
+        )
+        .unwrap();
         // The suite's classic targets with RTX doubled: every bench is far below them.
         let data = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mila-training/report/data.csv"),
@@ -79,6 +87,7 @@ fn case(command: &'static str, code: i32, what: &'static str, args: &[&str]) -> 
         what,
         args: args.iter().map(|a| (*a).to_owned()).collect(),
         stdout: Stdout::Piped,
+        env: None,
     }
 }
 
@@ -267,6 +276,48 @@ fn cases(p: &Place) -> Vec<Case> {
             &["run", "--jobs", "x.json"],
         ),
     ]
+    .into_iter()
+    .chain(run_cases(p))
+    .collect()
+}
+
+#[cfg(not(feature = "runner"))]
+fn run_cases(_: &Place) -> Vec<Case> {
+    Vec::new()
+}
+
+/// `run`'s codes (feature `runner`): a run, a copy that dies, bad arguments, an output
+/// folder that cannot be made.
+#[cfg(feature = "runner")]
+fn run_cases(p: &Place) -> Vec<Case> {
+    let jobs = p.path("tiny.json");
+    let run = |out: &str| -> Vec<String> {
+        ["run", "--jobs", &jobs, "--devices", "2", "--out-dir", out]
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
+    let with = |mut c: Case, args: Vec<String>| {
+        c.args = args;
+        c
+    };
+    let mut died = with(case("run", 1, "a copy dies", &[]), run(&p.path("r1")));
+    died.env = Some(("MLBENCH_TEST_ABORT_COPY", "0:0:1"));
+    let mut zero = run(&p.path("r2"));
+    zero.extend(["--repeat-suite".into(), "0".into()]);
+    vec![
+        with(case("run", 0, "ran", &[]), run(&p.path("r0"))),
+        died,
+        with(case("run", 2, "no run", &[]), zero),
+        with(
+            case("run", 2, "out-dir a file", &[]),
+            run(&p.path("existing.json")),
+        ),
+        with(
+            case("run", 3, "output not made", &[]),
+            run(&p.too_long("d")),
+        ),
+    ]
 }
 
 fn run(case: &Case) -> (i32, String) {
@@ -277,6 +328,9 @@ fn run(case: &Case) -> (i32, String) {
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stderr(Stdio::piped());
+    if let Some((key, value)) = case.env {
+        command.env(key, value);
+    }
     match case.stdout {
         Stdout::Piped => command.stdout(Stdio::null()),
         Stdout::Full => command.stdout(std::fs::File::create("/dev/full").unwrap()),

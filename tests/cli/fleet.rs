@@ -172,7 +172,87 @@ fn grid_scaling_by_hand() {
         .arg(&one)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("give at least two"));
+        .stderr(predicates::str::contains(
+            "a scaling table compares one vendor's submissions at several sizes: give at least two",
+        ));
+}
+
+/// A real series has whole-machine benches too: `convnet_distributed` on one device at
+/// 100 items/s, on four at 360 (one entry per run for all of them, `vcd` 0,1,2,3):
+/// throughput 100 and 360, per device 100 and 90, efficiency 90 %. Submissions of one
+/// size are not a series: refused, with their names.
+#[test]
+fn grid_scaling_counts_whole_machine_benches_and_refuses_one_size() {
+    use crate::fixtures::{entry, write_samples};
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, four) = (tmp.path().join("one"), tmp.path().join("four"));
+    write_samples(&one, &[("cart", vec![vec![10.0, 20.0]])]);
+    write_samples(&four, &[("cart", vec![vec![13.5, 13.5]; 4])]);
+    for (root, devices, value) in [(&one, 1u32, 100.0), (&four, 4, 360.0)] {
+        for run in 0..2 {
+            let path = root.join(format!("output{run}/fast_0.json"));
+            let mut whole = entry("convnet_distributed", value, 0, run);
+            let ids: Vec<String> = (0..devices).map(|d| d.to_string()).collect();
+            whole.fields.insert("vcd", ids.join(","));
+            whole.fields.insert("devices", i64::from(devices));
+            edit_entries(&path, |entries| entries.push(whole));
+        }
+    }
+    let out = mlbench()
+        .args(["grid", "--scaling", "--format", "json"])
+        .arg(&one)
+        .arg(&four)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(
+        (rows[0]["devices"].as_u64(), rows[1]["devices"].as_u64()),
+        (Some(1), Some(4))
+    );
+    let whole = &rows[1]["benches"]["convnet_distributed"];
+    assert_eq!(whole["throughput"], 360.0);
+    assert_eq!(whole["per_device"], 90.0);
+    assert_eq!(whole["devices"], 4);
+    assert_eq!(whole["whole_machine"], true);
+    assert!((whole["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+    assert_eq!(
+        rows[0]["benches"]["convnet_distributed"]["throughput"],
+        100.0
+    );
+    assert!(rows[0]["benches"]["cart"].get("whole_machine").is_none());
+    // Overall: the geometric mean of cart's 0.9 and convnet_distributed's 0.9.
+    assert!((rows[1]["efficiency"].as_f64().unwrap() - 0.9).abs() < 1e-12);
+    let table = mlbench()
+        .args(["grid", "--scaling"])
+        .arg(&one)
+        .arg(&four)
+        .assert()
+        .success();
+    let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("convnet_distributed (whole machine)"),
+        "{text}"
+    );
+    // Three submissions, two of them at four devices: not a series.
+    let other = tmp.path().join("other");
+    write_samples(&other, &[("cart", vec![vec![13.0, 13.0]; 4])]);
+    let plots = tmp.path().join("p").display().to_string();
+    for command in [
+        &["grid", "--scaling"][..],
+        &["plot", "scaling", "--out-dir", &plots],
+    ] {
+        mlbench()
+            .args(command)
+            .arg(&one)
+            .arg(&four)
+            .arg(&other)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(
+                "four and other ran on 4 devices each: a scaling series is one vendor's submissions at different sizes",
+            ));
+    }
 }
 
 /// Runs numbered across array tasks (the Slurm layout): node a ran runs 0–1, node b runs

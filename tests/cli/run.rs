@@ -369,6 +369,23 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
     );
 }
 
+/// A report stream that cannot be written (a folder is in its place) loses that copy's
+/// entry: an output failure, exit 3, said with the folder, not a failed configuration.
+#[test]
+fn a_stream_that_cannot_be_written_is_exit_3() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(out.join("output0/tiny_1.json")).unwrap();
+    run(&jobs, &out, &["--append"])
+        .code(3)
+        .stderr(predicate::str::contains(format!(
+            "error: {}: 1 copy wrote no entry: its report stream could not be written",
+            out.display()
+        )));
+    // The other copy's entry is there.
+    assert_eq!(read_entries(&out.join("output0/tiny_0.json")).len(), 1);
+}
+
 /// Each copy runs in a process of its own: one that dies (here aborted by the test hook,
 /// as libtorch aborts on a fatal error) fails only its copy; the parent writes its entry.
 #[test]

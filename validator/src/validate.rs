@@ -135,9 +135,15 @@ impl Validation {
     /// Whether the submission could not be read at all: an error, not waived, of a rule
     /// of [`rules::catalog::UNREADABLE`] (not a zip, no report file in it).
     pub fn unreadable(&self) -> bool {
+        self.unreadable_because().is_some()
+    }
+
+    /// What the first such error found (`invalid Zip archive: …`, `no report files`).
+    pub fn unreadable_because(&self) -> Option<&str> {
         self.findings
             .iter()
-            .any(|f| f.severity == Severity::Error && rules::catalog::UNREADABLE.contains(&f.rule))
+            .find(|f| f.severity == Severity::Error && rules::catalog::UNREADABLE.contains(&f.rule))
+            .map(|f| f.found.as_str())
     }
 
     /// Number of warnings.
@@ -276,12 +282,17 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     // The suite, chosen as every loader chooses it (`mlbench_schema::choose_suite`); where
     // that fails on several suites, the one with the most files is validated and the mix
     // is a finding.
+    let mut none_of_suite = None;
     let suite = match choose_suite(
         reports.iter().map(|r| r.name.suite()),
         options.suite.as_deref(),
     ) {
         Ok(choice) => Some(choice.suite),
-        Err(SuiteError::NoneOfSuite { wanted, .. }) => Some(wanted),
+        Err(none @ SuiteError::NoneOfSuite { .. }) => {
+            // Said with the suites that are there (and the likely one).
+            none_of_suite = Some(none.to_string());
+            options.suite.clone()
+        }
         Err(SuiteError::NoReports) => None,
         Err(mixed @ SuiteError::Several { .. }) => {
             let chosen = mixed.most_common().map(str::to_owned);
@@ -306,10 +317,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     reports.retain(|r| Some(r.name.suite()) == suite.as_deref());
     // An archive that could not be read says nothing about what it holds.
     if reports.is_empty() && !intake_unreadable {
-        let found = match &options.suite {
-            Some(s) => format!("no report files of suite `{s}`"),
-            None => "no report files".to_owned(),
-        };
+        let found = none_of_suite.unwrap_or_else(|| "no report files".to_owned());
         findings.push(Finding::new("reports.none", "report files", found));
     }
     summary.suite = suite.clone();

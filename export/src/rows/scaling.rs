@@ -43,7 +43,17 @@ pub fn bench_rows(s: &Scaling) -> Rows {
         .benches
         .iter()
         .map(|b| {
-            let mut row = vec![b.clone()];
+            // Said once per bench: its figure is the machine's own, not devices × one.
+            let whole = s
+                .rows
+                .iter()
+                .any(|r| r.benches.get(b).is_some_and(|c| c.whole_machine));
+            let name = if whole {
+                format!("{b} (whole machine)")
+            } else {
+                b.clone()
+            };
+            let mut row = vec![name];
             row.extend(s.rows.iter().map(|r| match r.benches.get(b) {
                 Some(c) => format!("{} ({})", num(Some(c.throughput)), eff(c.efficiency)),
                 None => "—".into(),
