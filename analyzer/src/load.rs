@@ -14,6 +14,7 @@
 use crate::expected::pick_jobs_file;
 use crate::samples::{FileSamples, SampleSet};
 use mlbench_schema::SystemInfo;
+use mlbench_schema::read_buffer::{Links, read_regular};
 use mlbench_schema::reader::{FileName, ReadError, ReportFile, parse_report, parse_report_lean};
 use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteError, TargetTable, choose_suite};
 use mlbench_validator::layout::{Role, classify};
@@ -147,12 +148,12 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         .jobs_files
         .iter()
         .zip(&discovery.jobs_paths)
-        .filter_map(|(name, path)| Some((name.clone(), std::fs::read(path).ok()?)))
+        .filter_map(|(name, path)| Some((name.clone(), read_regular(path, Links::Refuse).ok()?)))
         .collect();
     let mut systems: Vec<SystemInfo> = discovery
         .system_paths
         .iter()
-        .filter_map(|path| SystemInfo::from_json(&std::fs::read(path).ok()?))
+        .filter_map(|path| SystemInfo::from_json(&read_regular(path, Links::Refuse).ok()?))
         .collect();
     systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
     let suite = discovery.suite.clone();

@@ -17,6 +17,9 @@ pub enum DiscoverError {
     /// A path given does not exist.
     #[error("{0}: no such file or folder")]
     NotFound(PathBuf),
+    /// Folders nested deeper than [`crate::tree::MAX_DEPTH`] (the search stops there).
+    #[error("{}: folders nested deeper than {} levels: not searched", .0.display(), crate::tree::MAX_DEPTH)]
+    TooDeep(PathBuf),
     /// A folder could not be listed.
     #[error("{path}: cannot list folder: {source}")]
     Io {
@@ -70,9 +73,10 @@ pub struct Discovery {
 
 /// Whether `path` is a jobs file (by content; files over 4 MiB are not read).
 fn is_jobs_file(path: &Path) -> bool {
+    use crate::read_buffer::{Links, read_regular};
     path.extension().is_some_and(|e| e == "json")
         && std::fs::metadata(path).is_ok_and(|m| m.len() <= 4 << 20)
-        && std::fs::read(path).is_ok_and(|bytes| {
+        && read_regular(path, Links::Refuse).is_ok_and(|bytes| {
             crate::pyjson::parse(&bytes).is_ok_and(|v| crate::jobs::looks_like_jobs(&v))
         })
 }
@@ -95,7 +99,9 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
                 .map_or_else(|| ".".to_owned(), |p| p.to_string_lossy().into_owned());
             let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
             let as_in_tree = format!("{parent}/{}", name.unwrap_or_default());
-            tree.sort_file(root.clone(), display, &as_in_tree);
+            // Named on the command line, a link is followed to its file.
+            let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            tree.sort_file(real, display, &as_in_tree);
         }
     }
     let searched = paths
@@ -131,125 +137,46 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
     })
 }
 
-/// What a tree listing found at a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TreeKind {
-    /// A regular file.
-    File,
-    /// A symbolic link (to a file or a folder: links are never followed into).
-    Symlink,
-    /// Something whose type could not be read.
-    Unknown,
-}
-
-/// One non-folder entry of a tree listing.
-#[derive(Debug, Clone)]
-pub struct TreeEntry {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its path relative to the root, `/`-separated.
-    pub display: String,
-    /// What it is.
-    pub kind: TreeKind,
-}
-
-/// A folder of a tree that could not be listed.
-#[derive(Debug, thiserror::Error)]
-#[error("{path}: cannot list folder: {source}")]
-pub struct ListError {
-    /// The folder.
-    pub path: PathBuf,
-    /// The cause.
-    pub source: std::io::Error,
-}
-
-/// Every file and symlink under `root`, sorted by name folder by folder. Symlinked folders
-/// are not followed, so a link loop cannot hang the walk. Shared by discovery and the
-/// validator's folder intake.
-pub fn list_tree(root: &Path) -> Result<Vec<TreeEntry>, ListError> {
-    let mut out = Vec::new();
-    list_into(root, root, &mut out)?;
-    Ok(out)
-}
-
-fn list_into(root: &Path, dir: &Path, out: &mut Vec<TreeEntry>) -> Result<(), ListError> {
-    let io = |source| ListError {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut children: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(io)?;
-    children.sort_by_key(|c| c.file_name());
-    // Subfolders are listed in parallel (a submission is a few hundred folders); their
-    // listings are put together in name order, and the first folder that cannot be
-    // listed, in that order, is the error.
-    let listed: Vec<Result<Listed, ListError>> = children
-        .par_iter()
-        .map(|child| {
-            let path = child.path();
-            let kind = match child.file_type() {
-                Ok(k) if k.is_dir() => {
-                    let mut below = Vec::new();
-                    list_into(root, &path, &mut below)?;
-                    return Ok(Listed::Folder(below));
-                }
-                Ok(k) if k.is_symlink() => TreeKind::Symlink,
-                Ok(k) if k.is_file() => TreeKind::File,
-                Ok(_) => return Ok(Listed::Nothing), // sockets, fifos: not files of a submission
-                Err(_) => TreeKind::Unknown,
-            };
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let display = rel.to_string_lossy().replace('\\', "/");
-            Ok(Listed::Entry(TreeEntry {
-                path,
-                display,
-                kind,
-            }))
-        })
-        .collect();
-    for listed in listed {
-        match listed? {
-            Listed::Entry(entry) => out.push(entry),
-            Listed::Folder(below) => out.extend(below),
-            Listed::Nothing => {}
-        }
-    }
-    Ok(())
-}
-
-/// What one child of a folder adds to a listing.
-enum Listed {
-    Entry(TreeEntry),
-    Folder(Vec<TreeEntry>),
-    Nothing,
-}
+pub use crate::tree::{ListError, TreeEntry, TreeKind, list_tree};
 
 fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
     let entries = list_tree(root).map_err(|e| DiscoverError::Io {
         path: e.path,
         source: e.source,
     })?;
-    // Classified in parallel (a jobs file is told by its content), put in order.
-    let roles: Vec<Option<(TreeEntry, Role)>> = entries
+    // A folder not searched could hold reports: the search is refused, never partial.
+    for entry in &entries {
+        match &entry.kind {
+            TreeKind::TooDeep => return Err(DiscoverError::TooDeep(entry.path.clone())),
+            TreeKind::Unlisted(reason) => {
+                return Err(DiscoverError::Io {
+                    path: entry.path.clone(),
+                    source: std::io::Error::other(reason.clone()),
+                });
+            }
+            _ => {}
+        }
+    }
+    // Classified in parallel (a jobs file is told by its content), put in order. What is
+    // not a regular file (a link, a FIFO) is classified by its name alone and never
+    // opened here: named like a report, it is kept, and reading it says why it cannot be.
+    let roles: Vec<(TreeEntry, Role)> = entries
         .into_par_iter()
         .map(|entry| {
-            // A symlink counts when it leads to a file (symlinked folders are not walked).
-            let is_file = match entry.kind {
-                TreeKind::File => true,
-                TreeKind::Symlink => entry.path.is_file(),
-                TreeKind::Unknown => false,
-            };
-            is_file.then(|| {
-                let role = classify(&entry.display, || is_jobs_file(&entry.path));
-                (entry, role)
-            })
+            let regular = entry.kind == TreeKind::File;
+            let role = classify(&entry.display, || regular && is_jobs_file(&entry.path));
+            (entry, role)
         })
         .collect();
-    for (entry, role) in roles.into_iter().flatten() {
-        let tree_path = entry.display.clone();
-        tree.put(entry.path, entry.display, &tree_path, role);
+    for (entry, role) in roles {
+        let regular = entry.kind == TreeKind::File;
+        match role {
+            Role::Report { .. } => {
+                tree.put(entry.path, entry.display.clone(), &entry.display, role)
+            }
+            _ if !regular => tree.ignored += 1,
+            _ => tree.put(entry.path, entry.display.clone(), &entry.display, role),
+        }
     }
     Ok(())
 }

@@ -145,10 +145,11 @@ impl JobsFile {
     /// Reads a jobs file from disk.
     pub fn load(path: &Path) -> Result<JobsFile, JobsError> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| JobsError::Io {
-            path: name.clone(),
-            source,
-        })?;
+        let bytes = crate::read_buffer::read_regular(path, crate::read_buffer::Links::Follow)
+            .map_err(|source| JobsError::Io {
+                path: name.clone(),
+                source,
+            })?;
         Self::parse(&name, &bytes)
     }
 

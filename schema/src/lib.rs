@@ -12,7 +12,9 @@
 //!   splitter) and the map from bench to entry script;
 //! - [`suite`]: which suite of report files is read; [`track`]: the submission track;
 //! - [`timings`]: the `MLBENCH_TIMINGS` switch;
-//! - [`destination`]: where mlbench writes (regular files, checked before the work).
+//! - [`destination`]: where mlbench writes (regular files, checked before the work);
+//!   [`tree`]: the one walk of a submission's folders; [`read_buffer`]: how input files
+//!   are opened (regular files only, never blocking).
 #![warn(missing_docs)]
 
 pub mod destination;
@@ -32,6 +34,7 @@ pub mod targets;
 pub mod timing;
 pub mod timings;
 pub mod track;
+pub mod tree;
 pub mod unique_id;
 pub mod value;
 pub mod writer;

@@ -30,7 +30,66 @@ pub fn with_thread_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     })
 }
 
+/// Whether [`open_regular`] follows a symbolic link at the path itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// A file named on the command line: a link to a regular file is fine.
+    Follow,
+    /// A file inside a submission: links are never followed (one could lead anywhere).
+    Refuse,
+}
+
+/// Opens `path` for reading if it is a regular file: without blocking (a FIFO or a device
+/// is refused after the open, which `O_NONBLOCK` keeps from waiting for a writer), and,
+/// with [`Links::Refuse`], without following a symbolic link. The one way mlbench opens
+/// an input file.
+pub fn open_regular(path: &Path, links: Links) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if links == Links::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) if links == Links::Refuse => std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a symbolic link: links inside a submission are not followed",
+            ),
+            _ => e,
+        })?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let what = if kind.is_dir() {
+        "a folder"
+    } else {
+        crate::tree::special_kind(&kind)
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file"),
+    ))
+}
+
+/// Reads a whole regular file (see [`open_regular`]), as `std::fs::read` would.
+pub fn read_regular(path: &Path, links: Links) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path, links)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text, as `std::fs::read_to_string` would.
+pub fn read_regular_text(path: &Path, links: Links) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path, links)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// Reads the file at `path` into `buffer`, cleared first (as `std::fs::read` reads it).
+/// Only a regular file, never through a symbolic link ([`open_regular`]).
 ///
 /// The file is read at the size its metadata gives, straight into the buffer's spare
 /// capacity: open, stat, one read, close for a report file (`read_to_end` adds a seek and
@@ -38,11 +97,11 @@ pub fn with_thread_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 /// grows meanwhile is read up to that size; one that shrinks, up to its end.
 pub fn read_file_into(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<()> {
     buffer.clear();
-    let mut file = std::fs::File::open(path)?;
+    let mut file = open_regular(path, Links::Refuse)?;
     let size = file.metadata()?.len();
     match usize::try_from(size) {
         Ok(size) if size > 0 => read_at_most(&mut file, buffer, size),
-        // Not a regular file's size (a pipe, /proc): read to the end.
+        // A size of 0 (a file of /proc): read to the end.
         _ => file.read_to_end(buffer).map(drop),
     }
 }

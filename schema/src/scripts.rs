@@ -55,7 +55,8 @@ impl ScriptMap {
     /// Reads a scripts file: a `[scripts]` table of `bench = "path"` lines.
     pub fn load(path: &Path) -> Result<ScriptMap, ScriptsError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptsError::Io {
+        let text = crate::read_buffer::read_regular_text(path, crate::read_buffer::Links::Follow)
+            .map_err(|source| ScriptsError::Io {
             path: name.clone(),
             source,
         })?;

@@ -223,7 +223,8 @@ impl TargetTable {
         gpu_model: &str,
     ) -> Result<TargetTable, TargetsError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TargetsError::Io {
+        let text = crate::read_buffer::read_regular_text(path, crate::read_buffer::Links::Follow)
+            .map_err(|source| TargetsError::Io {
             path: name.clone(),
             source,
         })?;

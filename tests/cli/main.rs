@@ -5,6 +5,7 @@ mod exit_codes;
 mod fixtures;
 mod fleet;
 mod grid;
+mod hostile;
 mod html;
 mod layouts;
 mod pack;

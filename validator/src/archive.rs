@@ -121,7 +121,9 @@ pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
 /// limits and its read bounded, as [`read_zip`] reads them. The entries whose data then
 /// turn out damaged are reported when read.
 pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
-    let file = File::open(path).map_err(|source| match source.kind() {
+    let links = mlbench_schema::read_buffer::Links::Follow;
+    let opened = mlbench_schema::read_buffer::open_regular(path, links);
+    let file = opened.map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
         _ => IntakeError::Io {
             path: path.to_path_buf(),

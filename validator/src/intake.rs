@@ -11,8 +11,8 @@
 
 use crate::archive::{ReadProblem, ZipSource};
 use crate::finding::Finding;
-use mlbench_schema::discover::TreeKind;
 use mlbench_schema::read_buffer::{read_file_into, with_thread_buffer};
+use mlbench_schema::tree::TreeKind;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -94,6 +94,9 @@ pub enum IntakeError {
     /// Not a folder and not named `.zip`.
     #[error("{0}: not a folder or a .zip file")]
     NotASubmission(PathBuf),
+    /// The path is a FIFO, a socket or a device: never opened.
+    #[error("{0}: {1}, not a folder or a .zip file")]
+    NotRegular(PathBuf, &'static str),
 }
 
 /// Reads a submission: a folder, or a file ending in `.zip` (read in place).
@@ -112,6 +115,10 @@ pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeEr
     })?;
     if meta.is_dir() {
         list_folder(path, limits)
+    } else if !meta.is_file() {
+        // A FIFO or a device: opening it could wait forever for a writer.
+        let kind = mlbench_schema::tree::special_kind(&meta.file_type());
+        Err(IntakeError::NotRegular(path.to_path_buf(), kind))
     } else if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
@@ -130,14 +137,17 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
 /// Lists every regular file under `root`, as [`read_folder`] reads them.
 pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
     let mut paths = Vec::new();
+    let mut odd_names = Vec::new();
     let mut findings = Vec::new();
-    walk(root, &mut paths, &mut findings)?;
+    walk(root, &mut paths, &mut odd_names, &mut findings)?;
     paths.sort();
+    let odd_names = std::sync::Arc::new(odd_names);
     // Sizes are checked before anything is read, so --max-bytes bounds memory here too.
     // Each file's size asked in parallel: one call per file, 1,600 on a large tree.
+    let real = |rel: &String| real_path(root, &odd_names, rel);
     let sizes: Vec<u64> = paths
         .par_iter()
-        .map(|rel| std::fs::metadata(root.join(rel)).map_or(0, |m| m.len()))
+        .map(|rel| std::fs::symlink_metadata(real(rel)).map_or(0, |m| m.len()))
         .collect();
     let mut planned: u64 = 0;
     let mut over = None;
@@ -177,6 +187,7 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
         source: Source::Folder {
             root: root.to_path_buf(),
             max_bytes: limits.max_bytes,
+            odd_names,
         },
     })
 }
@@ -201,8 +212,13 @@ enum Source {
     /// Nothing to read (an archive that could not be opened).
     Nothing,
     /// A folder; `max_bytes` holds the files read to the limit even if they grew after
-    /// they were listed.
-    Folder { root: PathBuf, max_bytes: u64 },
+    /// they were listed; `odd_names`, the real relative path of each file whose name is
+    /// not UTF-8, by its display path.
+    Folder {
+        root: PathBuf,
+        max_bytes: u64,
+        odd_names: std::sync::Arc<Vec<(String, PathBuf)>>,
+    },
     /// A zip archive.
     Zip(ZipSource),
 }
@@ -386,11 +402,13 @@ impl Listing {
                     )))
                 })
                 .collect(),
-            Source::Folder { root, .. } => which
+            Source::Folder {
+                root, odd_names, ..
+            } => which
                 .par_iter()
                 .map(|&i| {
                     with_buffer(reuse, |buffer| {
-                        read_file_into(&root.join(&self.paths[i]), buffer)
+                        read_file_into(&real_path(root, odd_names, &self.paths[i]), buffer)
                             .map_err(ReadFailure::Io)?;
                         Ok(f(i, buffer))
                     })
@@ -619,6 +637,15 @@ impl std::fmt::Display for ReadFailure {
     }
 }
 
+/// Where the file listed as `rel` is: under `root`, by its real name when that is not
+/// UTF-8 (its display name then has replacement characters).
+fn real_path(root: &Path, odd_names: &[(String, PathBuf)], rel: &str) -> PathBuf {
+    match odd_names.iter().find(|(display, _)| display == rel) {
+        Some((_, real)) => root.join(real),
+        None => root.join(rel),
+    }
+}
+
 /// Calls `g` with this thread's read buffer (`reuse`), or with a new one.
 fn with_buffer<R>(reuse: bool, g: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     if reuse {
@@ -628,25 +655,55 @@ fn with_buffer<R>(reuse: bool, g: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     }
 }
 
+/// The regular files under `root` (display paths), their real relative paths where a
+/// name is not UTF-8, and a finding for everything else: links (never followed), FIFOs,
+/// sockets and devices (never opened), folders that could not be listed or lie too deep.
 fn walk(
     root: &Path,
     paths: &mut Vec<String>,
+    odd_names: &mut Vec<(String, PathBuf)>,
     findings: &mut Vec<Finding>,
 ) -> Result<(), IntakeError> {
-    let entries = mlbench_schema::discover::list_tree(root).map_err(|e| IntakeError::Io {
+    let entries = mlbench_schema::tree::list_tree(root).map_err(|e| IntakeError::Io {
         path: e.path,
         source: e.source,
     })?;
     for entry in entries {
-        match entry.kind {
-            TreeKind::File => paths.push(entry.display),
+        let finding = |expected: &str, found: &str| {
+            Finding::new("file.unreadable", expected, found).file(entry.display.clone())
+        };
+        match &entry.kind {
+            TreeKind::File => {
+                if !entry.utf8 {
+                    let rel = entry.path.strip_prefix(root).unwrap_or(&entry.path);
+                    odd_names.push((entry.display.clone(), rel.to_path_buf()));
+                    findings.push(
+                        Finding::new(
+                            "file.name-encoding",
+                            "a UTF-8 name",
+                            "bytes that are not UTF-8",
+                        )
+                        .file(entry.display.clone()),
+                    );
+                }
+                paths.push(entry.display);
+            }
             TreeKind::Symlink => findings.push(
                 Finding::new("file.symlink", "a regular file", "a symbolic link")
                     .file(entry.display),
             ),
-            TreeKind::Unknown => findings.push(
-                Finding::new("file.unreadable", "a file", "no file type").file(entry.display),
-            ),
+            TreeKind::Special(kind) => findings.push(finding("a regular file", kind)),
+            TreeKind::Unknown => findings.push(finding("a file", "no file type")),
+            TreeKind::Unlisted(reason) => {
+                findings.push(finding("a folder that can be listed", reason))
+            }
+            TreeKind::TooDeep => findings.push(finding(
+                &format!(
+                    "folders at most {} levels deep",
+                    mlbench_schema::tree::MAX_DEPTH
+                ),
+                "deeper: not listed",
+            )),
         }
     }
     Ok(())

@@ -98,7 +98,11 @@ impl Weights {
     /// Reads a `.toml` or `.csv` weights file.
     pub fn load(path: &Path) -> Result<Weights, WeightsError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| WeightsError::Io {
+        let text = mlbench_schema::read_buffer::read_regular_text(
+            path,
+            mlbench_schema::read_buffer::Links::Follow,
+        )
+        .map_err(|source| WeightsError::Io {
             file: file.clone(),
             source,
         })?;

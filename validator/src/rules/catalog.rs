@@ -103,8 +103,14 @@ pub const RULES: &[Rule] = &[
     def(
         "file.unreadable",
         Error,
-        "a file of the folder cannot be read",
-        "check the file's permissions",
+        "a file or folder of the folder cannot be read: permissions, a FIFO, socket or device, a folder nested too deep",
+        "send the output folders as regular files and folders, readable, a few levels deep",
+    ),
+    def(
+        "file.name-encoding",
+        Warning,
+        "a file or folder name is not valid UTF-8; the file was read, but a zip cannot carry the name",
+        "rename it with ASCII or UTF-8 characters before packing",
     ),
     def(
         "file.symlink",
