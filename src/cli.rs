@@ -338,6 +338,10 @@ pub enum GridFormat {
     Parquet,
 }
 
+/// The most bootstrap resamples `--resamples` takes: 100,000 draws of every bench are a
+/// few seconds and some hundred MB; 10 million aborted at 2.8 GB.
+pub const MAX_RESAMPLES: u64 = 100_000;
+
 /// How submissions are compared (shared by grid and plot grid).
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -361,8 +365,15 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = TrackArg::Baseline)]
     pub track: TrackArg,
 
-    /// Bootstrap resamples for the confidence intervals.
-    #[arg(long, value_name = "N", default_value_t = 2000, value_hint = ValueHint::Other)]
+    /// Bootstrap resamples for the confidence intervals (1 to 100,000: memory and time
+    /// grow with them).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2000,
+        value_hint = ValueHint::Other,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_RESAMPLES)
+    )]
     pub resamples: usize,
 
     /// Seed of the bootstrap (results are reproducible with it).

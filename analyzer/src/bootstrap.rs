@@ -648,6 +648,24 @@ pub fn usable(sample: &crate::samples::Sample) -> Option<(&str, f64)> {
         .then_some((bench, value))
 }
 
+/// As [`group_by_bench`], grouped by peers ([`SampleSet::peer_group`]): on hardware of
+/// several GPU models, a bench on each model is a group of its own.
+pub fn group_by_peers(set: &SampleSet) -> BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> {
+    if set.models.len() < 2 {
+        return group_by_bench(set);
+    }
+    let mut groups: BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> = BTreeMap::new();
+    for s in &set.samples {
+        if let Some((bench, value)) = usable(s) {
+            let group = groups
+                .entry(set.peer_group(s, bench).into_owned())
+                .or_default();
+            group.entry(s.device).or_default().push(value);
+        }
+    }
+    groups
+}
+
 /// The usable samples of a set: bench → device (`None`: ran on several) → values, in
 /// file order within a device.
 pub fn group_by_bench(set: &SampleSet) -> BTreeMap<String, BTreeMap<Option<u32>, Vec<f64>>> {

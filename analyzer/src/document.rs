@@ -212,6 +212,13 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
             if r.failures.len() == 1 { "y" } else { "ies" }
         ));
     }
+    if set.models.len() > 1 {
+        lines.push(format!(
+            "mixed hardware: {} GPU models ({}); stragglers and slow nodes are looked for among peers of one model, never across models",
+            set.models.len(),
+            set.models.join(", ")
+        ));
+    }
     if let Some(fleet) = &doc.fleet {
         lines.push(format!(
             "fleet: {} nodes; the 10th-percentile node at {:.3} of the median node, {:.0}% of the nodes within 5% of it (table below; docs/scoring.md)",

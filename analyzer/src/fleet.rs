@@ -54,18 +54,24 @@ struct Row {
     value: f64,
 }
 
-/// The usable samples on a host, in the samples' order, and the names of their benches
-/// (sorted; `Row::bench` indexes them).
-fn rows(set: &SampleSet) -> (Vec<&str>, Vec<Row>) {
+/// The usable samples on a host, in the samples' order, and the names of their groups of
+/// peers (the benches, or on mixed hardware each bench on each GPU model: sorted;
+/// `Row::bench` indexes them).
+fn rows(set: &SampleSet) -> (Vec<String>, Vec<Row>) {
     // Two passes over the samples rather than a copy of the kept ones (26,200 of them on
-    // a large submission: a megabyte of fresh pages).
+    // a large submission: a megabyte of fresh pages); their groups are borrowed names
+    // but on mixed hardware.
     let kept = || {
         set.samples.iter().filter_map(|s| {
             let (bench, value) = usable(s)?;
             Some((s.host?, s, bench, value))
         })
     };
-    let (names, ranks) = name_ranks(kept().map(|k| k.2));
+    let groups: Vec<std::borrow::Cow<str>> = kept()
+        .map(|(_, s, bench, _)| set.peer_group(s, bench))
+        .collect();
+    let (names, ranks) = name_ranks(groups.iter().map(|g| g.as_ref()));
+    let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
     let rows = kept()
         .zip(ranks)
         .map(|((node, s, _, value), bench)| Row {
@@ -156,7 +162,7 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
     let r_count = options.resamples;
     // The benches two nodes or more ran, in name order: fleet bench f is bench fleet[f].
     let fleet: Vec<usize> = (0..names.len()).filter(|&b| strata[b].len() >= 2).collect();
-    let benches: Vec<&str> = fleet.iter().map(|&b| names[b]).collect();
+    let benches: Vec<&str> = fleet.iter().map(|&b| names[b].as_str()).collect();
     let mut in_fleet = vec![None; names.len()];
     for (f, &b) in fleet.iter().enumerate() {
         in_fleet[b] = Some(f);

@@ -22,6 +22,8 @@ pub struct Sample {
     pub device: Option<u32>,
     /// Index into [`SampleSet::hosts`]: the node (`hostname`) it ran on.
     pub host: Option<u32>,
+    /// Index into [`SampleSet::models`]: the GPU model (`gpu`) it ran on.
+    pub model: Option<u32>,
     /// How many devices it ran on together (the world size of a `scaling` entry).
     pub world: Option<u32>,
     /// `train_item.avg`.
@@ -49,6 +51,8 @@ pub struct SampleSet {
     pub devices: Vec<u32>,
     /// The nodes (`hostname` of the entries), sorted; a fleet when there are several.
     pub hosts: Vec<String>,
+    /// The GPU models (`gpu` of the entries), sorted: peers are compared within a model.
+    pub models: Vec<String>,
     /// On several hosts, the name of each device (`host/index`; devices are then numbered
     /// across hosts); empty on one host, where a device is its index.
     pub gpu_labels: Vec<String>,
@@ -89,6 +93,32 @@ pub struct FileSamples {
     /// The host names of this file's samples (their `host` indexes it until the files
     /// are put together).
     pub hosts: Vec<String>,
+    /// The GPU models of this file's samples (as `hosts`, for `model`).
+    pub models: Vec<String>,
+}
+
+/// Every name of `lists`, sorted and once.
+fn all_names<'a>(lists: impl Iterator<Item = &'a Vec<String>>) -> Vec<String> {
+    let names: BTreeSet<&String> = lists.flatten().collect();
+    names.into_iter().cloned().collect()
+}
+
+/// For each name of `local`, its index in the sorted `global`.
+fn global_indices(local: &[String], global: &[String]) -> Vec<u32> {
+    (local.iter())
+        .map(|name| global.binary_search(name).unwrap_or_default() as u32)
+        .collect()
+}
+
+/// The index of `name` in `names`, added at the end when it is new.
+fn index_of(names: &mut Vec<String>, name: &str) -> u32 {
+    match names.iter().position(|known| known == name) {
+        Some(i) => i as u32,
+        None => {
+            names.push(name.to_owned());
+            (names.len() - 1) as u32
+        }
+    }
 }
 
 impl FileSamples {
@@ -110,6 +140,7 @@ impl FileSamples {
             smoke: 0,
             not_selected: Vec::new(),
             hosts: Vec::new(),
+            models: Vec::new(),
         };
         for (entry_idx, entry) in &file.parsed.entries {
             let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
@@ -143,20 +174,16 @@ impl FileSamples {
             };
             out.keys.push(key);
             out.run_ids.push(run_id_of(entry).as_deref());
-            let host = entry.get("hostname").and_then(Value::as_str).map(|h| {
-                match out.hosts.iter().position(|known| known == h) {
-                    Some(i) => i as u32,
-                    None => {
-                        out.hosts.push(h.to_owned());
-                        (out.hosts.len() - 1) as u32
-                    }
-                }
-            });
+            let host = (entry.get("hostname").and_then(Value::as_str))
+                .map(|h| index_of(&mut out.hosts, h));
+            let model =
+                (entry.get("gpu").and_then(Value::as_str)).map(|m| index_of(&mut out.models, m));
             out.samples.push(Sample {
                 bench,
                 run: 0,
                 device,
                 host,
+                model,
                 world: world_size(entry),
                 value: entry.train_item_avg(),
                 failure,
@@ -214,23 +241,17 @@ impl SampleSet {
         let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
-        let hosts: Vec<String> = parts
-            .iter()
-            .flat_map(|p| p.hosts.iter().cloned())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let hosts = all_names(parts.iter().map(|p| &p.hosts));
+        let models = all_names(parts.iter().map(|p| &p.models));
         for (file_idx, part) in parts.into_iter().enumerate() {
             let of_entry = &run_index.of_entry[file_idx];
-            let global: Vec<u32> = part
-                .hosts
-                .iter()
-                .map(|h| hosts.binary_search(h).unwrap_or_default() as u32)
-                .collect();
+            let global = global_indices(&part.hosts, &hosts);
+            let global_model = global_indices(&part.models, &models);
             samples.extend(part.samples.into_iter().zip(of_entry).map(|(mut s, &run)| {
                 s.run = run;
                 s.file = file_idx as u32;
                 s.host = s.host.and_then(|h| global.get(h as usize).copied());
+                s.model = s.model.and_then(|m| global_model.get(m as usize).copied());
                 s
             }));
             keys.extend(part.keys);
@@ -308,12 +329,25 @@ impl SampleSet {
             run_split: run_index.split,
             devices,
             hosts,
+            models,
             gpu_labels,
             samples,
             files,
             summary,
             conflicts,
         }
+    }
+
+    /// The group of peers `sample` (of `bench`) is compared with, for stragglers and the
+    /// fleet: the bench, and on hardware of several GPU models, the bench on its model
+    /// (`convnet on NVIDIA A100`): a node of A100s is no straggler among H100s.
+    pub fn peer_group<'a>(&'a self, sample: &Sample, bench: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.models.len() < 2 {
+            return std::borrow::Cow::Borrowed(bench);
+        }
+        let model = sample.model.and_then(|m| self.models.get(m as usize));
+        let model = model.map_or("an unnamed GPU", String::as_str);
+        std::borrow::Cow::Owned(format!("{bench} on {model}"))
     }
 
     /// How a device is named: its index on one host, `host/index` on several.

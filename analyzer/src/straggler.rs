@@ -7,7 +7,7 @@
 //! `min_deficit` under the peers'; it is flagged when it is below on more than half of
 //! the benches where it could be tested.
 
-use crate::bootstrap::{group_by_bench, quantile_sorted};
+use crate::bootstrap::{group_by_peers, quantile_sorted};
 use crate::samples::SampleSet;
 use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -114,7 +114,8 @@ fn welch_below_of(
 
 /// Every GPU (single-device entries only) with at least one bench tested, by device.
 pub fn stragglers(set: &SampleSet, options: &StragglerOptions) -> Vec<Straggler> {
-    let by_bench = group_by_bench(set).into_iter().map(|(bench, devices)| {
+    // Peers are GPUs of one model: on mixed hardware, each bench on each model apart.
+    let by_bench = group_by_peers(set).into_iter().map(|(bench, devices)| {
         let gpus = devices
             .into_iter()
             .filter_map(|(d, v)| d.map(|d| (d, v)))

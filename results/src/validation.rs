@@ -22,16 +22,43 @@ impl Serialize for ValidationDoc {
     /// Fields in the order docs/validate-json.md lists them.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let v = &self.validation;
-        let mut doc = s.serialize_struct("ValidationDoc", 8)?;
+        let mut doc = s.serialize_struct("ValidationDoc", 9)?;
         doc.serialize_field("schema_version", &VALIDATION_SCHEMA_VERSION)?;
         doc.serialize_field("submission", &self.submission)?;
         doc.serialize_field("errors", &v.errors())?;
         doc.serialize_field("warnings", &v.warnings())?;
         doc.serialize_field("findings", &v.findings)?;
         doc.serialize_field("waived", &v.waived)?;
+        // Only when a rule had more findings than are listed: documents stay as they were.
+        if v.omitted.is_empty() {
+            doc.skip_field("omitted")?;
+        } else {
+            let omitted: Vec<OmittedRow> = v.omitted.iter().map(OmittedRow::from).collect();
+            doc.serialize_field("omitted", &omitted)?;
+        }
         doc.serialize_field("summary", &v.summary)?;
         doc.serialize_field("versions", &v.versions)?;
         doc.end()
+    }
+}
+
+/// One rule's findings left out of the list, as the JSON shows it.
+#[derive(serde::Serialize)]
+struct OmittedRow {
+    rule: &'static str,
+    severity: &'static str,
+    waived: bool,
+    count: usize,
+}
+
+impl From<&mlbench_validator::Omitted> for OmittedRow {
+    fn from(o: &mlbench_validator::Omitted) -> Self {
+        OmittedRow {
+            rule: o.rule,
+            severity: o.severity.as_str(),
+            waived: o.waived,
+            count: o.count,
+        }
     }
 }
 

@@ -319,8 +319,9 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
             }
             // Only type-checked (a string), never read by the scorer (`jr_id` is a
             // per-process argument, outside the configuration): a string is skipped, and
-            // with it any earlier value of the key (lookups see the last one).
-            "unique_id" | "gpu" | "jr_id" if read == Read::Lean && parser.peek() == Some(b'"') => {
+            // with it any earlier value of the key (lookups see the last one). `gpu` is
+            // read: stragglers and the fleet compare peers of one GPU model.
+            "unique_id" | "jr_id" if read == Read::Lean && parser.peek() == Some(b'"') => {
                 parser.skip_value()?;
                 fields.remove(&key);
             }

@@ -479,9 +479,9 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
             ff.remove(key);
             lf.remove(key);
         }
-        // String-valued unique_id, gpu and jr_id (a per-process argument, outside the
-        // configuration) are checked, not kept: what lookups see agrees.
-        for key in ["unique_id", "gpu", "jr_id"] {
+        // String-valued unique_id and jr_id (a per-process argument, outside the
+        // configuration) are checked, not kept: what lookups see agrees. `gpu` is kept.
+        for key in ["unique_id", "jr_id"] {
             match f.get(key) {
                 Some(Value::Str(_)) => prop_assert!(l.get(key).is_none(), "{key} kept"),
                 other => prop_assert_eq!(format!("{other:?}"), format!("{:?}", l.get(key))),
@@ -492,7 +492,6 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
             "epoch_loss",
             "metrics",
             "unique_id",
-            "gpu",
             "jr_id",
         ] {
             ff.remove(key);

@@ -44,9 +44,6 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         .scaling
         .then(|| scaling_exporter(args.format))
         .transpose()?;
-    if args.compare.resamples == 0 {
-        return Err(CommandError::Usage("--resamples must be at least 1".into()));
-    }
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();

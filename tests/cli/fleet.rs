@@ -305,3 +305,86 @@ fn gpus_of_different_nodes_are_different_gpus() {
         (Some(2), Some(2))
     );
 }
+
+/// The example's 5 runs twice (10 runs), their streams spread over six nodes,
+/// `node-<gpu>-<run mod 3>` (3 or 4 runs each, enough to be tested); GPU 1's streams on
+/// H100s at twice the throughput (`slow`: node-0-1's values × that factor).
+fn mixed_fleet(slow: f64) -> tempfile::TempDir {
+    use crate::fixtures::{copy_tree, edit_object};
+    use mlbench_schema::Value;
+    let dir = copy_example();
+    for run in 0..5 {
+        let from = dir.path().join(format!("output{run}"));
+        copy_tree(&from, &dir.path().join(format!("output{}", run + 5)));
+    }
+    for run in 0..10 {
+        for gpu in 0..2 {
+            let path = dir.path().join(format!("output{run}/fast_{gpu}.json"));
+            let node = format!("node-{gpu}-{}", run % 3);
+            let factor = match (gpu, run % 3) {
+                (1, _) => 2.0,
+                (0, 1) => slow,
+                _ => 1.0,
+            };
+            edit_entries(&path, |entries| {
+                for e in entries {
+                    e.fields.insert("hostname", node.as_str());
+                    if gpu == 1 {
+                        e.fields.insert("gpu", "NVIDIA H100 80GB HBM3");
+                    }
+                    edit_object(&mut e.fields, "train_item", |item| {
+                        let avg = item.get("avg").and_then(Value::as_f64).unwrap();
+                        item.insert("avg", avg * factor);
+                    });
+                }
+            });
+        }
+    }
+    dir
+}
+
+fn flagged(json: &serde_json::Value) -> Vec<String> {
+    let nodes = json["fleet"]["nodes"].as_array().unwrap();
+    nodes
+        .iter()
+        .filter(|n| n["flagged"] == true)
+        .map(|n| n["node"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A fleet of TITAN RTX and H100 nodes, the H100s twice as fast and nothing wrong: no
+/// slow node, no straggler (peers are nodes and GPUs of one model), and a note says so.
+#[test]
+fn a_mixed_fleet_with_no_slow_node_flags_nothing() {
+    let dir = mixed_fleet(1.0);
+    let json = report_json(dir.path());
+    assert_eq!(json["fleet"]["nodes"].as_array().unwrap().len(), 6);
+    assert_eq!(flagged(&json), Vec::<String>::new(), "{:#}", json["fleet"]);
+    assert_eq!(json["stragglers"], serde_json::json!([]));
+    let out = mlbench()
+        .args(["report", "--gpu-model", "RTX"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("mixed hardware: 2 GPU models (NVIDIA H100 80GB HBM3, TITAN RTX); stragglers and slow nodes are looked for among peers of one model"),
+        "{text}"
+    );
+}
+
+/// The same fleet with one TITAN RTX node 20 % slow: it is flagged among its model's
+/// nodes, and no H100 node is.
+#[test]
+fn a_slow_node_among_its_models_peers_is_still_flagged() {
+    let dir = mixed_fleet(0.8);
+    let json = report_json(dir.path());
+    assert_eq!(flagged(&json), ["node-0-1"], "{:#}", json["fleet"]);
+    let stragglers: Vec<&str> = json["stragglers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["gpu"].as_str().unwrap())
+        .collect();
+    assert_eq!(stragglers, ["node-0-1/0"]);
+}

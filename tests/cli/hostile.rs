@@ -220,3 +220,239 @@ fn a_folder_name_that_is_not_utf8_is_read_alike() {
     let (code, grid) = json(&["grid", "--resamples", "10"]);
     assert_eq!(code, Some(0), "{grid}");
 }
+
+/// 3,000 runs of one empty stream each: 15,000 `bench.missing` findings (per run, GPU 0's
+/// and GPU 1's 16 benches as one finding each, and the 3 whole-machine benches one by
+/// one). The document lists the first 1,000 of the rule and counts the rest: the counts
+/// stay exact and the output stays bounded, whatever the input.
+#[test]
+fn findings_past_a_thousand_per_rule_are_counted_not_listed() {
+    use crate::fixtures::{folder_files, write_zip};
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("many.zip");
+    let mut files = folder_files(&crate::fixtures::example_dir());
+    for run in 5..3005 {
+        files.push((format!("output{run}/fast_0.json"), b"[".to_vec()));
+    }
+    write_zip(&zip, &files, zip::CompressionMethod::Deflated);
+    let out = mlbench()
+        .arg("validate")
+        .arg(&zip)
+        .args(["-f", "json"])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .code(1);
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["errors"], 3000 * 5);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 1000);
+    assert_eq!(
+        json["omitted"],
+        serde_json::json!([{"rule": "bench.missing", "severity": "error", "waived": false, "count": 14000}])
+    );
+    let aggregated = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "output10")
+        .expect("GPU 1 of output10, where no stream is");
+    assert_eq!(
+        aggregated["expected"],
+        "the 16 benches on GPU 1 in run output10"
+    );
+    assert!(
+        aggregated["found"]
+            .as_str()
+            .unwrap()
+            .starts_with("every one absent: toy_reg, toy_lstm, vae,"),
+        "{aggregated}"
+    );
+    // The human output says how many were left out, once, under the rule.
+    mlbench()
+        .arg("validate")
+        .arg(&zip)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .code(1)
+        .stdout(contains("  … and 14000 more, not listed\n"))
+        .stdout(contains("15000 errors, 0 warnings in 3011 files"));
+}
+
+/// Every numeric flag that sizes memory has a bound, said before any work.
+#[test]
+fn resamples_are_bounded() {
+    for command in [&["grid"][..], &["plot", "grid"]] {
+        for n in ["10000000", "0"] {
+            mlbench()
+                .args(command)
+                .arg(crate::fixtures::example_dir())
+                .args(["--resamples", n])
+                .assert()
+                .code(2)
+                .stderr(contains(format!(
+                    "invalid value '{n}' for '--resamples <N>': {n} is not in 1..=100000"
+                )));
+        }
+    }
+}
+
+/// A jobs file cut short, or nested past the parser's limit, is `jobs.invalid` (it
+/// passed as an unknown file, and the submission as having no jobs file).
+#[test]
+fn a_truncated_or_too_deep_jobs_file_is_invalid() {
+    let whole = std::fs::read(crate::fixtures::example_dir().join("fast.json")).unwrap();
+    let deep = format!("{}{}", "[".repeat(600), "]".repeat(600)).into_bytes();
+    for (bytes, found) in [
+        (whole[..500].to_vec(), "not JSON: "),
+        (deep, "not JSON: nesting deeper than 512 levels at byte 512"),
+    ] {
+        let sub = copy_example();
+        std::fs::write(sub.path().join("fast.json"), bytes).unwrap();
+        let out = mlbench()
+            .arg("validate")
+            .arg(sub.path())
+            .args(["-f", "json"])
+            .assert()
+            .code(1);
+        let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let rules: Vec<&str> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert_eq!(rules, ["jobs.invalid"], "{json:#}");
+        let text = json["findings"][0]["found"].as_str().unwrap();
+        assert!(text.starts_with(found), "{text}");
+        assert_eq!(json["findings"][0]["file"], "fast.json");
+    }
+}
+
+/// Four zips the zip crate reads without a word: a local header naming another file than
+/// the central directory, an entry whose data runs past the end of the file, a central
+/// directory whose declared size is wrong, a folder entry that carries data. Each is an
+/// `archive.inconsistent` error.
+#[test]
+fn zips_that_disagree_with_themselves_are_inconsistent() {
+    use crate::fixtures::write_zip;
+    let dir = tempfile::tempdir().unwrap();
+    let files = vec![
+        ("output0/fast_0.json".to_owned(), b"[".to_vec()),
+        ("output0/".to_owned(), Vec::new()),
+    ];
+    let clean = dir.path().join("clean.zip");
+    write_zip(&clean, &files[..1], zip::CompressionMethod::Stored);
+    let bytes = std::fs::read(&clean).unwrap();
+    let find = |needle: &[u8], from_end: bool| {
+        let mut windows = bytes.windows(needle.len());
+        if from_end {
+            windows.rposition(|w| w == needle).unwrap()
+        } else {
+            windows.position(|w| w == needle).unwrap()
+        }
+    };
+    let central = find(&[0x50, 0x4b, 0x01, 0x02], false);
+    let end = find(&[0x50, 0x4b, 0x05, 0x06], true);
+    let patched = |name: &str, edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = bytes.clone();
+        edit(&mut b);
+        let path = dir.path().join(name);
+        std::fs::write(&path, b).unwrap();
+        path
+    };
+    // The local header's name (19 bytes at 30), replaced by one of the same length.
+    let renamed = patched("renamed.zip", &|b| {
+        b[30..49].copy_from_slice(b"../../evil/aaaa.jso")
+    });
+    // The central record's compressed size (at 20 of the record), far past the end.
+    let past = patched("past.zip", &|b| {
+        b[central + 20..central + 24].copy_from_slice(&1_000_000u32.to_le_bytes())
+    });
+    // The end record's central-directory size (at 12 of the record), one too many.
+    let sized = patched("sized.zip", &|b| {
+        let declared = u32::from_le_bytes(b[end + 12..end + 16].try_into().unwrap());
+        b[end + 12..end + 16].copy_from_slice(&(declared + 1).to_le_bytes());
+    });
+    let with_dir = dir.path().join("dir.zip");
+    write_zip(&with_dir, &files, zip::CompressionMethod::Stored);
+    let dir_bytes = std::fs::read(&with_dir).unwrap();
+    // The folder entry's sizes (in its local header and central record) made 5, and
+    // 5 bytes of data put after its local header.
+    let with_data = dir.path().join("dir-data.zip");
+    std::fs::write(&with_data, folder_with_data(&dir_bytes)).unwrap();
+    for (zip, expected) in [
+        (&renamed, "the local header names `../../evil/aaaa.jso`"),
+        (&past, "1000000 compressed bytes from byte"),
+        (&sized, "bytes from its start to the end record"),
+        (&with_data, "5 bytes"),
+    ] {
+        let out = mlbench()
+            .arg("validate")
+            .arg(zip)
+            .args(["-f", "json"])
+            .timeout(Duration::from_secs(60))
+            .assert();
+        let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let found: Vec<String> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "archive.inconsistent")
+            .map(|f| f["found"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(
+            found.iter().any(|f| f.contains(expected)),
+            "{}: {json:#}",
+            zip.display()
+        );
+        assert_ne!(out.get_output().status.code(), Some(0));
+    }
+    // The clean zip has none.
+    let out = mlbench()
+        .arg("validate")
+        .arg(&clean)
+        .args(["-f", "json"])
+        .assert();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("archive.inconsistent"), "{text}");
+}
+
+/// `zip` (stored, written by `ZipWriter`) with its folder entry given 5 bytes of data.
+fn folder_with_data(zip: &[u8]) -> Vec<u8> {
+    let local = [0x50, 0x4b, 0x03, 0x04];
+    let central = [0x50, 0x4b, 0x01, 0x02];
+    // The second local header is the folder's: its name is `output0/`, no data after it.
+    let headers: Vec<usize> = zip
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == local)
+        .map(|(i, _)| i)
+        .collect();
+    let at = headers[1];
+    let name_len = u16::from_le_bytes([zip[at + 26], zip[at + 27]]) as usize;
+    let extra_len = u16::from_le_bytes([zip[at + 28], zip[at + 29]]) as usize;
+    let data_at = at + 30 + name_len + extra_len;
+    let mut out = zip[..data_at].to_vec();
+    out[at + 18..at + 22].copy_from_slice(&5u32.to_le_bytes());
+    out[at + 22..at + 26].copy_from_slice(&5u32.to_le_bytes());
+    out.extend_from_slice(b"hello");
+    let mut rest = zip[data_at..].to_vec();
+    // Central records follow: the folder's record gets the sizes and the shifted offsets.
+    let records: Vec<usize> = rest
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == central)
+        .map(|(i, _)| i)
+        .collect();
+    let folder = records[1];
+    rest[folder + 20..folder + 24].copy_from_slice(&5u32.to_le_bytes());
+    rest[folder + 24..folder + 28].copy_from_slice(&5u32.to_le_bytes());
+    // The end record's directory offset moves by the 5 bytes put in.
+    let end = rest
+        .windows(4)
+        .rposition(|w| w == [0x50, 0x4b, 0x05, 0x06])
+        .unwrap();
+    let offset = u32::from_le_bytes(rest[end + 16..end + 20].try_into().unwrap());
+    rest[end + 16..end + 20].copy_from_slice(&(offset + 5).to_le_bytes());
+    out.extend(rest);
+    out
+}

@@ -15,6 +15,7 @@ use std::path::Path;
 use zip::ZipArchive;
 
 mod shared_file;
+mod structure;
 
 /// Entries up to this uncompressed size are exempt from the ratio check: small JSON files
 /// compress very well and cannot exhaust memory anyway.
@@ -89,6 +90,7 @@ pub fn normalize_entry_name(name: &str) -> Result<String, NameProblem> {
 /// What is needed of an entry's central-directory record before reading it.
 struct EntryMeta {
     raw_name: Vec<u8>,
+    header_start: u64,
     is_dir: bool,
     enclosed: bool,
     mode: Option<u32>,
@@ -131,6 +133,8 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
         },
     })?;
     let archive_len = file.metadata().map_or(0, |m| m.len());
+    // A second handle for the checks of what the zip crate reads past (`structure`).
+    let raw_file = file.try_clone().ok();
     let mut findings = Vec::new();
     let archive = match ZipArchive::new(SharedFile::new(file, archive_len)) {
         Ok(archive) => archive,
@@ -143,6 +147,10 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
             return Ok(Listing::empty(SourceKind::Zip, findings));
         }
     };
+    if let Some(raw) = &raw_file {
+        let dir_start = archive.central_directory_start();
+        findings.extend(structure::directory_finding(raw, archive_len, dir_start));
+    }
     if archive.has_duplicate_names() {
         // The zip crate keeps one entry per exact name, so the repeats are found by
         // walking the central directory again.
@@ -160,6 +168,7 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
         let meta = match archive.by_index_data(index) {
             Ok(entry) => EntryMeta {
                 raw_name: entry.name_raw().to_vec(),
+                header_start: entry.header_start(),
                 is_dir: entry.is_dir(),
                 enclosed: entry.enclosed_name().is_some(),
                 mode: entry.unix_mode(),
@@ -176,6 +185,17 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
                 continue;
             }
         };
+        if let Some(raw) = &raw_file {
+            let described = structure::Described {
+                raw_name: &meta.raw_name,
+                display: String::from_utf8_lossy(&meta.raw_name).into_owned(),
+                header_start: meta.header_start,
+                compressed: meta.compressed,
+                size: meta.size,
+                is_dir: meta.is_dir,
+            };
+            findings.extend(structure::entry_findings(raw, archive_len, &described));
+        }
         let Some(path) = check_name(&meta, &mut findings) else {
             continue;
         };

@@ -29,5 +29,6 @@ pub use intake::{
 pub use pack::{PackError, PackOptions, PackOutcome, SubmissionInfo, pack_folder};
 pub use rules::jobs::Track;
 pub use validate::{
-    DEFAULT_MIN_RUNS, Options, Summary, Validation, Waiver, validate, validate_listing,
+    DEFAULT_MIN_RUNS, LISTED_PER_RULE, Omitted, Options, Summary, Validation, Waiver, validate,
+    validate_listing,
 };

@@ -121,15 +121,78 @@ pub struct Validation {
     pub summary: Summary,
     /// Wall time of each phase, for `MLBENCH_TIMINGS=1`.
     pub phases: Vec<(&'static str, std::time::Duration)>,
+    /// Findings past [`LISTED_PER_RULE`] of their rule, counted and not listed (waived
+    /// ones counted apart), by rule.
+    pub omitted: Vec<Omitted>,
+}
+
+/// The findings of one rule left out of the list: the document stays bounded on any
+/// input, and the counts stay exact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Omitted {
+    /// The rule.
+    pub rule: &'static str,
+    /// Its findings' severity.
+    pub severity: Severity,
+    /// Whether they were waived.
+    pub waived: bool,
+    /// How many were left out.
+    pub count: usize,
+}
+
+/// The most findings of one rule listed (the first, in sorted order); the rest are
+/// counted in [`Validation::omitted`].
+pub const LISTED_PER_RULE: usize = 1000;
+
+/// `findings`, sorted, with each rule's list cut at [`LISTED_PER_RULE`]; what was cut is
+/// counted into `omitted`.
+fn bounded(mut findings: Vec<Finding>, waived: bool, omitted: &mut Vec<Omitted>) -> Vec<Finding> {
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let mut kept = Vec::with_capacity(findings.len().min(LISTED_PER_RULE * 8));
+    for group in findings.chunk_by(|a, b| a.rule == b.rule) {
+        kept.extend(group.iter().take(LISTED_PER_RULE).cloned());
+        if group.len() > LISTED_PER_RULE {
+            let (rule, severity) = (group[0].rule, group[0].severity);
+            let count = group.len() - LISTED_PER_RULE;
+            omitted.push(Omitted {
+                rule,
+                severity,
+                waived,
+                count,
+            });
+        }
+    }
+    kept
 }
 
 impl Validation {
-    /// Number of errors (waived ones excluded).
+    /// Number of errors (waived ones excluded), those left out of the list included.
     pub fn errors(&self) -> usize {
-        self.findings
+        self.count(Severity::Error)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        let listed = self
+            .findings
             .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count()
+            .filter(|f| f.severity == severity)
+            .count();
+        let omitted: usize = (self.omitted.iter())
+            .filter(|o| o.severity == severity && !o.waived)
+            .map(|o| o.count)
+            .sum();
+        listed + omitted
+    }
+
+    /// Number of waived errors, those left out of the list included.
+    pub fn waived_count(&self) -> usize {
+        let omitted: usize = self
+            .omitted
+            .iter()
+            .filter(|o| o.waived)
+            .map(|o| o.count)
+            .sum();
+        self.waived.len() + omitted
     }
 
     /// Whether the submission could not be read at all: an error, not waived, of a rule
@@ -146,12 +209,9 @@ impl Validation {
             .map(|f| f.found.as_str())
     }
 
-    /// Number of warnings.
+    /// Number of warnings, those left out of the list included.
     pub fn warnings(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .count()
+        self.count(Severity::Warning)
     }
 
     /// Number of distinct files the findings are in (the submission as a whole counts once).
@@ -162,6 +222,17 @@ impl Validation {
             .collect::<BTreeSet<_>>()
             .len()
     }
+}
+
+/// Why a `*.json` file at the submission's root, which no rule recognised, does not
+/// parse as JSON at all (a jobs file cut short, or nested past the parser's limit):
+/// `None` when it parses, or is not such a file.
+fn broken_json_at_root(
+    path: &str,
+    bytes: Option<&[u8]>,
+) -> Option<mlbench_schema::pyjson::SyntaxError> {
+    let bytes = bytes.filter(|_| !path.contains('/') && path.ends_with(".json"))?;
+    mlbench_schema::pyjson::parse(bytes).err()
 }
 
 struct ReportRef<'a> {
@@ -252,6 +323,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     let present = |i: usize| !is_held[i] || whole[i].is_some();
     let mut reports: Vec<ReportRef> = Vec::new();
     let mut jobs_files: Vec<Held> = Vec::new();
+    let mut broken_jobs = false;
     for i in (0..n).filter(|&i| present(i)) {
         let path = src.path(i);
         match mlbench_schema::layout::classify(path, || whole[i].is_some_and(looks_like_jobs_bytes))
@@ -264,14 +336,23 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             }),
             Role::Jobs => jobs_files.extend(whole[i].map(|bytes| Held { path, bytes })),
             Role::Pack => {}
-            Role::Unknown => findings.push(
-                Finding::new(
-                    "file.unknown",
-                    "report files, the jobs file and the pack manifest",
-                    "an unexpected file",
-                )
-                .file(path),
-            ),
+            Role::Unknown => match broken_json_at_root(path, whole[i]) {
+                // Truncated, or nested past the parser's limit: the jobs file it was.
+                Some(e) => {
+                    broken_jobs = true;
+                    let found = format!("not JSON: {e}");
+                    let finding = Finding::new("jobs.invalid", "a jobs file", found);
+                    findings.push(finding.file(path));
+                }
+                None => findings.push(
+                    Finding::new(
+                        "file.unknown",
+                        "report files, the jobs file and the pack manifest",
+                        "an unexpected file",
+                    )
+                    .file(path),
+                ),
+            },
         }
     }
     let mut summary = Summary {
@@ -324,6 +405,10 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
 
     // The vendor's jobs file and the baselines.
     let vendor_jobs = pick_jobs(&jobs_files, suite.as_deref(), options, &mut findings);
+    if broken_jobs {
+        // The jobs file is there, broken (`jobs.invalid`), not missing.
+        findings.retain(|f| f.rule != "jobs.missing");
+    }
     if reports.is_empty() {
         // Without reports the missing jobs file adds nothing to `reports.none`.
         findings.retain(|f| f.rule != "jobs.missing");
@@ -566,17 +651,19 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
         .collect::<BTreeSet<_>>()
         .len();
 
-    let (mut waived, mut kept): (Vec<Finding>, Vec<Finding>) = findings
+    let (waived, kept): (Vec<Finding>, Vec<Finding>) = findings
         .into_iter()
         .partition(|f| options.waivers.iter().any(|w| w.covers(f)));
-    kept.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    waived.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let mut omitted = Vec::new();
+    let kept = bounded(kept, false, &mut omitted);
+    let waived = bounded(waived, true, &mut omitted);
     Ok(Validation {
         findings: kept,
         waived,
         versions,
         summary,
         phases,
+        omitted,
     })
 }
 

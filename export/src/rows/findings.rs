@@ -2,7 +2,7 @@
 
 use super::plural;
 use mlbench_results::ValidationDoc;
-use mlbench_validator::{Finding, Validation};
+use mlbench_validator::{Finding, Omitted, Validation};
 use std::fmt::Write as _;
 
 /// `N errors, M warnings in K files` (K = files in the submission), plus the waivers.
@@ -20,8 +20,8 @@ pub fn summary_line(v: &Validation) -> String {
             plural(v.summary.runs, "run")
         );
     }
-    if !v.waived.is_empty() {
-        let _ = write!(line, " ({} waived)", plural(v.waived.len(), "error"));
+    if v.waived_count() > 0 {
+        let _ = write!(line, " ({} waived)", plural(v.waived_count(), "error"));
     }
     line.push('\n');
     line
@@ -38,8 +38,9 @@ pub fn line(f: &Finding) -> String {
     out
 }
 
-/// Findings grouped by rule, each group under its rule's summary and hint.
-pub fn grouped(out: &mut String, findings: &[Finding], waived: bool) {
+/// Findings grouped by rule, each group under its rule's summary and hint (and how many
+/// of the rule's findings were left out of the list, from `omitted`).
+pub fn grouped(out: &mut String, findings: &[Finding], omitted: &[Omitted], waived: bool) {
     let mut i = 0;
     while i < findings.len() {
         let rule = findings[i].rule;
@@ -62,6 +63,12 @@ pub fn grouped(out: &mut String, findings: &[Finding], waived: bool) {
                 let _ = writeln!(out, "    hint: {}", f.hint);
             }
         }
+        if let Some(o) = omitted
+            .iter()
+            .find(|o| o.rule == rule && o.waived == waived)
+        {
+            let _ = writeln!(out, "  … and {} more, not listed", o.count);
+        }
         if same_hint && !group[0].hint.is_empty() {
             let _ = writeln!(out, "  hint: {}", group[0].hint);
         }
@@ -74,8 +81,8 @@ pub fn human(v: &Validation) -> String {
     let mut out = String::new();
     let mut ordered = v.findings.clone();
     ordered.sort_by(|a, b| (a.severity, a.sort_key()).cmp(&(b.severity, b.sort_key())));
-    grouped(&mut out, &ordered, false);
-    grouped(&mut out, &v.waived, true);
+    grouped(&mut out, &ordered, &v.omitted, false);
+    grouped(&mut out, &v.waived, &v.omitted, true);
     out.push_str(&summary_line(v));
     out
 }

@@ -53,6 +53,12 @@ pub const RULES: &[Rule] = &[
         "re-create the zip; the entry was damaged or the archive was tampered with",
     ),
     def(
+        "archive.inconsistent",
+        Error,
+        "the archive disagrees with itself: a local header names another file than the central directory, an entry's data runs past the end of the file, the central directory's declared size is wrong, a folder entry carries data",
+        "re-create the zip with a standard tool (`mlbench pack DIR -o submission.zip`)",
+    ),
+    def(
         "archive.unsafe-path",
         Error,
         "an entry name is absolute or climbs out of the archive (`..`)",
