@@ -99,6 +99,7 @@ mod tests {
             run,
             device,
             host: None,
+            model: None,
             world: None,
             value: Some(value),
             failure: None,
