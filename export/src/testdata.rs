@@ -328,6 +328,7 @@ pub fn validation() -> ValidationDoc {
             baselines: None,
         },
         phases: Vec::new(),
+        omitted: Vec::new(),
     };
     ValidationDoc {
         submission: "vendor.zip".into(),
