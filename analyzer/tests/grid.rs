@@ -19,7 +19,6 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
                 device: Some(*device),
                 host: None,
                 model: None,
-            model: None,
                 world: Some(1),
                 value: Some(*v),
                 failure: None,

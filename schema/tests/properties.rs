@@ -487,13 +487,7 @@ fn check_lean_agrees(text: &[u8]) -> Result<(), TestCaseError> {
                 other => prop_assert_eq!(format!("{other:?}"), format!("{:?}", l.get(key))),
             }
         }
-        for key in [
-            "batch_loss",
-            "epoch_loss",
-            "metrics",
-            "unique_id",
-            "jr_id",
-        ] {
+        for key in ["batch_loss", "epoch_loss", "metrics", "unique_id", "jr_id"] {
             ff.remove(key);
             lf.remove(key);
         }
