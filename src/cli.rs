@@ -338,6 +338,16 @@ pub enum GridFormat {
     Parquet,
 }
 
+/// How much of a submission is read: the one size limit of `report`, `validate`, `pack`,
+/// `grid` and `plot`.
+#[derive(Debug, Args)]
+pub struct SizeArgs {
+    /// Most uncompressed bytes read from a submission; report files past it are set
+    /// aside and named, never read.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30, value_hint = ValueHint::Other)]
+    pub max_bytes: u64,
+}
+
 /// The most bootstrap resamples `--resamples` takes: 100,000 draws of every bench are a
 /// few seconds and some hundred MB; 10 million aborted at 2.8 GB.
 pub const MAX_RESAMPLES: u64 = 100_000;
@@ -375,6 +385,9 @@ pub struct CompareArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_RESAMPLES)
     )]
     pub resamples: usize,
+
+    #[command(flatten)]
+    pub size: SizeArgs,
 
     /// Seed of the bootstrap (results are reproducible with it).
     #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED, value_hint = ValueHint::Other)]
@@ -566,9 +579,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "RULE[:FILE]")]
     pub waive: Vec<String>,
 
-    /// Most uncompressed bytes read from the submission.
-    #[arg(long, value_name = "BYTES", default_value_t = 4 << 30, value_hint = ValueHint::Other)]
-    pub max_bytes: u64,
+    #[command(flatten)]
+    pub size: SizeArgs,
 
     /// Highest compression ratio accepted for an archive entry over 1 MiB.
     #[arg(long, value_name = "RATIO", default_value_t = 200, value_hint = ValueHint::Other)]
@@ -698,6 +710,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", default_value_t = 4, value_hint = ValueHint::Other)]
     pub min_runs: u32,
 
+    #[command(flatten)]
+    pub size: SizeArgs,
+
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -751,6 +766,7 @@ impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
             track: args.track.into(),
             resamples: args.resamples,
             seed: args.seed,
+            max_bytes: args.size.max_bytes,
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct CompareOptions {
     pub resamples: usize,
     /// The bootstrap seed.
     pub seed: u64,
+    /// The most uncompressed bytes read from each submission (files past it are set
+    /// aside, as the validator sets them aside).
+    pub max_bytes: u64,
 }
 
 impl Default for CompareOptions {
@@ -47,6 +50,7 @@ impl Default for CompareOptions {
             track: Track::Baseline,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
+            max_bytes: Limits::default().max_bytes,
         }
     }
 }
@@ -228,7 +232,10 @@ pub fn load_all(
 ) -> Result<Vec<Labelled>, CompareError> {
     let labels = parse_labels(&options.labels, subs)?;
     let targets = selection_only()?;
-    let limits = Limits::default();
+    let limits = Limits {
+        max_bytes: options.max_bytes,
+        ..Limits::default()
+    };
     let loaded: Vec<Result<Labelled, CompareError>> = subs
         .par_iter()
         .map(|path| {

@@ -170,15 +170,18 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
         .map(|f| (f.path.clone(), f.display.clone()))
         .collect();
     let clock = mlbench_schema::Timings::start();
-    let parts = mlbench_schema::load_map(discovery, |file| extract(&file, targets));
+    // Each entry reduced to its sample as it is parsed: a large stream is never whole.
+    let parts = mlbench_schema::discover::map_contents(discovery, |found, content| {
+        let (display, run, name) = (&found.display, &found.run, &found.name);
+        match content {
+            Ok(content) => FileSamples::extract_content(display, run, name, content, targets),
+            Err(e) => (vec![e], FileSamples::begin(display, run, name)),
+        }
+    });
     clock.lap("  parse files and extract samples");
     let loaded = gathered.into_loaded(targets, parts, |file, entry| {
         let (path, display) = &paths[file];
-        mlbench_schema::reader::read_file(path, display)
-            .entries
-            .into_iter()
-            .find(|(i, _)| *i == entry)
-            .map(|(_, e)| e)
+        mlbench_schema::reader::read_entry_at(path, display, entry)
     });
     clock.lap("  assemble the samples");
     loaded
@@ -307,20 +310,13 @@ pub fn load_submission_lean(
             Role::Report { .. }
         )
     };
-    let (intake, reduced) = listing.read_apart(is_report, |p, bytes| {
+    let (intake, reduced) = listing.read_apart(is_report, |p, content| {
         // Only reports are read apart: the role is always a report's.
         let Role::Report { name, run } = mlbench_schema::layout::classify(p, || false) else {
             return None;
         };
-        let report = ReportFile {
-            path: PathBuf::from(p),
-            display: p.to_owned(),
-            name,
-            run,
-            parsed: parse_report_lean(p, bytes),
-        };
-        let part = extract(&report, targets);
-        Some((report.name, report.run, part))
+        let part = FileSamples::extract_content(p, &run, &name, content, targets);
+        Some((name, run, part))
     });
     let reduced: Vec<_> = reduced
         .into_iter()

@@ -95,6 +95,10 @@ pub struct FileSamples {
     pub hosts: Vec<String>,
     /// The GPU models of this file's samples (as `hosts`, for `model`).
     pub models: Vec<String>,
+    /// Whether the file is a failure stub (`.FAIL.` in its name).
+    fail_file: bool,
+    /// The device its name gives (a legacy stream's `_<K>`).
+    legacy_device: Option<u32>,
 }
 
 /// Every name of `lists`, sorted and once.
@@ -124,75 +128,107 @@ fn index_of(names: &mut Vec<String>, name: &str) -> u32 {
 impl FileSamples {
     /// Extracts the samples of one file under `targets`' exclusions and selection rules.
     pub fn extract(file: &ReportFile, targets: &TargetTable) -> FileSamples {
-        let (fail_file, legacy_device) = match &file.name {
-            FileName::Legacy { job_id, .. } => (false, Some(*job_id)),
-            FileName::PerTest { fail, .. } => (*fail, None),
-        };
-        let mut out = FileSamples {
-            display: file.display.clone(),
-            run: file.run.clone(),
-            legacy: matches!(file.name, FileName::Legacy { .. }),
-            samples: Vec::with_capacity(file.parsed.entries.len()),
-            keys: Vec::with_capacity(file.parsed.entries.len()),
+        let mut out = FileSamples::begin(&file.display, &file.run, &file.name);
+        out.samples.reserve(file.parsed.entries.len());
+        out.keys.reserve(file.parsed.entries.len());
+        for (entry_idx, entry) in &file.parsed.entries {
+            out.push(*entry_idx, entry, targets);
+        }
+        out
+    }
+
+    /// The samples of the report `display` (its `run` and `name`) read from `content`,
+    /// each entry taken as it is parsed (lean): a stream is never held whole. Returns the
+    /// file's problems too.
+    pub fn extract_content(
+        display: &str,
+        run: &str,
+        name: &FileName,
+        content: mlbench_schema::reader::Content<'_>,
+        targets: &TargetTable,
+    ) -> (Vec<mlbench_schema::ReadError>, FileSamples) {
+        use mlbench_schema::reader::{Reading, parse_each_of};
+        let mut out = FileSamples::begin(display, run, name);
+        let parsed = parse_each_of(display, content, Reading::Lean, |index, entry| {
+            out.push(index, &entry, targets);
+        });
+        (parsed.errors, out)
+    }
+
+    /// No samples yet, of the report `display`.
+    pub fn begin(display: &str, run: &str, name: &FileName) -> FileSamples {
+        FileSamples {
+            display: display.to_owned(),
+            run: run.to_owned(),
+            legacy: matches!(name, FileName::Legacy { .. }),
+            fail_file: matches!(name, FileName::PerTest { fail: true, .. }),
+            legacy_device: match name {
+                FileName::Legacy { job_id, .. } => Some(*job_id),
+                FileName::PerTest { .. } => None,
+            },
+            samples: Vec::new(),
+            keys: Vec::new(),
             run_ids: RunIds::default(),
-            entries: file.parsed.entries.len(),
+            entries: 0,
             excluded: 0,
             smoke: 0,
             not_selected: Vec::new(),
             hosts: Vec::new(),
             models: Vec::new(),
-        };
-        for (entry_idx, entry) in &file.parsed.entries {
-            let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
-            out.smoke += usize::from(smoke);
-            let bench = entry.name().map(str::to_owned);
-            if let Some(b) = &bench {
-                if targets.is_excluded(b) {
-                    out.excluded += 1;
-                    continue;
-                }
-                // A smoke entry's sizes are reduced by design: the rules that pick the
-                // sizes the targets were measured at do not apply to it.
-                if let Some(rule) = targets.rejecting_rule(b, entry).filter(|_| !smoke) {
-                    let rule = rule.to_string();
-                    match out.not_selected.iter_mut().find(|(r, _)| *r == rule) {
-                        Some((_, n)) => *n += 1,
-                        None => out.not_selected.push((rule, 1)),
-                    }
-                    continue;
-                }
-            }
-            let device = if entry.get("vcd").is_some() {
-                entry.single_device()
-            } else {
-                legacy_device
-            };
-            let failure = entry.failure(fail_file);
-            let key = match (&failure, &bench) {
-                (None, Some(b)) => Some(pooled_configuration_key(entry, targets.pool_over(b))),
-                _ => None,
-            };
-            out.keys.push(key);
-            out.run_ids.push(run_id_of(entry).as_deref());
-            let host = (entry.get("hostname").and_then(Value::as_str))
-                .map(|h| index_of(&mut out.hosts, h));
-            let model =
-                (entry.get("gpu").and_then(Value::as_str)).map(|m| index_of(&mut out.models, m));
-            out.samples.push(Sample {
-                bench,
-                run: 0,
-                device,
-                host,
-                model,
-                world: world_size(entry),
-                value: entry.train_item_avg(),
-                failure,
-                conflict: false,
-                file: 0,
-                entry: *entry_idx as u32,
-            });
         }
-        out
+    }
+
+    /// Takes entry `entry_idx` of the file.
+    fn push(&mut self, entry_idx: usize, entry: &ReportEntry, targets: &TargetTable) {
+        self.entries += 1;
+        let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
+        self.smoke += usize::from(smoke);
+        let bench = entry.name().map(str::to_owned);
+        if let Some(b) = &bench {
+            if targets.is_excluded(b) {
+                self.excluded += 1;
+                return;
+            }
+            // A smoke entry's sizes are reduced by design: the rules that pick the sizes
+            // the targets were measured at do not apply to it.
+            if let Some(rule) = targets.rejecting_rule(b, entry).filter(|_| !smoke) {
+                let rule = rule.to_string();
+                match self.not_selected.iter_mut().find(|(r, _)| *r == rule) {
+                    Some((_, n)) => *n += 1,
+                    None => self.not_selected.push((rule, 1)),
+                }
+                return;
+            }
+        }
+        let device = if entry.get("vcd").is_some() {
+            entry.single_device()
+        } else {
+            self.legacy_device
+        };
+        let failure = entry.failure(self.fail_file);
+        let key = match (&failure, &bench) {
+            (None, Some(b)) => Some(pooled_configuration_key(entry, targets.pool_over(b))),
+            _ => None,
+        };
+        self.keys.push(key);
+        self.run_ids.push(run_id_of(entry).as_deref());
+        let host =
+            (entry.get("hostname").and_then(Value::as_str)).map(|h| index_of(&mut self.hosts, h));
+        let model =
+            (entry.get("gpu").and_then(Value::as_str)).map(|m| index_of(&mut self.models, m));
+        self.samples.push(Sample {
+            bench,
+            run: 0,
+            device,
+            host,
+            model,
+            world: world_size(entry),
+            value: entry.train_item_avg(),
+            failure,
+            conflict: false,
+            file: 0,
+            entry: entry_idx as u32,
+        });
     }
 }
 

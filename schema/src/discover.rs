@@ -271,6 +271,65 @@ where
     map_files(discovery, read_file_lean, reduce)
 }
 
+impl Discovery {
+    /// Sets aside the report files that do not fit in `max_bytes` in all (in their order:
+    /// runs, then paths; the ones after still taken while they fit), as the validator's
+    /// intake sets them aside: each one set aside is an error that names it, never opened.
+    pub fn set_aside_over(&mut self, max_bytes: u64) -> Vec<ReadError> {
+        let mut total: u64 = 0;
+        let mut set_aside = Vec::new();
+        self.files.retain(|f| {
+            let size = std::fs::symlink_metadata(&f.path).map_or(0, |m| m.len());
+            if total.saturating_add(size) <= max_bytes {
+                total += size;
+                return true;
+            }
+            set_aside.push(ReadError {
+                file: f.display.clone(),
+                entry: None,
+                location: crate::reader::Location::File,
+                message: format!(
+                    "not read: {size} bytes with {total} read before it, over the {max_bytes} bytes read at most"
+                ),
+            });
+            false
+        });
+        set_aside
+    }
+}
+
+/// Reads every file found, in parallel, handing each one's content to `f` as it is read:
+/// its bytes, or for a large file a stream of it (`read_buffer::with_content`), so that
+/// `f` can reduce each entry as it is parsed and no report is ever held whole. A file
+/// that cannot be read at all is `f`'s error.
+pub fn map_contents<T, F>(discovery: Discovery, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(&FoundFile, Result<crate::reader::Content<'_>, ReadError>) -> T + Sync + Send,
+{
+    use crate::read_buffer::{Links, with_content};
+    discovery
+        .files
+        .par_iter()
+        .map(|found| {
+            match with_content(&found.path, Links::Refuse, |content| f(found, Ok(content))) {
+                Ok(read) => read.out,
+                Err(e) => f(found, Err(cannot_read(&found.display, &e))),
+            }
+        })
+        .collect()
+}
+
+/// The error of a file that cannot be opened or read.
+fn cannot_read(display: &str, e: &dyn std::fmt::Display) -> ReadError {
+    ReadError {
+        file: display.to_owned(),
+        entry: None,
+        location: crate::reader::Location::File,
+        message: format!("cannot read: {e}"),
+    }
+}
+
 fn map_files<T, F>(discovery: Discovery, read: fn(&Path, &str) -> ParsedFile, reduce: F) -> Vec<T>
 where
     T: Send,

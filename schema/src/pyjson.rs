@@ -51,6 +51,19 @@ pub struct SyntaxErrorDetail {
 }
 
 impl SyntaxError {
+    /// The same error in a text that `text` is a part of, starting at byte `offset`
+    /// there, on line `line`, `column0` bytes after its line's start (a stream read a
+    /// window at a time gives its errors the whole file's positions).
+    pub fn shifted(self, offset: usize, line: usize, column0: usize) -> SyntaxError {
+        let mut d = self.into_detail();
+        if d.line == 1 {
+            d.column += column0;
+        }
+        d.offset += offset;
+        d.line += line - 1;
+        SyntaxError(Box::new(d))
+    }
+
     fn at(text: &[u8], offset: usize, message: impl Into<String>) -> Self {
         let offset = offset.min(text.len());
         let before = &text[..offset];

@@ -3,6 +3,7 @@
 //! a page fault per 4 KiB touched, which on a large submission is as much system time as
 //! the reading itself.
 
+use crate::reader::Content;
 use std::cell::RefCell;
 use std::io::Read;
 use std::path::Path;
@@ -104,6 +105,91 @@ pub fn read_file_into(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<()> 
         // A size of 0 (a file of /proc): read to the end.
         _ => file.read_to_end(buffer).map(drop),
     }
+}
+
+/// A reader that keeps the first error it met (the parser of a stream sees the stream
+/// end there; the caller learns why).
+pub struct Recording<R> {
+    inner: R,
+    /// Bytes read.
+    pub read: u64,
+    /// The first read that failed.
+    pub failed: Option<std::io::Error>,
+}
+
+impl<R> Recording<R> {
+    /// Records the reads of `inner`.
+    pub fn new(inner: R) -> Self {
+        Recording {
+            inner,
+            read: 0,
+            failed: None,
+        }
+    }
+}
+
+impl<R: Read> Read for Recording<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.read += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                let kind = e.kind();
+                if kind != std::io::ErrorKind::Interrupted && self.failed.is_none() {
+                    self.failed = Some(std::io::Error::new(kind, e.to_string()));
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Calls `f` with the content of the regular file at `path` (see [`open_regular`]): its
+/// bytes, read into this thread's buffer, or, above [`STREAM_ABOVE`] bytes, a stream of
+/// it, so that a large report is never held whole. Returns the file's size and `f`'s
+/// result, and the read of the stream that failed, if one did (`f` saw the stream end
+/// there). An error is a file that could not be opened or read at all.
+///
+/// [`STREAM_ABOVE`]: crate::reader::STREAM_ABOVE
+pub fn with_content<T>(
+    path: &Path,
+    links: Links,
+    f: impl FnOnce(Content<'_>) -> T,
+) -> std::io::Result<Contented<T>> {
+    let mut file = open_regular(path, links)?;
+    let size = file.metadata()?.len();
+    if size > crate::reader::stream_above() {
+        let mut stream = Recording::new(&mut file);
+        let out = f(Content::Stream(&mut stream));
+        let failed = stream.failed;
+        return Ok(Contented { size, out, failed });
+    }
+    with_thread_buffer(|buffer| {
+        buffer.clear();
+        match usize::try_from(size) {
+            Ok(size) if size > 0 => read_at_most(&mut file, buffer, size)?,
+            _ => drop(file.read_to_end(buffer)?),
+        }
+        let size = buffer.len() as u64;
+        let out = f(Content::Bytes(buffer));
+        Ok(Contented {
+            size,
+            out,
+            failed: None,
+        })
+    })
+}
+
+/// What [`with_content`] gives.
+pub struct Contented<T> {
+    /// The file's size (the bytes read, for a file read whole).
+    pub size: u64,
+    /// What the reader of the content returned.
+    pub out: T,
+    /// The read of the stream that failed, if one did.
+    pub failed: Option<std::io::Error>,
 }
 
 /// Reads up to `size` bytes of `file` onto the end of `buffer`.

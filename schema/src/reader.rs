@@ -8,6 +8,8 @@
 //! problem is returned with the file, the entry index and the byte offset or field.
 
 use crate::entry::{LossScan, ReportEntry};
+mod stream;
+
 use crate::pyjson::{Parser, Skipped, SyntaxError};
 use crate::value::{Object, Value};
 use std::borrow::Cow;
@@ -221,7 +223,7 @@ pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
 /// [`parse_report`] gives, type problems included. Keys read twice keep the full
 /// parse's semantics: the last `batch_loss` is the one that counts.
 ///
-/// The type-checked strings `unique_id`, `gpu` and `jr_id` are skipped too. `train_item` keeps
+/// The type-checked strings `unique_id` and `jr_id` are skipped too. `train_item` keeps
 /// its last `avg` only (the throughput, all the scorer reads of it), and a timing stage
 /// (an object whose `unit` is `"s"`, with an `avg`: `train`, `loading`, …) under a key
 /// that no accessor looks up is dropped: stages are not arguments, so the entry's
@@ -417,10 +419,152 @@ fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
     out
 }
 
+/// Reports above this size are read as streams, a window at a time ([`stream`]), not
+/// whole: memory is then bounded by the largest entry.
+pub const STREAM_ABOVE: u64 = 64 << 20;
+
+/// The size above which a report is streamed: [`STREAM_ABOVE`], or the bytes
+/// `MLBENCH_STREAM_ABOVE` gives (for the tests, which stream every file with 0 and check
+/// that the outputs do not change).
+pub fn stream_above() -> u64 {
+    static ABOVE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ABOVE.get_or_init(|| {
+        std::env::var("MLBENCH_STREAM_ABOVE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(STREAM_ABOVE)
+    })
+}
+
+/// Where a report's bytes come from: in memory, or a stream read a window at a time.
+pub enum Content<'a> {
+    /// The whole file.
+    Bytes(&'a [u8]),
+    /// A stream (a large file, an entry of a zip).
+    Stream(&'a mut dyn std::io::Read),
+}
+
+/// How a report is read for [`parse_each_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// As [`parse_report`] reads it (every field built).
+    Full,
+    /// As [`parse_report_lean`] reads it (scoring).
+    Lean,
+    /// As [`parse_report_values`] reads it (validation).
+    Values,
+}
+
+impl Reading {
+    fn read(self) -> Read {
+        match self {
+            Reading::Full => Read::Full,
+            Reading::Lean => Read::Lean,
+            Reading::Values => Read::Values,
+        }
+    }
+}
+
+/// Parses a report from `content`, handing each entry that parses to `each` as it is
+/// read: the entries are never all in memory, and a stream never whole. The file
+/// returned has no entries; a read that fails is its last error.
+pub fn parse_each_of(
+    file: &str,
+    content: Content<'_>,
+    reading: Reading,
+    mut each: impl FnMut(usize, ReportEntry),
+) -> ParsedFile {
+    let read = reading.read();
+    match content {
+        Content::Bytes(text) => parse_each(file, text, read, &mut each),
+        Content::Stream(input) => {
+            parse_stream_in(file, input, reading, stream::CHUNK, stream::MAX_ENTRY, each)
+        }
+    }
+}
+
+/// [`parse_each_of`] of a stream read `chunk` bytes at a time, entries up to
+/// `max_entry` bytes: for the tests that prove the windows change nothing.
+#[doc(hidden)]
+pub fn parse_stream_in(
+    file: &str,
+    input: &mut dyn std::io::Read,
+    reading: Reading,
+    chunk: usize,
+    max_entry: usize,
+    mut each: impl FnMut(usize, ReportEntry),
+) -> ParsedFile {
+    let read = reading.read();
+    let mut window = stream::Window::new(input, chunk, max_entry);
+    let mut out = walk(file, &mut window, read, &mut each);
+    if let Some(e) = window.failed.take() {
+        out.errors.push(ReadError {
+            file: file.to_owned(),
+            entry: None,
+            location: Location::File,
+            message: format!("cannot read: {e}"),
+        });
+    }
+    out
+}
+
 /// Parses `text`, giving each entry that parses to `each`; the errors are returned.
 fn parse_each(
     file: &str,
     text: &[u8],
+    read: Read,
+    each: &mut dyn FnMut(usize, ReportEntry),
+) -> ParsedFile {
+    walk(file, &mut Whole(Parser::new(text)), read, each)
+}
+
+/// Where the container walk of a report reads from: a whole text in memory ([`Whole`]),
+/// or a stream read a window at a time ([`stream::Window`]). The walk ([`walk`]) is one,
+/// so both give the same entries and errors.
+trait Cursor {
+    /// Skips white space.
+    fn skip_ws(&mut self);
+    /// The next byte, if any.
+    fn peek(&mut self) -> Option<u8>;
+    /// Consumes `b` if it is next.
+    fn eat(&mut self, b: u8) -> bool;
+    /// Whether the text is over.
+    fn at_end(&mut self) -> bool;
+    /// An error at the current position.
+    fn error(&mut self, message: &str) -> SyntaxError;
+    /// Reads one entry at the current position.
+    fn entry(&mut self, read: Read) -> Result<(Value, LossesApart), SyntaxError>;
+}
+
+/// A whole text in memory.
+struct Whole<'a>(Parser<'a>);
+
+impl Cursor for Whole<'_> {
+    fn skip_ws(&mut self) {
+        self.0.skip_ws();
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.0.peek()
+    }
+    fn eat(&mut self, b: u8) -> bool {
+        self.0.eat(b)
+    }
+    fn at_end(&mut self) -> bool {
+        self.0.at_end()
+    }
+    fn error(&mut self, message: &str) -> SyntaxError {
+        self.0.error(message)
+    }
+    fn entry(&mut self, read: Read) -> Result<(Value, LossesApart), SyntaxError> {
+        read_entry(&mut self.0, read)
+    }
+}
+
+/// The walk of a report's container: a bare object, or `[` and entries with or without
+/// the closing `]`, giving each entry that parses to `each`.
+fn walk(
+    file: &str,
+    text: &mut impl Cursor,
     read: Read,
     each: &mut dyn FnMut(usize, ReportEntry),
 ) -> ParsedFile {
@@ -429,9 +573,8 @@ fn parse_each(
         entries: Vec::new(),
         errors: Vec::new(),
     };
-    let mut parser = Parser::new(text);
-    parser.skip_ws();
-    match parser.peek() {
+    text.skip_ws();
+    match text.peek() {
         None => out.errors.push(ReadError {
             file: file.to_owned(),
             entry: None,
@@ -440,15 +583,12 @@ fn parse_each(
         }),
         Some(b'{') => {
             out.container = Some(Container::Object);
-            match read_entry(&mut parser, read) {
+            match text.entry(read) {
                 Ok((value, scan)) => {
-                    parser.skip_ws();
-                    if !parser.at_end() {
-                        out.errors.push(syntax(
-                            file,
-                            None,
-                            parser.error("extra data after the report object"),
-                        ));
+                    text.skip_ws();
+                    if !text.at_end() {
+                        let e = text.error("extra data after the report object");
+                        out.errors.push(syntax(file, None, e));
                     }
                     accept(file, 0, value, scan, &mut out.errors, each);
                 }
@@ -456,63 +596,67 @@ fn parse_each(
             }
         }
         Some(b'[') => {
-            parser.pos += 1;
-            let mut index = 0;
-            let mut closed = false;
-            loop {
-                parser.skip_ws();
-                if parser.at_end() {
-                    break;
-                }
-                if parser.eat(b']') {
-                    closed = true;
-                    parser.skip_ws();
-                    if !parser.at_end() {
-                        out.errors
-                            .push(syntax(file, None, parser.error("extra data after `]`")));
-                    }
-                    break;
-                }
-                match read_entry(&mut parser, read) {
-                    Ok((value, scan)) => accept(file, index, value, scan, &mut out.errors, each),
-                    Err(e) => {
-                        // Nothing after a broken entry can be trusted (there is no resync
-                        // point in JSON), so stop here and keep what came before.
-                        out.errors.push(syntax(file, Some(index), e));
-                        break;
-                    }
-                }
-                index += 1;
-                parser.skip_ws();
-                if parser.eat(b',') {
-                    continue;
-                }
-                if parser.at_end() {
-                    break;
-                }
-                if parser.peek() == Some(b']') {
-                    continue;
-                }
-                out.errors.push(syntax(
-                    file,
-                    Some(index),
-                    parser.error("expected `,` or `]` after an entry"),
-                ));
-                break;
-            }
+            text.eat(b'[');
+            let closed = walk_entries(file, text, read, each, &mut out.errors);
             out.container = Some(if closed {
                 Container::Array
             } else {
                 Container::Stream
             });
         }
-        Some(_) => out.errors.push(syntax(
-            file,
-            None,
-            parser.error("not a report: expected `[` or `{`"),
-        )),
+        Some(_) => {
+            let e = text.error("not a report: expected `[` or `{`");
+            out.errors.push(syntax(file, None, e));
+        }
     }
     out
+}
+
+/// The entries after a report's `[`, to its `]` or its end; whether the `]` was there.
+fn walk_entries(
+    file: &str,
+    text: &mut impl Cursor,
+    read: Read,
+    each: &mut dyn FnMut(usize, ReportEntry),
+    errors: &mut Vec<ReadError>,
+) -> bool {
+    let mut index = 0;
+    loop {
+        text.skip_ws();
+        if text.at_end() {
+            return false;
+        }
+        if text.eat(b']') {
+            text.skip_ws();
+            if !text.at_end() {
+                errors.push(syntax(file, None, text.error("extra data after `]`")));
+            }
+            return true;
+        }
+        match text.entry(read) {
+            Ok((value, scan)) => accept(file, index, value, scan, errors, each),
+            Err(e) => {
+                // Nothing after a broken entry can be trusted (there is no resync
+                // point in JSON), so stop here and keep what came before.
+                errors.push(syntax(file, Some(index), e));
+                return false;
+            }
+        }
+        index += 1;
+        text.skip_ws();
+        if text.eat(b',') {
+            continue;
+        }
+        if text.at_end() {
+            return false;
+        }
+        if text.peek() == Some(b']') {
+            continue;
+        }
+        let e = text.error("expected `,` or `]` after an entry");
+        errors.push(syntax(file, Some(index), e));
+        return false;
+    }
 }
 
 fn accept(
@@ -585,6 +729,22 @@ pub fn read_file(path: &Path, display: &str) -> ParsedFile {
     read_with(path, display, Read::Full)
 }
 
+/// Entry `index` of the file at `path`, read in full (`None` if it does not parse or the
+/// file cannot be read): the one entry kept, however large the file.
+pub fn read_entry_at(path: &Path, display: &str, index: usize) -> Option<ReportEntry> {
+    let links = crate::read_buffer::Links::Refuse;
+    let read = crate::read_buffer::with_content(path, links, |content| {
+        let mut found = None;
+        parse_each_of(display, content, Reading::Full, |i, e| {
+            if i == index {
+                found = Some(e);
+            }
+        });
+        found
+    });
+    read.ok()?.out
+}
+
 /// [`read_file`] with [`parse_report_lean`]: for scoring, which needs neither the loss
 /// values nor the metrics.
 pub fn read_file_lean(path: &Path, display: &str) -> ParsedFile {
@@ -592,11 +752,21 @@ pub fn read_file_lean(path: &Path, display: &str) -> ParsedFile {
 }
 
 fn read_with(path: &Path, display: &str, read: Read) -> ParsedFile {
-    let outcome = crate::read_buffer::with_thread_buffer(|buffer| {
-        crate::read_buffer::read_file_into(path, buffer).map(|()| parse_with(display, buffer, read))
+    let reading = match read {
+        Read::Full => Reading::Full,
+        Read::Lean => Reading::Lean,
+        Read::Values => Reading::Values,
+    };
+    let links = crate::read_buffer::Links::Refuse;
+    let outcome = crate::read_buffer::with_content(path, links, |content| {
+        let mut entries = Vec::new();
+        let mut parsed = parse_each_of(display, content, reading, |i, e| entries.push((i, e)));
+        parsed.entries = entries;
+        parsed
     });
     match outcome {
-        Ok(parsed) => parsed,
+        // A stream that failed is an error the parse recorded where it ended.
+        Ok(read) => read.out,
         Err(e) => ParsedFile {
             container: None,
             entries: Vec::new(),

@@ -580,9 +580,38 @@ fn check_skip_agrees(text: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A report read from a stream `chunk` bytes at a time gives what the whole text gives:
+/// the same container, entries (index and fields) and errors (offsets, lines, columns).
+fn check_stream_agrees(text: &[u8], chunk: usize) -> Result<(), TestCaseError> {
+    use mlbench_schema::reader::{Content, Reading, parse_each_of, parse_stream_in};
+    for reading in [Reading::Lean, Reading::Values] {
+        let mut whole_entries = Vec::new();
+        let whole = parse_each_of("f", Content::Bytes(text), reading, |i, e| {
+            whole_entries.push(format!("{i} {e:?}"))
+        });
+        let mut streamed_entries = Vec::new();
+        let mut input = text;
+        let streamed = parse_stream_in("f", &mut input, reading, chunk, 1 << 30, |i, e| {
+            streamed_entries.push(format!("{i} {e:?}"))
+        });
+        prop_assert_eq!(&whole.container, &streamed.container);
+        prop_assert_eq!(&whole.errors, &streamed.errors);
+        prop_assert_eq!(&whole_entries, &streamed_entries);
+    }
+    Ok(())
+}
+
 proptest! {
     // 2,000 cases at least (more with PROPTEST_CASES).
     #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(2000)))]
+
+    /// Read as a stream through windows of 1 to 64 bytes (every entry cut at every
+    /// place over the cases, and windows that grow inside an entry), a report is what the
+    /// whole text is: entries and errors alike, positions included.
+    #[test]
+    fn a_stream_read_in_windows_is_the_whole_text(text in report_text(), chunk in 1usize..64) {
+        check_stream_agrees(&text, chunk)?;
+    }
 
     /// `parse_report_lean` gives what `parse_report` gives, less the skipped fields: same
     /// container, errors (text, offsets), entries, type problems and loss verdicts.

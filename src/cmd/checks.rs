@@ -76,7 +76,7 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared, CommandError> {
 
 pub fn limits(args: &CheckArgs) -> Limits {
     Limits {
-        max_bytes: args.max_bytes,
+        max_bytes: args.size.max_bytes,
         max_ratio: args.max_ratio,
         ..Limits::default()
     }

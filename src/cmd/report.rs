@@ -67,14 +67,22 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     let loaded = match zip_input(&args.reports)? {
         // A packed submission, read in place with the validator's limits.
         Some(zip) => {
-            let intake = mlbench_analyzer::read_intake(zip, &Default::default())?;
+            let limits = mlbench_validator::Limits {
+                max_bytes: args.size.max_bytes,
+                ..Default::default()
+            };
+            let intake = mlbench_analyzer::read_intake(zip, &limits)?;
             clock.lap("read the zip");
             mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
         }
         None => {
-            let discovery = discover(&args.reports, args.name.as_deref())?;
+            let mut discovery = discover(&args.reports, args.name.as_deref())?;
+            // Past the size limit, files are set aside (named) and never opened.
+            let set_aside = discovery.set_aside_over(args.size.max_bytes);
             clock.lap("discover");
-            mlbench_analyzer::load_samples(discovery, &targets)
+            let mut loaded = mlbench_analyzer::load_samples(discovery, &targets);
+            loaded.errors.splice(0..0, set_aside);
+            loaded
         }
     };
     clock.lap("read, parse and extract");

@@ -75,9 +75,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
                 args.out.display()
             )));
         }
-        // A folder, a device or a missing parent first; then no file at all: run never
-        // replaces a zip.
-        output::check_file(zip, true)?;
+        // No file there at all (run never replaces a zip), and a folder for it that is
+        // one or can be made (run makes its folders, as it makes the output folder).
+        if let Some(parent) = zip.parent() {
+            output::check_folder(parent)?;
+        }
         if std::fs::symlink_metadata(zip).is_ok() {
             return Err(CommandError::Usage(format!(
                 "{}: already exists; not overwriting it (choose another --pack file)",
@@ -273,6 +275,9 @@ fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, C
     };
     match pack_folder(&args.out, Some(zip), &options) {
         Ok(outcome) => {
+            if let Some(parent) = zip.parent().filter(|p| !p.as_os_str().is_empty()) {
+                output::create_dir(parent)?;
+            }
             output::write_file(&outcome.zip, zip, false)?;
             eprintln!("{} into {}", outcome.describe(), zip.display());
             Ok(Outcome::Ok)

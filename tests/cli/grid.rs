@@ -674,7 +674,9 @@ fn the_same_seed_gives_the_same_json_and_another_seed_other_intervals() {
     grid(&subs, &["--resamples", "0"])
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains("--resamples must be at least 1"));
+        .stderr(predicate::str::contains(
+            "invalid value '0' for '--resamples <N>': 0 is not in 1..=100000",
+        ));
 }
 
 #[test]

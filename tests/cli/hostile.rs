@@ -263,7 +263,7 @@ fn findings_past_a_thousand_per_rule_are_counted_not_listed() {
         aggregated["found"]
             .as_str()
             .unwrap()
-            .starts_with("every one absent: toy_reg, toy_lstm, vae,"),
+            .starts_with("every one absent: `toy_reg`, `toy_lstm`, `vae`,"),
         "{aggregated}"
     );
     // The human output says how many were left out, once, under the rule.
@@ -455,4 +455,136 @@ fn folder_with_data(zip: &[u8]) -> Vec<u8> {
     rest[end + 16..end + 20].copy_from_slice(&(offset + 5).to_le_bytes());
     out.extend(rest);
     out
+}
+
+/// Every report read as a stream (`MLBENCH_STREAM_ABOVE=0`: what a file over 64 MiB
+/// gets) gives the outputs of every report read whole, on the example, on a damaged copy
+/// (an entry cut short, a broken one) and on a zip: the same figures, the same errors at
+/// the same bytes, lines and columns.
+#[test]
+fn reports_read_as_streams_give_what_reports_read_whole_give() {
+    let damaged = copy_example();
+    let stream = damaged.path().join("output2/fast_1.json");
+    let bytes = std::fs::read(&stream).unwrap();
+    std::fs::write(&stream, &bytes[..30_000]).unwrap();
+    std::fs::write(
+        damaged.path().join("output3/fast_0.json"),
+        "[{\"name\": 3},\n {\"x\": Nope}",
+    )
+    .unwrap();
+    let zip = tempfile::tempdir().unwrap();
+    let zipped = zip.path().join("example.zip");
+    crate::fixtures::write_zip(
+        &zipped,
+        &crate::fixtures::folder_files(&crate::fixtures::example_dir()),
+        zip::CompressionMethod::Deflated,
+    );
+    let example = crate::fixtures::example_dir();
+    let both = |args: &[&std::ffi::OsStr]| {
+        let run = |stream: bool| {
+            let mut cmd = mlbench();
+            if stream {
+                cmd.env("MLBENCH_STREAM_ABOVE", "0");
+            }
+            let out = cmd.args(args).output().unwrap();
+            (out.status.code(), out.stdout, out.stderr)
+        };
+        let (whole, streamed) = (run(false), run(true));
+        assert_eq!(whole, streamed, "{args:?}");
+        assert!(!whole.1.is_empty() || !whole.2.is_empty());
+    };
+    for sub in [
+        example.as_os_str(),
+        damaged.path().as_os_str(),
+        zipped.as_os_str(),
+    ] {
+        let skip = "--skip-unreadable".as_ref();
+        for scoring in ["classic", "score"] {
+            both(&[
+                "report".as_ref(),
+                sub,
+                "-g".as_ref(),
+                "RTX".as_ref(),
+                "-f".as_ref(),
+                "json".as_ref(),
+                "--scoring".as_ref(),
+                scoring.as_ref(),
+                skip,
+            ]);
+        }
+        both(&["validate".as_ref(), sub, "-f".as_ref(), "json".as_ref()]);
+    }
+    both(&[
+        "grid".as_ref(),
+        example.as_os_str(),
+        zipped.as_os_str(),
+        "-f".as_ref(),
+        "json".as_ref(),
+        "--resamples".as_ref(),
+        "100".as_ref(),
+    ]);
+}
+
+/// A report file of 8 GiB (sparse) is over the 4 GiB read at most: named and set aside,
+/// never read (report and grid exit 2, validate has an `archive.too-large` error). One of
+/// 3 GiB is under it: read as a stream, it is refused at its first byte, in bounded memory
+/// and time.
+#[test]
+fn huge_report_files_are_set_aside_or_streamed() {
+    let limit = Duration::from_secs(60);
+    for (size, set_aside) in [(8u64 << 30, true), (3 << 30, false)] {
+        let sub = copy_example();
+        let huge = sub.path().join("output0/fast_0.json");
+        std::fs::File::create(&huge).unwrap().set_len(size).unwrap();
+        let report = mlbench()
+            .arg("report")
+            .arg(sub.path())
+            .args(["-g", "RTX"])
+            .timeout(limit)
+            .assert()
+            .code(2);
+        let err = stderr(&report);
+        if set_aside {
+            assert!(
+                err.contains("output0/fast_0.json: not read: 8589934592 bytes with 0 read before it, over the 4294967296 bytes read at most"),
+                "{err}"
+            );
+        } else {
+            assert!(
+                err.contains("output0/fast_0.json: byte 0 (line 1, column 1): not a report: expected `[` or `{`"),
+                "{err}"
+            );
+        }
+        // The other files are read: one stream missing, not the whole submission.
+        let validate = mlbench()
+            .arg("validate")
+            .arg(sub.path())
+            .args(["-f", "json"])
+            .timeout(limit)
+            .assert()
+            .code(1);
+        let json: serde_json::Value =
+            serde_json::from_slice(&validate.get_output().stdout).unwrap();
+        let rule = if set_aside {
+            "archive.too-large"
+        } else {
+            "parse.json"
+        };
+        assert!(
+            json["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["rule"] == rule && f["file"] == "output0/fast_0.json"),
+            "{json:#}"
+        );
+        mlbench()
+            .arg("grid")
+            .arg(sub.path())
+            .arg(crate::fixtures::example_dir())
+            .timeout(limit)
+            .assert()
+            .code(2)
+            .stderr(contains("output0/fast_0.json"));
+    }
 }

@@ -15,6 +15,9 @@ use std::path::Path;
 use zip::ZipArchive;
 
 mod shared_file;
+
+use mlbench_schema::read_buffer::{Recording, with_thread_buffer};
+use mlbench_schema::reader::Content;
 mod structure;
 
 /// Entries up to this uncompressed size are exempt from the ratio check: small JSON files
@@ -320,6 +323,42 @@ impl ZipSource {
             return Err(ReadProblem::WrongSize(buffer.len() as u64));
         }
         Ok(())
+    }
+
+    /// Calls `f` with the content of the `i`-th entry of the listing: its bytes, inflated
+    /// into this thread's buffer, or, above `STREAM_ABOVE` bytes (declared), a stream of
+    /// it, read on to its end after `f` so that its CRC and size are checked alike.
+    /// Returns its length with `f`'s result.
+    pub(crate) fn with_content<T>(
+        &self,
+        archive: &mut ZipArchive<SharedFile>,
+        i: usize,
+        f: impl FnOnce(Content<'_>) -> T,
+    ) -> Result<(u64, T), ReadProblem> {
+        let read = &self.reads[i];
+        if read.size <= mlbench_schema::reader::stream_above() {
+            return with_thread_buffer(|buffer| {
+                self.read_into(archive, i, buffer)?;
+                Ok((buffer.len() as u64, f(Content::Bytes(buffer))))
+            });
+        }
+        let entry = archive
+            .by_index(read.index)
+            .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
+        let mut stream = Recording::new(entry.take(read.cap.saturating_add(1)));
+        let out = f(Content::Stream(&mut stream));
+        // What the parse left unread, read too: the CRC is checked at the end.
+        let _ = std::io::copy(&mut stream, &mut std::io::sink());
+        if let Some(e) = stream.failed {
+            return Err(ReadProblem::Corrupt(e.to_string()));
+        }
+        if stream.read > read.cap {
+            return Err(ReadProblem::OverCap);
+        }
+        if stream.read != read.size {
+            return Err(ReadProblem::WrongSize(stream.read));
+        }
+        Ok((stream.read, out))
     }
 
     /// The findings of the entries that failed to read (indices into the listing, whose

@@ -6,7 +6,7 @@ use crate::curve::Curve;
 use crate::finding::Finding;
 use crate::rules::entry::{At, JobConfigs, check};
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
-use mlbench_schema::reader::{FileName, Location, ReadError, parse_report_values_each};
+use mlbench_schema::reader::{Content, FileName, Location, ReadError, Reading, parse_each_of};
 use mlbench_schema::value::Value;
 use std::borrow::Cow;
 
@@ -121,7 +121,7 @@ pub fn file_facts(
     index: usize,
     path: &str,
     name: &FileName,
-    bytes: &[u8],
+    content: Content<'_>,
     jobs: Option<&JobConfigs>,
 ) -> FileFacts {
     let (fail_file, file_device) = match name {
@@ -134,9 +134,13 @@ pub fn file_facts(
     // holds 1,600 of them); its findings follow the file's read errors, as before.
     // Room for as many entries as 2 KiB each would make (the suite's are 3–4 KiB with
     // their 100 losses): grown by doubling, a 600 KB stream's facts were copied twice.
-    let mut entries = Vec::with_capacity(bytes.len() / 2048);
+    let room = match &content {
+        Content::Bytes(bytes) => bytes.len() / 2048,
+        Content::Stream(_) => 0,
+    };
+    let mut entries = Vec::with_capacity(room);
     let mut entry_findings = Vec::new();
-    let parsed = parse_report_values_each(path, bytes, |entry_index, mut entry| {
+    let parsed = parse_each_of(path, content, Reading::Values, |entry_index, mut entry| {
         let at = At {
             file: path,
             entry: entry_index,

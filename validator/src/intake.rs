@@ -11,7 +11,8 @@
 
 use crate::archive::{ReadProblem, ZipSource};
 use crate::finding::Finding;
-use mlbench_schema::read_buffer::{read_file_into, with_thread_buffer};
+use mlbench_schema::read_buffer::{Links, read_file_into, with_content, with_thread_buffer};
+use mlbench_schema::reader::Content;
 use mlbench_schema::tree::TreeKind;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -149,28 +150,26 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
         .par_iter()
         .map(|rel| std::fs::symlink_metadata(real(rel)).map_or(0, |m| m.len()))
         .collect();
+    // A file that does not fit in what is left of the limit is set aside, named, and
+    // never read; the files after it are still taken while they fit (as in a zip).
     let mut planned: u64 = 0;
-    let mut over = None;
-    for (i, size) in sizes.into_iter().enumerate() {
-        planned += size;
-        if planned > limits.max_bytes {
-            over = Some(i);
-            break;
+    let mut kept = Vec::with_capacity(paths.len());
+    for (path, size) in std::mem::take(&mut paths).into_iter().zip(sizes) {
+        if planned.saturating_add(size) > limits.max_bytes {
+            findings.push(
+                Finding::new(
+                    "archive.too-large",
+                    format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
+                    format!("{size} bytes with {planned} read before it: set aside, not read"),
+                )
+                .file(path),
+            );
+            continue;
         }
+        planned += size;
+        kept.push(path);
     }
-    if let Some(i) = over {
-        findings.push(
-            Finding::new(
-                "archive.too-large",
-                format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
-                format!(
-                    "over {planned} bytes by this file; it and the files after it were not read"
-                ),
-            )
-            .file(paths[i].clone()),
-        );
-        paths.truncate(i);
-    }
+    let mut paths = kept;
     if paths.len() > limits.max_files {
         findings.push(Finding::new(
             "archive.too-many-files",
@@ -318,22 +317,21 @@ impl Listing {
 
     /// Reads every file as [`Listing::read`] does (the same findings, the same files left
     /// out), except that the files `apart` picks by path are not kept: each is read into
-    /// its thread's reused buffer and handed to `f` (its path and bytes) as soon as it is
-    /// read. Returns the intake of the other files, and `f`'s result for each file apart
+    /// its thread's reused buffer (or, a large one, as a stream) and handed to `f` (its
+    /// path and content) as soon as it is read. Returns the intake of the other files, and `f`'s result for each file apart
     /// that was not left out, in path order. For readers that reduce the report files as
     /// they go: a submission's reports read whole into memory are a fresh page fault per
     /// 4 KiB, more system time than the reading.
     pub fn read_apart<T, F>(&self, apart: impl Fn(&str) -> bool, f: F) -> (Intake, Vec<(String, T)>)
     where
         T: Send,
-        F: Fn(&str, &[u8]) -> T + Sync,
+        F: Fn(&str, Content<'_>) -> T + Sync,
     {
         let (apart_at, kept_at): (Vec<usize>, Vec<usize>) =
             (0..self.paths.len()).partition(|&i| apart(&self.paths[i]));
         let kept_read = self.read_each(&kept_at, false, |_, buffer| std::mem::take(buffer));
-        let apart_read = self.read_each(&apart_at, true, |i, buffer| {
-            (buffer.len() as u64, f(&self.paths[i], buffer))
-        });
+        // A large report is handed over as a stream: never held whole.
+        let apart_read = self.read_each_content(&apart_at, |i, content| f(&self.paths[i], content));
         let outcomes = outcomes_in_order(
             (&kept_at, &kept_read, |bytes: &Vec<u8>| bytes.len() as u64),
             (&apart_at, &apart_read, |(len, _): &(u64, T)| *len),
@@ -424,6 +422,51 @@ impl Listing {
                                 .map_err(ReadFailure::Zip)?;
                             Ok(f(i, buffer))
                         })
+                    },
+                )
+                .collect(),
+        }
+    }
+
+    /// Reads the files `which` in parallel and calls `f` on each one's content as soon as
+    /// it is read: its bytes in its thread's reused buffer, or, for a file above
+    /// `STREAM_ABOVE`, a stream of it (memory then bounded by the largest entry, not the
+    /// file). Each result comes with the file's length, in `which`'s order.
+    pub(crate) fn read_each_content<T, F>(
+        &self,
+        which: &[usize],
+        f: F,
+    ) -> Vec<Result<(u64, T), ReadFailure>>
+    where
+        T: Send,
+        F: Fn(usize, Content<'_>) -> T + Sync,
+    {
+        match &self.source {
+            Source::Nothing => which
+                .iter()
+                .map(|_| Err(ReadFailure::Io(std::io::ErrorKind::NotFound.into())))
+                .collect(),
+            Source::Folder {
+                root, odd_names, ..
+            } => which
+                .par_iter()
+                .map(|&i| {
+                    let path = real_path(root, odd_names, &self.paths[i]);
+                    let read = with_content(&path, Links::Refuse, |content| f(i, content))
+                        .map_err(ReadFailure::Io)?;
+                    match read.failed {
+                        Some(e) => Err(ReadFailure::Io(e)),
+                        None => Ok((read.size, read.out)),
+                    }
+                })
+                .collect(),
+            Source::Zip(zip) => which
+                .par_iter()
+                .map_init(
+                    || zip.archive().clone(),
+                    |archive, &i| {
+                        zip.with_content(archive, i, |content| f(i, content))
+                            .map_err(ReadFailure::Zip)
                     },
                 )
                 .collect(),
@@ -547,12 +590,13 @@ pub(crate) trait FileSource: Sync {
     fn path(&self, i: usize) -> &str;
     /// What the intake found so far.
     fn intake_findings(&self) -> Vec<Finding>;
-    /// Calls `f` on the bytes of each file of `which`, in parallel, as soon as it is read.
+    /// Calls `f` on the content of each file of `which` (its bytes, or a stream of a
+    /// large file), in parallel, as soon as it is read; each result with the file's length.
     fn each<T: Send>(
         &self,
         which: &[usize],
-        f: impl Fn(usize, &[u8]) -> T + Sync,
-    ) -> Vec<Result<T, ReadFailure>>;
+        f: impl Fn(usize, Content<'_>) -> T + Sync,
+    ) -> Vec<Result<(u64, T), ReadFailure>>;
     /// The bytes of each file of `which`, whole, to hold on to.
     fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>>;
     /// See [`Listing::settle`].
@@ -575,11 +619,14 @@ impl FileSource for Intake {
     fn each<T: Send>(
         &self,
         which: &[usize],
-        f: impl Fn(usize, &[u8]) -> T + Sync,
-    ) -> Vec<Result<T, ReadFailure>> {
+        f: impl Fn(usize, Content<'_>) -> T + Sync,
+    ) -> Vec<Result<(u64, T), ReadFailure>> {
         which
             .par_iter()
-            .map(|&i| Ok(f(i, &self.files[i].bytes)))
+            .map(|&i| {
+                let bytes = &self.files[i].bytes;
+                Ok((bytes.len() as u64, f(i, Content::Bytes(bytes))))
+            })
             .collect()
     }
 
@@ -612,9 +659,9 @@ impl FileSource for Listing {
     fn each<T: Send>(
         &self,
         which: &[usize],
-        f: impl Fn(usize, &[u8]) -> T + Sync,
-    ) -> Vec<Result<T, ReadFailure>> {
-        self.read_each(which, true, |i, buffer| f(i, buffer))
+        f: impl Fn(usize, Content<'_>) -> T + Sync,
+    ) -> Vec<Result<(u64, T), ReadFailure>> {
+        self.read_each_content(which, f)
     }
 
     fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>> {

@@ -12,6 +12,7 @@ use crate::rules::jobs::Track;
 use crate::rules::versions::{VersionNote, VersionOracle};
 use crate::rules::{self, pattern_matches};
 use mlbench_schema::jobs::{Job, JobsFile};
+use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, resolve as resolve_runs};
 use mlbench_schema::suite::{SuiteError, choose_suite};
@@ -250,9 +251,66 @@ struct Held<'a> {
     bytes: &'a [u8],
 }
 
+/// The per-file pass on one file's content: its SHA-256 (when `hash`), and what `facts`
+/// finds in it. A stream is hashed as it is parsed, and read on to its end.
+fn per_file(
+    content: Content<'_>,
+    hash: bool,
+    facts: impl FnOnce(Content<'_>) -> Option<FileFacts>,
+) -> PerFile {
+    match content {
+        Content::Bytes(bytes) => PerFile {
+            sha: hash.then(|| sha256_hex(bytes)),
+            facts: facts(Content::Bytes(bytes)),
+        },
+        Content::Stream(input) if hash => {
+            let mut hashing = Hashing::new(input);
+            let found = facts(Content::Stream(&mut hashing));
+            let _ = std::io::copy(&mut hashing, &mut std::io::sink());
+            PerFile {
+                sha: Some(hashing.hex()),
+                facts: found,
+            }
+        }
+        Content::Stream(input) => PerFile {
+            sha: None,
+            facts: facts(Content::Stream(input)),
+        },
+    }
+}
+
+/// A reader that hashes (SHA-256) what passes through it.
+struct Hashing<'a> {
+    inner: &'a mut dyn std::io::Read,
+    sha: sha2::Sha256,
+}
+
+impl<'a> Hashing<'a> {
+    fn new(inner: &'a mut dyn std::io::Read) -> Self {
+        use sha2::Digest;
+        Hashing {
+            inner,
+            sha: sha2::Sha256::new(),
+        }
+    }
+
+    fn hex(self) -> String {
+        use sha2::Digest;
+        mlbench_schema::unique_id::hex(&self.sha.finalize())
+    }
+}
+
+impl std::io::Read for Hashing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 /// What the per-file pass keeps of one file.
 struct PerFile {
-    len: u64,
     /// Its SHA-256, when the submission has a manifest to check it against.
     sha: Option<String>,
     /// Its facts, when it is a report file of the suite.
@@ -458,19 +516,21 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     // Already bound to start over: the files are still read, to find every one that fails.
     let doomed = held_read.iter().any(Result::is_err);
     let streamed_at: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
-    let streamed = src.each(&streamed_at, |i, bytes| PerFile {
-        len: bytes.len() as u64,
-        sha: (hashing && src.path(i) != MANIFEST_NAME).then(|| sha256_hex(bytes)),
-        facts: report_at[i].filter(|_| !doomed).map(|r| {
-            let report = &reports[r];
-            file_facts(r, report.path, &report.name, bytes, jobs_for_entries)
-        }),
+    let streamed = src.each(&streamed_at, |i, content| {
+        let hash = hashing && src.path(i) != MANIFEST_NAME;
+        let report = report_at[i].filter(|_| !doomed);
+        per_file(content, hash, |content| {
+            report.map(|r| {
+                let report = &reports[r];
+                file_facts(r, report.path, &report.name, content, jobs_for_entries)
+            })
+        })
     });
     let outcomes = outcomes_in_order(
         (&held_at, &held_read, |bytes: &std::borrow::Cow<[u8]>| {
             bytes.len() as u64
         }),
-        (&streamed_at, &streamed, |file: &PerFile| file.len),
+        (&streamed_at, &streamed, |(len, _): &(u64, PerFile)| *len),
     );
     let settled = src.settle(&outcomes);
     if !settled.dropped.is_empty() {
@@ -480,7 +540,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     let mut per_file: Vec<FileFacts> = vec![FileFacts::default(); reports.len()];
     let mut digests: Vec<Option<String>> = vec![None; n];
     for (&i, read) in streamed_at.iter().zip(streamed) {
-        if let Ok(file) = read {
+        if let Ok((_, file)) = read {
             if let (Some(r), Some(facts)) = (report_at[i], file.facts) {
                 per_file[r] = facts;
             }

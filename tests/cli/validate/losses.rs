@@ -67,7 +67,8 @@ fn loss_duplicated_stream_copied_over_the_other_gpu() {
     }
     expected.extend(missing_in(copy, 16));
     let json = check(dir.path(), &[], 1, expected);
-    assert_eq!(json["errors"], 19 * 3 + 16);
+    // The 16 benches missing on GPU 0 of that run are one finding.
+    assert_eq!(json["errors"], 19 * 3 + 1);
 }
 
 #[test]

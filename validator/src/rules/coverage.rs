@@ -118,7 +118,8 @@ impl Coverage<'_> {
         }
         let expected = format!("the {} benches {place} in run {run_name}", names.len());
         let mut finding = self.missing_finding(run, device, expected);
-        finding.found = format!("every one absent: {}", names.join(", "));
+        let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        finding.found = format!("every one absent: {}", listed.join(", "));
         out.push(finding);
     }
 

@@ -15,6 +15,7 @@ use crate::finding::Finding;
 use crate::intake::SubmittedFile;
 use crate::layout::{Role, classify};
 use crate::rules::EntryMap;
+use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -155,7 +156,7 @@ pub fn submission_curves(files: &[SubmittedFile], suite: &str) -> SubmissionCurv
         .par_iter()
         .enumerate()
         .flat_map_iter(|(i, (file, name, _))| {
-            file_facts(i, &file.path, name, &file.bytes, None).entries
+            file_facts(i, &file.path, name, Content::Bytes(&file.bytes), None).entries
         })
         .collect();
     SubmissionCurves {
