@@ -4,8 +4,10 @@
 # - legacy:   20 vendor folders × 10 run folders (output0..9, as run_10.sh left them)
 #             × 8 GPU streams = 1,600 files;
 # - appended: 20 vendor folders × 8 GPU streams, each holding the 10 runs one after
-#             another (the suite run 10 times into one folder) = 160 files.
-# Both hold the same 26,200 entries (~94 MB; 19 benches of the fast profile).
+#             another (the suite run 10 times into one folder) = 160 files;
+# - repr:     the legacy layout with losses as Python's repr writes real ones
+#             (`3.2247762793424783e-10`, `-0.0625`, `7e-05`, `12.0`), bench by bench.
+# All hold 26,200 entries (~94 MB; 19 benches of the fast profile).
 # Per layout it times `mlbench report --reports TREE --name fast --gpu-model RTX
 # --format json` with classic and score scoring, and scripts/python-parse.py (every file
 # read in one process as the suite's last report tool read it, nothing computed), then
@@ -66,7 +68,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
 
 if command -v hyperfine >/dev/null; then runs=${RUNS:-10}; else runs=${RUNS:-5}; fi
 summary=""
-for layout in legacy appended; do
+for layout in legacy appended repr; do
     # The same command on both: `report` tells the appended runs apart by `run_id` (200
     # runs, as in legacy). A build without that counted each vendor folder as one run
     # (20, still enough for the default --min-runs 4).

@@ -172,7 +172,7 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
         let band = group.band().map(|(lo, hi)| Band {
             lo,
             hi,
-            label: Some("validator's band (q10 − w … q90 + w)".into()),
+            label: Some("validator's band (q10 − w − t … q90 + w + t)".into()),
         });
         let lines = group
             .curves

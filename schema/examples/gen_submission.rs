@@ -3,7 +3,7 @@
 //!
 //! cargo run -p mlbench-schema --example gen_submission -- --out DIR [--vendors V]
 //!     [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines]
-//!     [--layout legacy|appended|per-test] [--seed S] [--nan-loss K]
+//!     [--layout legacy|appended|per-test] [--seed S] [--nan-loss K] [--numbers plain|repr]
 //!
 //! Layouts (spec §1.3, §4.6), per vendor root (`DIR`, or `DIR/vendorNN` with `--vendors`):
 //! - `legacy` (default): `run_10.sh`'s, one folder per run, `outputR/<suite>_<gpu>.json`,
@@ -150,6 +150,37 @@ struct Bench {
     loss_level: f64,
     /// Observations whose noise is drawn (at least `repeat`; see LEGACY_DRAWS).
     draws: i64,
+    /// How its losses look once Python's `repr` writes them (`--numbers`).
+    shape: LossShape,
+}
+
+/// How a bench's losses look in the file (`--numbers repr` gives each bench one of the
+/// shapes real losses take; `plain`, the default, f32 values of a few units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LossShape {
+    /// `6.912345886230469`: an f32 loss of a few units.
+    Plain,
+    /// `3.2247762793424783e-10`: a tiny f64 loss, written with an exponent.
+    Tiny,
+    /// `-2.3512353897094727`: a negative loss (a log-likelihood, a GAN's).
+    Negative,
+    /// `12.0`, `-0.0625`: coarse values, integer-valued ones among them.
+    Coarse,
+    /// `7e-05`, `1.2e-05`: short values with an exponent.
+    Short,
+}
+
+impl LossShape {
+    /// `loss` (a decaying curve's value around 1 to 10) in this shape.
+    fn of(self, loss: f64) -> f64 {
+        match self {
+            LossShape::Plain => (loss as f32) as f64,
+            LossShape::Tiny => loss * 4.7e-10,
+            LossShape::Negative => -f64::from(loss as f32),
+            LossShape::Coarse => ((loss - 4.0) * 16.0).round() / 16.0,
+            LossShape::Short => (loss * 10.0).round() * 1e-6,
+        }
+    }
 }
 
 impl Bench {
@@ -190,6 +221,7 @@ struct Options {
     layout: Layout,
     seed: u64,
     nan_loss: usize,
+    repr_numbers: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -203,6 +235,7 @@ fn parse_args() -> Result<Options, String> {
         layout: Layout::Legacy,
         seed: 1,
         nan_loss: 0,
+        repr_numbers: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -220,6 +253,13 @@ fn parse_args() -> Result<Options, String> {
             "--jobs" => o.jobs = Some(value()?),
             "--seed" => o.seed = number(value()?)? as u64,
             "--nan-loss" => o.nan_loss = number(value()?)?,
+            "--numbers" => {
+                o.repr_numbers = match value()?.as_str() {
+                    "plain" => false,
+                    "repr" => true,
+                    other => return Err(format!("--numbers: `{other}` is not plain or repr")),
+                }
+            }
             "--layout" => {
                 o.layout = match value()?.as_str() {
                     "legacy" => Layout::Legacy,
@@ -286,6 +326,7 @@ fn benches(jobs_name: &str) -> Result<(&'static [u8], Vec<Bench>), String> {
                 speed,
                 loss_level,
                 draws: legacy.map_or(repeat, |d| d.1.max(repeat)),
+                shape: LossShape::Plain,
             });
         }
     }
@@ -432,7 +473,7 @@ fn finish(
     let losses: Vec<f64> = (0..100)
         .map(|i| {
             let loss = b.loss_level * (start * (-(i as f64) / 60.0).exp() + 1.0 + rng.noise(0.05));
-            (loss as f32) as f64
+            b.shape.of(loss)
         })
         .collect();
     e.insert("batch_loss", Value::from(losses));
@@ -617,7 +658,7 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
             }
             eprintln!(
-                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines] [--layout legacy|appended|per-test] [--seed S] [--nan-loss K]"
+                "usage: gen_submission --out DIR [--vendors V] [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines] [--layout legacy|appended|per-test] [--seed S] [--nan-loss K] [--numbers plain|repr]"
             );
             return ExitCode::from(2);
         }
@@ -626,13 +667,26 @@ fn main() -> ExitCode {
         let own = JobsFile::builtin_bytes(&o.suite).is_some();
         if own { o.suite.clone() } else { "fast".into() }
     });
-    let (jobs, benches) = match benches(&jobs_name) {
+    let (jobs, mut benches) = match benches(&jobs_name) {
         Ok(found) => found,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    if o.repr_numbers {
+        // Each bench in turn one of the shapes real losses take.
+        let shapes = [
+            LossShape::Tiny,
+            LossShape::Negative,
+            LossShape::Coarse,
+            LossShape::Short,
+            LossShape::Plain,
+        ];
+        for (i, b) in benches.iter_mut().enumerate() {
+            b.shape = shapes[i % shapes.len()];
+        }
+    }
     // Never write into a folder that holds anything.
     if std::fs::read_dir(&o.out).is_ok_and(|mut d| d.next().is_some()) {
         eprintln!(

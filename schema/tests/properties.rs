@@ -162,7 +162,28 @@ fn loss_list_text() -> impl Strategy<Value = String> {
     ];
     let curve = prop::collection::vec(curve_element, 1..80)
         .prop_map(|items| format!("[\n        {}\n    ]", items.join(",\n        ")));
-    prop_oneof![3 => short, 1 => curve]
+    // A curve as Python's repr writes real losses: exponents, signs, integer-valued
+    // floats, short ones, full f64 precision (the whole-block path's harder inputs).
+    let repr_curve = prop::collection::vec(repr_loss(), 1..80)
+        .prop_map(|items| format!("[\n        {}\n    ]", items.join(",\n        ")));
+    prop_oneof![3 => short, 1 => curve, 1 => repr_curve]
+}
+
+/// A loss as `repr(float)` writes it: `3.2247762793424783e-10`, `-0.0625`, `1e-05`,
+/// `12.0`, `-7.5e+22`, any finite f64, or an f32's value.
+fn repr_loss() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(py_float_repr),
+        3 => (1e-12f64..1e-4).prop_map(py_float_repr),
+        3 => (-64i32..64).prop_map(|k| py_float_repr(f64::from(k) / 16.0)),
+        2 => (-1000i32..1000).prop_map(|k| py_float_repr(f64::from(k))),
+        2 => (1u32..10, 1i32..12).prop_map(|(m, e)| py_float_repr(f64::from(m) * 10f64.powi(-e))),
+        2 => any::<f32>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(|x| py_float_repr(-f64::from(x).abs())),
+    ]
 }
 
 /// Text that Python's `json.loads` refuses, token by token.

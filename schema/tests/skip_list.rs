@@ -31,6 +31,20 @@ fn loss() -> impl Strategy<Value = String> {
     .prop_map(|x| repr(f64::from(x)))
 }
 
+/// A finite loss as `repr(float)` writes real ones: tiny ones with exponents, negative
+/// ones, integer-valued ones, short decimals, any f64.
+fn repr_shaped() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(repr),
+        3 => (1e-12f64..1e-4).prop_map(repr),
+        2 => (-64i32..64).prop_map(|k| repr(f64::from(k) / 16.0)),
+        2 => (-1000i32..1000).prop_map(|k| repr(f64::from(k))),
+        2 => (1u32..10, 1i32..12).prop_map(|(m, e)| repr(f64::from(m) * 10f64.powi(-e))),
+        2 => (-1e4f32..0.0).prop_map(|x| repr(f64::from(x))),
+        2 => loss(),
+    ]
+}
+
 /// An element that is not a loss as the suite writes it: any other number or token,
 /// or something that is not valid there, most of them close to a plain float.
 fn odd_element() -> impl Strategy<Value = String> {
@@ -255,6 +269,17 @@ proptest! {
         items.insert(at.index(items.len() + 1), odd);
         let text = format!("[\n        {}{close}\n    \"{TAIL}\": 1\n}}\n", items.join(",\n        "));
         check(text.as_bytes())?;
+    }
+
+    /// Real losses as Python's `repr` writes them, undamaged: exponents
+    /// (`3.2247762793424783e-10`, `1e-05`), signs (`-0.0625`), integer-valued floats
+    /// (`12.0`), any f64: the fast path agrees with the careful loop and the full parser,
+    /// bit for bit, wherever it hands over.
+    #[test]
+    fn fast_skip_agrees_on_repr_shaped_losses(xs in prop::collection::vec(repr_shaped(), 0..200)) {
+        let text = format!("[\n        {}\n    ],\n    \"{TAIL}\": 1\n}}\n", xs.join(",\n        "));
+        check(text.as_bytes())?;
+        prop_assert_eq!(outcome(text.as_bytes(), false).0, Some(Some((xs.len(), None))));
     }
 
     /// The loss curves themselves, undamaged, in the layout the fast path is for.

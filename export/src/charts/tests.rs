@@ -106,7 +106,7 @@ fn loss_chart_of_twenty_curves_names_each_in_full() {
             assert!(texts.contains(&label), "{label}: {texts:?}");
         }
     }
-    assert!(texts.contains(&"validator's band (q10 − w … q90 + w)".to_string()));
+    assert!(texts.contains(&"validator's band (q10 − w − t … q90 + w + t)".to_string()));
     look("loss_20", chart);
     assert_texts_fit(&chart.svg);
     insta::assert_snapshot!(svg_lines(&chart.svg));

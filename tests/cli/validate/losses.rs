@@ -126,3 +126,44 @@ fn loss_duplicated_one_curve_from_another_run() {
         "bit-identical to output0/fast_1.json entry 2"
     );
 }
+
+/// Healthy runs of different seeds (tests/data/healthy-seeds: the runner's own curves,
+/// levels orders of magnitude apart for some benches) are not divergent; the same curves
+/// with one vae curve made three times larger are, that one alone (vae's runs agree within
+/// a few per cent: three times is far outside them).
+#[test]
+fn healthy_seeds_are_not_divergent() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/healthy-seeds");
+    let divergent = |json: &serde_json::Value| -> Vec<(String, u64)> {
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "loss.divergent")
+            .map(|f| {
+                (
+                    f["file"].as_str().unwrap().to_owned(),
+                    f["entry"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (_, json) = crate::fixtures::validate_json(&data, &[]);
+    assert_eq!(divergent(&json), Vec::<(String, u64)>::new(), "{json:#}");
+    let copy = tempfile::tempdir().unwrap();
+    crate::fixtures::copy_tree(&data, copy.path());
+    let stream = copy.path().join("output1/fast_1.json");
+    // Entry 2 of that stream (vae), three times larger at every step.
+    edit_entry(&stream, 2, |o| {
+        let losses: Vec<Value> = (o.get("batch_loss").unwrap().as_list().unwrap().iter())
+            .map(|v| Value::Float(v.as_f64().unwrap() * 3.0))
+            .collect();
+        o.insert("batch_loss", Value::List(losses));
+    });
+    let (_, json) = crate::fixtures::validate_json(copy.path(), &[]);
+    assert_eq!(
+        divergent(&json),
+        [("output1/fast_1.json".to_owned(), 2)],
+        "{json:#}"
+    );
+}

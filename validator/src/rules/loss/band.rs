@@ -1,6 +1,8 @@
 //! The band of `loss.divergent` (defined in [`super`]): for each curve of a group, the
-//! steps where it lies outside `[q10 − w, q90 + w]` of the *other* curves; and the same
-//! band over all curves, for plots.
+//! steps where it lies outside `[q10 − w − t, q90 + w + t]` of the *other* curves; and
+//! the same band over all curves, for plots. The values compared are the losses' logs
+//! when every loss of the group is positive, else the losses ([`Scale`]); `t` is the
+//! group's tolerance.
 //!
 //! A large submission compares groups of 1,600 curves of 100 steps (`loss.divergent` is
 //! then the costliest cross-file rule): each step's two order statistics are selected in
@@ -10,6 +12,93 @@ use crate::curve::Curve;
 
 /// Curves copied together, step by step (see [`outside_counts`]).
 const TILE: usize = 8;
+
+/// How many robust standard deviations of the group (levels, or step-to-step moves) a
+/// curve must be past the others' band to count as outside.
+const SCALES: f64 = 4.0;
+
+/// The least tolerance on the logs: a factor of 2 past the others' band. Healthy runs of
+/// different seeds differ by less; a run that diverged, stalled or trained something
+/// else, by more.
+const LOG_FACTOR: f64 = std::f64::consts::LN_2;
+
+/// The least tolerance on losses that are not all positive: half their typical size.
+const LINEAR_SHARE: f64 = 0.5;
+
+/// What a group's curves are compared on, and the tolerance `t` past the others' band.
+///
+/// Healthy runs of different seeds differ by an offset of their own (seed by seed, a
+/// level) that the step-by-step band of three or seven other curves knows nothing of:
+/// with only the old band, such runs were called divergent. So the band is widened by
+/// `t = max(4·s, floor)`, `s` the larger of the group's robust spread of levels (1.4826 ×
+/// the MAD of each curve's median over its last half) and of its step-to-step moves
+/// (1.4826 × the median of |x(i+1) − x(i)| ÷ √2), the floor a factor of 2 on logs or half
+/// the median |loss| otherwise. Losses of several orders of magnitude (an L-BFGS run at
+/// 1e-4 beside one at 1e-7, style losses from 1e4 to 1e5) compare by ratio, on logs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// Compared on the logs of the losses.
+    pub log: bool,
+    /// The tolerance past the others' band, in compared units.
+    pub t: f64,
+}
+
+impl Scale {
+    /// The scale of `curves` (their first `len` values).
+    pub fn of(curves: &[Vec<f64>], len: usize) -> Scale {
+        let log = curves.iter().all(|c| c[..len].iter().all(|&v| v > 0.0));
+        let x = |v: f64| if log { v.ln() } else { v };
+        let mut levels: Vec<f64> = curves
+            .iter()
+            .map(|c| {
+                let mut half: Vec<f64> = c[len / 2..len].iter().map(|&v| x(v)).collect();
+                median(&mut half)
+            })
+            .collect();
+        let center = median(&mut levels.clone());
+        let mut deviations: Vec<f64> = levels.iter_mut().map(|l| (*l - center).abs()).collect();
+        let spread = 1.4826 * median(&mut deviations);
+        let mut moves: Vec<f64> = curves
+            .iter()
+            .flat_map(|c| c[..len].windows(2).map(|w| (x(w[1]) - x(w[0])).abs()))
+            .collect();
+        let noise = 1.4826 * median(&mut moves) / std::f64::consts::SQRT_2;
+        let floor = if log {
+            LOG_FACTOR
+        } else {
+            let mut sizes: Vec<f64> = curves
+                .iter()
+                .flat_map(|c| c[..len].iter().map(|v| v.abs()))
+                .collect();
+            LINEAR_SHARE * median(&mut sizes)
+        };
+        let t = (SCALES * spread.max(noise)).max(floor);
+        Scale {
+            log,
+            t: if t.is_finite() { t } else { 0.0 },
+        }
+    }
+
+    /// A loss in compared units.
+    pub fn x(&self, v: f64) -> f64 {
+        if self.log { v.ln() } else { v }
+    }
+
+    /// A compared value back in loss units.
+    pub fn loss(&self, x: f64) -> f64 {
+        if self.log { x.exp() } else { x }
+    }
+}
+
+/// The median of `values` (reordered; 0 for none).
+fn median(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    (values[(n - 1) / 2] + values[n / 2]) / 2.0
+}
 
 /// For each curve, the number of its first `len` steps where it lies outside the band of
 /// the others. The curves are finite (only finite curves are kept) and at least two.
@@ -27,6 +116,11 @@ const TILE: usize = 8;
 pub fn outside_counts(curves: &[&Curve], len: usize, by_step: &mut Vec<f64>) -> Vec<usize> {
     let n = curves.len();
     debug_assert!(n >= 2 && curves.iter().all(|c| c.len() >= len));
+    let values: Vec<Vec<f64>> = curves
+        .iter()
+        .map(|c| c.values().take(len).collect())
+        .collect();
+    let scale = Scale::of(&values, len);
     let m = n - 1; // others
     let position = |p: f64| {
         let h = p * (m - 1) as f64;
@@ -49,7 +143,7 @@ pub fn outside_counts(curves: &[&Curve], len: usize, by_step: &mut Vec<f64>) -> 
         // tile's cache lines (one per step), which stay in L1 meanwhile.
         for (j, curve) in tile.iter().enumerate() {
             let at = TILE * t + j;
-            curve.each_step(len, |step, v| by_step[step * n + at] = v);
+            curve.each_step(len, |step, v| by_step[step * n + at] = scale.x(v));
         }
     }
     // The j-th smallest of the others, for a value above `i` of the window's first two.
@@ -67,7 +161,7 @@ pub fn outside_counts(curves: &[&Curve], len: usize, by_step: &mut Vec<f64>) -> 
         let edges: [[f64; 2]; 9] = std::array::from_fn(|ij| {
             let q10 = quantile(&low, ij / 3, d10, f10);
             let q90 = quantile(&high, ij % 3, d90, f90);
-            let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
+            let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs()) + scale.t;
             [q10 - w, q90 + w]
         });
         for (&v, count) in values.iter().zip(&mut counts) {
@@ -102,20 +196,23 @@ fn window(column: &mut [f64], k: usize) -> [f64; 3] {
 }
 
 /// The band of a set of equal-length curves, step by step, as the rule draws it around a
-/// curve but over all curves (for plots): `[q10 − w, q90 + w]`, `w = q90 − q10`.
-/// `None` with fewer than [`super::MIN_CURVES`] curves or unequal lengths.
+/// curve but over all curves (for plots): `[q10 − w − t, q90 + w + t]`, `w = q90 − q10`,
+/// on the group's [`Scale`], in loss units. `None` with fewer than [`super::MIN_CURVES`]
+/// curves or unequal lengths.
 pub fn display_band(curves: &[&[f64]]) -> Option<(Vec<f64>, Vec<f64>)> {
     let len = curves.first()?.len();
     if curves.len() < super::MIN_CURVES || curves.iter().any(|c| c.len() != len) {
         return None;
     }
     let n = curves.len();
+    let owned: Vec<Vec<f64>> = curves.iter().map(|c| c.to_vec()).collect();
+    let scale = Scale::of(&owned, len);
     let h = |p: f64| p * (n - 1) as f64;
     let (mut lo, mut hi) = (Vec::with_capacity(len), Vec::with_capacity(len));
     let mut column = Vec::with_capacity(n);
     for step in 0..len {
         column.clear();
-        column.extend(curves.iter().map(|c| c[step]));
+        column.extend(curves.iter().map(|c| scale.x(c[step])));
         column.sort_unstable_by(f64::total_cmp);
         let q = |p: f64| {
             let k = h(p).floor() as usize;
@@ -123,9 +220,9 @@ pub fn display_band(curves: &[&[f64]]) -> Option<(Vec<f64>, Vec<f64>)> {
             column[k] + (h(p) - k as f64) * (column[next] - column[k])
         };
         let (q10, q90) = (q(0.1), q(0.9));
-        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-        lo.push(q10 - w);
-        hi.push(q90 + w);
+        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs()) + scale.t;
+        lo.push(scale.loss(q10 - w));
+        hi.push(scale.loss(q90 + w));
     }
     Some((lo, hi))
 }
@@ -143,10 +240,13 @@ mod tests {
 
     #[test]
     fn band_by_hand() {
-        // Step 0: curve 4 (5.0) against the others [0.9, 1.0, 1.05, 1.1]: q10 = 0.93,
-        // q90 = 1.085, w = 0.155, band [0.775, 1.24]: outside. Curve 0 (1.0) against
-        // [0.9, 1.05, 1.1, 5.0]: q10 = 0.945, q90 = 3.83, band [-1.94, 6.715]: inside.
-        // Step 1: all equal but curve 4 at 1.2 against four 1.0: w = 1e-6: outside.
+        // Positive: compared on logs. Levels (the last half: step 1) 0, 0, 0, 0, ln 1.2:
+        // spread 0. Moves |x1 − x0|: 0, 0.0488, 0.0953, 0.1054, 1.4271: median 0.0953,
+        // noise 1.4826 × 0.0953 ÷ √2 = 0.0999, 4 × that 0.40 < ln 2: t = ln 2 = 0.6931.
+        // Step 0: curve 4 (ln 5 = 1.609) against the others' logs [-0.1054, 0, 0.0488,
+        // 0.0953]: q10 = -0.0738, q90 = 0.0814, w = 0.1552 + t = 0.8483, band
+        // [-0.922, 0.930]: outside. Step 1: ln 1.2 = 0.182 against four 0: band ±t:
+        // inside (a factor of 1.2 is no divergence); curve 0 inside everywhere.
         let curves = [
             vec![1.0, 1.0],
             vec![1.1, 1.0],
@@ -154,12 +254,56 @@ mod tests {
             vec![1.05, 1.0],
             vec![5.0, 1.2],
         ];
-        assert_eq!(counts(&curves), [0, 0, 0, 0, 2]);
+        assert_eq!(counts(&curves), [0, 0, 0, 0, 1]);
+        let values: Vec<Vec<f64>> = curves.to_vec();
+        let scale = Scale::of(&values, 2);
+        assert!(scale.log);
+        assert!(
+            (scale.t - std::f64::consts::LN_2).abs() < 1e-12,
+            "{scale:?}"
+        );
+    }
+
+    #[test]
+    fn scale_on_losses_that_are_not_all_positive() {
+        // A GAN's losses, one negative: compared as they are. Levels (step 1): -1, -1,
+        // -1, -1, -5: spread 0. Moves: 1, 1, 1, 1, 1 (each curve from 0 to -1, the
+        // last from -4 to -5): noise 1.4826 ÷ √2 = 1.0483, 4 × that = 4.19; the floor,
+        // half the median |loss| (0, 0, 0, 0, 4, 1, 1, 1, 1, 5: median 1), 0.5: t = 4.19.
+        let curves = vec![
+            vec![0.0, -1.0],
+            vec![0.0, -1.0],
+            vec![0.0, -1.0],
+            vec![0.0, -1.0],
+            vec![-4.0, -5.0],
+        ];
+        let scale = Scale::of(&curves, 2);
+        assert!(!scale.log);
+        let expected = 4.0 * 1.4826 / std::f64::consts::SQRT_2;
+        assert!((scale.t - expected).abs() < 1e-12, "{scale:?}");
+        // -4 against four 0 (band ±4.19): inside; -5 against four -1 (band -1 ± 4.19):
+        // inside.
+        assert_eq!(counts(&curves), [0, 0, 0, 0, 0]);
+    }
+
+    /// Healthy runs of different seeds, each at a level of its own with little noise
+    /// (levels 1.00 … 1.12, the last run the farthest), are not divergent; a run at three
+    /// times the others is, at every step.
+    #[test]
+    fn seed_levels_are_healthy_and_three_times_is_not() {
+        let run =
+            |level: f64| -> Vec<f64> { (0..20).map(|s| level * (2.0 - 0.05 * s as f64)).collect() };
+        let healthy: Vec<Vec<f64>> = [1.0, 1.01, 1.02, 1.12].iter().map(|&l| run(l)).collect();
+        assert_eq!(counts(&healthy), [0; 4]);
+        let mut broken = healthy.clone();
+        broken.push(run(3.0));
+        assert_eq!(counts(&broken), [0, 0, 0, 0, 20]);
     }
 
     /// The band straight from its definition: remove the curve, sort the others, interpolate.
     fn naive_counts(curves: &[Vec<f64>]) -> Vec<usize> {
         let len = curves[0].len();
+        let scale = Scale::of(curves, len);
         (0..curves.len())
             .map(|c| {
                 (0..len)
@@ -168,7 +312,7 @@ mod tests {
                             .iter()
                             .enumerate()
                             .filter(|(i, _)| *i != c)
-                            .map(|(_, curve)| curve[step])
+                            .map(|(_, curve)| scale.x(curve[step]))
                             .collect();
                         others.sort_by(f64::total_cmp);
                         let q = |p: f64| {
@@ -178,8 +322,8 @@ mod tests {
                             others[lo] + (h - lo as f64) * (others[hi] - others[lo])
                         };
                         let (q10, q90) = (q(0.1), q(0.9));
-                        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs());
-                        let v = curves[c][step];
+                        let w = (q90 - q10) + 1e-6 * q10.abs().max(q90.abs()) + scale.t;
+                        let v = scale.x(curves[c][step]);
                         v < q10 - w || v > q90 + w
                     })
                     .count()
