@@ -18,7 +18,10 @@ cd "$(dirname "$0")/../fuzz"
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
-cargo build --release --bin "$target"
+# With the host named as the target, the flags reach the targets' code, not the build
+# scripts and proc-macros (which would not link without libFuzzer), as cargo-fuzz does.
+host=$(rustc -vV | sed -n 's/^host: //p')
+cargo build --release --target "$host" --bin "$target"
 mkdir -p "corpus/$target" "artifacts/$target"
-exec "target/release/$target" -artifact_prefix="artifacts/$target/" -max_len=65536 "$@" \
+exec "target/$host/release/$target" -artifact_prefix="artifacts/$target/" -max_len=16384 "$@" \
     "corpus/$target" "seeds/$target"
