@@ -53,6 +53,10 @@ pub enum Command {
     /// Draw comparison plots (PNG and SVG) of a grid, a report, runs or loss curves.
     #[command(after_help = PLOT_HELP)]
     Plot(PlotArgs),
+    /// Make a targets file from a baseline submission (each bench's trimmed mean, with
+    /// provenance), to score a round that runs `mlbench run` everywhere.
+    #[command(after_help = TARGETS_HELP)]
+    Targets(TargetsArgs),
     /// Run a jobs file with the built-in tch models and write the suite's reports
     /// (feature `runner`: needs libtorch, see runner/setup-libtorch.sh).
     #[cfg(feature = "runner")]
@@ -80,7 +84,7 @@ pub struct RunUnavailable {
 
 /// The commands that read submissions, and the flags that once named them (`report
 /// -r/--reports`, `plot --from`): kept working as hidden aliases of the positional.
-const READERS: [&str; 5] = ["report", "validate", "pack", "grid", "plot"];
+const READERS: [&str; 6] = ["report", "validate", "pack", "grid", "plot", "targets"];
 const INPUT_FLAGS: [&str; 3] = ["--reports", "-r", "--from"];
 
 /// The command line with the older input flags dropped before their values, so that the
@@ -151,6 +155,51 @@ pub fn command() -> clap::Command {
         let sep = if before.is_empty() { "" } else { "\n\n" };
         sub.after_help(format!("{before}{sep}{}", crate::exit::help(Some(&name))))
     })
+}
+
+const TARGETS_HELP: &str = "\
+The suite's built-in targets were measured by its Python scripts; a submission made with
+`mlbench run` is scored fairly only against targets measured by `mlbench run`. Each target
+is the bench's classic trimmed mean (per run the mean over GPUs, across runs the mean
+without the lowest and the highest), so `mlbench report` of the same submission against
+the file gives a diff of 0. The file is TOML (docs/targets.md) and records the submission,
+its SHA-256, the runtime and the tool.
+
+Examples:
+  mlbench targets baseline.zip --gpu-model H100 -o h100.toml
+  mlbench report vendor.zip --gpu-model H100 --targets h100.toml";
+
+/// `mlbench targets` arguments.
+#[derive(Debug, Args)]
+pub struct TargetsArgs {
+    /// The baseline submission: a zip or a folder (`--from SUB` is the same).
+    #[arg(value_name = "SUB", value_hint = ValueHint::AnyPath)]
+    pub submission: PathBuf,
+
+    /// The GPU model the targets are for: the column `report --gpu-model` will name.
+    #[arg(long, short = 'g', value_name = "MODEL", value_hint = ValueHint::Other)]
+    pub gpu_model: String,
+
+    /// The suite (jobs file) name the reports are named after; default: the only one.
+    #[arg(long, short = 'n', value_name = "NAME", value_hint = ValueHint::Other)]
+    pub name: Option<String>,
+
+    /// A date to record in the provenance (YYYY-MM-DD); none by default, so the same
+    /// submission gives the same bytes.
+    #[arg(long, value_name = "YYYY-MM-DD", value_hint = ValueHint::Other)]
+    pub date: Option<String>,
+
+    /// Write the targets to FILE instead of standard output (never overwrites without
+    /// --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Allow --output to replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub size: SizeArgs,
 }
 
 /// `mlbench completions`.
@@ -388,6 +437,12 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub size: SizeArgs,
+
+    /// Compare submissions of different runtimes (the suite's scripts and `mlbench run`);
+    /// without it they are refused. The rows and cells of a runtime other than the
+    /// baseline's are marked †.
+    #[arg(long)]
+    pub allow_mixed_runtimes: bool,
 
     /// Seed of the bootstrap (results are reproducible with it).
     #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED, value_hint = ValueHint::Other)]
@@ -767,6 +822,7 @@ impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
             resamples: args.resamples,
             seed: args.seed,
             max_bytes: args.size.max_bytes,
+            allow_mixed_runtimes: args.allow_mixed_runtimes,
         }
     }
 }

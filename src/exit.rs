@@ -113,9 +113,15 @@ pub enum CommandError {
     /// A presentation that could not be made (a chart that cannot be drawn).
     #[error(transparent)]
     Export(#[from] ExportError),
+    /// The compiled-in parity table (baselines/parity.toml) does not read: a bug.
+    #[error(transparent)]
+    Parity(#[from] mlbench_schema::runtime::ParityError),
     /// An input read for a page's provenance (its SHA-256) that cannot be read.
     #[error("cannot read an input for the page's provenance: {0}")]
     Provenance(#[source] std::io::Error),
+    /// Targets that cannot be made from a submission.
+    #[error(transparent)]
+    MakeTargets(#[from] mlbench_analyzer::targets::MakeTargetsError),
     /// The runner's errors.
     #[cfg(feature = "runner")]
     #[error(transparent)]
@@ -140,9 +146,13 @@ impl CommandError {
             | CommandError::Provenance(_) => INPUT,
             #[cfg(feature = "git")]
             CommandError::Repo(_) => INPUT,
-            CommandError::Write(_) | CommandError::Output(_) | CommandError::Export(_) => INTERNAL,
+            CommandError::Write(_)
+            | CommandError::Output(_)
+            | CommandError::Export(_)
+            | CommandError::Parity(_) => INTERNAL,
             CommandError::Pack(e) => pack_code(e),
             CommandError::Analyze(e) => analyze_code(e),
+            CommandError::MakeTargets(e) => make_targets_code(e),
             CommandError::Compare(e) => compare_code(e),
             CommandError::Grid(e) => grid_code(e),
             #[cfg(feature = "runner")]
@@ -164,6 +174,10 @@ impl CommandError {
                      --allow-errors (SUBMISSION.json then records the errors)",
                 )
             }
+            CommandError::Compare(CompareError::MixedRuntimes { .. }) => Some(
+                "compare them anyway with --allow-mixed-runtimes (their cells are marked), or \
+                 score mlbench run submissions against targets made by `mlbench targets --from`",
+            ),
             CommandError::Targets(TargetsError::UnknownModel { .. })
             | CommandError::Compare(CompareError::Targets(TargetsError::UnknownModel { .. })) => {
                 Some("give your own targets with --targets FILE (TOML or the suite's CSV)")
@@ -230,6 +244,14 @@ fn analyze_code(e: &AnalyzeError) -> u8 {
     }
 }
 
+fn make_targets_code(e: &mlbench_analyzer::targets::MakeTargetsError) -> u8 {
+    use mlbench_analyzer::targets::MakeTargetsError as E;
+    match e {
+        E::NoTargets(_) | E::ModelName(_) | E::Date(_) | E::Digest { .. } => INPUT,
+        E::Analyze(e) => analyze_code(e),
+    }
+}
+
 fn grid_code(e: &GridError) -> u8 {
     match e {
         GridError::NoInputs
@@ -253,6 +275,7 @@ fn compare_code(e: &CompareError) -> u8 {
         | CompareError::NoSubmissions
         | CompareError::Targets(_)
         | CompareError::Load(_)
+        | CompareError::MixedRuntimes { .. }
         | CompareError::Weights(_) => INPUT,
         CompareError::Grid(e) => grid_code(e),
     }
@@ -391,6 +414,7 @@ mod tests {
             "pack",
             "grid",
             "plot",
+            "targets",
             "run",
             "completions",
             "man",

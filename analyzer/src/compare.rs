@@ -9,7 +9,7 @@ use crate::grid::{GridInput, GridOptions, Weights, WeightsError};
 use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_lean};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
-use mlbench_schema::{Scoring, TargetTable, Track};
+use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::pack::SubmissionInfo;
 use mlbench_validator::{Intake, Limits};
@@ -38,6 +38,10 @@ pub struct CompareOptions {
     /// The most uncompressed bytes read from each submission (files past it are set
     /// aside, as the validator sets them aside).
     pub max_bytes: u64,
+    /// Compare submissions of different runtimes (the suite's scripts, `mlbench run`)
+    /// instead of refusing them; the rows and cells of a runtime other than the
+    /// baseline's are marked.
+    pub allow_mixed_runtimes: bool,
 }
 
 impl Default for CompareOptions {
@@ -51,6 +55,7 @@ impl Default for CompareOptions {
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
             max_bytes: Limits::default().max_bytes,
+            allow_mixed_runtimes: false,
         }
     }
 }
@@ -110,6 +115,15 @@ pub enum CompareError {
     /// The grid could not be computed.
     #[error(transparent)]
     Grid(#[from] GridError),
+    /// Submissions of different runtimes, not allowed to be compared.
+    #[error(
+        "submissions of different runtimes: {}; a throughput of one runtime is not comparable with the other's (the suite's scripts and `mlbench run` differ by up to twice on one machine)",
+        .runtimes.iter().map(|(label, runtime)| format!("{label}: {runtime}")).collect::<Vec<_>>().join("; ")
+    )]
+    MixedRuntimes {
+        /// Every submission (row id) with its runtime, in the order given.
+        runtimes: Vec<(String, String)>,
+    },
 }
 
 /// A submission loaded, with its label and track.
@@ -120,6 +134,18 @@ pub struct Labelled {
     pub track: Track,
     /// The submission.
     pub sub: LoadedSubmission,
+    /// What produced it ([`crate::runtime::submission_runtime`]).
+    pub runtime: SubmissionRuntime,
+}
+
+impl Labelled {
+    /// `label`, with `/tweaked` on the tweaked track (a grid row's id).
+    pub fn id(&self) -> String {
+        match self.track {
+            Track::Baseline => self.label.clone(),
+            Track::Tweaked => format!("{}/tweaked", self.label),
+        }
+    }
 }
 
 /// Parses one `NAME=SUB` label.
@@ -249,7 +275,16 @@ pub fn load_all(
                 .find(|(p, _)| p == path)
                 .map_or_else(|| default_label(path), |(_, n)| n.clone());
             let track = packed_track(&sub.intake).unwrap_or(options.track);
-            Ok(Labelled { label, track, sub })
+            let runtime = crate::runtime::submission_runtime(
+                &SubmissionInfo::systems_of(&sub.intake.files),
+                &sub.set,
+            );
+            Ok(Labelled {
+                label,
+                track,
+                sub,
+                runtime,
+            })
         })
         .collect();
     let loaded = loaded.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -282,14 +317,123 @@ pub fn baseline_of(loaded: &[Labelled], options: &CompareOptions) -> Result<Stri
     }
 }
 
+/// Refuses submissions of different runtimes (two whose runtimes are known and differ:
+/// [`SubmissionRuntime::differs_from`]) unless `options.allow_mixed_runtimes`; an
+/// unknown runtime is never said to differ.
+pub fn check_runtimes(loaded: &[Labelled], options: &CompareOptions) -> Result<(), CompareError> {
+    let mixed = loaded.iter().enumerate().any(|(i, a)| {
+        loaded[..i]
+            .iter()
+            .any(|b| a.runtime.differs_from(&b.runtime))
+    });
+    if !mixed || options.allow_mixed_runtimes {
+        return Ok(());
+    }
+    Err(CompareError::MixedRuntimes {
+        runtimes: loaded.iter().map(|l| (l.id(), l.runtime.label())).collect(),
+    })
+}
+
+/// A submission's row and runtime, kept while its samples go into the grid.
+struct RowRuntime {
+    label: String,
+    track: Track,
+    id: String,
+    runtime: SubmissionRuntime,
+}
+
+/// The runtime the others are held against: the baseline's (its baseline-track row,
+/// else its only one) when it is known, else the first known one in the order given.
+fn reference_runtime<'a>(rows: &'a [RowRuntime], baseline: &str) -> Option<&'a SubmissionRuntime> {
+    let of_baseline = rows
+        .iter()
+        .filter(|l| l.id == baseline || l.label == baseline)
+        .min_by_key(|l| l.track != Track::Baseline)
+        .map(|l| &l.runtime)
+        .filter(|r| r.key().is_some());
+    of_baseline.or_else(|| rows.iter().map(|l| &l.runtime).find(|r| r.key().is_some()))
+}
+
+/// Each row's runtime, and the marks of a runtime other than the reference's
+/// ([`reference_runtime`]): the row, and its cells with a ratio. One line says every
+/// submission's runtime; another, which rows are marked.
+fn mark_runtimes(grid: &mut Grid, rows: &[RowRuntime], baseline: &str) {
+    let reference = reference_runtime(rows, baseline).cloned();
+    let mut marked = Vec::new();
+    for l in rows {
+        let Some(row) = grid
+            .vendors
+            .iter_mut()
+            .find(|v| v.name == l.label && v.track == l.track)
+        else {
+            continue;
+        };
+        row.mixed_runtime = reference
+            .as_ref()
+            .is_some_and(|r| l.runtime.differs_from(r));
+        if row.mixed_runtime {
+            for cell in row.cells.values_mut() {
+                cell.mixed_runtime = cell.ratio.is_some();
+            }
+            marked.push(format!("{} ({})", l.id, l.runtime.label()));
+        }
+        row.runtime = Some(l.runtime.clone());
+    }
+    // Each runtime once, with its rows, by row id: the grid does not depend on the
+    // order the submissions were given in.
+    let mut sorted: Vec<&RowRuntime> = rows.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut by_runtime: Vec<(String, Vec<&str>)> = Vec::new();
+    for l in sorted {
+        let name = match &l.runtime.runtime {
+            Some(r) => r.to_string(),
+            None => l.runtime.label(),
+        };
+        match by_runtime.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, ids)) => ids.push(&l.id),
+            None => by_runtime.push((name, vec![&l.id])),
+        }
+    }
+    let said: Vec<String> = by_runtime
+        .iter()
+        .map(|(name, ids)| format!("{}: {name}", ids.join(", ")))
+        .collect();
+    grid.notes
+        .insert(0, format!("runtimes: {}", said.join("; ")));
+    marked.sort();
+    if let (Some(reference), false) = (&reference, marked.is_empty()) {
+        grid.notes.insert(
+            1,
+            format!(
+                "† mixed runtimes: {} against {}: their ratios compare the runtimes as well as the machines",
+                marked.join(", "),
+                reference.runtime.as_ref().map_or_else(|| reference.label(), ToString::to_string)
+            ),
+        );
+    }
+}
+
 /// Computes the grid of loaded submissions: normalized to the baseline, over the benches
 /// of the baseline's jobs file when it has one, with `explain`'s gap attributed.
+/// Submissions of different runtimes are refused ([`check_runtimes`]) unless allowed;
+/// each row carries its runtime, and, when they were allowed, the rows and cells of
+/// another runtime than the baseline's are marked (`mixed_runtime`, `†`).
 pub fn compute(
     loaded: Vec<Labelled>,
     options: &CompareOptions,
     explain: Option<(String, String)>,
 ) -> Result<Grid, CompareError> {
+    check_runtimes(&loaded, options)?;
     let baseline = baseline_of(&loaded, options)?;
+    let rows: Vec<RowRuntime> = loaded
+        .iter()
+        .map(|l| RowRuntime {
+            label: l.label.clone(),
+            track: l.track,
+            id: l.id(),
+            runtime: l.runtime.clone(),
+        })
+        .collect();
     let benches = loaded
         .iter()
         .find(|l| l.label == baseline)
@@ -304,7 +448,7 @@ pub fn compute(
         })
         .collect();
     let grid_options = GridOptions {
-        baseline,
+        baseline: baseline.clone(),
         weights,
         resamples: options.resamples,
         seed: options.seed,
@@ -312,7 +456,9 @@ pub fn compute(
         explain,
         benches,
     };
-    Ok(crate::grid::grid(&inputs, &grid_options)?)
+    let mut grid = crate::grid::grid(&inputs, &grid_options)?;
+    mark_runtimes(&mut grid, &rows, &baseline);
+    Ok(grid)
 }
 
 #[cfg(test)]
@@ -444,6 +590,7 @@ mod tests {
             label: label.into(),
             track,
             sub: sub(),
+            runtime: mlbench_schema::runtime::resolve(&[], Default::default()),
         };
         let options = CompareOptions::default();
         assert!(matches!(
@@ -501,5 +648,71 @@ mod tests {
         let grid = compute(loaded, &options, None).unwrap();
         assert_eq!(grid.baseline, "Ref");
         assert_eq!(grid.benches.len(), 19);
+    }
+
+    /// Submissions of two runtimes are refused, naming each; allowed, the grid says every
+    /// runtime and marks the row of the other runtime and its cells with a ratio.
+    #[test]
+    fn mixed_runtimes_are_refused_unless_allowed_and_then_marked() {
+        use mlbench_schema::runtime::{RuntimeTally, resolve};
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../submissions/example");
+        let options = CompareOptions {
+            resamples: 20,
+            ..CompareOptions::default()
+        };
+        // A: the example; B: the example again, as if `mlbench run` had written it.
+        let load = || load_all(std::slice::from_ref(&example), &options, Keep::Samples).unwrap();
+        let (mut loaded, mut b) = (load(), load().remove(0));
+        loaded[0].label = "A".into();
+        b.label = "B".into();
+        assert_eq!(
+            loaded[0].runtime.label(),
+            "mila-iqia/training scripts (torch version unknown) (inferred from the entries: 175 of 175)"
+        );
+        b.runtime = resolve(
+            &[mlbench_schema::Runtime::mlbench_run(Some("2.13.0".into()))],
+            RuntimeTally::default(),
+        );
+        loaded.push(b);
+        let err = check_runtimes(&loaded, &options).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "submissions of different runtimes: A: mila-iqia/training scripts (torch version unknown) (inferred from the entries: 175 of 175); B: mlbench run, libtorch 2.13.0 (declared by system.json); a throughput of one runtime is not comparable with the other's (the suite's scripts and `mlbench run` differ by up to twice on one machine)"
+        );
+        assert!(matches!(
+            compute(Vec::new(), &options, None),
+            Err(CompareError::NoSubmissions)
+        ));
+        let allowed = CompareOptions {
+            allow_mixed_runtimes: true,
+            ..options
+        };
+        let grid = compute(loaded, &allowed, None).unwrap();
+        let row = |name: &str| grid.vendors.iter().find(|v| v.name == name).unwrap();
+        assert!(!row("A").mixed_runtime);
+        assert!(row("A").cells.values().all(|c| !c.mixed_runtime));
+        assert!(row("B").mixed_runtime);
+        assert!(
+            row("B")
+                .cells
+                .values()
+                .all(|c| c.mixed_runtime == c.ratio.is_some())
+        );
+        assert_eq!(
+            row("B").cells.values().filter(|c| c.mixed_runtime).count(),
+            19
+        );
+        assert_eq!(
+            row("B").runtime.as_ref().and_then(|r| r.runtime.clone()),
+            Some(mlbench_schema::Runtime::mlbench_run(Some("2.13.0".into())))
+        );
+        assert_eq!(
+            grid.notes[0],
+            "runtimes: A: mila-iqia/training scripts (torch version unknown); B: mlbench run, libtorch 2.13.0"
+        );
+        assert_eq!(
+            grid.notes[1],
+            "† mixed runtimes: B (mlbench run, libtorch 2.13.0 (declared by system.json)) against mila-iqia/training scripts (torch version unknown): their ratios compare the runtimes as well as the machines"
+        );
     }
 }

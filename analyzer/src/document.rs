@@ -7,6 +7,7 @@ use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};
 use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_of};
 use mlbench_results::report::{Intervals, Report, ReportDoc};
+use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable};
 
 /// Resamples of `--ci`.
@@ -23,6 +24,8 @@ pub struct DocOptions {
     pub price: Option<f64>,
     /// Bootstrap intervals of each bench's mean (`--ci`).
     pub intervals: bool,
+    /// The parity of the two runtimes per bench, said beside a runtime mismatch.
+    pub parity: ParityTable,
 }
 
 /// The report document of `loaded` against `targets`, with the samples it was computed
@@ -88,6 +91,10 @@ pub fn report_document(
     let mut doc = ReportDoc::new(report?);
     (doc.stragglers, doc.ci, doc.fleet) = (flagged, ci, fleet);
     clock.lap("  scoring, stragglers, intervals, fleet");
+    let runtime = crate::runtime::submission_runtime(&systems, &set);
+    let (runtimes, mismatch) =
+        crate::runtime::report_runtimes(runtime, targets, &doc.report, &options.parity);
+    (doc.runtime, doc.runtime_mismatch) = (Some(runtimes), mismatch);
     doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
@@ -133,10 +140,20 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
     for system in &doc.systems {
         lines.push(format!("system: {}", system.summary()));
     }
+    let mut runtime_lines = doc.runtime.as_ref().map_or_else(Vec::new, |r| {
+        crate::runtime::runtime_notes(r, doc.runtime_mismatch.as_ref())
+    });
+    let mismatch = (runtime_lines.len() > 1)
+        .then(|| runtime_lines.pop())
+        .flatten();
+    lines.extend(runtime_lines);
     lines.push(format!(
-        "targets: {} ({})",
-        targets.gpu_model, targets.source
+        "targets: {} ({}), {}",
+        targets.gpu_model,
+        targets.source,
+        crate::runtime::targets_measured_by(targets)
     ));
+    lines.extend(mismatch);
     if s.excluded > 0 {
         lines.push(format!(
             "set aside: {} entries of benches the targets exclude ({})",

@@ -20,10 +20,12 @@ pub mod frame;
 pub mod grid;
 pub mod grid_frame;
 pub mod load;
+pub mod runtime;
 pub mod samples;
 pub mod scaling;
 pub mod score;
 pub mod straggler;
+pub mod targets;
 pub mod views;
 
 pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};

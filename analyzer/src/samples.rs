@@ -6,6 +6,7 @@ use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::entry::KeyHasher;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIds, RunSplit, resolve, run_id_of};
+use mlbench_schema::runtime::{RuntimeTally, entry_runtime};
 use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -64,6 +65,9 @@ pub struct SampleSet {
     pub summary: InputSummary,
     /// Configuration conflicts, by bench.
     pub conflicts: Vec<Conflict>,
+    /// What wrote the entries, every entry read counted
+    /// ([`mlbench_schema::runtime::entry_runtime`]).
+    pub runtimes: RuntimeTally,
 }
 
 /// What one file contributes, extracted as soon as it is parsed.
@@ -95,6 +99,8 @@ pub struct FileSamples {
     pub hosts: Vec<String>,
     /// The GPU models of this file's samples (as `hosts`, for `model`).
     pub models: Vec<String>,
+    /// What wrote its entries, every entry counted.
+    pub runtimes: RuntimeTally,
     /// Whether the file is a failure stub (`.FAIL.` in its name).
     fail_file: bool,
     /// The device its name gives (a legacy stream's `_<K>`).
@@ -175,12 +181,14 @@ impl FileSamples {
             not_selected: Vec::new(),
             hosts: Vec::new(),
             models: Vec::new(),
+            runtimes: RuntimeTally::default(),
         }
     }
 
     /// Takes entry `entry_idx` of the file.
     fn push(&mut self, entry_idx: usize, entry: &ReportEntry, targets: &TargetTable) {
         self.entries += 1;
+        self.runtimes.add(entry_runtime(entry));
         let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
         self.smoke += usize::from(smoke);
         let bench = entry.name().map(str::to_owned);
@@ -275,6 +283,7 @@ impl SampleSet {
         let mut keys = Vec::with_capacity(total);
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
         let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
+        let mut runtimes = RuntimeTally::default();
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
         let hosts = all_names(parts.iter().map(|p| &p.hosts));
@@ -294,6 +303,7 @@ impl SampleSet {
             entries += part.entries;
             excluded += part.excluded;
             smoke += part.smoke;
+            runtimes.merge(&part.runtimes);
             for (rule, n) in part.not_selected {
                 *not_selected.entry(rule).or_default() += n;
             }
@@ -371,6 +381,7 @@ impl SampleSet {
             files,
             summary,
             conflicts,
+            runtimes,
         }
     }
 

@@ -49,6 +49,7 @@ fn set(rows: &[(&str, u32, u32, Vec<f64>)], nodes: usize) -> SampleSet {
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],
+        runtimes: Default::default(),
     }
 }
 

@@ -62,6 +62,8 @@ fn targets(rows: &[(&str, f64)]) -> TargetTable {
             .collect(),
         exclude: vec![],
         select: vec![],
+        runtime: None,
+        provenance: None,
     }
 }
 

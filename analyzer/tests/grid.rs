@@ -54,6 +54,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],
+        runtimes: Default::default(),
     }
 }
 

@@ -51,6 +51,7 @@ fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {
         samples,
         files: vec!["f.json".into()],
         conflicts: vec![],
+        runtimes: Default::default(),
     }
 }
 

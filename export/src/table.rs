@@ -207,6 +207,31 @@ mod tests {
         insta::assert_snapshot!(text(Table.export(&testdata::grid())));
     }
 
+    /// A row of another runtime than the baseline's, and its cells with a ratio, carry
+    /// the model's mark; the others do not.
+    #[test]
+    fn mixed_runtime_rows_and_cells_are_marked() {
+        let mut grid = testdata::grid();
+        let row = grid.vendors.last_mut().unwrap();
+        assert_eq!(
+            (row.name.as_str(), row.track),
+            ("B", mlbench_results::grid::Track::Baseline)
+        );
+        row.mixed_runtime = true;
+        for cell in row.cells.values_mut() {
+            cell.mixed_runtime = cell.ratio.is_some();
+        }
+        let out = text(Table.export(&grid));
+        // The overall row, the ratio table's column, the cell with a ratio (not the
+        // missing one).
+        assert_eq!(out.matches(" †").count(), 3, "{out}");
+        let overall = out.lines().find(|l| l.contains("B (baseline) †")).unwrap();
+        assert!(overall.contains("0.400"), "{out}");
+        assert!(out.contains("1.200 †"), "{out}");
+        let plain = text(Table.export(&testdata::grid()));
+        assert!(!plain.contains('†'), "{plain}");
+    }
+
     #[test]
     fn a_grid_of_one_submission_says_so_in_the_singular() {
         let mut grid = testdata::grid();

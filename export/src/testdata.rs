@@ -207,6 +207,7 @@ fn cell(ratio: Option<f64>, n: usize, mean: Option<f64>) -> Cell {
         mean,
         missing: mean.is_none(),
         unnormalized: false,
+        mixed_runtime: false,
     }
 }
 
@@ -233,6 +234,8 @@ pub fn grid() -> Grid {
                 .map(|(b, _)| (*b).to_owned())
                 .collect(),
             cells: cells.into_iter().map(|(b, c)| (b.to_owned(), c)).collect(),
+            runtime: None,
+            mixed_runtime: false,
         }
     };
     Grid {

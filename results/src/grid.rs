@@ -2,6 +2,7 @@
 //! normalized to a baseline submission. Computed by `mlbench_analyzer::grid`.
 
 pub use mlbench_schema::Track;
+pub use mlbench_schema::runtime::SubmissionRuntime;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -62,6 +63,12 @@ pub struct VendorRow {
     pub missing: Vec<String>,
     /// Bench → cell.
     pub cells: BTreeMap<String, Cell>,
+    /// What produced the submission, and how mlbench knows (as in the report JSON;
+    /// `null` when the grid was made without it).
+    pub runtime: Option<SubmissionRuntime>,
+    /// Its runtime differs from the baseline's: its ratios compare software as well as
+    /// hardware (only ever true when mixed runtimes were allowed).
+    pub mixed_runtime: bool,
 }
 
 /// One submission on one bench.
@@ -81,6 +88,9 @@ pub struct Cell {
     pub missing: bool,
     /// The baseline has no usable sample of this bench.
     pub unnormalized: bool,
+    /// The submission's runtime differs from the baseline's, and the cell has a ratio
+    /// (its row's `mixed_runtime`, on the cells it affects).
+    pub mixed_runtime: bool,
 }
 
 /// The gap between two rows, bench by bench (`--explain A,B`).

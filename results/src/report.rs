@@ -3,6 +3,7 @@
 //! Numbers are fractions, never percent. A figure that cannot be computed (too few runs,
 //! no target) is `null`, never a made-up zero.
 
+pub use mlbench_schema::runtime::{Runtime, RuntimeKind, SubmissionRuntime};
 pub use mlbench_schema::system::{DeviceInfo, SystemInfo};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,6 +32,14 @@ pub struct ReportDoc {
     /// The machines the runs ran on (`system.json`), by host; absent when none was found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<SystemInfo>,
+    /// What produced the submission and what measured the targets (`mlbench report`
+    /// always says; absent only from a document made without them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtimes>,
+    /// Present when the submission and the targets are of different runtimes: each
+    /// `diff` then compares software as well as hardware.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_mismatch: Option<RuntimeMismatch>,
     /// What was read and set aside, one line each (tables and Markdown show them; other
     /// formats leave them to standard error).
     #[serde(skip)]
@@ -47,9 +56,62 @@ impl ReportDoc {
             stragglers: Vec::new(),
             fleet: None,
             systems: Vec::new(),
+            runtime: None,
+            runtime_mismatch: None,
             notes: Vec::new(),
         }
     }
+}
+
+/// The runtimes of a report: the submission's and the targets'.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Runtimes {
+    /// What produced the submission, and how mlbench knows.
+    pub submission: SubmissionRuntime,
+    /// What measured the targets (`null`: the table does not say).
+    pub targets: Option<LabelledRuntime>,
+}
+
+/// A runtime with its line for people.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LabelledRuntime {
+    /// The runtime: `kind` and `version`.
+    #[serde(flatten)]
+    pub runtime: Runtime,
+    /// `mila-iqia/training scripts (torch version unknown)`.
+    pub label: String,
+}
+
+impl From<Runtime> for LabelledRuntime {
+    fn from(runtime: Runtime) -> Self {
+        LabelledRuntime {
+            label: runtime.to_string(),
+            runtime,
+        }
+    }
+}
+
+/// A submission scored against targets of another runtime.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RuntimeMismatch {
+    /// The submission's runtime, for people.
+    pub submission: String,
+    /// The targets' runtime, for people.
+    pub targets: String,
+    /// Where the parity figures come from (`baselines/parity.toml`).
+    pub parity_source: String,
+    /// Every bench of the report with its parity: `mlbench run`'s items/s ÷ the suite's
+    /// scripts' items/s on the same machine, `null` where unknown.
+    pub benches: Vec<BenchParity>,
+}
+
+/// One bench's parity.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BenchParity {
+    /// The bench.
+    pub bench: String,
+    /// `mlbench run` ÷ the suite's scripts, items/s (`null`: unknown).
+    pub parity: Option<f64>,
 }
 
 /// Bootstrap intervals of each bench's mean; serialized as the map alone.
@@ -425,6 +487,14 @@ impl Report {
         match self {
             Report::Classic(r) => &r.context,
             Report::Score(r) => &r.context,
+        }
+    }
+
+    /// The benches of the report's rows, in their order.
+    pub fn bench_names(&self) -> Vec<&str> {
+        match self {
+            Report::Classic(r) => r.benches.iter().map(|b| b.bench.as_str()).collect(),
+            Report::Score(r) => r.benches.iter().map(|b| b.bench.as_str()).collect(),
         }
     }
 

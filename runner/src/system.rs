@@ -4,6 +4,7 @@
 
 use crate::devices::{DeviceKind, DeviceSet};
 use crate::setup::{SetupError, hostname};
+use mlbench_schema::Runtime;
 use mlbench_schema::system::{DeviceInfo, SYSTEM_NAME, SYSTEM_SCHEMA_VERSION, SystemInfo};
 use std::path::{Path, PathBuf};
 
@@ -81,6 +82,8 @@ pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
         schema_version: SYSTEM_SCHEMA_VERSION,
         hostname: hostname(),
         tool: stack.tool,
+        // What produced the entries, for `report`, `grid` and SUBMISSION.json.
+        runtime: Some(Runtime::mlbench_run(stack.libtorch.clone())),
         commit: stack.commit,
         libtorch: stack.libtorch,
         cuda: stack.cuda,
@@ -233,6 +236,8 @@ mod tests {
             },
         );
         assert_eq!(info.devices.len(), 2);
+        // The runtime is a field of its own: the runner and its libtorch (unknown here).
+        assert_eq!(info.runtime, Some(Runtime::mlbench_run(None)));
         assert_eq!(info.devices[1].index, 1);
         assert_eq!(info.devices[1].kind, "cpu");
         assert_eq!(info.cores, devices.cores);

@@ -8,6 +8,8 @@
 //! - [`unique_id`]: the suite's id and version algorithms;
 //! - [`timing`]: its `StatStream` and throughput arithmetic;
 //! - [`targets`]: target tables and entry selection rules;
+//! - [`runtime`]: what produced a submission (the suite's scripts or `mlbench run`),
+//!   declared or inferred from the entries, and the runtimes' parity per bench;
 //! - [`jobs`], [`scripts`]: jobs files (parsing, expansion, comparison, the shell-word
 //!   splitter) and the map from bench to entry script;
 //! - [`suite`]: which suite of report files is read; [`track`]: the submission track;
@@ -27,6 +29,7 @@ pub mod pyrepr;
 pub mod read_buffer;
 pub mod reader;
 pub mod runs;
+pub mod runtime;
 pub mod scripts;
 pub mod suite;
 pub mod system;
@@ -43,6 +46,7 @@ pub use discover::{Discovery, LoadedReports, discover, load, load_map};
 pub use entry::{FailureKind, ReportEntry};
 pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
 pub use reader::{FileName, ReadError, ReportFile};
+pub use runtime::{Runtime, RuntimeKind, SubmissionRuntime};
 pub use scripts::{ScriptMap, ScriptsError};
 pub use suite::{SuiteChoice, SuiteError, choose_suite};
 pub use system::SystemInfo;

@@ -3,6 +3,7 @@
 //! embedded by `mlbench pack` in SUBMISSION.json and shown by `report` and `grid`.
 //! Every field but `hostname` may be unknown (`null`): a reader takes what is there.
 
+use crate::runtime::Runtime;
 use serde::{Deserialize, Serialize};
 
 /// The version of this document.
@@ -32,6 +33,12 @@ pub struct SystemInfo {
     pub hostname: String,
     /// The tool that ran, e.g. `mlbench 0.1.0`.
     pub tool: String,
+    /// What produced the entries: `{"kind": "mlbench-run", "version": "2.13.0"}` (the
+    /// runner and its libtorch; [`crate::runtime`]). Absent from the descriptions of
+    /// mlbench before 0.2 (read them with [`SystemInfo::runtime_of`]), and not written
+    /// when unknown, so a description without it keeps its bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtime>,
     /// Its commit, when built from a git checkout.
     pub commit: Option<String>,
     /// libtorch's version, e.g. `2.13.0`.
@@ -76,6 +83,17 @@ impl SystemInfo {
     /// Reads a `system.json`; `None` when it is not one.
     pub fn from_json(bytes: &[u8]) -> Option<SystemInfo> {
         serde_json::from_slice(bytes).ok()
+    }
+
+    /// The runtime this description declares: its `runtime`, or for a description
+    /// written by an mlbench without the field (`tool` `mlbench …`), `mlbench run` on its
+    /// `libtorch`; `None` for any other tool.
+    pub fn runtime_of(&self) -> Option<Runtime> {
+        if let Some(runtime) = &self.runtime {
+            return Some(runtime.clone());
+        }
+        let tool = self.tool.split_whitespace().next()?;
+        (tool == "mlbench").then(|| Runtime::mlbench_run(self.libtorch.clone()))
     }
 
     /// One line for people: `host: CPU model, 16 cores, 128.0 GiB; 8× NVIDIA H100 (driver
@@ -164,6 +182,36 @@ mod tests {
             ..SystemInfo::default()
         };
         assert_eq!(bare.summary(), "h: unknown CPU, 0 cores");
+    }
+
+    #[test]
+    fn the_runtime_is_declared_or_follows_from_the_tool() {
+        let mut info = SystemInfo {
+            tool: "mlbench 0.1.0".into(),
+            libtorch: Some("2.13.0".into()),
+            ..SystemInfo::default()
+        };
+        assert_eq!(
+            info.runtime_of(),
+            Some(Runtime::mlbench_run(Some("2.13.0".into())))
+        );
+        // Not written when unknown: an older description keeps its bytes.
+        let json = serde_json::to_value(&info).unwrap();
+        assert!(json.get("runtime").is_none(), "{json}");
+        info.runtime = Some(Runtime::mlbench_run(Some("2.12.0".into())));
+        assert_eq!(info.runtime_of(), info.runtime);
+        let json = serde_json::to_value(&info).unwrap();
+        assert_eq!(
+            json["runtime"],
+            serde_json::json!({"kind": "mlbench-run", "version": "2.12.0"})
+        );
+        let back: SystemInfo = serde_json::from_value(json).unwrap();
+        assert_eq!(back, info);
+        let other = SystemInfo {
+            tool: "something 1".into(),
+            ..SystemInfo::default()
+        };
+        assert_eq!(other.runtime_of(), None);
     }
 
     #[test]

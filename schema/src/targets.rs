@@ -10,6 +10,7 @@
 //! file can be TOML in the same layout or CSV in the suite's original layouts.
 
 use crate::entry::ReportEntry;
+use crate::runtime::Runtime;
 use crate::value::Value;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -134,6 +135,47 @@ pub struct TargetTable {
     pub exclude: Vec<String>,
     /// Entry selection rules.
     pub select: Vec<SelectionRule>,
+    /// What measured the figures (`runtime = "…"` in the TOML layout; `None`: the file
+    /// does not say, as a CSV cannot). The built-in tables are the suite's scripts'.
+    pub runtime: Option<Runtime>,
+    /// Where a table made from a submission comes from (`[provenance]`, written by
+    /// `mlbench targets`); `None` for the others.
+    pub provenance: Option<TargetsProvenance>,
+}
+
+/// Where a target table made from a baseline submission comes from: the `[provenance]`
+/// table of the TOML layout (docs/targets.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetsProvenance {
+    /// The submission, as given (a zip or a folder).
+    pub submission: String,
+    /// The SHA-256 of the zip, when the submission is one.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// The SHA-256 of the manifest of the submission's files: the `sha256sum` listing of
+    /// every file read (sorted by path, `MANIFEST.sha256` itself left out), as `mlbench
+    /// pack` writes it; the same for the folder and for the zip packed from it, but for
+    /// `SUBMISSION.json`.
+    pub manifest_sha256: String,
+    /// The suite whose reports were read.
+    #[serde(default)]
+    pub suite: Option<String>,
+    /// Runs and GPUs read.
+    #[serde(default)]
+    pub runs: usize,
+    /// GPUs read.
+    #[serde(default)]
+    pub gpus: usize,
+    /// What each target is.
+    #[serde(default)]
+    pub statistic: String,
+    /// The tool that made the table (`mlbench 0.1.0`).
+    #[serde(default)]
+    pub tool: String,
+    /// The date given when it was made (`None`: none was given, for reproducible bytes).
+    #[serde(default)]
+    pub date: Option<String>,
 }
 
 impl TargetTable {
@@ -323,6 +365,12 @@ impl TargetTable {
                 }
             });
         }
+        let runtime = raw
+            .runtime
+            .as_deref()
+            .map(str::parse::<Runtime>)
+            .transpose()
+            .map_err(|e| invalid(e.to_string()))?;
         Ok(TargetTable {
             scoring,
             gpu_model: raw.gpu_model.unwrap_or_else(|| gpu_model.to_owned()),
@@ -330,6 +378,8 @@ impl TargetTable {
             targets,
             exclude: raw.exclude,
             select,
+            runtime,
+            provenance: raw.provenance,
         })
     }
 
@@ -404,6 +454,8 @@ impl TargetTable {
             targets,
             exclude: Vec::new(),
             select: Vec::new(),
+            runtime: None,
+            provenance: None,
         })
     }
 
@@ -436,6 +488,148 @@ impl TargetTable {
     }
 }
 
+impl TargetTable {
+    /// The table in the project's TOML layout (docs/targets.md), which
+    /// [`TargetTable::from_toml`] reads back equal (under the same scoring, for the model
+    /// `gpu_model`): `comments` first, one `# ` line each, then `scoring`, `gpu_model`,
+    /// `source`, `runtime`, `exclude`, `[provenance]`, the `[[select]]` rules and one
+    /// `[[bench]]` per row. A classic table writes each target in a column named after
+    /// its GPU model. Numbers are written as Rust's shortest round-trip form, so the
+    /// figures read back to the bit; the bytes depend only on the table.
+    pub fn to_toml(&self, comments: &[String]) -> String {
+        let mut out = String::new();
+        for line in comments {
+            if line.is_empty() {
+                out.push_str("#\n");
+            } else {
+                out.push_str(&format!("# {line}\n"));
+            }
+        }
+        out.push_str(&format!(
+            "scoring = {}\n",
+            toml_str(&self.scoring.to_string())
+        ));
+        out.push_str(&format!("gpu_model = {}\n", toml_str(&self.gpu_model)));
+        out.push_str(&format!("source = {}\n", toml_str(&self.source)));
+        if let Some(runtime) = &self.runtime {
+            out.push_str(&format!("runtime = {}\n", toml_str(&runtime.to_string())));
+        }
+        if !self.exclude.is_empty() {
+            out.push_str(&format!("exclude = {}\n", toml_list(&self.exclude)));
+        }
+        if let Some(p) = &self.provenance {
+            out.push_str("\n[provenance]\n");
+            out.push_str(&format!("submission = {}\n", toml_str(&p.submission)));
+            if let Some(sha) = &p.sha256 {
+                out.push_str(&format!("sha256 = {}\n", toml_str(sha)));
+            }
+            out.push_str(&format!(
+                "manifest_sha256 = {}\n",
+                toml_str(&p.manifest_sha256)
+            ));
+            if let Some(suite) = &p.suite {
+                out.push_str(&format!("suite = {}\n", toml_str(suite)));
+            }
+            out.push_str(&format!("runs = {}\ngpus = {}\n", p.runs, p.gpus));
+            out.push_str(&format!("statistic = {}\n", toml_str(&p.statistic)));
+            out.push_str(&format!("tool = {}\n", toml_str(&p.tool)));
+            if let Some(date) = &p.date {
+                out.push_str(&format!("date = {}\n", toml_str(date)));
+            }
+        }
+        for rule in &self.select {
+            out.push_str("\n[[select]]\n");
+            out.push_str(&format!("bench = {}\n", toml_str(rule.bench())));
+            match rule {
+                SelectionRule::Equals { field, value, .. } => {
+                    out.push_str(&format!("field = {}\n", toml_str(field)));
+                    out.push_str(&format!("equals = {}\n", toml_value(value)));
+                }
+                SelectionRule::SingleDevice { .. } => out.push_str("single_device = true\n"),
+            }
+        }
+        for t in &self.targets {
+            out.push_str("\n[[bench]]\n");
+            out.push_str(&format!("name = {}\n", toml_str(&t.bench)));
+            match self.scoring {
+                Scoring::Classic => out.push_str(&format!(
+                    "{} = {}\n",
+                    toml_key(&self.gpu_model),
+                    toml_float(t.target)
+                )),
+                Scoring::Score => {
+                    out.push_str(&format!("target = {}\n", toml_float(t.target)));
+                    for (key, v) in [("perf_target", t.perf_target), ("sd_target", t.sd_target)] {
+                        if let Some(v) = v {
+                            out.push_str(&format!("{key} = {}\n", toml_float(v)));
+                        }
+                    }
+                }
+            }
+            if !t.pool_over.is_empty() {
+                out.push_str(&format!("pool_over = {}\n", toml_list(&t.pool_over)));
+            }
+        }
+        out
+    }
+}
+
+/// A TOML basic string.
+fn toml_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A key: bare when TOML allows it, else quoted.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if bare { key.to_owned() } else { toml_str(key) }
+}
+
+/// A float that reads back to the bit (`2000.0`, `5.47`, `1e-7`; `inf`, `nan`).
+fn toml_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".to_owned()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// The keys of a `[[bench]]` row that are not a GPU model's column: a model cannot be
+/// named after one of them.
+pub const BENCH_KEYS: &[&str] = &["name", "target", "perf_target", "sd_target", "pool_over"];
+
+fn toml_list(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| toml_str(i)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn toml_value(v: &Value) -> String {
+    match v {
+        Value::Str(s) => toml_str(s),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => toml_float(*f),
+        Value::Bool(b) => b.to_string(),
+        other => toml_str(&crate::pyrepr::py_repr(other)),
+    }
+}
+
 /// What the suite's own tools pooled, for tables read from its CSVs (which cannot say
 /// so): `scaling`'s world sizes. The project's TOML tables say it with `pool_over`.
 fn suite_pooled(bench: &str) -> Vec<String> {
@@ -461,8 +655,10 @@ struct RawFile {
     scoring: String,
     gpu_model: Option<String>,
     source: Option<String>,
+    runtime: Option<String>,
     #[serde(default)]
     exclude: Vec<String>,
+    provenance: Option<TargetsProvenance>,
     #[serde(default)]
     select: Vec<RawSelect>,
     bench: Vec<RawBench>,
@@ -529,6 +725,73 @@ mod tests {
             let builtin = TargetTable::builtin(Scoring::Score, model).unwrap();
             assert!(builtin.warnings().is_empty(), "{model}");
         }
+    }
+
+    /// What `to_toml` writes reads back equal, for both layouts, with the runtime,
+    /// the provenance, rules of every kind and names that need quoting.
+    #[test]
+    fn tables_round_trip_through_toml() {
+        let mut classic = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
+        classic.gpu_model = "NVIDIA H100 \"SXM\"".into();
+        classic.source = "submission a.zip".into();
+        classic.runtime = Some(Runtime::mlbench_run(Some("2.13.0".into())));
+        classic.targets[0].target = 373326.2319285007;
+        classic.targets[1].target = 1e-7;
+        classic.targets[2].pool_over = vec!["devices".into(), "vcd".into()];
+        classic.exclude = vec!["dcgan_all".into()];
+        classic.select.push(SelectionRule::Equals {
+            bench: "x".into(),
+            field: "ratio".into(),
+            value: Value::Float(0.5),
+        });
+        classic.select.push(SelectionRule::Equals {
+            bench: "x".into(),
+            field: "half".into(),
+            value: Value::Bool(true),
+        });
+        classic.provenance = Some(TargetsProvenance {
+            submission: "subs/a.zip".into(),
+            sha256: Some("ab".repeat(32)),
+            manifest_sha256: "cd".repeat(32),
+            suite: Some("fast".into()),
+            runs: 5,
+            gpus: 2,
+            statistic: "classic trimmed mean".into(),
+            tool: "mlbench 0.1.0".into(),
+            date: Some("2026-01-02".into()),
+        });
+        let text = classic.to_toml(&["made by a test".into(), String::new()]);
+        assert!(
+            text.starts_with("# made by a test\n#\nscoring = \"classic\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n\"NVIDIA H100 \\\"SXM\\\"\" = 373326.2319285007\n"),
+            "{text}"
+        );
+        let back =
+            TargetTable::from_toml("t.toml", &text, Scoring::Classic, &classic.gpu_model).unwrap();
+        assert_eq!(back, classic);
+        let score = TargetTable::builtin(Scoring::Score, "MI50").unwrap();
+        let text = score.to_toml(&[]);
+        let mut back = TargetTable::from_toml("t.toml", &text, Scoring::Score, "MI50").unwrap();
+        assert_eq!(back.source, score.source);
+        back.source.clone_from(&score.source);
+        assert_eq!(back, score);
+        // The built-in tables say what measured them.
+        assert_eq!(score.runtime, Some(Runtime::suite_scripts(None)));
+        let err = TargetTable::from_toml(
+            "t.toml",
+            "scoring = \"classic\"\nruntime = \"python\"\nbench = []\n",
+            Scoring::Classic,
+            "RTX",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("t.toml: runtime `python`: expected"),
+            "{err}"
+        );
     }
 
     #[test]

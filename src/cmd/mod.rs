@@ -9,6 +9,7 @@ pub mod plot;
 pub mod report;
 #[cfg(feature = "runner")]
 pub mod run;
+pub mod targets;
 pub mod validate;
 
 use crate::exit::CommandError;

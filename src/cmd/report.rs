@@ -8,6 +8,7 @@ use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
+use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
 use std::path::{Path, PathBuf};
 
@@ -117,6 +118,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         min_runs: args.min_runs,
         price: args.price,
         intervals: args.ci,
+        parity: ParityTable::builtin()?,
     };
     let (set, doc) = report_document(loaded, &targets, &options)?;
     clock.lap("samples, statistics, stragglers and intervals");

@@ -257,6 +257,31 @@ fn cases(p: &Place) -> Vec<Case> {
                 &format!("{}={ex}", "v".repeat(300)),
             ],
         ),
+        case("targets", 0, "targets", &["targets", &ex, "-g", "H100"]),
+        case(
+            "targets",
+            2,
+            "bad date",
+            &["targets", &ex, "-g", "H100", "--date", "soon"],
+        ),
+        case(
+            "targets",
+            2,
+            "not a zip",
+            &["targets", &notzip, "-g", "H100"],
+        ),
+        case(
+            "targets",
+            2,
+            "output exists",
+            &["targets", &ex, "-g", "H100", "-o", &existing],
+        ),
+        full(case(
+            "targets",
+            3,
+            "stdout full",
+            &["targets", &ex, "-g", "H100"],
+        )),
         case("completions", 0, "bash", &["completions", "bash"]),
         case("completions", 2, "unknown shell", &["completions", "tcsh"]),
         full(case(
@@ -406,5 +431,5 @@ fn every_documented_code_has_a_case() {
             );
         }
     }
-    assert_eq!(rows, 8, "a row per command");
+    assert_eq!(rows, 9, "a row per command");
 }

@@ -217,7 +217,9 @@ fn json_fields_appear_in_the_documented_order() {
             "weight_share",
             "present",
             "missing",
-            "cells"
+            "cells",
+            "runtime",
+            "mixed_runtime"
         ]
     );
     // Cells in bench order, each with its fields in order (a missing one too).
@@ -229,6 +231,7 @@ fn json_fields_appear_in_the_documented_order() {
         "mean",
         "missing",
         "unnormalized",
+        "mixed_runtime",
     ];
     for i in 0..3 {
         let cells = doc.get("vendors").at(i).get("cells");

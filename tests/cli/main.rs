@@ -16,4 +16,5 @@ mod run;
 mod self_contained;
 mod surface;
 mod system;
+mod targets;
 mod validate;

@@ -211,7 +211,9 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const COMMANDS: [&str; 7] = ["report", "validate", "pack", "grid", "plot", "run", "docs"];
+const COMMANDS: [&str; 8] = [
+    "report", "validate", "pack", "grid", "plot", "targets", "run", "docs",
+];
 
 #[test]
 fn no_command_module_imports_another() {
@@ -284,9 +286,10 @@ fn the_binary_stays_glue() {
     // Issue 11 set 1,500; issue 20 added the typed exit policy (every error a command
     // can end with as a variant with its code, about 250 lines in src/exit.rs) and the
     // one input convention. What is not glue goes to a library (where files are
-    // written: mlbench_schema::destination).
+    // written: mlbench_schema::destination). Issue 21 added a command, `targets`, and
+    // the runtime flags and errors (about 90 lines).
     assert!(
-        code <= 1850,
-        "the binary has {code} lines of code (at most 1,850: issues 11 and 20)"
+        code <= 1950,
+        "the binary has {code} lines of code (at most 1,950: issues 11, 20 and 21)"
     );
 }

@@ -65,6 +65,8 @@ pub struct EntryFacts {
     pub host: Option<String>,
     /// The device's name (`gpu`).
     pub gpu: Option<String>,
+    /// What wrote it ([`mlbench_schema::runtime::entry_runtime`]; `None`: it does not say).
+    pub runtime: Option<mlbench_schema::RuntimeKind>,
 }
 
 /// The outcome of the per-file pass.
@@ -177,6 +179,7 @@ pub fn file_facts(
             smoke: is_smoke(&entry),
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
+            runtime: mlbench_schema::runtime::entry_runtime(&entry),
         };
         (facts.losses, facts.losses_hash) = Curve::kept(loss_values(&mut entry));
         entries.push(facts);

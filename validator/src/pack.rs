@@ -4,9 +4,9 @@
 use crate::archive::normalize_entry_name;
 use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
 use crate::validate::{Options, Validation, validate};
-use mlbench_schema::SystemInfo;
 use mlbench_schema::Track;
 use mlbench_schema::unique_id::hex;
+use mlbench_schema::{Runtime, SystemInfo};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -127,6 +127,13 @@ pub struct SubmissionInfo {
     /// none, so a folder without one packs to the bytes it always did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<SystemInfo>,
+    /// What produced the entries, as the machine descriptions declare it
+    /// (`{"kind": "mlbench-run", "version": "2.13.0"}`; [`mlbench_schema::runtime`]):
+    /// `mlbench run` and its libtorch. Absent when no description declares one (a
+    /// submission of the suite's scripts: readers infer it from the entries), so such a
+    /// folder packs to the bytes it always did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtime>,
     /// Whether the folder was packed despite errors of its validation (`errors` counts
     /// them). Absent when false, so a clean folder packs to the bytes it always did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -152,6 +159,7 @@ impl SubmissionInfo {
             warnings: validation.warnings(),
             schema_version: SUBMISSION_SCHEMA_VERSION,
             systems: Vec::new(),
+            runtime: None,
             allowed_errors: false,
         }
     }
@@ -160,6 +168,16 @@ impl SubmissionInfo {
     /// (a description that does not read is left out: `validate` does not judge it).
     pub fn systems_of(files: &[SubmittedFile]) -> Vec<SystemInfo> {
         Self::systems_among(files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())))
+    }
+
+    /// The runtime `systems` declare ([`mlbench_schema::runtime::resolve`] of their
+    /// [`SystemInfo::runtime_of`]); `None` when none declares one, or they disagree.
+    pub fn declared_runtime(systems: &[SystemInfo]) -> Option<Runtime> {
+        let declared: Vec<Runtime> = systems.iter().filter_map(SystemInfo::runtime_of).collect();
+        if declared.is_empty() {
+            return None;
+        }
+        mlbench_schema::runtime::resolve(&declared, Default::default()).runtime
     }
 
     /// [`Self::systems_of`] the files given as (path, bytes), in order.
@@ -279,6 +297,7 @@ pub fn pack_folder(
     let mut info =
         SubmissionInfo::of_validation(&options.tool, options.validation.track, &validation);
     info.systems = SubmissionInfo::systems_of(&intake.files);
+    info.runtime = SubmissionInfo::declared_runtime(&info.systems);
     info.allowed_errors = validation.errors() > 0;
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());
@@ -294,6 +313,17 @@ pub fn pack_folder(
 /// The SHA-256 of `bytes`, in lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
+}
+
+/// The SHA-256 of a submission's content: of the [`manifest_text`] of its files other
+/// than `MANIFEST.sha256` and `SUBMISSION.json`, which `mlbench pack` adds. A folder and
+/// the zip packed from it have the same digest; any change to a file changes it.
+pub fn content_digest(files: &[SubmittedFile]) -> String {
+    let listed = files
+        .iter()
+        .filter(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME)
+        .collect();
+    sha256_hex(manifest_of(listed).as_bytes())
 }
 
 /// The SHA-256 of a file's bytes, in lower-case hex.
@@ -338,8 +368,11 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::
 /// path), leaving out the manifest itself. Paths holding `\`, a newline or a carriage
 /// return are escaped the way `sha256sum` does, so `sha256sum -c` can check the result.
 pub fn manifest_text(files: &[SubmittedFile]) -> String {
-    let mut listed: Vec<&SubmittedFile> =
-        files.iter().filter(|f| f.path != MANIFEST_NAME).collect();
+    manifest_of(files.iter().filter(|f| f.path != MANIFEST_NAME).collect())
+}
+
+/// The `sha256sum` listing of `listed`, sorted by path.
+fn manifest_of(mut listed: Vec<&SubmittedFile>) -> String {
     listed.sort_by(|a, b| a.path.cmp(&b.path));
     let mut out = String::new();
     for file in listed {
@@ -552,6 +585,18 @@ mod tests {
     }
 
     #[test]
+    fn the_content_digest_leaves_out_what_pack_adds() {
+        let files = vec![file("a.json", b"[]"), file("b/c.json", b"{}")];
+        let digest = content_digest(&files);
+        assert_eq!(digest, sha256_hex(manifest_text(&files).as_bytes()));
+        let packed = with_manifest(files.clone(), b"{}".to_vec());
+        assert_eq!(packed.len(), 4);
+        assert_eq!(content_digest(&packed), digest);
+        let changed = vec![file("a.json", b"[ ]"), file("b/c.json", b"{}")];
+        assert_ne!(content_digest(&changed), digest);
+    }
+
+    #[test]
     fn manifest_errors_name_the_line() {
         let good = format!("{}  a\n", "0".repeat(64));
         assert_eq!(parse_manifest("").unwrap(), vec![]);
@@ -585,6 +630,64 @@ mod tests {
         let listed = parse_manifest(std::str::from_utf8(&out[0].bytes).unwrap()).unwrap();
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0], (sha256_hex(b"{}"), SUBMISSION_NAME.to_owned()));
+    }
+
+    /// SUBMISSION.json names the runtime the machine descriptions declare, and has no
+    /// `runtime` key without one (a folder of the suite's scripts packs as it did).
+    #[test]
+    fn the_declared_runtime_is_recorded_only_when_there_is_one() {
+        let node = |host: &str, tool: &str, libtorch: Option<&str>| SystemInfo {
+            hostname: host.into(),
+            tool: tool.into(),
+            libtorch: libtorch.map(str::to_owned),
+            ..SystemInfo::default()
+        };
+        let run = |v: &str| Some(Runtime::mlbench_run(Some(v.into())));
+        let older = node("a", "mlbench 0.1.0", Some("2.13.0"));
+        assert_eq!(
+            SubmissionInfo::declared_runtime(std::slice::from_ref(&older)),
+            run("2.13.0")
+        );
+        let mut newer = node("b", "mlbench 0.2.0", None);
+        newer.runtime = run("2.12.0");
+        assert_eq!(
+            SubmissionInfo::declared_runtime(&[older, newer]),
+            run("2.12.0/2.13.0")
+        );
+        assert_eq!(
+            SubmissionInfo::declared_runtime(&[node("c", "other", None)]),
+            None
+        );
+        assert_eq!(SubmissionInfo::declared_runtime(&[]), None);
+        let mut info = SubmissionInfo {
+            tool: "mlbench 0.1.0".into(),
+            track: Track::Baseline,
+            suite: None,
+            jobs_file: None,
+            files: 0,
+            report_files: 0,
+            entries: 0,
+            runs: 0,
+            gpus: 0,
+            benches: 0,
+            errors: 0,
+            warnings: 0,
+            schema_version: SUBMISSION_SCHEMA_VERSION,
+            systems: Vec::new(),
+            runtime: None,
+            allowed_errors: false,
+        };
+        let text = String::from_utf8(info.to_json().unwrap()).unwrap();
+        assert!(!text.contains("runtime"), "{text}");
+        info.runtime = run("2.13.0");
+        let text = String::from_utf8(info.to_json().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                "\"runtime\": {\n    \"kind\": \"mlbench-run\",\n    \"version\": \"2.13.0\"\n  }"
+            ),
+            "{text}"
+        );
+        assert_eq!(SubmissionInfo::from_json(text.as_bytes()).unwrap(), info);
     }
 
     #[test]

@@ -649,6 +649,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
                         coverage.check(&mut out);
                     }
                     rules::versions::inconsistent(&entries, &paths, &mut out);
+                    rules::runtime::mixed(&entries, &paths, &mut out);
                     let systems = crate::pack::SubmissionInfo::systems_among(
                         (0..n).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
                     );
@@ -848,6 +849,7 @@ mod tests {
             smoke: false,
             host: None,
             gpu: None,
+            runtime: None,
         }
     }
 

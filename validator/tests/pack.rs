@@ -148,6 +148,7 @@ fn submission_info_round_trips_with_its_version_last() {
         schema_version: pack::SUBMISSION_SCHEMA_VERSION,
         // Without machine descriptions the key is absent: old packs keep their bytes.
         systems: Vec::new(),
+        runtime: None,
         // Absent too when no error was allowed.
         allowed_errors: false,
     };

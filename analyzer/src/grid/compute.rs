@@ -163,6 +163,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
                 mean: strata.map(Strata::mean),
                 missing: strata.is_none(),
                 unnormalized: false,
+                mixed_runtime: false,
             };
             let Some((base_point, base_resampled)) = base_log_means.get(bench.as_str()) else {
                 cell.unnormalized = true;
@@ -248,6 +249,8 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
             present,
             missing,
             cells,
+            runtime: None,
+            mixed_runtime: false,
         });
         works.push(work);
     }

@@ -38,6 +38,7 @@ fn entry(bench: &str, file: usize, device: Device) -> EntryFacts {
         smoke: false,
         host: None,
         gpu: None,
+        runtime: None,
     }
 }
 

@@ -22,16 +22,21 @@ pub fn figure(value: f64, ci: Option<[f64; 2]>) -> String {
     }
 }
 
-/// A row's name: the label, with its track when the label has rows on both.
+/// The mark of a row or cell whose runtime differs from the baseline's.
+pub const MIXED_RUNTIME: &str = " †";
+
+/// A row's name: the label, with its track when the label has rows on both, and `†`
+/// when its runtime differs from the baseline's.
 pub fn row_name(v: &VendorRow, grid: &Grid) -> String {
     let tweaked = grid
         .vendors
         .iter()
         .any(|o| o.name == v.name && o.track != v.track);
+    let mark = if v.mixed_runtime { MIXED_RUNTIME } else { "" };
     if tweaked {
-        format!("{} ({})", v.name, v.track.as_str())
+        format!("{} ({}){mark}", v.name, v.track.as_str())
     } else {
-        v.name.clone()
+        format!("{}{mark}", v.name)
     }
 }
 
@@ -74,6 +79,7 @@ pub fn ratio_rows(grid: &Grid) -> Rows {
             row.extend(grid.vendors.iter().map(|v| match v.cells.get(b) {
                 Some(c) if c.missing => "missing".to_owned(),
                 Some(c) if c.unnormalized => format!("({})", num(c.mean)),
+                Some(c) if c.mixed_runtime => format!("{}{MIXED_RUNTIME}", ratio(c.ratio)),
                 Some(c) => ratio(c.ratio),
                 None => "—".into(),
             }));

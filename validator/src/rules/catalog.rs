@@ -260,6 +260,13 @@ pub const RULES: &[Rule] = &[
         "a node the submission declares (its system.json) is absent from a run",
         "re-run the suite on that node, or leave its system description out",
     ),
+    // Runtimes.
+    def(
+        "runtime.mixed",
+        Error,
+        "entries of one submission written by two runtimes (the suite's scripts and mlbench run)",
+        "run every bench of the submission with one runtime (the suite's scripts or `mlbench run`); the two do not measure the same throughput",
+    ),
     // Versions.
     def(
         "version.inconsistent",

@@ -283,6 +283,7 @@ mod tests {
             smoke: false,
             host: None,
             gpu: None,
+            runtime: None,
         }
     }
 

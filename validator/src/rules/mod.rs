@@ -1,5 +1,5 @@
 //! The rules: per entry ([`entry`]), coverage, versions, losses, the jobs file against
-//! the baselines, and the pack manifest.
+//! the baselines, the pack manifest, and the runtimes that wrote the entries.
 
 pub mod catalog;
 pub mod coverage;
@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod jobs;
 pub mod loss;
 pub mod manifest;
+pub mod runtime;
 pub mod versions;
 
 pub use catalog::{RULES, Rule, pattern_matches, pattern_matches_any, rule};

@@ -1,0 +1,312 @@
+//! Targets made from a baseline submission (`mlbench targets`): for a round where every
+//! vendor runs `mlbench run`, the suite's targets (measured by its Python scripts) cannot
+//! serve; an organizer measures a baseline machine with `mlbench run` and scores every
+//! submission against it.
+//!
+//! Each bench's target is its classic trimmed mean ([`crate::classic_report`], exactly
+//! as `mlbench report --scoring classic` computes its `result`: per run the mean over
+//! GPUs, across runs the mean without the lowest and the highest run; docs/scoring.md),
+//! under the suite's selection rules and pooling (the built-in tables'), so that
+//! `mlbench report` on the baseline submission against the table it made gives a `diff`
+//! of 0 on every bench. The table says where it comes from: the submission, its
+//! SHA-256 and the digest of its files, its runtime, the tool, and a date only when one
+//! is given (the same submission gives the same bytes).
+
+use crate::expected::{Expected, ExpectedFrom};
+use crate::load::LoadedSubmission;
+use crate::{AnalyzeError, classic_report};
+use mlbench_schema::targets::{BENCH_KEYS, TargetsError, TargetsProvenance};
+use mlbench_schema::{Runtime, Scoring, SelectionRule, Target, TargetTable};
+use mlbench_validator::intake::SourceKind;
+use mlbench_validator::pack::{SubmissionInfo, content_digest, sha256_file};
+use std::path::{Path, PathBuf};
+
+/// What every target is, as the table's provenance says it.
+pub const STATISTIC: &str = "classic trimmed mean of train_item.avg: per run the mean over GPUs, across runs the mean without the lowest and the highest run (docs/scoring.md)";
+
+/// Why targets could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum MakeTargetsError {
+    /// No bench of the submission has a trimmed mean.
+    #[error(
+        "{}: no bench has a trimmed mean (it needs a throughput in at least 3 runs): no targets to make",
+        .0.display()
+    )]
+    NoTargets(PathBuf),
+    /// A GPU model named like a key of the bench rows.
+    #[error(
+        "GPU model `{0}` is a key of the targets' bench rows ({keys}); name the model otherwise",
+        keys = BENCH_KEYS.join(", ")
+    )]
+    ModelName(String),
+    /// A date that is not `YYYY-MM-DD`.
+    #[error("date `{0}`: expected YYYY-MM-DD")]
+    Date(String),
+    /// The zip could not be read again for its SHA-256.
+    #[error("{}: cannot read it for its SHA-256: {source}", .path.display())]
+    Digest {
+        /// The zip.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The statistics could not be computed.
+    #[error(transparent)]
+    Analyze(#[from] AnalyzeError),
+}
+
+/// How the table is made.
+#[derive(Debug, Clone)]
+pub struct TargetsOptions {
+    /// The GPU model the targets are for: the name of the targets' column.
+    pub gpu_model: String,
+    /// The tool, `mlbench 0.1.0`.
+    pub tool: String,
+    /// The date to record (`YYYY-MM-DD`), if any.
+    pub date: Option<String>,
+}
+
+/// Targets made from a submission, with what was left out.
+#[derive(Debug, Clone)]
+pub struct MadeTargets {
+    /// The table (classic scoring, one column: the GPU model).
+    pub table: TargetTable,
+    /// Why benches were left out, and anything else the organizer should know, one
+    /// sentence each.
+    pub warnings: Vec<String>,
+}
+
+impl MadeTargets {
+    /// The comment lines that head the table's file: what it is, and what was left out.
+    pub fn comments(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!(
+                "mlbench classic targets for {}, made from a baseline submission by `mlbench targets`.",
+                self.table.gpu_model
+            ),
+            "Each target is the bench's classic trimmed mean of train_item.avg (items/s): per run the".to_owned(),
+            "mean over GPUs, across runs the mean without the lowest and the highest run (docs/scoring.md).".to_owned(),
+        ];
+        for w in &self.warnings {
+            lines.push(format!("Note: {w}"));
+        }
+        lines
+    }
+}
+
+/// The rules targets are made under: the suite's selection rules and pooling (`scaling`
+/// over its world sizes), as the built-in tables have them, with no exclusion (a
+/// baseline's every bench gets a target) and no target.
+pub fn rules() -> Result<TargetTable, TargetsError> {
+    let mut rules = TargetTable::builtin(Scoring::Score, "RTX")?;
+    rules.exclude.clear();
+    rules.gpu_model = "targets".into();
+    Ok(rules)
+}
+
+/// Whether `date` is `YYYY-MM-DD` with a month 1–12 and a day 1–31.
+pub fn check_date(date: &str) -> Result<(), MakeTargetsError> {
+    let bad = || MakeTargetsError::Date(date.to_owned());
+    let parts: Vec<&str> = date.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let number = |text: &str, len: usize| {
+        (text.len() == len && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse::<u32>().ok())
+            .flatten()
+    };
+    match (number(y, 4), number(m, 2), number(d, 2)) {
+        (Some(_), Some(1..=12), Some(1..=31)) => Ok(()),
+        _ => Err(bad()),
+    }
+}
+
+/// The targets of the submission `sub`, read from `path` under [`rules`] (`rules` is the
+/// table it was loaded with).
+pub fn targets_from(
+    sub: &LoadedSubmission,
+    path: &Path,
+    rules: &TargetTable,
+    options: &TargetsOptions,
+) -> Result<MadeTargets, MakeTargetsError> {
+    if BENCH_KEYS.contains(&options.gpu_model.as_str()) {
+        return Err(MakeTargetsError::ModelName(options.gpu_model.clone()));
+    }
+    if let Some(date) = &options.date {
+        check_date(date)?;
+    }
+    let set = &sub.set;
+    let none = Expected {
+        from: ExpectedFrom::Targets,
+        jobs_file: None,
+        benches: Vec::new(),
+    };
+    let report = classic_report(set, rules, &none, 0)?;
+    let mut warnings = Vec::new();
+    let mut targets = Vec::new();
+    for b in &report.benches {
+        match b.result {
+            Some(result) if result.is_finite() && result > 0.0 => targets.push(Target {
+                bench: b.bench.clone(),
+                target: result,
+                perf_target: None,
+                sd_target: None,
+                pool_over: rules.pool_over(&b.bench).to_vec(),
+            }),
+            Some(result) => warnings.push(format!(
+                "`{}` left out: its trimmed mean is {result}, not a throughput",
+                b.bench
+            )),
+            None => warnings.push(format!(
+                "`{}` left out: a throughput in {} run{} (a trimmed mean needs 3)",
+                b.bench,
+                b.n,
+                if b.n == 1 { "" } else { "s" }
+            )),
+        }
+    }
+    if targets.is_empty() {
+        return Err(MakeTargetsError::NoTargets(path.to_path_buf()));
+    }
+    if set.summary.smoke > 0 {
+        warnings.push(format!(
+            "{} of {} entries ran with `mlbench run --smoke` (reduced sizes): these targets are a set-up check's",
+            set.summary.smoke, set.summary.entries
+        ));
+    }
+    let runtime =
+        crate::runtime::submission_runtime(&SubmissionInfo::systems_of(&sub.intake.files), set);
+    if runtime.runtime.is_none() {
+        warnings.push(format!("runtime {}: the table names none", runtime.label()));
+    }
+    let sha256 = match sub.intake.kind {
+        SourceKind::Zip => Some(
+            sha256_file(path).map_err(|source| MakeTargetsError::Digest {
+                path: path.to_path_buf(),
+                source,
+            })?,
+        ),
+        SourceKind::Folder => None,
+    };
+    let benches: Vec<&str> = targets.iter().map(|t| t.bench.as_str()).collect();
+    let select: Vec<SelectionRule> = rules
+        .select
+        .iter()
+        .filter(|r| benches.contains(&r.bench()))
+        .cloned()
+        .collect();
+    let submission = path.display().to_string();
+    let table = TargetTable {
+        scoring: Scoring::Classic,
+        gpu_model: options.gpu_model.clone(),
+        source: format!(
+            "submission {submission} (suite `{}`, {} runs × {} GPUs), mlbench targets",
+            set.suite,
+            set.runs.len(),
+            set.devices.len()
+        ),
+        targets,
+        exclude: Vec::new(),
+        select,
+        runtime: runtime.runtime.clone(),
+        provenance: Some(TargetsProvenance {
+            submission,
+            sha256,
+            manifest_sha256: content_digest(&sub.intake.files),
+            suite: Some(set.suite.clone()),
+            runs: set.runs.len(),
+            gpus: set.devices.len(),
+            statistic: STATISTIC.to_owned(),
+            tool: options.tool.clone(),
+            date: options.date.clone(),
+        }),
+    };
+    Ok(MadeTargets { table, warnings })
+}
+
+/// The runtime a made table names, for a line that says where its figures come from.
+pub fn describe(table: &TargetTable) -> String {
+    let runtime = table
+        .runtime
+        .as_ref()
+        .map_or_else(|| "runtime unknown".to_owned(), Runtime::to_string);
+    format!(
+        "{} targets for GPU model {} ({runtime})",
+        table.targets.len(),
+        table.gpu_model
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::load_submission;
+    use mlbench_validator::Limits;
+
+    fn example() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../submissions/example")
+    }
+
+    fn options(date: Option<&str>) -> TargetsOptions {
+        TargetsOptions {
+            gpu_model: "H100".into(),
+            tool: "mlbench 0.1.0".into(),
+            date: date.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn dates_are_checked() {
+        assert!(check_date("2026-01-31").is_ok());
+        for bad in [
+            "2026-1-31",
+            "2026-13-01",
+            "2026-01-00",
+            "26-01-01",
+            "today",
+            "",
+        ] {
+            assert!(check_date(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The example's 19 benches, each its classic `result`; the provenance of the folder;
+    /// the text reads back as the same table.
+    #[test]
+    fn the_example_gives_a_target_per_bench() {
+        let rules = rules().unwrap();
+        let sub = load_submission(&example(), None, &rules, &Limits::default()).unwrap();
+        let made = targets_from(&sub, &example(), &rules, &options(Some("2026-01-02"))).unwrap();
+        let t = &made.table;
+        assert_eq!(t.targets.len(), 19);
+        assert!(made.warnings.is_empty(), "{:?}", made.warnings);
+        assert_eq!(t.runtime, Some(Runtime::suite_scripts(None)));
+        let p = t.provenance.as_ref().unwrap();
+        assert_eq!((p.runs, p.gpus, p.sha256.as_deref()), (5, 2, None));
+        assert_eq!(p.manifest_sha256, content_digest(&sub.intake.files));
+        assert_eq!(p.date.as_deref(), Some("2026-01-02"));
+        let text = t.to_toml(&made.comments());
+        let back = TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap();
+        assert_eq!(&back, t);
+        let err = targets_from(
+            &sub,
+            &example(),
+            &rules,
+            &TargetsOptions {
+                gpu_model: "target".into(),
+                ..options(None)
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, MakeTargetsError::ModelName(_)), "{err}");
+        assert!(matches!(
+            targets_from(&sub, &example(), &rules, &options(Some("soon"))).unwrap_err(),
+            MakeTargetsError::Date(_)
+        ));
+        assert_eq!(
+            describe(t),
+            "19 targets for GPU model H100 (mila-iqia/training scripts (torch version unknown))"
+        );
+    }
+}

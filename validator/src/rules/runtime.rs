@@ -1,0 +1,149 @@
+//! `runtime.mixed`: entries of one submission written by two runtimes, the suite's
+//! scripts and `mlbench run` ([`mlbench_schema::runtime::entry_runtime`] tells each
+//! entry's). The two do not measure the same throughput for the same job (issue 21:
+//! up to twice as much on small models), so a submission's means must come from one.
+//! The runtime with fewer entries (on a tie, `mlbench run`) is the stray one: each file
+//! holding entries of it is a finding, at its first such entry, so that a file can be
+//! waived on its own.
+
+use crate::facts::EntryFacts;
+use crate::finding::Finding;
+use mlbench_schema::RuntimeKind;
+use mlbench_schema::runtime::RuntimeTally;
+use std::collections::BTreeMap;
+
+/// The writer of entries of `kind`, in a sentence: `the mila-iqia/training scripts`,
+/// `mlbench run`.
+fn writer(kind: RuntimeKind) -> String {
+    match kind {
+        RuntimeKind::SuiteScripts => format!("the {}", kind.name()),
+        RuntimeKind::MlbenchRun => kind.name().to_owned(),
+    }
+}
+
+/// `runtime.mixed`.
+pub fn mixed(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
+    let mut tally = RuntimeTally::default();
+    for e in entries.iter().filter(|e| e.runtime.is_some()) {
+        tally.add(e.runtime);
+    }
+    let [main, stray] = RuntimeKind::ALL;
+    let (main, stray) = if tally.of(stray) > tally.of(main) {
+        (stray, main)
+    } else {
+        (main, stray)
+    };
+    if tally.of(stray) == 0 {
+        return;
+    }
+    // The files of the main runtime, for the message; the stray entries by file.
+    let mut main_files: Vec<usize> = Vec::new();
+    let mut stray_by_file: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    for e in entries {
+        if e.runtime == Some(main) && main_files.last() != Some(&e.file) {
+            main_files.push(e.file);
+        } else if e.runtime == Some(stray) {
+            stray_by_file
+                .entry(e.file)
+                .and_modify(|(_, n)| *n += 1)
+                .or_insert((e.entry, 1));
+        }
+    }
+    main_files.dedup();
+    let example = main_files
+        .first()
+        .map_or_else(String::new, |&f| format!(", e.g. {}", files[f]));
+    for (file, (first, count)) in stray_by_file {
+        let s = if count == 1 { "y" } else { "ies" };
+        out.push(
+            Finding::new(
+                "runtime.mixed",
+                format!(
+                    "entries written by {}, as the submission's other {} entries{example}",
+                    writer(main),
+                    tally.of(main)
+                ),
+                format!("{count} entr{s} written by {}", writer(stray)),
+            )
+            .file(files[file].clone())
+            .entry(first),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Device;
+
+    fn entry(file: usize, entry: usize, runtime: Option<RuntimeKind>) -> EntryFacts {
+        EntryFacts {
+            file,
+            entry,
+            run: 0,
+            run_id: None,
+            device: Device::Gpu(0),
+            name: Some("vae".into()),
+            version: None,
+            failure: None,
+            config: 0,
+            losses: Default::default(),
+            losses_hash: None,
+            timing: None,
+            smoke: false,
+            host: None,
+            gpu: None,
+            runtime,
+        }
+    }
+
+    #[test]
+    fn the_fewer_runtime_is_named_file_by_file() {
+        use RuntimeKind::{MlbenchRun, SuiteScripts};
+        let files: Vec<String> = (0..3).map(|i| format!("output{i}/fast_0.json")).collect();
+        let entries = vec![
+            entry(0, 0, Some(SuiteScripts)),
+            entry(0, 1, Some(SuiteScripts)),
+            entry(1, 0, None),
+            entry(1, 1, Some(SuiteScripts)),
+            entry(2, 0, Some(SuiteScripts)),
+            entry(2, 1, Some(MlbenchRun)),
+            entry(2, 2, Some(MlbenchRun)),
+        ];
+        let mut out = Vec::new();
+        mixed(&entries, &files, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        let f = &out[0];
+        assert_eq!(f.severity, crate::finding::Severity::Error);
+        assert_eq!(
+            (f.file.as_deref(), f.entry),
+            (Some("output2/fast_0.json"), Some(1))
+        );
+        assert_eq!(
+            f.expected,
+            "entries written by the mila-iqia/training scripts, as the submission's other 4 entries, e.g. output0/fast_0.json"
+        );
+        assert_eq!(f.found, "2 entries written by mlbench run");
+        // One runtime, or entries that do not say: nothing.
+        let mut out = Vec::new();
+        mixed(&entries[..5], &files, &mut out);
+        mixed(
+            &[entry(0, 0, None), entry(1, 0, Some(MlbenchRun))],
+            &files,
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // Mostly mlbench run: the suite's entries are the stray ones.
+        let entries = vec![
+            entry(0, 0, Some(MlbenchRun)),
+            entry(0, 1, Some(MlbenchRun)),
+            entry(1, 0, Some(SuiteScripts)),
+        ];
+        mixed(&entries, &files, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].found,
+            "1 entry written by the mila-iqia/training scripts"
+        );
+    }
+}
