@@ -663,21 +663,28 @@ impl<'a> Parser<'a> {
         }
         let int_digits = i - int_start;
         let mut float = false;
-        let mut exponent = false;
+        // A bound on the decimal exponent of the value: it is below 10^magnitude.
+        let mut magnitude = int_digits as i64;
         if text.get(i) == Some(&b'.') && matches!(text.get(i + 1), Some(b'0'..=b'9')) {
             float = true;
             i = digits_end(text, i + 2);
         }
         if matches!(text.get(i), Some(b'e' | b'E')) {
             let mut j = i + 1;
+            let negative = text.get(j) == Some(&b'-');
             if matches!(text.get(j), Some(b'+' | b'-')) {
                 j += 1;
             }
             // Python's scanner stops before a bare 'e'; what follows is then an error.
             if matches!(text.get(j), Some(b'0'..=b'9')) {
                 float = true;
-                exponent = true;
-                i = digits_end(text, j + 1);
+                let end = digits_end(text, j + 1);
+                // Saturated: only whether it passes a few hundred matters.
+                let exp = text[j..end]
+                    .iter()
+                    .fold(0i64, |e, d| (e * 10 + i64::from(d - b'0')).min(1 << 40));
+                magnitude += if negative { -exp } else { exp };
+                i = end;
             }
         }
         self.pos = i;
@@ -685,9 +692,13 @@ impl<'a> Parser<'a> {
             start,
             neg_infinity: false,
             float,
-            // Without an exponent the magnitude is below 10^int_digits: f64 reaches
-            // 1.8e308, so only a very long integer part can round to infinity.
-            may_overflow: exponent || int_digits > 300,
+            // The value is below 10^magnitude: up to 10^308 it is finite as an f64
+            // (whose largest is 1.8e308), whatever its digits; past that it may round
+            // to infinity, which only the exact conversion tells. Repr'd losses
+            // (`3.2247762793424783e-10`) so never need converting to be skipped.
+            // A very long integer part goes the exact way too, as it always did (an
+            // integer past i64 is no f64 to `Value::as_f64`).
+            may_overflow: magnitude > 308 || int_digits > 300,
         })
     }
 

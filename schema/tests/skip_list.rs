@@ -58,6 +58,9 @@ fn odd_element() -> impl Strategy<Value = String> {
             "0", "-0", "1.5e3", "2.5E-3", "9999999.5", "12345678.5", "1234567.125",
         ])
         .prop_map(str::to_owned),
+        // Exponents around the 10^308 below which a literal is finite unconverted.
+        2 => prop::sample::select(OVERFLOW_EDGE.to_vec())
+        .prop_map(str::to_owned),
         // Any digits, dots and signs: leading zeros, `1.`, `.5`, `--1`, `1..5`…
         2 => "[-0-9.]{1,24}",
         // Literals around the 23 bytes the fast path takes, and integer parts beyond
@@ -78,6 +81,55 @@ fn odd_element() -> impl Strategy<Value = String> {
                 x
             }),
     ]
+}
+
+/// Literals on both sides of f64's largest value (1.7976931348623157e308; halfway to
+/// the next, 1.797693134862315807…e308, rounds to infinity), with the decimal point and
+/// the exponent traded against each other, and far below.
+const OVERFLOW_EDGE: &[&str] = &[
+    "1e308",
+    "-1e308",
+    "1e309",
+    "1E+308",
+    "1.7976931348623157e308",
+    "1.7976931348623158e308",
+    "1.7976931348623159e308",
+    "-1.7976931348623159e308",
+    "17.976931348623157e307",
+    "0.17976931348623157e309",
+    "0.5e309",
+    "0.05e309",
+    "99e307",
+    "9.9e307",
+    "123e306",
+    "0.0000001e315",
+    "0e999",
+    "0.0e400",
+    "1e-400",
+    "-2.5e-320",
+    "1e00308",
+    "1e+0000309",
+];
+
+/// Each literal of [`OVERFLOW_EDGE`], alone and after plain losses: the skip's finiteness
+/// is the full parser's (Rust's `str::parse`, Python's `float()`), wherever the exponent
+/// takes the value.
+#[test]
+fn literals_at_the_edge_of_overflow_are_told_exactly() {
+    for literal in OVERFLOW_EDGE {
+        let finite = literal.parse::<f64>().unwrap().is_finite();
+        for before in ["", "0.5,\n        ", "0.25,\n        1.5,\n        "] {
+            let text = format!("[\n        {before}{literal}\n    ],\n    \"{TAIL}\": 1\n}}\n");
+            check(text.as_bytes()).unwrap_or_else(|e| panic!("{literal}: {e}"));
+            let (summary, _, _) = outcome(text.as_bytes(), false);
+            let first = summary
+                .flatten()
+                .and_then(|(_, first)| first)
+                .map(|(i, _)| i);
+            let index = before.matches(',').count();
+            assert_eq!(first, (!finite).then_some(index), "{literal}");
+        }
+    }
 }
 
 /// One element: mostly a loss, now and then an odd one.
