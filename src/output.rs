@@ -54,15 +54,3 @@ pub fn to_stdout(bytes: &[u8]) -> Result<(), OutputError> {
 pub fn write_file(bytes: &[u8], path: &Path, force: bool) -> Result<(), WriteFileError> {
     mlbench_schema::destination::write_file(bytes, path, force)
 }
-
-/// Writes `bytes` to `path`, or to standard output when there is none.
-pub fn emit_bytes(
-    bytes: &[u8],
-    path: Option<&Path>,
-    force: bool,
-) -> Result<(), crate::exit::CommandError> {
-    match path {
-        Some(path) => Ok(write_file(bytes, path, force)?),
-        None => Ok(to_stdout(bytes)?),
-    }
-}

@@ -11,7 +11,7 @@ use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
 use mlbench_validator::layout::{Role, classify};
-use mlbench_validator::pack::SubmissionInfo;
+use mlbench_validator::submission::SubmissionInfo;
 use mlbench_validator::{Intake, Limits};
 use rayon::prelude::*;
 use std::collections::BTreeSet;

@@ -189,7 +189,7 @@ impl FileSamples {
     fn push(&mut self, entry_idx: usize, entry: &ReportEntry, targets: &TargetTable) {
         self.entries += 1;
         self.runtimes.add(entry_runtime(entry));
-        let smoke = entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true));
+        let smoke = entry.is_smoke();
         self.smoke += usize::from(smoke);
         let bench = entry.name().map(str::to_owned);
         if let Some(b) = &bench {

@@ -18,7 +18,7 @@ use crate::{AnalyzeError, classic_report};
 use mlbench_schema::targets::{BENCH_KEYS, TargetsError, TargetsProvenance};
 use mlbench_schema::{Runtime, Scoring, SelectionRule, Target, TargetTable};
 use mlbench_validator::intake::SourceKind;
-use mlbench_validator::pack::{SubmissionInfo, content_digest, sha256_file};
+use mlbench_validator::submission::{SubmissionInfo, content_digest, sha256_file};
 use std::path::{Path, PathBuf};
 
 /// What every target is, as the table's provenance says it.

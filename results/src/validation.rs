@@ -1,8 +1,8 @@
 //! What `mlbench validate` found, as one document (`docs/validate-json.md`), the rule
 //! catalogue, and SUBMISSION.json (defined beside the packer that writes it).
 
-pub use mlbench_validator::pack::SubmissionInfo;
 use mlbench_validator::rules::Rule;
+pub use mlbench_validator::submission::SubmissionInfo;
 use mlbench_validator::{Finding, Validation};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 

@@ -185,6 +185,12 @@ impl ReportEntry {
             .map(std::borrow::Cow::Owned)
     }
 
+    /// Whether the entry ran with `mlbench run --smoke` (reduced sizes: a set-up check,
+    /// not a figure to compare).
+    pub fn is_smoke(&self) -> bool {
+        self.get("smoke") == Some(&Value::Bool(true))
+    }
+
     /// A field by key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)

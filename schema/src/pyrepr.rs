@@ -158,6 +158,13 @@ fn write_str_repr(out: &mut String, s: &str) {
     out.push(quote);
 }
 
+/// Python's `str()` of the value: where a value is written for people.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&py_str(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

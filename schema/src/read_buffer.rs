@@ -3,10 +3,34 @@
 //! a page fault per 4 KiB touched, which on a large submission is as much system time as
 //! the reading itself.
 
-use crate::reader::Content;
 use std::cell::RefCell;
 use std::io::Read;
 use std::path::Path;
+
+/// Reports above this size are read as streams, a window at a time, not
+/// whole: memory is then bounded by the largest entry.
+pub const STREAM_ABOVE: u64 = 64 << 20;
+
+/// The size above which a report is streamed: [`STREAM_ABOVE`], or the bytes
+/// `MLBENCH_STREAM_ABOVE` gives (for the tests, which stream every file with 0 and check
+/// that the outputs do not change).
+pub fn stream_above() -> u64 {
+    static ABOVE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ABOVE.get_or_init(|| {
+        std::env::var("MLBENCH_STREAM_ABOVE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(STREAM_ABOVE)
+    })
+}
+
+/// Where a report's bytes come from: in memory, or a stream read a window at a time.
+pub enum Content<'a> {
+    /// The whole file.
+    Bytes(&'a [u8]),
+    /// A stream (a large file, an entry of a zip).
+    Stream(&'a mut dyn std::io::Read),
+}
 
 /// The largest buffer a thread keeps for its next file: after an unusually large file the
 /// buffer is let go rather than kept alive.
@@ -152,7 +176,6 @@ impl<R: Read> Read for Recording<R> {
 /// result, and the read of the stream that failed, if one did (`f` saw the stream end
 /// there). An error is a file that could not be opened or read at all.
 ///
-/// [`STREAM_ABOVE`]: crate::reader::STREAM_ABOVE
 pub fn with_content<T>(
     path: &Path,
     links: Links,
@@ -160,7 +183,7 @@ pub fn with_content<T>(
 ) -> std::io::Result<Contented<T>> {
     let mut file = open_regular(path, links)?;
     let size = file.metadata()?.len();
-    if size > crate::reader::stream_above() {
+    if size > stream_above() {
         let mut stream = Recording::new(&mut file);
         let out = f(Content::Stream(&mut stream));
         let failed = stream.failed;

@@ -419,30 +419,8 @@ fn parse_with(file: &str, text: &[u8], read: Read) -> ParsedFile {
     out
 }
 
-/// Reports above this size are read as streams, a window at a time ([`stream`]), not
-/// whole: memory is then bounded by the largest entry.
-pub const STREAM_ABOVE: u64 = 64 << 20;
-
-/// The size above which a report is streamed: [`STREAM_ABOVE`], or the bytes
-/// `MLBENCH_STREAM_ABOVE` gives (for the tests, which stream every file with 0 and check
-/// that the outputs do not change).
-pub fn stream_above() -> u64 {
-    static ABOVE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *ABOVE.get_or_init(|| {
-        std::env::var("MLBENCH_STREAM_ABOVE")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(STREAM_ABOVE)
-    })
-}
-
-/// Where a report's bytes come from: in memory, or a stream read a window at a time.
-pub enum Content<'a> {
-    /// The whole file.
-    Bytes(&'a [u8]),
-    /// A stream (a large file, an entry of a zip).
-    Stream(&'a mut dyn std::io::Read),
-}
+// Where the bytes come from, and when a file is streamed: read_buffer's.
+pub use crate::read_buffer::{Content, STREAM_ABOVE, stream_above};
 
 /// How a report is read for [`parse_each_of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,6 @@
 //! back byte-for-byte, so this type keeps all three, which `serde_json::Value` cannot.
 
 use std::borrow::Cow;
-use std::fmt;
 
 /// One JSON value, with Python's number distinctions.
 #[derive(Debug, Clone, PartialEq)]
@@ -281,12 +280,5 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
             object.insert(k, v);
         }
         object
-    }
-}
-
-impl fmt::Display for Value {
-    /// Python's `str()` of the value (see [`crate::pyrepr`]).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::pyrepr::py_str(self))
     }
 }

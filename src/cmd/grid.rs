@@ -108,7 +108,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
             // never compile.
             let bytes = mlbench_analyzer::grid_frame::grid_parquet(&grid)
                 .map_err(mlbench_analyzer::AnalyzeError::from)?;
-            output::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
+            super::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
             return Ok(Outcome::Ok);
         }
     };

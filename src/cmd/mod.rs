@@ -25,7 +25,15 @@ pub fn write<M: ?Sized>(
     path: Option<&Path>,
     force: bool,
 ) -> Result<(), CommandError> {
-    output::emit_bytes(&exporter.export(model)?, path, force)
+    emit_bytes(&exporter.export(model)?, path, force)
+}
+
+/// Writes `bytes` to `path`, or to standard output when there is none.
+pub fn emit_bytes(bytes: &[u8], path: Option<&Path>, force: bool) -> Result<(), CommandError> {
+    match path {
+        Some(path) => Ok(output::write_file(bytes, path, force)?),
+        None => Ok(output::to_stdout(bytes)?),
+    }
 }
 
 /// The provenance of a page: this tool, the command line and the SHA-256 of every input.
@@ -33,7 +41,8 @@ pub fn provenance(inputs: &[PathBuf]) -> Result<Provenance, CommandError> {
     Ok(Provenance {
         tool: tool(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        inputs: mlbench_validator::pack::input_digests(inputs).map_err(CommandError::Provenance)?,
+        inputs: mlbench_validator::submission::input_digests(inputs)
+            .map_err(CommandError::Provenance)?,
         generated: None,
     })
 }

@@ -145,7 +145,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if args.format == Format::Table && args.output.is_none() && super::colour_on_stdout() {
         bytes = paint_verdicts(&String::from_utf8_lossy(&bytes)).into_bytes();
     }
-    output::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
+    super::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
     clock.lap("render and write");
     Ok(if args.check && !doc.report.passed() {
         Outcome::Failed

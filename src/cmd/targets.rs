@@ -31,7 +31,7 @@ pub fn run(args: &TargetsArgs) -> Result<Outcome, CommandError> {
         eprintln!("warning: {warning}");
     }
     let text = made.table.to_toml(&made.comments());
-    output::emit_bytes(text.as_bytes(), args.output.as_deref(), args.force)?;
+    super::emit_bytes(text.as_bytes(), args.output.as_deref(), args.force)?;
     if let Some(path) = &args.output {
         eprintln!("{}: {}", path.display(), describe(&made.table));
     }

@@ -1,12 +1,13 @@
 //! Zip intake: the archive is read in place, under the [`Limits`]: every entry is checked
-//! and its read bounded first ([`list_zip`]), then the entries are inflated in parallel,
-//! into memory ([`read_zip`]) or one at a time per thread for the validation to parse as
+//! and its read bounded first (`list_zip`, which the front's [`crate::intake::list_zip`]
+//! turns into a listing), then the entries are inflated in parallel, into memory
+//! ([`crate::intake::read_zip`]) or one at a time per thread for the validation to parse as
 //! it goes ([`crate::validate::validate_listing`]). Whatever is wrong inside the archive
 //! becomes a [`Finding`] and the entry is skipped; only a file that cannot be opened at all
 //! is an [`IntakeError`].
 
 use crate::finding::Finding;
-use crate::intake::{Intake, IntakeError, Limits, Listing, ReadFailure, Settled, SourceKind};
+use crate::source::{IntakeError, Limits, Settled};
 use shared_file::SharedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -103,7 +104,7 @@ struct EntryMeta {
 }
 
 /// Why an entry's data was not taken.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum ReadProblem {
     /// More bytes than the cap allowed.
     OverCap,
@@ -115,17 +116,20 @@ pub(crate) enum ReadProblem {
     WrongSize(u64),
 }
 
-/// Reads a zip archive in place: nothing is extracted or written. Entries that are unsafe
-/// (absolute or climbing paths, links, encrypted, badly named, duplicated, over the limits
-/// or damaged) are reported and skipped; the others are read, sorted by path.
-pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
-    list_zip(path, limits).map(Listing::read)
+/// A zip archive listed: its entries' paths (sorted, in the order of `source`'s reads),
+/// what was found before and after reading them, and the archive to read them from
+/// (`None`: it could not be opened, only findings).
+pub(crate) struct ZipListing {
+    pub(crate) paths: Vec<String>,
+    pub(crate) head: Vec<Finding>,
+    pub(crate) tail: Vec<Finding>,
+    pub(crate) source: Option<ZipSource>,
 }
 
 /// Lists a zip archive without inflating anything: every entry is checked against the
-/// limits and its read bounded, as [`read_zip`] reads them. The entries whose data then
-/// turn out damaged are reported when read.
-pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
+/// limits and its read bounded, as `intake::read_zip` reads them. The entries whose data
+/// then turn out damaged are reported when read.
+pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, IntakeError> {
     let links = mlbench_schema::read_buffer::Links::Follow;
     let opened = mlbench_schema::read_buffer::open_regular(path, links);
     let file = opened.map_err(|source| match source.kind() {
@@ -147,7 +151,12 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
                 "a zip archive",
                 e.to_string(),
             ));
-            return Ok(Listing::empty(SourceKind::Zip, findings));
+            return Ok(ZipListing {
+                paths: Vec::new(),
+                head: findings,
+                tail: Vec::new(),
+                source: None,
+            });
         }
     };
     if let Some(raw) = &raw_file {
@@ -289,7 +298,12 @@ pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
         reads,
         limits: *limits,
     };
-    Ok(Listing::zip(paths, findings, tail, source))
+    Ok(ZipListing {
+        paths,
+        head: findings,
+        tail,
+        source: Some(source),
+    })
 }
 
 /// The archive behind a [`Listing`]: its parsed directory and the reads planned, in the
@@ -363,22 +377,17 @@ impl ZipSource {
 
     /// The findings of the entries that failed to read (indices into the listing, whose
     /// paths are `paths`, with why), in the archive's order, and those entries.
-    pub(crate) fn settle<'a>(
+    pub(crate) fn settle(
         &self,
         paths: &[String],
-        failed: impl Iterator<Item = (usize, &'a ReadFailure)>,
+        failed: impl Iterator<Item = (usize, ReadProblem)>,
     ) -> Settled {
-        let mut failed: Vec<(usize, &ReadFailure)> = failed.collect();
+        let mut failed: Vec<(usize, ReadProblem)> = failed.collect();
         failed.sort_by_key(|(i, _)| self.reads[*i].index);
         let limits = &self.limits;
         let mut settled = Settled::default();
         for (i, problem) in failed {
             let (read, path) = (&self.reads[i], paths[i].clone());
-            let problem = match problem {
-                ReadFailure::Zip(problem) => problem,
-                // Entries fail as entries; this is never met.
-                ReadFailure::Io(e) => &ReadProblem::Corrupt(e.to_string()),
-            };
             settled.findings.push(match problem {
                 ReadProblem::WrongSize(len) => Finding::new(
                     "archive.corrupt",

@@ -176,7 +176,7 @@ pub fn file_facts(
             losses_hash: None,
             losses: Curve::default(),
             timing: timing(&entry),
-            smoke: is_smoke(&entry),
+            smoke: entry.is_smoke(),
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
             runtime: mlbench_schema::runtime::entry_runtime(&entry),
@@ -224,11 +224,6 @@ fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
         return None;
     }
     Some([avg, min, max, sd].map(f64::to_bits))
-}
-
-/// Whether `entry` ran with `mlbench run --smoke`.
-pub fn is_smoke(entry: &mlbench_schema::ReportEntry) -> bool {
-    entry.get("smoke") == Some(&mlbench_schema::Value::Bool(true))
 }
 
 /// A string field of an entry.

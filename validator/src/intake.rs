@@ -9,8 +9,9 @@
 //! submission is never held whole. Both ways read the same files under the same limits and
 //! report the same findings.
 
-use crate::archive::{ReadProblem, ZipSource};
+use crate::archive::{ReadProblem, ZipListing, ZipSource};
 use crate::finding::Finding;
+use crate::source::Settled;
 use mlbench_schema::read_buffer::{Links, read_file_into, with_content, with_thread_buffer};
 use mlbench_schema::reader::Content;
 use mlbench_schema::tree::TreeKind;
@@ -18,87 +19,7 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-/// One file of a submission.
-#[derive(Debug, Clone)]
-pub struct SubmittedFile {
-    /// Its path inside the submission: relative, `/`-separated.
-    pub path: String,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
-}
-
-impl SubmittedFile {
-    /// A file at `path` (relative, `/`-separated) holding `bytes`.
-    pub fn new(path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
-        SubmittedFile {
-            path: path.into(),
-            bytes: bytes.into(),
-        }
-    }
-}
-
-/// Where a submission came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// A folder on disk.
-    Folder,
-    /// A zip archive, read in place.
-    Zip,
-}
-
-/// A submission read into memory: its files, sorted by path, and what intake found.
-#[derive(Debug, Clone)]
-pub struct Intake {
-    /// Folder or zip.
-    pub kind: SourceKind,
-    /// The files that could be read safely, sorted by path.
-    pub files: Vec<SubmittedFile>,
-    /// Problems with the container itself (hostile entries, unreadable files…).
-    pub findings: Vec<Finding>,
-}
-
-/// Limits that keep a hostile submission from exhausting memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Total uncompressed bytes read (default 4 GiB).
-    pub max_bytes: u64,
-    /// Largest compression ratio accepted for an entry over 1 MiB (default 200).
-    pub max_ratio: u64,
-    /// Most files (default 100,000).
-    pub max_files: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_bytes: 4 << 30,
-            max_ratio: 200,
-            max_files: 100_000,
-        }
-    }
-}
-
-/// Why a submission could not be read at all (exit 2, not a finding).
-#[derive(Debug, thiserror::Error)]
-pub enum IntakeError {
-    /// The path does not exist.
-    #[error("{0}: no such file or folder")]
-    NotFound(PathBuf),
-    /// The path could not be opened or listed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// Not a folder and not named `.zip`.
-    #[error("{0}: not a folder or a .zip file")]
-    NotASubmission(PathBuf),
-    /// The path is a FIFO, a socket or a device: never opened.
-    #[error("{0}: {1}, not a folder or a .zip file")]
-    NotRegular(PathBuf, &'static str),
-}
+pub use crate::source::{Intake, IntakeError, Limits, SourceKind, SubmittedFile};
 
 /// Reads a submission: a folder, or a file ending in `.zip` (read in place).
 pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
@@ -124,10 +45,33 @@ pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeEr
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
     {
-        crate::archive::list_zip(path, limits)
+        list_zip(path, limits)
     } else {
         Err(IntakeError::NotASubmission(path.to_path_buf()))
     }
+}
+
+/// Reads a zip archive in place: nothing is extracted or written. Entries that are unsafe
+/// (absolute or climbing paths, links, encrypted, badly named, duplicated, over the limits
+/// or damaged) are reported and skipped; the others are read, sorted by path.
+pub fn read_zip(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
+    list_zip(path, limits).map(Listing::read)
+}
+
+/// Lists a zip archive without inflating anything: every entry is checked against the
+/// limits and its read bounded, as [`read_zip`] reads them. The entries whose data then
+/// turn out damaged are reported when read.
+pub fn list_zip(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
+    let ZipListing {
+        paths,
+        head,
+        tail,
+        source,
+    } = crate::archive::list_zip(path, limits)?;
+    Ok(match source {
+        Some(source) => Listing::zip(paths, head, tail, source),
+        None => Listing::empty(SourceKind::Zip, head),
+    })
 }
 
 /// Reads every regular file under `root`; symbolic links are reported, not followed.
@@ -229,14 +173,6 @@ pub(crate) enum ReadFailure {
     Io(std::io::Error),
     /// An entry of a zip.
     Zip(ReadProblem),
-}
-
-/// What the reads of a listing's files came to: findings, and the files they leave out
-/// (indices into the listing, ascending).
-#[derive(Debug, Default)]
-pub(crate) struct Settled {
-    pub(crate) findings: Vec<Finding>,
-    pub(crate) dropped: Vec<usize>,
 }
 
 impl Listing {
@@ -516,9 +452,14 @@ impl Listing {
             }
             Source::Zip(zip) => zip.settle(
                 &self.paths,
-                outcomes
-                    .iter()
-                    .filter_map(|(i, outcome)| outcome.as_ref().err().map(|e| (*i, *e))),
+                outcomes.iter().filter_map(|(i, outcome)| {
+                    let problem = match outcome.as_ref().err()? {
+                        ReadFailure::Zip(problem) => problem.clone(),
+                        // Entries fail as entries; this is never met.
+                        ReadFailure::Io(e) => ReadProblem::Corrupt(e.to_string()),
+                    };
+                    Some((*i, problem))
+                }),
             ),
         }
     }

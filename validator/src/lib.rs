@@ -5,6 +5,8 @@
 //! [`facts`] parses the report files in parallel and runs the per-entry rules (as each
 //! file is read, for a submission validated from its listing), the cross-file [`rules`]
 //! run on the facts kept, and [`validate`](mod@validate) applies the waivers.
+//! [`submission`] holds the files `pack` adds (SUBMISSION.json, the manifest) and the
+//! digests, below both [`validate`](mod@validate) and [`pack`], the act of packing.
 #![warn(missing_docs)]
 
 pub mod archive;
@@ -19,6 +21,8 @@ pub mod repo;
 #[cfg(feature = "git")]
 pub mod repo_oracle;
 pub mod rules;
+pub mod source;
+pub mod submission;
 pub mod validate;
 
 pub use finding::{Finding, Severity};
@@ -26,8 +30,9 @@ pub use intake::{
     Intake, IntakeError, Limits, Listing, SourceKind, SubmittedFile, list_submission,
     read_submission,
 };
-pub use pack::{PackError, PackOptions, PackOutcome, SubmissionInfo, pack_folder};
+pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
 pub use rules::jobs::Track;
+pub use submission::SubmissionInfo;
 pub use validate::{
     DEFAULT_MIN_RUNS, LISTED_PER_RULE, Omitted, Options, Summary, Validation, Waiver, validate,
     validate_listing,

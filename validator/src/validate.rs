@@ -3,14 +3,15 @@
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
 use crate::finding::{Finding, Severity};
-use crate::intake::{FileSource, Intake, Listing, Settled, outcomes_in_order};
+use crate::intake::{FileSource, Intake, Listing, outcomes_in_order};
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
-use crate::pack::sha256_hex;
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
 use crate::rules::jobs::Track;
 use crate::rules::versions::{VersionNote, VersionOracle};
 use crate::rules::{self, pattern_matches};
+use crate::source::Settled;
+use crate::submission::{SubmissionInfo, sha256_hex};
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
@@ -650,7 +651,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
                     }
                     rules::versions::inconsistent(&entries, &paths, &mut out);
                     rules::runtime::mixed(&entries, &paths, &mut out);
-                    let systems = crate::pack::SubmissionInfo::systems_among(
+                    let systems = SubmissionInfo::systems_among(
                         (0..n).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
                     );
                     rules::fleet::check(&entries, run_names, &systems, &mut out);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{paths, read, read_bytes, rules};
-use mlbench_validator::archive::read_zip;
+use mlbench_validator::intake::read_zip;
 use mlbench_validator::intake::{IntakeError, Limits, SourceKind, read_folder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Cursor, Write};

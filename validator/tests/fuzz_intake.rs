@@ -7,8 +7,9 @@
 //! 256 cases per property by default; `PROPTEST_CASES=20000 cargo test --test fuzz_intake`
 //! for a long run.
 
-use mlbench_validator::archive::{list_zip, normalize_entry_name, read_zip};
+use mlbench_validator::archive::normalize_entry_name;
 use mlbench_validator::intake::{Intake, Limits};
+use mlbench_validator::intake::{list_zip, read_zip};
 use mlbench_validator::{Options, validate, validate_listing};
 use proptest::prelude::*;
 use std::io::{Cursor, Write};

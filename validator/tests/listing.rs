@@ -6,7 +6,7 @@
 //! and the reads (a file that no longer reads, a folder grown past `--max-bytes`).
 
 use mlbench_validator::intake::{Limits, Listing, list_submission, read_submission};
-use mlbench_validator::pack::{MANIFEST_NAME, SUBMISSION_NAME, manifest_text};
+use mlbench_validator::submission::{MANIFEST_NAME, SUBMISSION_NAME, manifest_text};
 use mlbench_validator::{Options, SubmittedFile, Validation, validate, validate_listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};

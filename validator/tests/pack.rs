@@ -5,8 +5,9 @@ mod common;
 
 use common::{paths, read, rules};
 use mlbench_validator::SubmittedFile;
-use mlbench_validator::pack::{self, MANIFEST_NAME, SUBMISSION_NAME};
+use mlbench_validator::pack;
 use mlbench_validator::rules::manifest::check_manifest;
+use mlbench_validator::submission::{self, MANIFEST_NAME, SUBMISSION_NAME};
 use std::io::Cursor;
 
 fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
@@ -33,7 +34,7 @@ fn packed(files: &[SubmittedFile]) -> Vec<u8> {
 
 #[test]
 fn packing_twice_is_byte_identical() {
-    let files = pack::with_manifest(sample_files(), b"{\"vendor\": \"x\"}".to_vec());
+    let files = submission::with_manifest(sample_files(), b"{\"vendor\": \"x\"}".to_vec());
     let first = packed(&files);
     let mut reversed = files.clone();
     reversed.reverse();
@@ -43,7 +44,7 @@ fn packing_twice_is_byte_identical() {
 
 #[test]
 fn packed_zip_reads_back_the_same_files() {
-    let files = pack::with_manifest(sample_files(), b"{}".to_vec());
+    let files = submission::with_manifest(sample_files(), b"{}".to_vec());
     let intake = read(&packed(&files));
     assert!(intake.findings.is_empty(), "{:?}", intake.findings);
     let read: Vec<(&str, &[u8])> = intake
@@ -61,7 +62,7 @@ fn packed_zip_reads_back_the_same_files() {
 
 #[test]
 fn manifest_of_a_packed_zip_catches_changes() {
-    let files = pack::with_manifest(sample_files(), b"{}".to_vec());
+    let files = submission::with_manifest(sample_files(), b"{}".to_vec());
     let check = |files: &[SubmittedFile]| check_manifest(&read(&packed(files)).files);
     assert!(check(&files).is_empty());
 
@@ -132,7 +133,7 @@ fn pack_options(allow_errors: bool) -> pack::PackOptions<'static> {
 
 #[test]
 fn submission_info_round_trips_with_its_version_last() {
-    let info = pack::SubmissionInfo {
+    let info = submission::SubmissionInfo {
         tool: "mlbench 1.2.3".into(),
         track: mlbench_validator::Track::Tweaked,
         suite: Some("fast".into()),
@@ -145,7 +146,7 @@ fn submission_info_round_trips_with_its_version_last() {
         benches: 19,
         errors: 0,
         warnings: 1,
-        schema_version: pack::SUBMISSION_SCHEMA_VERSION,
+        schema_version: submission::SUBMISSION_SCHEMA_VERSION,
         // Without machine descriptions the key is absent: old packs keep their bytes.
         systems: Vec::new(),
         runtime: None,
@@ -157,14 +158,14 @@ fn submission_info_round_trips_with_its_version_last() {
     assert!(text.starts_with("{\n  \"tool\": \"mlbench 1.2.3\",\n  \"track\": \"tweaked\","));
     assert!(text.ends_with("  \"schema_version\": 1\n}\n"), "{text}");
     assert!(text.contains("\"jobs_file\": null"), "{text}");
-    assert_eq!(pack::SubmissionInfo::from_json(&json).unwrap(), info);
+    assert_eq!(submission::SubmissionInfo::from_json(&json).unwrap(), info);
     assert_eq!(
-        pack::SubmissionInfo::of_files(&[file(SUBMISSION_NAME, &json)]),
+        submission::SubmissionInfo::of_files(&[file(SUBMISSION_NAME, &json)]),
         Some(info)
     );
     // A file written before the version was added reads as version 0; one without a
     // track, or with an unknown one, does not read.
-    let old = pack::SubmissionInfo::from_json(
+    let old = submission::SubmissionInfo::from_json(
         br#"{"tool": "mlbench 0.1.0", "track": "baseline", "suite": "fast"}"#,
     )
     .unwrap();
@@ -172,10 +173,10 @@ fn submission_info_round_trips_with_its_version_last() {
         (old.track, old.schema_version),
         (mlbench_validator::Track::Baseline, 0)
     );
-    assert!(pack::SubmissionInfo::from_json(br#"{"suite": "fast"}"#).is_err());
-    assert!(pack::SubmissionInfo::from_json(br#"{"track": "fancy"}"#).is_err());
+    assert!(submission::SubmissionInfo::from_json(br#"{"suite": "fast"}"#).is_err());
+    assert!(submission::SubmissionInfo::from_json(br#"{"track": "fancy"}"#).is_err());
     assert_eq!(
-        pack::SubmissionInfo::of_files(&[file("x/SUBMISSION.json", &[])]),
+        submission::SubmissionInfo::of_files(&[file("x/SUBMISSION.json", &[])]),
         None
     );
 }
@@ -207,7 +208,7 @@ fn pack_folder_packs_the_example_deterministically() {
     let second = pack::pack_folder(&dir, None, &pack_options(false)).unwrap();
     assert_eq!(first.zip, second.zip);
     assert_eq!(
-        pack::SubmissionInfo::of_files(&intake.files),
+        submission::SubmissionInfo::of_files(&intake.files),
         Some(first.info)
     );
 }

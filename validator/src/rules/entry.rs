@@ -384,7 +384,7 @@ fn arguments(entry: &ReportEntry, at: &At, jobs: &JobConfigs, out: &mut Vec<Find
         return;
     };
     // `mlbench run --smoke` shrinks the sizes on purpose: `run.smoke` says so, once.
-    if crate::facts::is_smoke(entry) {
+    if entry.is_smoke() {
         return;
     }
     // An unknown bench is reported by the coverage rules.

@@ -4,7 +4,7 @@
 
 use crate::finding::Finding;
 use crate::intake::SubmittedFile;
-use crate::pack::{MANIFEST_NAME, SUBMISSION_NAME, parse_manifest, sha256_hex};
+use crate::submission::{MANIFEST_NAME, SUBMISSION_NAME, parse_manifest, sha256_hex};
 use mlbench_schema::Value;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -123,7 +123,7 @@ fn describe_json(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::with_manifest;
+    use crate::submission::with_manifest;
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
         SubmittedFile::new(path, bytes)

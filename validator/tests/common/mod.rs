@@ -2,7 +2,7 @@
 //! intake made of it.
 
 use mlbench_validator::Finding;
-use mlbench_validator::archive::read_zip;
+use mlbench_validator::intake::read_zip;
 use mlbench_validator::intake::{Intake, Limits};
 
 pub fn read_bytes(bytes: &[u8], limits: &Limits) -> Intake {
