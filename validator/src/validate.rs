@@ -3,7 +3,7 @@
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
 use crate::finding::{Finding, Severity};
-use crate::intake::{FileSource, Intake, Listing, outcomes_in_order};
+use crate::intake::{FileSource, Intake, Listing, ReadFailure, outcomes_in_order};
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
@@ -15,7 +15,7 @@ use crate::submission::{SubmissionInfo, sha256_hex};
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
-use mlbench_schema::runs::{FileRuns, resolve as resolve_runs};
+use mlbench_schema::runs::{FileRuns, RunIndex, resolve as resolve_runs};
 use mlbench_schema::suite::{SuiteError, choose_suite};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -358,6 +358,10 @@ pub fn validate_listing(listing: &Listing, options: &Options) -> Validation {
 }
 
 /// One validation of `src`, or, when some of its files fail to read, what that comes to.
+/// Its phases, in turn: the files needed whole are read and every file classified; the
+/// suite and the jobs files are chosen; the per-file pass reads, parses and hashes the
+/// rest; the entries are given their runs; the cross-file rules run; the summary is
+/// counted and the waivers applied.
 fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Settled> {
     let mut phases = Vec::new();
     let mut clock = std::time::Instant::now();
@@ -378,27 +382,134 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
         is_held[i] = true;
         whole[i] = read.as_deref().ok();
     }
+    let Classified {
+        mut reports,
+        jobs_files,
+        broken_jobs,
+    } = classify_files(src, &whole, &is_held, &mut findings);
+    let suite = suite_of(&mut reports, options, intake_unreadable, &mut findings);
+    let jobs = jobs_of(&jobs_files, suite.as_deref(), options, &mut findings);
+    if broken_jobs || reports.is_empty() {
+        // A jobs file that is there but broken is `jobs.invalid`, not missing; without
+        // reports a missing one adds nothing to `reports.none`.
+        findings.retain(|f| f.rule != "jobs.missing");
+    }
+    lap("classify, jobs files");
+
+    let configs = jobs.vendor.as_ref().map(|(_, j)| JobConfigs::new(j));
+    let manifest = (0..n)
+        .filter(|&i| src.path(i) == MANIFEST_NAME)
+        .find_map(|i| whole[i]);
+    let held = HeldFiles {
+        at: &held_at,
+        read: &held_read,
+        is_held: &is_held,
+        whole: &whole,
+    };
+    let pass = per_file_pass(src, &held, &reports, configs.as_ref(), manifest.is_some())?;
+    let (run_index, entries) = entries_of(&reports, pass.per_file, &mut findings);
+    lap("parse and per-entry rules");
+
+    let paths: Vec<String> = reports.iter().map(|r| r.path.to_owned()).collect();
+    let places = places_of(&reports, &run_index, &entries);
+    let fallback;
+    let expected = match (&jobs.vendor, &jobs.baselines) {
+        (Some((_, j)), _) | (None, Some((_, j))) => j,
+        (None, None) => {
+            fallback = jobs_seen(&entries);
+            &fallback
+        }
+    };
+    let cross = CrossFile {
+        entries: &entries,
+        paths: &paths,
+        run_names: &run_index.names,
+        places: &places,
+        expected,
+        any_reports: !reports.is_empty(),
+        min_runs: options.min_runs,
+    };
+    findings.extend(cross.rules(src, &whole, manifest, pass.digests));
+    // The repository is not thread-safe (git2), so versions are checked here, in turn.
+    let versions = match options.versions {
+        Some(oracle) => rules::versions::against_repo(&entries, &paths, oracle, &mut findings),
+        None => Vec::new(),
+    };
+    lap("cross-file rules");
+
+    let summary = Summary {
+        files: n,
+        suite,
+        jobs_file: jobs.vendor.as_ref().map(|(name, _)| name.clone()),
+        baselines: jobs.baselines.as_ref().map(|(name, _)| name.clone()),
+        report_files: reports.len(),
+        entries: entries.len(),
+        runs: run_index.names.len(),
+        runs_from: if run_index.split.is_some() {
+            "run_id"
+        } else {
+            "folders"
+        }
+        .to_owned(),
+        gpus: places.gpus.len(),
+        benches: entries
+            .iter()
+            .filter_map(|e| e.name.as_deref())
+            .collect::<BTreeSet<_>>()
+            .len(),
+    };
+    let (kept, waived, omitted) = apply_waivers(findings, options);
+    Ok(Validation {
+        findings: kept,
+        waived,
+        versions,
+        summary,
+        phases,
+        omitted,
+    })
+}
+
+/// What the files of a submission are: its report files (of any suite), the jobs files
+/// read whole, and whether a broken one was found.
+struct Classified<'a> {
+    reports: Vec<ReportRef<'a>>,
+    jobs_files: Vec<Held<'a>>,
+    broken_jobs: bool,
+}
+
+/// Classifies every file that read (`whole` holds the bytes of those `is_held`); a file
+/// no rule recognises is `file.unknown`, or `jobs.invalid` when it is a JSON file at the
+/// root that does not parse.
+fn classify_files<'a, S: FileSource>(
+    src: &'a S,
+    whole: &[Option<&'a [u8]>],
+    is_held: &[bool],
+    findings: &mut Vec<Finding>,
+) -> Classified<'a> {
+    let mut out = Classified {
+        reports: Vec::new(),
+        jobs_files: Vec::new(),
+        broken_jobs: false,
+    };
     // A file that did not read is left out (the validation then starts over without it).
-    let present = |i: usize| !is_held[i] || whole[i].is_some();
-    let mut reports: Vec<ReportRef> = Vec::new();
-    let mut jobs_files: Vec<Held> = Vec::new();
-    let mut broken_jobs = false;
-    for i in (0..n).filter(|&i| present(i)) {
+    for i in (0..src.count()).filter(|&i| !is_held[i] || whole[i].is_some()) {
         let path = src.path(i);
         match mlbench_schema::layout::classify(path, || whole[i].is_some_and(looks_like_jobs_bytes))
         {
-            Role::Report { name, run } => reports.push(ReportRef {
+            Role::Report { name, run } => out.reports.push(ReportRef {
                 index: i,
                 path,
                 name,
                 run,
             }),
-            Role::Jobs => jobs_files.extend(whole[i].map(|bytes| Held { path, bytes })),
+            Role::Jobs => out
+                .jobs_files
+                .extend(whole[i].map(|bytes| Held { path, bytes })),
             Role::Pack => {}
             Role::Unknown => match broken_json_at_root(path, whole[i]) {
                 // Truncated, or nested past the parser's limit: the jobs file it was.
                 Some(e) => {
-                    broken_jobs = true;
+                    out.broken_jobs = true;
                     let found = format!("not JSON: {e}");
                     let finding = Finding::new("jobs.invalid", "a jobs file", found);
                     findings.push(finding.file(path));
@@ -414,14 +525,19 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             },
         }
     }
-    let mut summary = Summary {
-        files: n,
-        ..Summary::default()
-    };
+    out
+}
 
-    // The suite, chosen as every loader chooses it (`mlbench_schema::choose_suite`); where
-    // that fails on several suites, the one with the most files is validated and the mix
-    // is a finding.
+/// The suite validated, chosen as every loader chooses it
+/// (`mlbench_schema::choose_suite`); where that fails on several suites, the one with the
+/// most files is validated and the mix is a finding. `reports` keeps that suite's files;
+/// none left is `reports.none` (unless the archive could not be read at all).
+fn suite_of(
+    reports: &mut Vec<ReportRef>,
+    options: &Options,
+    intake_unreadable: bool,
+    findings: &mut Vec<Finding>,
+) -> Option<String> {
     let mut none_of_suite = None;
     let suite = match choose_suite(
         reports.iter().map(|r| r.name.suite()),
@@ -460,75 +576,97 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
         let found = none_of_suite.unwrap_or_else(|| "no report files".to_owned());
         findings.push(Finding::new("reports.none", "report files", found));
     }
-    summary.suite = suite.clone();
+    suite
+}
 
-    // The vendor's jobs file and the baselines.
-    let vendor_jobs = pick_jobs(&jobs_files, suite.as_deref(), options, &mut findings);
-    if broken_jobs {
-        // The jobs file is there, broken (`jobs.invalid`), not missing.
-        findings.retain(|f| f.rule != "jobs.missing");
-    }
-    if reports.is_empty() {
-        // Without reports the missing jobs file adds nothing to `reports.none`.
-        findings.retain(|f| f.rule != "jobs.missing");
-    }
-    summary.jobs_file = vendor_jobs.as_ref().map(|(n, _)| n.clone());
-    let builtin = suite
-        .as_deref()
-        .and_then(|s| JobsFile::builtin(s).map(|j| (format!("baselines/jobs/{s}.json"), j)));
-    let baselines = options.baselines.as_ref().or(builtin.as_ref());
-    summary.baselines = baselines.map(|(n, _)| n.clone());
-    if let (Some((vendor_name, vendor)), Some((base_name, base))) = (&vendor_jobs, baselines) {
-        rules::jobs::check(
+/// The vendor's jobs file and the baselines it is held against, each with its name.
+struct JobsPair {
+    vendor: Option<(String, JobsFile)>,
+    baselines: Option<(String, JobsFile)>,
+}
+
+/// The vendor's jobs file (`pick_jobs`), the baselines (`--baselines`, else the shipped
+/// ones of the suite) and the jobs rules between them.
+fn jobs_of(
+    jobs_files: &[Held],
+    suite: Option<&str>,
+    options: &Options,
+    findings: &mut Vec<Finding>,
+) -> JobsPair {
+    let vendor = pick_jobs(jobs_files, suite, options, findings);
+    let baselines = options.baselines.clone().or_else(|| {
+        suite.and_then(|s| JobsFile::builtin(s).map(|j| (format!("baselines/jobs/{s}.json"), j)))
+    });
+    match (&vendor, &baselines) {
+        (Some((vendor_name, vendor)), Some((base_name, base))) => rules::jobs::check(
             vendor,
             vendor_name,
             base,
             base_name,
             options.track,
             &options.allow,
-            &mut findings,
-        );
-    } else if let (Some((vendor_name, _)), None) = (&vendor_jobs, baselines) {
-        findings.push(
+            findings,
+        ),
+        (Some((vendor_name, _)), None) => findings.push(
             Finding::new(
                 "jobs.no-baselines",
-                format!("baselines for suite `{}`", suite.as_deref().unwrap_or("")),
-                "none shipped and no --baselines",
+                format!("baselines for suite `{}`", suite.unwrap_or("")),
+                "none shipped and none given",
             )
             .file(vendor_name.clone()),
-        );
+        ),
+        _ => {}
     }
+    JobsPair { vendor, baselines }
+}
 
-    lap("classify, jobs files");
-    // The per-file pass: every file not held is read (each into its thread's buffer when
-    // the source reads from disk), report files of the suite are parsed and their facts
-    // kept, and every file is hashed when there is a manifest to check.
-    let paths: Vec<String> = reports.iter().map(|r| r.path.to_owned()).collect();
-    let configs = vendor_jobs.as_ref().map(|(_, j)| JobConfigs::new(j));
-    let jobs_for_entries = configs.as_ref();
-    let manifest = (0..n)
-        .filter(|&i| src.path(i) == MANIFEST_NAME)
-        .find_map(|i| whole[i]);
-    let hashing = manifest.is_some();
+/// The files read before the per-file pass: their indices, reads, and per file of the
+/// submission whether it is one of them and its bytes when it read.
+struct HeldFiles<'a, 'b> {
+    at: &'b [usize],
+    read: &'b [Result<std::borrow::Cow<'a, [u8]>, ReadFailure>],
+    is_held: &'b [bool],
+    whole: &'b [Option<&'a [u8]>],
+}
+
+/// What the per-file pass keeps: each report file's facts, and each file's SHA-256 when
+/// a manifest is to be checked.
+struct Pass {
+    per_file: Vec<FileFacts>,
+    digests: Vec<Option<String>>,
+}
+
+/// The per-file pass: every file not held is read (each into its thread's buffer when
+/// the source reads from disk), report files of the suite are parsed and their facts
+/// kept, and every file is hashed when there is a manifest to check (`hashing`). Files
+/// that fail to read end it with what they come to.
+fn per_file_pass<S: FileSource>(
+    src: &S,
+    held: &HeldFiles,
+    reports: &[ReportRef],
+    configs: Option<&JobConfigs>,
+    hashing: bool,
+) -> Result<Pass, Settled> {
+    let n = src.count();
     let mut report_at: Vec<Option<usize>> = vec![None; n];
     for (r, report) in reports.iter().enumerate() {
         report_at[report.index] = Some(r);
     }
     // Already bound to start over: the files are still read, to find every one that fails.
-    let doomed = held_read.iter().any(Result::is_err);
-    let streamed_at: Vec<usize> = (0..n).filter(|&i| !is_held[i]).collect();
+    let doomed = held.read.iter().any(Result::is_err);
+    let streamed_at: Vec<usize> = (0..n).filter(|&i| !held.is_held[i]).collect();
     let streamed = src.each(&streamed_at, |i, content| {
         let hash = hashing && src.path(i) != MANIFEST_NAME;
         let report = report_at[i].filter(|_| !doomed);
         per_file(content, hash, |content| {
             report.map(|r| {
                 let report = &reports[r];
-                file_facts(r, report.path, &report.name, content, jobs_for_entries)
+                file_facts(r, report.path, &report.name, content, configs)
             })
         })
     });
     let outcomes = outcomes_in_order(
-        (&held_at, &held_read, |bytes: &std::borrow::Cow<[u8]>| {
+        (held.at, held.read, |bytes: &std::borrow::Cow<[u8]>| {
             bytes.len() as u64
         }),
         (&streamed_at, &streamed, |(len, _): &(u64, PerFile)| *len),
@@ -538,25 +676,37 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
         return Err(settled);
     }
     drop(outcomes);
-    let mut per_file: Vec<FileFacts> = vec![FileFacts::default(); reports.len()];
-    let mut digests: Vec<Option<String>> = vec![None; n];
+    let mut pass = Pass {
+        per_file: vec![FileFacts::default(); reports.len()],
+        digests: vec![None; n],
+    };
     for (&i, read) in streamed_at.iter().zip(streamed) {
         if let Ok((_, file)) = read {
             if let (Some(r), Some(facts)) = (report_at[i], file.facts) {
-                per_file[r] = facts;
+                pass.per_file[r] = facts;
             }
-            digests[i] = file.sha;
+            pass.digests[i] = file.sha;
         }
     }
     if hashing {
-        for &i in &held_at {
-            if let Some(bytes) = whole[i].filter(|_| src.path(i) != MANIFEST_NAME) {
-                digests[i] = Some(sha256_hex(bytes));
+        for &i in held.at {
+            if let Some(bytes) = held.whole[i].filter(|_| src.path(i) != MANIFEST_NAME) {
+                pass.digests[i] = Some(sha256_hex(bytes));
             }
         }
     }
-    // The runs: folders and per-test names, split by run_id where a folder's streams
-    // hold several runs (the rule every command shares, mlbench_schema::runs).
+    Ok(pass)
+}
+
+/// The runs (folders and per-test names, split by run_id where a folder's streams hold
+/// several runs: the rule every command shares, `mlbench_schema::runs`) and every entry
+/// with its run; the files' own findings join `findings`, and smoke-sized entries are
+/// `run.smoke`.
+fn entries_of(
+    reports: &[ReportRef],
+    per_file: Vec<FileFacts>,
+    findings: &mut Vec<Finding>,
+) -> (RunIndex, Vec<EntryFacts>) {
     let run_index = resolve_runs(
         &reports
             .iter()
@@ -568,14 +718,12 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             })
             .collect::<Vec<_>>(),
     );
-    let run_names = &run_index.names;
     let mut of_files = Vec::with_capacity(per_file.len());
     for f in per_file {
         findings.extend(f.findings);
         of_files.push(f.entries);
     }
     let entries = all_entries(of_files, &run_index.of_entry);
-
     let smoke = entries.iter().filter(|e| e.smoke).count();
     if smoke > 0 {
         findings.push(Finding::new(
@@ -584,149 +732,158 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             format!("{smoke} of {} entries ran with --smoke", entries.len()),
         ));
     }
-    lap("parse and per-entry rules");
-    // Cross-file rules.
-    let mut gpus = BTreeSet::new();
-    let mut streams = HashMap::new();
-    // (run, GPU) → the stream holding that GPU's entries of the run: a folder's stream,
-    // or, where runs are told apart by run_id, the stream each run's entries are in.
-    let folder_run: HashMap<&str, u32> = run_names
+    (run_index, entries)
+}
+
+/// Where the entries are: the GPUs seen, the stream holding each (run, GPU), and each
+/// run's folder.
+struct Places {
+    gpus: BTreeSet<u32>,
+    streams: HashMap<(u32, u32), usize>,
+    run_folders: Vec<Option<String>>,
+}
+
+/// [`Places`] of the report files and their entries: a (run, GPU) stream is a folder's
+/// stream, or, where runs are told apart by run_id, the stream each run's entries are in.
+fn places_of(reports: &[ReportRef], run_index: &RunIndex, entries: &[EntryFacts]) -> Places {
+    let folder_run: HashMap<&str, u32> = run_index
+        .names
         .iter()
         .enumerate()
         .map(|(i, r)| (r.as_str(), i as u32))
         .collect();
-    for (i, r) in reports.iter().enumerate() {
-        if let FileName::Legacy { job_id, .. } = r.name {
-            gpus.insert(job_id);
-            if let Some(&run) = folder_run.get(r.run.as_str()) {
-                streams.insert((run, job_id), i);
-            }
-            for &run in &run_index.of_entry[i] {
-                streams.insert((run, job_id), i);
-            }
-        }
-    }
-    for e in &entries {
-        if let Device::Gpu(g) = e.device {
-            gpus.insert(g);
-        }
-    }
-    let fallback;
-    let expected = match (vendor_jobs.as_ref(), baselines) {
-        (Some((_, j)), _) | (None, Some((_, j))) => j,
-        (None, None) => {
-            fallback = jobs_seen(&entries);
-            &fallback
-        }
+    let mut places = Places {
+        gpus: BTreeSet::new(),
+        streams: HashMap::new(),
+        run_folders: vec![None; run_index.names.len()],
     };
-    // The cross-file rules are independent: coverage and versions on one side, the loss
-    // rules (the costly ones) on the other, the manifest hashes in between.
-    let mut run_folders: Vec<Option<String>> = vec![None; run_names.len()];
     for (i, r) in reports.iter().enumerate() {
+        let runs = folder_run.get(r.run.as_str()).into_iter();
+        let runs: Vec<u32> = runs.chain(&run_index.of_entry[i]).copied().collect();
+        if let FileName::Legacy { job_id, .. } = r.name {
+            places.gpus.insert(job_id);
+            for &run in &runs {
+                places.streams.insert((run, job_id), i);
+            }
+        }
         let folder = crate::layout::parent(r.path);
         if folder != "." {
-            let runs = folder_run.get(r.run.as_str()).into_iter();
-            for &run in runs.chain(&run_index.of_entry[i]) {
-                run_folders[run as usize] = Some(folder.to_owned());
+            for &run in &runs {
+                places.run_folders[run as usize] = Some(folder.to_owned());
             }
         }
     }
-    let coverage = Coverage {
-        entries: &entries,
-        runs: run_names,
-        run_folders: &run_folders,
-        files: &paths,
-        streams: &streams,
-        gpus: &gpus,
-        jobs: expected,
-        min_runs: options.min_runs,
-    };
-    let ((mut counted, divergent), (duplicated, manifest)) = rayon::join(
-        || {
-            rayon::join(
-                || {
-                    let mut out = Vec::new();
-                    if !reports.is_empty() {
-                        coverage.check(&mut out);
-                    }
-                    rules::versions::inconsistent(&entries, &paths, &mut out);
-                    rules::runtime::mixed(&entries, &paths, &mut out);
-                    let systems = SubmissionInfo::systems_among(
-                        (0..n).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
-                    );
-                    rules::fleet::check(&entries, run_names, &systems, &mut out);
-                    out
-                },
-                || {
-                    let mut out = Vec::new();
-                    rules::loss::divergent(&entries, &paths, &mut out);
-                    out
-                },
-            )
-        },
-        || {
-            rayon::join(
-                || {
-                    let mut out = Vec::new();
-                    rules::loss::duplicated(&entries, &paths, &mut out);
-                    out
-                },
-                || match manifest {
-                    Some(manifest) => {
-                        let submission = (0..n)
-                            .filter(|&i| src.path(i) == SUBMISSION_NAME)
-                            .find_map(|i| whole[i]);
-                        rules::manifest::check_manifest_with(manifest, submission, || {
-                            (0..n)
-                                .filter_map(|i| Some((src.path(i), digests[i].take()?)))
-                                .collect()
-                        })
-                    }
-                    None => Vec::new(),
-                },
-            )
-        },
-    );
-    counted.extend(divergent);
-    counted.extend(duplicated);
-    counted.extend(manifest);
-    findings.extend(counted);
-    // The repository is not thread-safe (git2), so versions are checked here, in turn.
-    let versions = match options.versions {
-        Some(oracle) => rules::versions::against_repo(&entries, &paths, oracle, &mut findings),
-        None => Vec::new(),
-    };
-    lap("cross-file rules");
-    summary.report_files = reports.len();
-    summary.entries = entries.len();
-    summary.runs = run_names.len();
-    summary.runs_from = if run_index.split.is_some() {
-        "run_id"
-    } else {
-        "folders"
+    for e in entries {
+        if let Device::Gpu(g) = e.device {
+            places.gpus.insert(g);
+        }
     }
-    .to_owned();
-    summary.gpus = gpus.len();
-    summary.benches = entries
-        .iter()
-        .filter_map(|e| e.name.as_deref())
-        .collect::<BTreeSet<_>>()
-        .len();
+    places
+}
 
+/// What the cross-file rules look at.
+struct CrossFile<'a> {
+    entries: &'a [EntryFacts],
+    paths: &'a [String],
+    run_names: &'a [String],
+    places: &'a Places,
+    expected: &'a JobsFile,
+    any_reports: bool,
+    min_runs: usize,
+}
+
+impl CrossFile<'_> {
+    /// The cross-file rules. They are independent: coverage, versions, runtimes and the
+    /// fleet on one side, the loss rules (the costly ones) on the other, the manifest's
+    /// hashes in between.
+    fn rules<S: FileSource>(
+        &self,
+        src: &S,
+        whole: &[Option<&[u8]>],
+        manifest: Option<&[u8]>,
+        mut digests: Vec<Option<String>>,
+    ) -> Vec<Finding> {
+        let (entries, paths) = (self.entries, self.paths);
+        let n = src.count();
+        let ((mut counted, divergent), (duplicated, manifest)) = rayon::join(
+            || {
+                rayon::join(
+                    || self.about_runs(src, whole),
+                    || {
+                        let mut out = Vec::new();
+                        rules::loss::divergent(entries, paths, &mut out);
+                        out
+                    },
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        let mut out = Vec::new();
+                        rules::loss::duplicated(entries, paths, &mut out);
+                        out
+                    },
+                    || match manifest {
+                        Some(manifest) => {
+                            let submission = (0..n)
+                                .filter(|&i| src.path(i) == SUBMISSION_NAME)
+                                .find_map(|i| whole[i]);
+                            rules::manifest::check_manifest_with(manifest, submission, || {
+                                (0..n)
+                                    .filter_map(|i| Some((src.path(i), digests[i].take()?)))
+                                    .collect()
+                            })
+                        }
+                        None => Vec::new(),
+                    },
+                )
+            },
+        );
+        counted.extend(divergent);
+        counted.extend(duplicated);
+        counted.extend(manifest);
+        counted
+    }
+
+    /// Coverage, versions, runtimes and the fleet.
+    fn about_runs<S: FileSource>(&self, src: &S, whole: &[Option<&[u8]>]) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if self.any_reports {
+            let coverage = Coverage {
+                entries: self.entries,
+                runs: self.run_names,
+                run_folders: &self.places.run_folders,
+                files: self.paths,
+                streams: &self.places.streams,
+                gpus: &self.places.gpus,
+                jobs: self.expected,
+                min_runs: self.min_runs,
+            };
+            coverage.check(&mut out);
+        }
+        rules::versions::inconsistent(self.entries, self.paths, &mut out);
+        rules::runtime::mixed(self.entries, self.paths, &mut out);
+        let systems = SubmissionInfo::systems_among(
+            (0..src.count()).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
+        );
+        rules::fleet::check(self.entries, self.run_names, &systems, &mut out);
+        out
+    }
+}
+
+/// The findings a waiver covers set apart from the others, each side bounded
+/// ([`bounded`]): (kept, waived, what was omitted).
+fn apply_waivers(
+    findings: Vec<Finding>,
+    options: &Options,
+) -> (Vec<Finding>, Vec<Finding>, Vec<Omitted>) {
     let (waived, kept): (Vec<Finding>, Vec<Finding>) = findings
         .into_iter()
         .partition(|f| options.waivers.iter().any(|w| w.covers(f)));
     let mut omitted = Vec::new();
     let kept = bounded(kept, false, &mut omitted);
     let waived = bounded(waived, true, &mut omitted);
-    Ok(Validation {
-        findings: kept,
-        waived,
-        versions,
-        summary,
-        phases,
-        omitted,
-    })
+    (kept, waived, omitted)
 }
 
 /// The entries of every file in one vector, each given its run (`runs`: one per entry of
