@@ -440,9 +440,31 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
     let summary = Summary {
         files: n,
         suite,
-        jobs_file: jobs.vendor.as_ref().map(|(name, _)| name.clone()),
-        baselines: jobs.baselines.as_ref().map(|(name, _)| name.clone()),
-        report_files: reports.len(),
+        jobs_file: jobs.vendor.map(|(name, _)| name),
+        baselines: jobs.baselines.map(|(name, _)| name),
+        ..summary_of(reports.len(), &entries, &run_index, &places)
+    };
+    let (kept, waived, omitted) = apply_waivers(findings, options);
+    Ok(Validation {
+        findings: kept,
+        waived,
+        versions,
+        summary,
+        phases,
+        omitted,
+    })
+}
+
+/// The summary's counts: report files, entries, runs and how they were told apart, GPUs,
+/// benches.
+fn summary_of(
+    report_files: usize,
+    entries: &[EntryFacts],
+    run_index: &RunIndex,
+    places: &Places,
+) -> Summary {
+    Summary {
+        report_files,
         entries: entries.len(),
         runs: run_index.names.len(),
         runs_from: if run_index.split.is_some() {
@@ -457,16 +479,8 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
             .filter_map(|e| e.name.as_deref())
             .collect::<BTreeSet<_>>()
             .len(),
-    };
-    let (kept, waived, omitted) = apply_waivers(findings, options);
-    Ok(Validation {
-        findings: kept,
-        waived,
-        versions,
-        summary,
-        phases,
-        omitted,
-    })
+        ..Summary::default()
+    }
 }
 
 /// What the files of a submission are: its report files (of any suite), the jobs files

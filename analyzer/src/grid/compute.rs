@@ -51,6 +51,65 @@ struct Work {
 }
 
 pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, GridError> {
+    check_inputs(inputs, options)?;
+    let subs: Vec<Sub> = inputs.iter().map(Sub::new).collect();
+    let base = resolve(&subs, &options.baseline, "baseline")?;
+    if subs[base].benches.is_empty() {
+        return Err(GridError::EmptyBaseline(subs[base].id.clone()));
+    }
+    let mut notes = Vec::new();
+    let columns = Columns::new(&subs, base, options, &mut notes);
+    // Every row's log mean per normalized bench, and in every resample. The
+    // denominator of every row's resample k is the baseline's resample k.
+    let resampled = resample_all(&subs, &columns.normalized, options);
+    let mut rows = Vec::with_capacity(subs.len());
+    let mut works = Vec::with_capacity(subs.len());
+    let mut scratch = Vec::with_capacity(options.resamples);
+    for (i, sub) in subs.iter().enumerate() {
+        let ctx = RowContext {
+            columns: &columns,
+            own: &resampled[i],
+            base: &resampled[base],
+            is_base: i == base,
+            options,
+        };
+        let (row, work) = ctx.row(sub, &mut scratch, &mut notes);
+        rows.push(row);
+        works.push(work);
+    }
+    let tiers_of = assign_tiers(&rows.iter().map(|r| r.overall.zip(r.ci)).collect::<Vec<_>>());
+    for (row, tier) in rows.iter_mut().zip(&tiers_of) {
+        row.tier = *tier;
+    }
+    let explain = match &options.explain {
+        None => None,
+        Some((a, b)) => Some(explain(
+            &subs,
+            &works,
+            (a, b),
+            &columns.normalized,
+            options,
+        )?),
+    };
+    let tiers = rank(&mut rows);
+    Ok(Grid {
+        schema_version: mlbench_results::grid::GRID_SCHEMA_VERSION,
+        baseline: subs[base].id.clone(),
+        benches: columns.benches,
+        weights: columns.weights,
+        unnormalized: columns.unnormalized,
+        vendors: rows,
+        tiers,
+        explain,
+        resamples: options.resamples,
+        seed: options.seed,
+        level: options.level,
+        notes,
+    })
+}
+
+/// The options in range and the inputs named once each.
+fn check_inputs(inputs: &[GridInput], options: &GridOptions) -> Result<(), GridError> {
     if options.resamples == 0 {
         return Err(GridError::Resamples);
     }
@@ -69,91 +128,131 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
             });
         }
     }
-    let subs: Vec<Sub> = inputs.iter().map(Sub::new).collect();
-    let base = resolve(&subs, &options.baseline, "baseline")?;
-    if subs[base].benches.is_empty() {
-        return Err(GridError::EmptyBaseline(subs[base].id.clone()));
-    }
-    let mut notes = Vec::new();
+    Ok(())
+}
 
-    let benches: Vec<String> = match &options.benches {
-        Some(list) => list
+/// The grid's columns: every bench, those the baseline cannot normalize, the weights,
+/// and the normalized benches with their weights.
+struct Columns<'o> {
+    benches: Vec<String>,
+    unnormalized: Vec<String>,
+    weights: BTreeMap<String, f64>,
+    normalized: Vec<(String, f64)>,
+    total_weight: f64,
+    options: &'o GridOptions,
+}
+
+impl<'o> Columns<'o> {
+    /// The expected benches when given, else every bench some row has; notes for the
+    /// benches left out, those not normalized, and weights of benches not in the grid.
+    fn new(
+        subs: &[Sub],
+        base: usize,
+        options: &'o GridOptions,
+        notes: &mut Vec<String>,
+    ) -> Columns<'o> {
+        let benches: Vec<String> = match &options.benches {
+            Some(list) => list.iter().cloned().collect::<BTreeSet<_>>(),
+            None => subs
+                .iter()
+                .flat_map(|s| s.benches.keys().cloned())
+                .collect(),
+        }
+        .into_iter()
+        .collect();
+        for sub in subs {
+            for (bench, strata) in &sub.benches {
+                if benches.binary_search(bench).is_err() {
+                    notes.push(format!(
+                        "{}: bench `{bench}` is not among the expected benches: left out ({} samples)",
+                        sub.id,
+                        strata.n()
+                    ));
+                }
+            }
+        }
+        let unnormalized: Vec<String> = benches
             .iter()
+            .filter(|b| !subs[base].benches.contains_key(*b))
             .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect(),
-        None => subs
+            .collect();
+        for bench in &unnormalized {
+            notes.push(format!(
+                "bench `{bench}` has no usable sample in the baseline `{}`: it cannot be normalized; \
+                 its cells have no ratio and it is left out of every overall figure",
+                subs[base].id
+            ));
+        }
+        let mut columns = Columns {
+            benches,
+            unnormalized,
+            weights: BTreeMap::new(),
+            normalized: Vec::new(),
+            total_weight: 0.0,
+            options,
+        };
+        columns.weigh(notes);
+        columns
+    }
+
+    /// A bench's weight: the weights file's, else 1.
+    fn weight_of(&self, bench: &str) -> f64 {
+        self.options.weights.as_ref().map_or(1.0, |w| w.get(bench))
+    }
+
+    /// The weights of the columns and of the normalized ones; weights of benches not in
+    /// the grid are notes.
+    fn weigh(&mut self, notes: &mut Vec<String>) {
+        self.weights = self
+            .benches
             .iter()
-            .flat_map(|s| s.benches.keys().cloned())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect(),
-    };
-    for sub in &subs {
-        for (bench, strata) in &sub.benches {
-            if benches.binary_search(bench).is_err() {
-                notes.push(format!(
-                    "{}: bench `{bench}` is not among the expected benches: left out ({} samples)",
-                    sub.id,
-                    strata.n()
-                ));
+            .map(|b| (b.clone(), self.weight_of(b)))
+            .collect();
+        if let Some(w) = &self.options.weights {
+            for bench in w.named().keys() {
+                if !self.weights.contains_key(bench) {
+                    notes.push(format!(
+                        "weights: bench `{bench}` of {} is not in the grid",
+                        w.source()
+                    ));
+                }
             }
         }
+        self.normalized = self
+            .benches
+            .iter()
+            .filter(|b| self.unnormalized.binary_search(b).is_err())
+            .map(|b| (b.clone(), self.weight_of(b)))
+            .collect();
+        self.total_weight = self.normalized.iter().map(|(_, w)| w).sum();
     }
-    let unnormalized: Vec<String> = benches
-        .iter()
-        .filter(|b| !subs[base].benches.contains_key(*b))
-        .cloned()
-        .collect();
-    for bench in &unnormalized {
-        notes.push(format!(
-            "bench `{bench}` has no usable sample in the baseline `{}`: it cannot be normalized; \
-             its cells have no ratio and it is left out of every overall figure",
-            subs[base].id
-        ));
-    }
-    let weight_of = |b: &str| options.weights.as_ref().map_or(1.0, |w| w.get(b));
-    let weights: BTreeMap<String, f64> =
-        benches.iter().map(|b| (b.clone(), weight_of(b))).collect();
-    if let Some(w) = &options.weights {
-        for bench in w.named().keys() {
-            if !weights.contains_key(bench) {
-                notes.push(format!(
-                    "weights: bench `{bench}` of {} is not in the grid",
-                    w.source()
-                ));
-            }
-        }
-    }
-    let normalized: Vec<(String, f64)> = benches
-        .iter()
-        .filter(|b| unnormalized.binary_search(b).is_err())
-        .map(|b| (b.clone(), weight_of(b)))
-        .collect();
-    let total_weight: f64 = normalized.iter().map(|(_, w)| w).sum();
+}
 
-    let resamples = options.resamples;
-    // Every row's log mean per normalized bench, and in every resample. The
-    // denominator of every row's resample k is the baseline's resample k.
-    let resampled = resample_all(&subs, &normalized, options);
-    let base_log_means = &resampled[base];
+/// Log means of a row's normalized benches: the point and one per resample.
+type LogMeans<'b> = BTreeMap<&'b str, (f64, Vec<f64>)>;
 
-    let mut rows = Vec::with_capacity(subs.len());
-    let mut works = Vec::with_capacity(subs.len());
-    let mut scratch = Vec::with_capacity(resamples);
-    for (i, sub) in subs.iter().enumerate() {
-        let mut cells = BTreeMap::new();
+/// What one row is computed from: the columns, its own log means and the baseline's.
+struct RowContext<'a> {
+    columns: &'a Columns<'a>,
+    own: &'a LogMeans<'a>,
+    base: &'a LogMeans<'a>,
+    is_base: bool,
+    options: &'a GridOptions,
+}
+
+impl RowContext<'_> {
+    /// One submission's row: a cell per bench, then its overall figure and interval
+    /// (with the missing weight's penalty); and what the attribution needs of it.
+    fn row(&self, sub: &Sub, scratch: &mut Vec<f64>, notes: &mut Vec<String>) -> (VendorRow, Work) {
         let mut work = Work {
             log_ratios: BTreeMap::new(),
             weight_present: 0.0,
             log_overall: None,
-            resamples: vec![0.0; resamples],
+            resamples: vec![0.0; self.options.resamples],
         };
+        let (mut cells, mut missing, mut single_runs) = (BTreeMap::new(), Vec::new(), Vec::new());
         let mut weighted_sum = 0.0;
-        let mut missing = Vec::new();
-        let mut single_runs = Vec::new();
-        for bench in &benches {
+        for bench in &self.columns.benches {
             let strata = sub.benches.get(bench);
             let mut cell = Cell {
                 ratio: None,
@@ -165,79 +264,44 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
                 unnormalized: false,
                 mixed_runtime: false,
             };
-            let Some((base_point, base_resampled)) = base_log_means.get(bench.as_str()) else {
-                cell.unnormalized = true;
-                cells.insert(bench.clone(), cell);
-                continue;
-            };
-            let Some(strata) = strata else {
-                missing.push(bench.clone());
-                cells.insert(bench.clone(), cell);
-                continue;
-            };
-            if strata.single_runs() {
-                single_runs.push(bench.as_str());
+            match (self.base.get(bench.as_str()), strata) {
+                (None, _) => cell.unnormalized = true,
+                (Some(_), None) => missing.push(bench.clone()),
+                (Some(base), Some(strata)) => {
+                    if strata.single_runs() {
+                        single_runs.push(bench.as_str());
+                    }
+                    if let Some(point) = self.log_ratio(bench, base, scratch) {
+                        let w = self.columns.weight_of(bench);
+                        for (acc, l) in work.resamples.iter_mut().zip(scratch.iter()) {
+                            *acc += w * l;
+                        }
+                        weighted_sum += w * point;
+                        work.weight_present += w;
+                        work.log_ratios.insert(bench.clone(), point);
+                        cell.ratio = Some(point.exp());
+                        cell.ci = percentile_interval(scratch, self.options.level)
+                            .map(|ci| ci.map(f64::exp));
+                    }
+                }
             }
-            let w = weight_of(bench);
-            scratch.clear();
-            let point = if i == base {
-                // The baseline's own ratio is exactly 1 in a joint resample; its
-                // interval is that of its mean, divided by its mean.
-                scratch.extend(base_resampled.iter().map(|m| m - base_point));
-                0.0
-            } else {
-                let Some((own_point, own)) = resampled[i].get(bench.as_str()) else {
-                    // Not reached: every present normalized bench was resampled.
-                    continue;
-                };
-                scratch.extend(own.iter().zip(base_resampled).map(|(m, b)| m - b));
-                own_point - base_point
-            };
-            for (acc, l) in work.resamples.iter_mut().zip(&scratch) {
-                *acc += w * l;
-            }
-            weighted_sum += w * point;
-            work.weight_present += w;
-            work.log_ratios.insert(bench.clone(), point);
-            cell.ratio = Some(point.exp());
-            cell.ci = percentile_interval(&mut scratch, options.level).map(|ci| ci.map(f64::exp));
             cells.insert(bench.clone(), cell);
         }
-        let present = work.log_ratios.len();
-        let weight_share = if total_weight > 0.0 {
-            work.weight_present / total_weight
+        let weight_share = if self.columns.total_weight > 0.0 {
+            work.weight_present / self.columns.total_weight
         } else {
             0.0
         };
-        let (mut overall, mut ci, mut geomean) = (None, None, None);
-        if work.weight_present > 0.0 {
-            let penalty = weight_share.ln();
-            for r in &mut work.resamples {
-                *r = *r / work.weight_present + penalty;
-            }
-            let log_geomean = weighted_sum / work.weight_present;
-            work.log_overall = Some(log_geomean + penalty);
-            geomean = Some(log_geomean.exp());
-            overall = work.log_overall.map(f64::exp);
-            scratch.clear();
-            scratch.extend_from_slice(&work.resamples);
-            ci = percentile_interval(&mut scratch, options.level).map(|ci| ci.map(f64::exp));
-        } else {
-            work.resamples.clear();
+        let (overall, ci, geomean) = self.overall(&mut work, weighted_sum, weight_share, scratch);
+        if overall.is_none() {
             notes.push(format!(
                 "{}: no normalized bench present: no overall figure and no tier",
                 sub.id
             ));
         }
-        sub_notes(
-            sub,
-            &missing,
-            normalized.len(),
-            weight_share,
-            &single_runs,
-            &mut notes,
-        );
-        rows.push(VendorRow {
+        let normalized = self.columns.normalized.len();
+        sub_notes(sub, &missing, normalized, weight_share, &single_runs, notes);
+        let row = VendorRow {
             name: sub.input.label.clone(),
             track: sub.input.track,
             id: sub.id.clone(),
@@ -246,40 +310,92 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
             tier: None,
             geomean,
             weight_share,
-            present,
+            present: work.log_ratios.len(),
             missing,
             cells,
             runtime: None,
             mixed_runtime: false,
-        });
-        works.push(work);
+        };
+        (row, work)
     }
 
-    let tiers_of = assign_tiers(&rows.iter().map(|r| r.overall.zip(r.ci)).collect::<Vec<_>>());
-    for (row, tier) in rows.iter_mut().zip(&tiers_of) {
-        row.tier = *tier;
-    }
-    let explain = match &options.explain {
-        None => None,
-        Some((a, b)) => {
-            let fit = |name: &str| -> Result<Fit, GridError> {
-                let i = resolve(&subs, name, "--explain")?;
-                let w = &works[i];
-                let log_overall = w
-                    .log_overall
-                    .ok_or_else(|| GridError::NoOverall(subs[i].id.clone()))?;
-                Ok(Fit {
-                    id: &subs[i].id,
-                    log_ratios: &w.log_ratios,
-                    weight_present: w.weight_present,
-                    log_overall,
-                    resamples: &w.resamples,
-                })
-            };
-            Some(attribute(&fit(a)?, &fit(b)?, &normalized, options.level))
+    /// The row's log ratio of `bench` to the baseline, `scratch` holding it in every
+    /// resample; `None` where the row has no resample of it (not reached: every present
+    /// normalized bench was resampled).
+    fn log_ratio(
+        &self,
+        bench: &str,
+        (base_point, base_resampled): &(f64, Vec<f64>),
+        scratch: &mut Vec<f64>,
+    ) -> Option<f64> {
+        scratch.clear();
+        if self.is_base {
+            // The baseline's own ratio is exactly 1 in a joint resample; its interval is
+            // that of its mean, divided by its mean.
+            scratch.extend(base_resampled.iter().map(|m| m - base_point));
+            return Some(0.0);
         }
+        let (own_point, own) = self.own.get(bench)?;
+        scratch.extend(own.iter().zip(base_resampled).map(|(m, b)| m - b));
+        Some(own_point - base_point)
+    }
+
+    /// The overall figure, its interval and the geometric mean before the penalty, from
+    /// the weighted log ratios; the work's resamples become the overall's. All `None`
+    /// when no normalized bench is present.
+    fn overall(
+        &self,
+        work: &mut Work,
+        weighted_sum: f64,
+        weight_share: f64,
+        scratch: &mut Vec<f64>,
+    ) -> (Option<f64>, Option<[f64; 2]>, Option<f64>) {
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN has no figure either
+        if !(work.weight_present > 0.0) {
+            work.resamples.clear();
+            return (None, None, None);
+        }
+        let penalty = weight_share.ln();
+        for r in &mut work.resamples {
+            *r = *r / work.weight_present + penalty;
+        }
+        let log_geomean = weighted_sum / work.weight_present;
+        work.log_overall = Some(log_geomean + penalty);
+        scratch.clear();
+        scratch.extend_from_slice(&work.resamples);
+        let ci = percentile_interval(scratch, self.options.level).map(|ci| ci.map(f64::exp));
+        (work.log_overall.map(f64::exp), ci, Some(log_geomean.exp()))
+    }
+}
+
+/// The attribution of the gap between rows `a` and `b` (`--explain`).
+fn explain(
+    subs: &[Sub],
+    works: &[Work],
+    (a, b): (&str, &str),
+    normalized: &[(String, f64)],
+    options: &GridOptions,
+) -> Result<mlbench_results::grid::Attribution, GridError> {
+    let fit = |name: &str| -> Result<Fit, GridError> {
+        let i = resolve(subs, name, "--explain")?;
+        let w = &works[i];
+        let log_overall = w
+            .log_overall
+            .ok_or_else(|| GridError::NoOverall(subs[i].id.clone()))?;
+        Ok(Fit {
+            id: &subs[i].id,
+            log_ratios: &w.log_ratios,
+            weight_present: w.weight_present,
+            log_overall,
+            resamples: &w.resamples,
+        })
     };
-    // Best first; rows without a figure last; ties by name, then track.
+    Ok(attribute(&fit(a)?, &fit(b)?, normalized, options.level))
+}
+
+/// Sorts the rows best first (rows without a figure last; ties by name, then track) and
+/// gives the row ids by tier.
+fn rank(rows: &mut [VendorRow]) -> Vec<Vec<String>> {
     rows.sort_by(|x, y| {
         let key = |r: &VendorRow| r.overall.map_or(f64::NEG_INFINITY, |o| o);
         let none_last = x.overall.is_none().cmp(&y.overall.is_none());
@@ -289,7 +405,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
             .then_with(|| x.track.cmp(&y.track))
     });
     let mut tiers: Vec<Vec<String>> = Vec::new();
-    for row in &rows {
+    for row in rows.iter() {
         if let Some(t) = row.tier {
             if tiers.len() < t {
                 tiers.resize(t, Vec::new());
@@ -297,20 +413,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
             tiers[t - 1].push(row.id.clone());
         }
     }
-    Ok(Grid {
-        schema_version: mlbench_results::grid::GRID_SCHEMA_VERSION,
-        baseline: subs[base].id.clone(),
-        benches,
-        weights,
-        unnormalized,
-        vendors: rows,
-        tiers,
-        explain,
-        resamples,
-        seed: options.seed,
-        level: options.level,
-        notes,
-    })
+    tiers
 }
 
 /// Each row's log means of the normalized benches it has, rows split over the cores.
