@@ -133,20 +133,7 @@ fn geomean(logs: &[f64]) -> f64 {
 /// The fleet view of `set`; `None` unless its samples name at least two hosts.
 pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
     let (names, rows) = rows(set);
-    // Bench, node, GPU: each GPU's values in the samples' order (a stable sort).
-    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
-    order.sort_by_key(|&i| {
-        let r = &rows[i as usize];
-        (r.bench, r.node, r.gpu)
-    });
-    // Per bench, each node: its strata (GPU by GPU) and all its values, GPU after GPU.
-    let mut strata: Vec<BTreeMap<u32, Strata>> = vec![BTreeMap::new(); names.len()];
-    for of_node in runs_of(&rows, &order, |r| (r.bench, r.node)) {
-        let first = rows[of_node[0] as usize];
-        let gpus = runs_of(&rows, of_node, |r| r.gpu)
-            .map(|gpu| gpu.iter().map(|&i| rows[i as usize].value));
-        strata[first.bench as usize].insert(first.node, Strata::new(gpus));
-    }
+    let strata = node_strata(&rows, names.len());
     let nodes: BTreeSet<u32> = strata.iter().flat_map(|n| n.keys().copied()).collect();
     if nodes.len() < 2 {
         return None;
@@ -156,100 +143,7 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         .map(|nodes| nodes.iter().map(|(&n, s)| (n, s.mean())).collect())
         .collect();
     let point = log_ratios(&point_means);
-    // Each node's resampled means of every fleet bench: its runs drawn once per resample
-    // for all its benches (fleet_resample), nodes in parallel; each from streams named
-    // by the node, so the order of the work changes nothing.
-    let r_count = options.resamples;
-    // The benches two nodes or more ran, in name order: fleet bench f is bench fleet[f].
-    let fleet: Vec<usize> = (0..names.len()).filter(|&b| strata[b].len() >= 2).collect();
-    let benches: Vec<&str> = fleet.iter().map(|&b| names[b].as_str()).collect();
-    let mut in_fleet = vec![None; names.len()];
-    for (f, &b) in fleet.iter().enumerate() {
-        in_fleet[b] = Some(f);
-    }
-    // Node, GPU, run, fleet bench: each run's values bench by bench, in the samples' order.
-    let mut order: Vec<u32> = (0..rows.len() as u32)
-        .filter(|&i| in_fleet[rows[i as usize].bench as usize].is_some())
-        .collect();
-    order.sort_by_key(|&i| {
-        let r = &rows[i as usize];
-        (r.node, r.gpu, r.run, r.bench)
-    });
-    let mut samples: BTreeMap<u32, NodeSamples> = BTreeMap::new();
-    for run in runs_of(&rows, &order, |r| (r.node, r.gpu, r.run)) {
-        let first = rows[run[0] as usize];
-        let values = run.iter().map(|&i| {
-            let r = &rows[i as usize];
-            (in_fleet[r.bench as usize].unwrap_or_default(), r.value)
-        });
-        samples
-            .entry(first.node)
-            .or_default()
-            .entry(first.gpu)
-            .or_default()
-            .insert(first.run, RunValues::from_sorted(benches.len(), values));
-    }
-    let per_node: BTreeMap<u32, Vec<Option<Vec<f64>>>> = samples
-        .par_iter()
-        .map(|(&node, node_samples)| {
-            let name = set.hosts[node as usize].as_str();
-            let means = node_means(
-                node_samples,
-                benches.len(),
-                stream(options.seed, &[&set.suite, "node", name]),
-                |b| stream(options.seed, &[&set.suite, benches[b], "node", name]),
-                |f| strata[fleet[f]].get(&node),
-                r_count,
-            );
-            (node, means)
-        })
-        .collect();
-    // Per bench, each resample's median node: the reference of every node's ratio.
-    let references: Vec<Vec<f64>> = (0..benches.len())
-        .into_par_iter()
-        .map(|b| {
-            let resampled: Vec<&Vec<f64>> = per_node
-                .values()
-                .filter_map(|means| means[b].as_ref())
-                .collect();
-            let mut scratch = Vec::with_capacity(resampled.len());
-            (0..r_count)
-                .map(|r| {
-                    scratch.clear();
-                    scratch.extend(resampled.iter().map(|v| v[r]));
-                    // Nodes' means are finite and positive: the median exists.
-                    median(&mut scratch).unwrap_or(f64::NAN)
-                })
-                .collect()
-        })
-        .collect();
-    // Each node's draws: in each resample the geometric mean of its ratios to the median
-    // node, as exp(ln(product) / n), the product taken bench by bench in name order (one
-    // logarithm per node and resample; the ratios of a few dozen benches, near 1, are far
-    // from overflow).
-    let mut draws: BTreeMap<u32, Vec<f64>> = per_node
-        .par_iter()
-        .filter_map(|(&node, means)| {
-            let ran: Vec<(&Vec<f64>, &Vec<f64>)> = means
-                .iter()
-                .zip(&references)
-                .filter_map(|(m, reference)| Some((m.as_ref()?, reference)))
-                .collect();
-            let n = ran.len() as f64;
-            (!ran.is_empty()).then(|| {
-                let row = (0..r_count)
-                    .map(|r| {
-                        let mut product = 1.0f64;
-                        for (v, reference) in &ran {
-                            product *= v[r] / reference[r];
-                        }
-                        (product.ln() / n).exp()
-                    })
-                    .collect();
-                (node, row)
-            })
-        })
-        .collect();
+    let mut draws = resampled_draws(set, &names, &rows, &strata, options);
     // The node test: each node's samples against the other nodes' on every bench.
     let groups = names.iter().zip(&strata).map(|(bench, nodes)| {
         let units = nodes
@@ -259,19 +153,7 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         ((*bench).to_owned(), units)
     });
     let tests = below_peers(groups, &options.test);
-    // Each node's GPUs and runs, over all its samples.
-    let mut seen: BTreeMap<u32, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
-    let mut last: Option<(u32, Option<u32>, u32)> = None;
-    for s in &set.samples {
-        let Some(host) = s.host else { continue };
-        if last == Some((host, s.device, s.run)) {
-            continue;
-        }
-        last = Some((host, s.device, s.run));
-        let (gpus, runs) = seen.entry(host).or_default();
-        gpus.extend(s.device);
-        runs.insert(s.run);
-    }
+    let seen = gpus_and_runs(set);
     let rows: Vec<FleetNode> = nodes
         .iter()
         .filter_map(|&node| {
@@ -311,6 +193,171 @@ pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
         resamples: options.resamples,
         seed: options.seed,
     })
+}
+
+/// Per bench, each node's strata (GPU by GPU): bench, node, GPU, each GPU's values in
+/// the samples' order (a stable sort).
+fn node_strata(rows: &[Row], benches: usize) -> Vec<BTreeMap<u32, Strata>> {
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let r = &rows[i as usize];
+        (r.bench, r.node, r.gpu)
+    });
+    let mut strata: Vec<BTreeMap<u32, Strata>> = vec![BTreeMap::new(); benches];
+    for of_node in runs_of(rows, &order, |r| (r.bench, r.node)) {
+        let first = rows[of_node[0] as usize];
+        let gpus = runs_of(rows, of_node, |r| r.gpu)
+            .map(|gpu| gpu.iter().map(|&i| rows[i as usize].value));
+        strata[first.bench as usize].insert(first.node, Strata::new(gpus));
+    }
+    strata
+}
+
+/// Each node's bootstrap draws of its relative figure: in each resample the geometric
+/// mean of its ratios to the median node over the benches two nodes or more ran.
+fn resampled_draws(
+    set: &SampleSet,
+    names: &[String],
+    rows: &[Row],
+    strata: &[BTreeMap<u32, Strata>],
+    options: &FleetOptions,
+) -> BTreeMap<u32, Vec<f64>> {
+    // The benches two nodes or more ran, in name order: fleet bench f is bench fleet[f].
+    let fleet: Vec<usize> = (0..names.len()).filter(|&b| strata[b].len() >= 2).collect();
+    let benches: Vec<&str> = fleet.iter().map(|&b| names[b].as_str()).collect();
+    let mut in_fleet = vec![None; names.len()];
+    for (f, &b) in fleet.iter().enumerate() {
+        in_fleet[b] = Some(f);
+    }
+    let samples = node_samples(rows, &in_fleet, benches.len());
+    // Each node's resampled means of every fleet bench: its runs drawn once per resample
+    // for all its benches (fleet_resample), nodes in parallel; each from streams named
+    // by the node, so the order of the work changes nothing.
+    let per_node: BTreeMap<u32, Vec<Option<Vec<f64>>>> = samples
+        .par_iter()
+        .map(|(&node, node_samples)| {
+            let name = set.hosts[node as usize].as_str();
+            let means = node_means(
+                node_samples,
+                benches.len(),
+                stream(options.seed, &[&set.suite, "node", name]),
+                |b| stream(options.seed, &[&set.suite, benches[b], "node", name]),
+                |f| strata[fleet[f]].get(&node),
+                options.resamples,
+            );
+            (node, means)
+        })
+        .collect();
+    let references = median_references(&per_node, benches.len(), options.resamples);
+    relative_draws(&per_node, &references, options.resamples)
+}
+
+/// Node, GPU, run: each run's values of the fleet benches (`in_fleet`: a bench's place
+/// among them), bench by bench in the samples' order.
+fn node_samples(
+    rows: &[Row],
+    in_fleet: &[Option<usize>],
+    benches: usize,
+) -> BTreeMap<u32, NodeSamples> {
+    let mut order: Vec<u32> = (0..rows.len() as u32)
+        .filter(|&i| in_fleet[rows[i as usize].bench as usize].is_some())
+        .collect();
+    order.sort_by_key(|&i| {
+        let r = &rows[i as usize];
+        (r.node, r.gpu, r.run, r.bench)
+    });
+    let mut samples: BTreeMap<u32, NodeSamples> = BTreeMap::new();
+    for run in runs_of(rows, &order, |r| (r.node, r.gpu, r.run)) {
+        let first = rows[run[0] as usize];
+        let values = run.iter().map(|&i| {
+            let r = &rows[i as usize];
+            (in_fleet[r.bench as usize].unwrap_or_default(), r.value)
+        });
+        samples
+            .entry(first.node)
+            .or_default()
+            .entry(first.gpu)
+            .or_default()
+            .insert(first.run, RunValues::from_sorted(benches, values));
+    }
+    samples
+}
+
+/// Per bench, each resample's median node: the reference of every node's ratio.
+fn median_references(
+    per_node: &BTreeMap<u32, Vec<Option<Vec<f64>>>>,
+    benches: usize,
+    r_count: usize,
+) -> Vec<Vec<f64>> {
+    (0..benches)
+        .into_par_iter()
+        .map(|b| {
+            let resampled: Vec<&Vec<f64>> = per_node
+                .values()
+                .filter_map(|means| means[b].as_ref())
+                .collect();
+            let mut scratch = Vec::with_capacity(resampled.len());
+            (0..r_count)
+                .map(|r| {
+                    scratch.clear();
+                    scratch.extend(resampled.iter().map(|v| v[r]));
+                    // Nodes' means are finite and positive: the median exists.
+                    median(&mut scratch).unwrap_or(f64::NAN)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each node's draws: in each resample the geometric mean of its ratios to the median
+/// node, as exp(ln(product) / n), the product taken bench by bench in name order (one
+/// logarithm per node and resample; the ratios of a few dozen benches, near 1, are far
+/// from overflow).
+fn relative_draws(
+    per_node: &BTreeMap<u32, Vec<Option<Vec<f64>>>>,
+    references: &[Vec<f64>],
+    r_count: usize,
+) -> BTreeMap<u32, Vec<f64>> {
+    per_node
+        .par_iter()
+        .filter_map(|(&node, means)| {
+            let ran: Vec<(&Vec<f64>, &Vec<f64>)> = means
+                .iter()
+                .zip(references)
+                .filter_map(|(m, reference)| Some((m.as_ref()?, reference)))
+                .collect();
+            let n = ran.len() as f64;
+            (!ran.is_empty()).then(|| {
+                let row = (0..r_count)
+                    .map(|r| {
+                        let mut product = 1.0f64;
+                        for (v, reference) in &ran {
+                            product *= v[r] / reference[r];
+                        }
+                        (product.ln() / n).exp()
+                    })
+                    .collect();
+                (node, row)
+            })
+        })
+        .collect()
+}
+
+/// Each node's GPUs and runs, over all its samples.
+fn gpus_and_runs(set: &SampleSet) -> BTreeMap<u32, (BTreeSet<u32>, BTreeSet<u32>)> {
+    let mut seen: BTreeMap<u32, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
+    let mut last: Option<(u32, Option<u32>, u32)> = None;
+    for s in &set.samples {
+        let Some(host) = s.host else { continue };
+        if last == Some((host, s.device, s.run)) {
+            continue;
+        }
+        last = Some((host, s.device, s.run));
+        let (gpus, runs) = seen.entry(host).or_default();
+        gpus.extend(s.device);
+        runs.insert(s.run);
+    }
+    seen
 }
 
 #[cfg(test)]
