@@ -114,7 +114,16 @@ fn plural(n: usize) -> &'static str {
 
 /// What mlbench read and what it set aside, one line each.
 fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -> Vec<String> {
-    let report = &doc.report;
+    let mut lines = read_lines(set, doc, targets);
+    lines.extend(expected_lines(doc, read));
+    lines.extend(conflict_lines(doc));
+    lines.extend(finding_lines(set, doc));
+    lines
+}
+
+/// What was read, the machines, the runtimes and the targets, and what the targets set
+/// aside.
+fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<String> {
     let s = &set.summary;
     let layout = match s.layout.as_str() {
         "legacy" => "per-GPU streams",
@@ -164,10 +173,16 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
     for (rule, n) in &s.not_selected {
         lines.push(format!("not selected: {n} entries by the rule {rule}"));
     }
+    lines
+}
+
+/// The jobs file, the benches expected, and the files passed over.
+fn expected_lines(doc: &ReportDoc, read: &Read) -> Vec<String> {
+    let mut lines = Vec::new();
     if !read.jobs_files.is_empty() {
         lines.push(format!("jobs file: {}", read.jobs_files.join(", ")));
     }
-    let context = report.context();
+    let context = doc.report.context();
     let n = context.expected.len();
     let es = if n == 1 { "" } else { "es" };
     lines.push(match &context.jobs_file {
@@ -198,33 +213,48 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
         }
         lines.push(format!("passed over: {}", what.join("; ")));
     }
-    for c in report.conflicts() {
-        let diffs = c
-            .differences
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}: {} here, {} there",
-                    d.field,
-                    d.kept.as_deref().unwrap_or("absent"),
-                    d.found.as_deref().unwrap_or("absent")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        lines.push(format!(
-            "conflict: {}: {} entries set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
-            c.bench,
-            c.set_aside,
-            c.kept,
-            c.examples.join(", ")
-        ));
-    }
-    if let Report::Classic(r) = report
+    lines
+}
+
+/// One line per configuration conflict.
+fn conflict_lines(doc: &ReportDoc) -> Vec<String> {
+    doc.report
+        .conflicts()
+        .iter()
+        .map(|c| {
+            let diffs = c
+                .differences
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: {} here, {} there",
+                        d.field,
+                        d.kept.as_deref().unwrap_or("absent"),
+                        d.found.as_deref().unwrap_or("absent")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            format!(
+                "conflict: {}: {} entries set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
+                c.bench,
+                c.set_aside,
+                c.kept,
+                c.examples.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Failures kept by the classic scoring, mixed hardware, the fleet and its slow nodes,
+/// and the stragglers.
+fn finding_lines(set: &SampleSet, doc: &ReportDoc) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Report::Classic(r) = &doc.report
         && !r.failures.is_empty()
     {
         lines.push(format!(
-            "note: {} entr{} failed (NaN loss or incomplete); classic scoring keeps those with a throughput, as the original tool did (--scoring score removes them)",
+            "note: {} entr{} failed (NaN loss or incomplete); classic scoring keeps those with a throughput, as the original tool did (the score scoring removes them)",
             r.failures.len(),
             if r.failures.len() == 1 { "y" } else { "ies" }
         ));

@@ -36,81 +36,7 @@ pub fn score_report(
     let failures = set.failures();
     let failure_count = failures.len();
     let df = samples_frame(set, Usable::NotFailed)?;
-    let targets_df = targets_frame(targets)?;
-    let table = df
-        .clone()
-        .lazy()
-        .group_by([col("bench")])
-        .agg([
-            col("value").count().alias("n"),
-            col("value").mean().alias("mean"),
-            col("value").std(1).alias("sd"),
-        ])
-        .left_join(targets_df.lazy(), col("bench"), col("bench"))
-        .with_columns([
-            (col("mean") / col("target")).alias("perf"),
-            (col("sd") / col("mean")).alias("sd_pct"),
-        ])
-        .sort(["bench"], SortMultipleOptions::default())
-        .collect()?;
-
-    let names = strs(&table, "bench")?;
-    let ns = counts(&table, "n")?;
-    let [mean, sd, sd_pct, target, perf, perf_target, sd_target] = [
-        "mean",
-        "sd",
-        "sd_pct",
-        "target",
-        "perf",
-        "perf_target",
-        "sd_target",
-    ]
-    .map(|c| f64s(&table, c));
-    let (mean, sd, sd_pct, target, perf, perf_target, sd_target) = (
-        mean?,
-        sd?,
-        sd_pct?,
-        target?,
-        perf?,
-        perf_target?,
-        sd_target?,
-    );
-    let mut benches: Vec<ScoreBench> = (0..names.len())
-        .map(|i| ScoreBench {
-            bench: names[i].clone(),
-            n: ns[i],
-            mean: mean[i],
-            sd: sd[i],
-            sd_pct: sd_pct[i],
-            target: target[i],
-            perf: perf[i],
-            perf_target: perf_target[i],
-            sd_target: sd_target[i],
-            perf_pass: matches!((perf[i], perf_target[i]), (Some(p), Some(t)) if p >= t),
-            sd_pass: matches!((sd_pct[i], sd_target[i]), (Some(s), Some(t)) if s <= t),
-        })
-        .collect();
-    // An expected bench with no result is shown, and fails both criteria.
-    for bench in &expected.benches {
-        if !benches.iter().any(|b| b.bench == *bench) {
-            let t = targets.get(bench);
-            benches.push(ScoreBench {
-                bench: bench.clone(),
-                n: 0,
-                mean: None,
-                sd: None,
-                sd_pct: None,
-                target: t.map(|t| t.target),
-                perf: None,
-                perf_target: t.and_then(|t| t.perf_target),
-                sd_target: t.and_then(|t| t.sd_target),
-                perf_pass: false,
-                sd_pass: false,
-            });
-        }
-    }
-    benches.sort_by(|a, b| a.bench.cmp(&b.bench));
-
+    let benches = bench_rows(&df, targets, expected)?;
     let count = benches.len() as f64;
     let failure_ratio = failure_count as f64 / total as f64;
     let bf = u8::from(failure_ratio <= FAILURE_LIMIT);
@@ -154,6 +80,87 @@ pub fn score_report(
         conflicts: set.conflicts.clone(),
         context: crate::context::report_context(set, targets, expected),
     })
+}
+
+/// Per bench: samples, mean, sd, sd ÷ mean, the targets, perf = mean ÷ target and the
+/// two criteria; every expected bench with no result shown (failing both); by bench.
+fn bench_rows(
+    df: &DataFrame,
+    targets: &TargetTable,
+    expected: &Expected,
+) -> Result<Vec<ScoreBench>, AnalyzeError> {
+    let table = df
+        .clone()
+        .lazy()
+        .group_by([col("bench")])
+        .agg([
+            col("value").count().alias("n"),
+            col("value").mean().alias("mean"),
+            col("value").std(1).alias("sd"),
+        ])
+        .left_join(targets_frame(targets)?.lazy(), col("bench"), col("bench"))
+        .with_columns([
+            (col("mean") / col("target")).alias("perf"),
+            (col("sd") / col("mean")).alias("sd_pct"),
+        ])
+        .sort(["bench"], SortMultipleOptions::default())
+        .collect()?;
+    let names = strs(&table, "bench")?;
+    let ns = counts(&table, "n")?;
+    let [mean, sd, sd_pct, target, perf, perf_target, sd_target] = [
+        "mean",
+        "sd",
+        "sd_pct",
+        "target",
+        "perf",
+        "perf_target",
+        "sd_target",
+    ]
+    .map(|c| f64s(&table, c));
+    let (mean, sd, sd_pct, target, perf, perf_target, sd_target) = (
+        mean?,
+        sd?,
+        sd_pct?,
+        target?,
+        perf?,
+        perf_target?,
+        sd_target?,
+    );
+    let mut benches: Vec<ScoreBench> = (0..names.len())
+        .map(|i| ScoreBench {
+            bench: names[i].clone(),
+            n: ns[i],
+            mean: mean[i],
+            sd: sd[i],
+            sd_pct: sd_pct[i],
+            target: target[i],
+            perf: perf[i],
+            perf_target: perf_target[i],
+            sd_target: sd_target[i],
+            perf_pass: matches!((perf[i], perf_target[i]), (Some(p), Some(t)) if p >= t),
+            sd_pass: matches!((sd_pct[i], sd_target[i]), (Some(s), Some(t)) if s <= t),
+        })
+        .collect();
+    for bench in &expected.benches {
+        if !benches.iter().any(|b| b.bench == *bench) {
+            let t = targets.get(bench);
+            benches.push(ScoreBench {
+                bench: bench.clone(),
+                n: 0,
+                mean: None,
+                sd: None,
+                sd_pct: None,
+                target: t.map(|t| t.target),
+                perf: None,
+                perf_target: t.and_then(|t| t.perf_target),
+                sd_target: t.and_then(|t| t.sd_target),
+                perf_pass: false,
+                sd_pass: false,
+            });
+        }
+    }
+    benches.sort_by(|a, b| a.bench.cmp(&b.bench));
+    Ok(benches)
 }
 
 /// Per bench and device, the mean, min and max throughput, each divided by the best
