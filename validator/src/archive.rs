@@ -130,16 +130,7 @@ pub(crate) struct ZipListing {
 /// limits and its read bounded, as `intake::read_zip` reads them. The entries whose data
 /// then turn out damaged are reported when read.
 pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, IntakeError> {
-    let links = mlbench_schema::read_buffer::Links::Follow;
-    let opened = mlbench_schema::read_buffer::open_regular(path, links);
-    let file = opened.map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
-        _ => IntakeError::Io {
-            path: path.to_path_buf(),
-            source,
-        },
-    })?;
-    let archive_len = file.metadata().map_or(0, |m| m.len());
+    let (file, archive_len) = open_zip(path)?;
     // A second handle for the checks of what the zip crate reads past (`structure`).
     let raw_file = file.try_clone().ok();
     let mut findings = Vec::new();
@@ -168,34 +159,11 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
         // walking the central directory again.
         report_exact_duplicates(path, archive.central_directory_start(), &mut findings);
     }
-
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut budget = limits.max_bytes;
-    // Entries may share their compressed data (an overlapping bomb) and each stay under
-    // the per-entry ratio, so the whole archive is held to the ratio as well.
-    let mut archive_budget = RATIO_EXEMPT_BYTES.max(archive_len.saturating_mul(limits.max_ratio));
-    let mut file_entries = 0usize;
+    let mut budgets = Budgets::new(limits, archive_len);
     let mut planned: Vec<(String, PlannedRead)> = Vec::new();
     for index in 0..archive.len() {
-        let meta = match archive.by_index_data(index) {
-            Ok(entry) => EntryMeta {
-                raw_name: entry.name_raw().to_vec(),
-                header_start: entry.header_start(),
-                is_dir: entry.is_dir(),
-                enclosed: entry.enclosed_name().is_some(),
-                mode: entry.unix_mode(),
-                encrypted: entry.encrypted(),
-                size: entry.size(),
-                compressed: entry.compressed_size(),
-            },
-            Err(e) => {
-                findings.push(Finding::new(
-                    "archive.corrupt",
-                    "a readable entry",
-                    format!("entry {index}: {e}"),
-                ));
-                continue;
-            }
+        let Some(meta) = entry_meta(&archive, index, &mut findings) else {
+            continue;
         };
         if let Some(raw) = &raw_file {
             let described = structure::Described {
@@ -214,80 +182,19 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
         if meta.is_dir {
             continue;
         }
-        if meta.mode.is_some_and(|m| m & S_IFMT == S_IFLNK) {
-            findings.push(
-                Finding::new("archive.symlink", "a regular file", "a symbolic link").file(path),
-            );
-            continue;
+        match budgets.judge(index, &meta, &path, &mut findings) {
+            Verdict::Take(read) => planned.push((path, read)),
+            Verdict::Skip => {}
+            Verdict::Stop => break,
         }
-        if meta.encrypted {
-            findings.push(
-                Finding::new(
-                    "archive.encrypted",
-                    "an unencrypted entry",
-                    "an encrypted entry",
-                )
-                .file(path),
-            );
-            continue;
-        }
-        if !seen.insert(path.clone()) {
-            findings.push(
-                Finding::new(
-                    "archive.duplicate",
-                    "each name once",
-                    format!(
-                        "another entry named {}",
-                        String::from_utf8_lossy(&meta.raw_name)
-                    ),
-                )
-                .file(path),
-            );
-            continue;
-        }
-        file_entries += 1;
-        if file_entries > limits.max_files {
-            continue;
-        }
-        if ratio_exceeded(meta.size, meta.compressed, limits.max_ratio) {
-            findings.push(ratio_finding(limits, meta.size, meta.compressed).file(path));
-            continue;
-        }
-        if meta.size > budget {
-            findings.push(too_large_finding(limits, meta.size).file(path));
-            continue;
-        }
-        if meta.size > archive_budget {
-            findings.push(archive_ratio_finding(limits, archive_len).file(path));
-            // Whatever follows is built from the same few bytes: stop here.
-            break;
-        }
-        // The header may lie, so the read itself is bounded too: by what is left of the
-        // budgets and by the entry's ratio, whichever is smallest. The budgets count the
-        // declared sizes of the entries taken for reading (a read that then fails does not
-        // give its share back), so every cap is known before any entry is inflated.
-        let ratio_cap = RATIO_EXEMPT_BYTES.max(meta.compressed.saturating_mul(limits.max_ratio));
-        let cap = budget.min(ratio_cap).min(archive_budget);
-        planned.push((
-            path,
-            PlannedRead {
-                index,
-                cap,
-                cap_is_budget: cap == budget,
-                size: meta.size,
-                compressed: meta.compressed,
-            },
-        ));
-        budget -= meta.size;
-        archive_budget -= meta.size;
     }
     // Reported after the entries that fail to read, as when they were read here.
     let mut tail = Vec::new();
-    if file_entries > limits.max_files {
+    if budgets.file_entries > limits.max_files {
         tail.push(Finding::new(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
-            format!("{file_entries} files"),
+            format!("{} files", budgets.file_entries),
         ));
     }
     // The listing's order is the paths' (names are unique: repeats were refused).
@@ -304,6 +211,154 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
         tail,
         source: Some(source),
     })
+}
+
+/// The archive opened as a regular file (never a FIFO or a device), and its length.
+fn open_zip(path: &Path) -> Result<(File, u64), IntakeError> {
+    let links = mlbench_schema::read_buffer::Links::Follow;
+    let opened = mlbench_schema::read_buffer::open_regular(path, links);
+    let file = opened.map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
+        _ => IntakeError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
+    let archive_len = file.metadata().map_or(0, |m| m.len());
+    Ok((file, archive_len))
+}
+
+/// What the central directory says of entry `index`; `None` when it cannot be read
+/// (an `archive.corrupt` finding).
+fn entry_meta(
+    archive: &ZipArchive<SharedFile>,
+    index: usize,
+    findings: &mut Vec<Finding>,
+) -> Option<EntryMeta> {
+    match archive.by_index_data(index) {
+        Ok(entry) => Some(EntryMeta {
+            raw_name: entry.name_raw().to_vec(),
+            header_start: entry.header_start(),
+            is_dir: entry.is_dir(),
+            enclosed: entry.enclosed_name().is_some(),
+            mode: entry.unix_mode(),
+            encrypted: entry.encrypted(),
+            size: entry.size(),
+            compressed: entry.compressed_size(),
+        }),
+        Err(e) => {
+            findings.push(Finding::new(
+                "archive.corrupt",
+                "a readable entry",
+                format!("entry {index}: {e}"),
+            ));
+            None
+        }
+    }
+}
+
+/// What becomes of an entry of the listing.
+enum Verdict {
+    /// Read it, bounded.
+    Take(PlannedRead),
+    /// Leave it out (a finding says why, or it is past the file count).
+    Skip,
+    /// Stop listing: the archive as a whole is over its ratio.
+    Stop,
+}
+
+/// The names taken and what is left of the limits as the entries are listed.
+struct Budgets<'l> {
+    limits: &'l Limits,
+    archive_len: u64,
+    seen: HashSet<String>,
+    /// Uncompressed bytes left under `max_bytes`.
+    budget: u64,
+    /// Uncompressed bytes left under the whole archive's ratio: entries may share their
+    /// compressed data (an overlapping bomb) and each stay under the per-entry ratio.
+    archive_budget: u64,
+    /// File entries seen (past `max_files` they are counted, not read).
+    file_entries: usize,
+}
+
+impl<'l> Budgets<'l> {
+    fn new(limits: &'l Limits, archive_len: u64) -> Budgets<'l> {
+        Budgets {
+            limits,
+            archive_len,
+            seen: HashSet::new(),
+            budget: limits.max_bytes,
+            archive_budget: RATIO_EXEMPT_BYTES.max(archive_len.saturating_mul(limits.max_ratio)),
+            file_entries: 0,
+        }
+    }
+
+    /// The verdict on a file entry named `path`: links, encryption, repeats, the count,
+    /// the ratios and the budgets, in that order.
+    fn judge(
+        &mut self,
+        index: usize,
+        meta: &EntryMeta,
+        path: &str,
+        findings: &mut Vec<Finding>,
+    ) -> Verdict {
+        let limits = self.limits;
+        let refuse = |findings: &mut Vec<Finding>, finding: Finding| {
+            findings.push(finding.file(path.to_owned()));
+            Verdict::Skip
+        };
+        if meta.mode.is_some_and(|m| m & S_IFMT == S_IFLNK) {
+            let finding = Finding::new("archive.symlink", "a regular file", "a symbolic link");
+            return refuse(findings, finding);
+        }
+        if meta.encrypted {
+            let finding = Finding::new(
+                "archive.encrypted",
+                "an unencrypted entry",
+                "an encrypted entry",
+            );
+            return refuse(findings, finding);
+        }
+        if !self.seen.insert(path.to_owned()) {
+            let found = format!(
+                "another entry named {}",
+                String::from_utf8_lossy(&meta.raw_name)
+            );
+            let finding = Finding::new("archive.duplicate", "each name once", found);
+            return refuse(findings, finding);
+        }
+        self.file_entries += 1;
+        if self.file_entries > limits.max_files {
+            return Verdict::Skip;
+        }
+        if ratio_exceeded(meta.size, meta.compressed, limits.max_ratio) {
+            return refuse(findings, ratio_finding(limits, meta.size, meta.compressed));
+        }
+        if meta.size > self.budget {
+            return refuse(findings, too_large_finding(limits, meta.size));
+        }
+        if meta.size > self.archive_budget {
+            refuse(findings, archive_ratio_finding(limits, self.archive_len));
+            // Whatever follows is built from the same few bytes: stop here.
+            return Verdict::Stop;
+        }
+        // The header may lie, so the read itself is bounded too: by what is left of the
+        // budgets and by the entry's ratio, whichever is smallest. The budgets count the
+        // declared sizes of the entries taken for reading (a read that then fails does not
+        // give its share back), so every cap is known before any entry is inflated.
+        let ratio_cap = RATIO_EXEMPT_BYTES.max(meta.compressed.saturating_mul(limits.max_ratio));
+        let cap = self.budget.min(ratio_cap).min(self.archive_budget);
+        let read = PlannedRead {
+            index,
+            cap,
+            cap_is_budget: cap == self.budget,
+            size: meta.size,
+            compressed: meta.compressed,
+        };
+        self.budget -= meta.size;
+        self.archive_budget -= meta.size;
+        Verdict::Take(read)
+    }
 }
 
 /// The archive behind a [`Listing`]: its parsed directory and the reads planned, in the
@@ -520,10 +575,19 @@ fn read_entry<R: Read + Seek>(
         .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
     let capacity = declared.min(cap).min(MAX_PREALLOCATION);
     bytes.reserve(usize::try_from(capacity).unwrap_or(0));
-    entry
-        .take(cap.saturating_add(1))
-        .read_to_end(bytes)
-        .map_err(|e| ReadProblem::Corrupt(e.to_string()))?;
+    // Read a fixed chunk at a time, not into whatever room the buffer has (as
+    // `read_to_end` does): the inflater then sees the same reads whichever buffer a thread
+    // reuses, so a damaged entry fails with the same error read whole or file by file.
+    let mut reader = entry.take(cap.saturating_add(1));
+    let mut chunk = [0u8; 32 << 10];
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadProblem::Corrupt(e.to_string())),
+        }
+    }
     if bytes.len() as u64 > cap {
         return Err(ReadProblem::OverCap);
     }
