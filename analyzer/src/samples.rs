@@ -240,6 +240,44 @@ impl FileSamples {
     }
 }
 
+/// On several hosts a GPU is a host and an index: GPU 0 of two nodes are two GPUs. They
+/// are numbered anew in (host, index) order; their names, `host/index`, are returned.
+fn number_gpus_across_hosts(samples: &mut [Sample], hosts: &[String]) -> Vec<String> {
+    // Successive samples mostly share their GPU (a stream is one GPU's): repeats are
+    // dropped before the sort.
+    let mut pairs: Vec<(Option<u32>, u32)> = Vec::new();
+    for pair in samples.iter().filter_map(|s| Some((s.host, s.device?))) {
+        if pairs.last() != Some(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    // Successive samples mostly share their GPU: the last answer is kept.
+    let mut last: Option<((Option<u32>, u32), u32)> = None;
+    for s in samples.iter_mut() {
+        if let Some(d) = s.device {
+            let pair = (s.host, d);
+            let index = match last {
+                Some((seen, i)) if seen == pair => i,
+                _ => {
+                    let i = pairs.binary_search(&pair).unwrap_or_default() as u32;
+                    last = Some((pair, i));
+                    i
+                }
+            };
+            s.device = Some(index);
+        }
+    }
+    pairs
+        .iter()
+        .map(|(h, d)| match h {
+            Some(h) => format!("{}/{d}", hosts[*h as usize]),
+            None => format!("?/{d}"),
+        })
+        .collect()
+}
+
 impl SampleSet {
     /// Builds the samples of files already loaded.
     pub fn build(reports: &LoadedReports, targets: &TargetTable) -> SampleSet {
@@ -312,44 +350,11 @@ impl SampleSet {
             files.push(part.display);
         }
         let conflicts = mark_conflicts(&mut samples, &keys, &files, targets, &entry_at);
-        // On several hosts a GPU is a host and an index: GPU 0 of two nodes are two GPUs.
-        // They are numbered anew in (host, index) order and named `host/index`.
-        let mut gpu_labels = Vec::new();
-        if hosts.len() > 1 {
-            // Successive samples mostly share their GPU (a stream is one GPU's): repeats
-            // are dropped before the sort.
-            let mut pairs: Vec<(Option<u32>, u32)> = Vec::new();
-            for pair in samples.iter().filter_map(|s| Some((s.host, s.device?))) {
-                if pairs.last() != Some(&pair) {
-                    pairs.push(pair);
-                }
-            }
-            pairs.sort_unstable();
-            pairs.dedup();
-            // Successive samples mostly share their GPU: the last answer is kept.
-            let mut last: Option<((Option<u32>, u32), u32)> = None;
-            for s in &mut samples {
-                if let Some(d) = s.device {
-                    let pair = (s.host, d);
-                    let index = match last {
-                        Some((seen, i)) if seen == pair => i,
-                        _ => {
-                            let i = pairs.binary_search(&pair).unwrap_or_default() as u32;
-                            last = Some((pair, i));
-                            i
-                        }
-                    };
-                    s.device = Some(index);
-                }
-            }
-            gpu_labels = pairs
-                .iter()
-                .map(|(h, d)| match h {
-                    Some(h) => format!("{}/{d}", hosts[*h as usize]),
-                    None => format!("?/{d}"),
-                })
-                .collect();
-        }
+        let gpu_labels = if hosts.len() > 1 {
+            number_gpus_across_hosts(&mut samples, &hosts)
+        } else {
+            Vec::new()
+        };
         let mut devices: Vec<u32> = samples.iter().filter_map(|s| s.device).collect();
         devices.sort_unstable();
         devices.dedup();

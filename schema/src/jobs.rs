@@ -103,6 +103,98 @@ fn place(job: Option<usize>, field: Option<&str>, key: Option<&str>) -> String {
     out
 }
 
+/// A shape error of `file`: at job `job`, its field `field`, an argument `key`.
+fn shape_error(
+    file: &str,
+    job: Option<usize>,
+    field: Option<&str>,
+    key: Option<&str>,
+    message: String,
+) -> JobsError {
+    JobsError::Shape {
+        file: file.to_owned(),
+        job,
+        field: field.map(str::to_owned),
+        key: key.map(str::to_owned),
+        message,
+    }
+}
+
+/// Job `i` of `file`: an object with strings `name` and `cmd`, an object `args` of
+/// scalars or lists of them, and an optional `cgroup`.
+fn job_of(file: &str, i: usize, item: &Value) -> Result<Job, JobsError> {
+    let shape = |field: Option<&str>, message| shape_error(file, Some(i), field, None, message);
+    let Value::Object(object) = item else {
+        return Err(shape(
+            None,
+            format!("expected an object, found {}", a_type(item)),
+        ));
+    };
+    let string = |field: &str| match object.get(field) {
+        Some(Value::Str(s)) => Ok(s.clone()),
+        Some(v) => Err(shape(
+            Some(field),
+            format!("expected a string, found {}", a_type(v)),
+        )),
+        None => Err(shape(Some(field), "missing".into())),
+    };
+    let name = string("name")?;
+    let cmd = string("cmd")?;
+    let args = match object.get("args") {
+        Some(Value::Object(args)) => args,
+        Some(v) => {
+            let message = format!("expected an object, found {}", a_type(v));
+            return Err(shape(Some("args"), message));
+        }
+        None => return Err(shape(Some("args"), "missing".into())),
+    };
+    for (key, v) in args.iter() {
+        if let Some(message) = arg_problem(v) {
+            return Err(shape_error(file, Some(i), Some("args"), Some(key), message));
+        }
+    }
+    let cgroup = match object.get("cgroup") {
+        None => None,
+        Some(Value::Str(s)) if s == "student" || s == "all" => Some(s.clone()),
+        Some(v) => {
+            let found = crate::pyrepr::py_repr(v);
+            let message = format!("expected \"student\" or \"all\", found {found}");
+            return Err(shape(Some("cgroup"), message));
+        }
+    };
+    Ok(Job {
+        name,
+        cmd,
+        args: args
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.clone()))
+            .collect(),
+        cgroup,
+    })
+}
+
+/// What is wrong with an argument's value, if anything: an object, an empty list, or a
+/// list holding lists or objects.
+fn arg_problem(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(_) => Some(format!(
+            "expected a string, number, bool or null, or a list of them; found {}",
+            a_type(v)
+        )),
+        Value::List(l) if l.is_empty() => Some("an empty list expands to no runs at all".into()),
+        Value::List(l) => l
+            .iter()
+            .find(|x| matches!(x, Value::List(_) | Value::Object(_)))
+            .map(|x| {
+                format!(
+                    "list items must be strings, numbers, bools or null; found {}",
+                    a_type(x)
+                )
+            }),
+        _ => None,
+    }
+}
+
 /// `a string`, `an object`…: a value's type for messages.
 fn a_type(value: &Value) -> &'static str {
     match value {
@@ -155,17 +247,9 @@ impl JobsFile {
 
     /// Checks the shape of an already parsed jobs file.
     pub fn from_value(file: &str, value: &Value) -> Result<JobsFile, JobsError> {
-        let shape = |job: Option<usize>, field: Option<&str>, key: Option<&str>, message| {
-            JobsError::Shape {
-                file: file.to_owned(),
-                job,
-                field: field.map(str::to_owned),
-                key: key.map(str::to_owned),
-                message,
-            }
-        };
         let Value::List(items) = value else {
-            return Err(shape(
+            return Err(shape_error(
+                file,
                 None,
                 None,
                 None,
@@ -173,93 +257,14 @@ impl JobsFile {
             ));
         };
         if items.is_empty() {
-            return Err(shape(None, None, None, "the array holds no jobs".into()));
+            let message = "the array holds no jobs".into();
+            return Err(shape_error(file, None, None, None, message));
         }
-        let mut jobs = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let Value::Object(object) = item else {
-                return Err(shape(
-                    Some(i),
-                    None,
-                    None,
-                    format!("expected an object, found {}", a_type(item)),
-                ));
-            };
-            let string = |field: &str| match object.get(field) {
-                Some(Value::Str(s)) => Ok(s.clone()),
-                Some(v) => Err(shape(
-                    Some(i),
-                    Some(field),
-                    None,
-                    format!("expected a string, found {}", a_type(v)),
-                )),
-                None => Err(shape(Some(i), Some(field), None, "missing".into())),
-            };
-            let name = string("name")?;
-            let cmd = string("cmd")?;
-            let args = match object.get("args") {
-                Some(Value::Object(args)) => args,
-                Some(v) => {
-                    return Err(shape(
-                        Some(i),
-                        Some("args"),
-                        None,
-                        format!("expected an object, found {}", a_type(v)),
-                    ));
-                }
-                None => return Err(shape(Some(i), Some("args"), None, "missing".into())),
-            };
-            for (key, v) in args.iter() {
-                let bad = |message: String| Err(shape(Some(i), Some("args"), Some(key), message));
-                match v {
-                    Value::Object(_) => {
-                        return bad(format!(
-                            "expected a string, number, bool or null, or a list of them; found {}",
-                            a_type(v)
-                        ));
-                    }
-                    Value::List(l) if l.is_empty() => {
-                        return bad("an empty list expands to no runs at all".into());
-                    }
-                    Value::List(l) => {
-                        if let Some(x) = l
-                            .iter()
-                            .find(|x| matches!(x, Value::List(_) | Value::Object(_)))
-                        {
-                            return bad(format!(
-                                "list items must be strings, numbers, bools or null; found {}",
-                                a_type(x)
-                            ));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let cgroup = match object.get("cgroup") {
-                None => None,
-                Some(Value::Str(s)) if s == "student" || s == "all" => Some(s.clone()),
-                Some(v) => {
-                    return Err(shape(
-                        Some(i),
-                        Some("cgroup"),
-                        None,
-                        format!(
-                            "expected \"student\" or \"all\", found {}",
-                            crate::pyrepr::py_repr(v)
-                        ),
-                    ));
-                }
-            };
-            jobs.push(Job {
-                name,
-                cmd,
-                args: args
-                    .iter()
-                    .map(|(k, v)| (k.to_owned(), v.clone()))
-                    .collect(),
-                cgroup,
-            });
-        }
+        let jobs = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| job_of(file, i, item))
+            .collect::<Result<Vec<Job>, JobsError>>()?;
         Ok(JobsFile { jobs })
     }
 

@@ -289,33 +289,21 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
                     values = None;
                 }
             },
-            "batch_loss" => {
-                let start = parser.pos;
-                match parser.skip_value()? {
-                    Skipped::Numbers {
-                        len,
-                        first_nonfinite,
-                    } => {
-                        // The last `batch_loss` is the one lookups see: drop an earlier one.
-                        if built_loss {
-                            fields.remove("batch_loss");
-                            built_loss = false;
-                        }
-                        scan = Some(LossScan {
-                            len,
-                            first_nonfinite,
-                        });
+            "batch_loss" => match scan_losses(parser)? {
+                Ok(found) => {
+                    // The last `batch_loss` is the one lookups see: drop an earlier one.
+                    if built_loss {
+                        fields.remove("batch_loss");
+                        built_loss = false;
                     }
-                    Skipped::Other => {
-                        // Not a list of numbers: read it as the full parse does.
-                        parser.pos = start;
-                        let value = parser.value()?;
-                        fields.push_raw(key.into_key(), value);
-                        built_loss = true;
-                        scan = None;
-                    }
+                    scan = Some(found);
                 }
-            }
+                Err(value) => {
+                    fields.push_raw(key.into_key(), value);
+                    built_loss = true;
+                    scan = None;
+                }
+            },
             "epoch_loss" | "metrics" if read == Read::Lean => {
                 parser.skip_value()?;
             }
@@ -330,20 +318,8 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
             // The scorer reads the throughput's `avg` alone (and the type checks nothing
             // else): the object keeps its last `avg`, the other fields are skipped.
             "train_item" if read == Read::Lean && parser.peek() == Some(b'{') => {
-                let mut avg = None;
-                parser.object_with(|parser, key| {
-                    if &*key == "avg" {
-                        avg = Some(parser.value()?);
-                    } else {
-                        parser.skip_value()?;
-                    }
-                    Ok(())
-                })?;
-                let mut item = Object::with_capacity(1);
-                if let Some(avg) = avg {
-                    item.push_raw(Cow::Borrowed("avg"), avg);
-                }
-                fields.push_raw(key.into_key(), Value::Object(item));
+                let item = lean_train_item(parser)?;
+                fields.push_raw(key.into_key(), item);
             }
             // A timing stage (`train`: `{avg, …, unit: "s"}`) is not an argument, and
             // under a key that nothing looks up it is not read either: it is skipped, with
@@ -370,6 +346,46 @@ fn read_entry(parser: &mut Parser, read: Read) -> Result<(Value, LossesApart), S
         Ok(())
     })?;
     Ok((Value::Object(fields), LossesApart { scan, values }))
+}
+
+/// The `batch_loss` at the parser's position skipped, with what the skip saw of it; or,
+/// when it is not a list of numbers, its value read as the full parse reads it.
+#[inline]
+fn scan_losses(parser: &mut Parser) -> Result<Result<LossScan, Value>, SyntaxError> {
+    let start = parser.pos;
+    Ok(match parser.skip_value()? {
+        Skipped::Numbers {
+            len,
+            first_nonfinite,
+        } => Ok(LossScan {
+            len,
+            first_nonfinite,
+        }),
+        Skipped::Other => {
+            parser.pos = start;
+            Err(parser.value()?)
+        }
+    })
+}
+
+/// The `train_item` object at the parser's position as the scorer reads it: its last
+/// `avg` alone, the other fields skipped.
+#[inline]
+fn lean_train_item(parser: &mut Parser) -> Result<Value, SyntaxError> {
+    let mut avg = None;
+    parser.object_with(|parser, key| {
+        if &*key == "avg" {
+            avg = Some(parser.value()?);
+        } else {
+            parser.skip_value()?;
+        }
+        Ok(())
+    })?;
+    let mut item = Object::with_capacity(1);
+    if let Some(avg) = avg {
+        item.push_raw(Cow::Borrowed("avg"), avg);
+    }
+    Ok(Value::Object(item))
 }
 
 /// Passes over the object at the parser's position and says whether it is a timing

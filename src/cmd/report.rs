@@ -42,6 +42,66 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// The samples of the submission: a packed zip read in place with the validator's
+/// limits, or a folder's report files (those past the size limit set aside, named).
+fn load(
+    args: &ReportArgs,
+    targets: &TargetTable,
+    clock: &Timings,
+) -> Result<mlbench_analyzer::LoadedSamples, CommandError> {
+    Ok(match zip_input(&args.reports)? {
+        Some(zip) => {
+            let limits = mlbench_validator::Limits {
+                max_bytes: args.size.max_bytes,
+                ..Default::default()
+            };
+            let intake = mlbench_analyzer::read_intake(zip, &limits)?;
+            clock.lap("read the zip");
+            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?
+        }
+        None => {
+            let mut discovery = discover(&args.reports, args.name.as_deref())?;
+            let set_aside = discovery.set_aside_over(args.size.max_bytes);
+            clock.lap("discover");
+            let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
+            loaded.errors.splice(0..0, set_aside);
+            loaded
+        }
+    })
+}
+
+/// Names every unreadable file on standard error; an error unless `skip` (then the
+/// report is computed from the entries that could be read).
+fn say_unreadable(
+    loaded: &mlbench_analyzer::LoadedSamples,
+    skip: bool,
+) -> Result<(), CommandError> {
+    if loaded.errors.is_empty() {
+        return Ok(());
+    }
+    let level = if skip { "warning" } else { "error" };
+    for e in &loaded.errors {
+        eprintln!("{level}: {e}");
+    }
+    let files = loaded
+        .errors
+        .iter()
+        .map(|e| e.file.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let problems = loaded.errors.len();
+    let (ps, fs) = (plural(problems), plural(files));
+    if !skip {
+        return Err(CommandError::Input(format!(
+            "{problems} problem{ps} in {files} file{fs}: no report computed (--skip-unreadable computes one from the entries that could be read)"
+        )));
+    }
+    eprintln!(
+        "warning: {problems} problem{ps} in {files} file{fs}: the report uses only the entries that could be read"
+    );
+    Ok(())
+}
+
 /// Runs the report command.
 pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     let scoring = match args.scoring {
@@ -65,54 +125,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let loaded = match zip_input(&args.reports)? {
-        // A packed submission, read in place with the validator's limits.
-        Some(zip) => {
-            let limits = mlbench_validator::Limits {
-                max_bytes: args.size.max_bytes,
-                ..Default::default()
-            };
-            let intake = mlbench_analyzer::read_intake(zip, &limits)?;
-            clock.lap("read the zip");
-            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), &targets)?
-        }
-        None => {
-            let mut discovery = discover(&args.reports, args.name.as_deref())?;
-            // Past the size limit, files are set aside (named) and never opened.
-            let set_aside = discovery.set_aside_over(args.size.max_bytes);
-            clock.lap("discover");
-            let mut loaded = mlbench_analyzer::load_samples(discovery, &targets);
-            loaded.errors.splice(0..0, set_aside);
-            loaded
-        }
-    };
+    let loaded = load(args, &targets, &clock)?;
     clock.lap("read, parse and extract");
-    if !loaded.errors.is_empty() {
-        let level = if args.skip_unreadable {
-            "warning"
-        } else {
-            "error"
-        };
-        for e in &loaded.errors {
-            eprintln!("{level}: {e}");
-        }
-        let files = loaded
-            .errors
-            .iter()
-            .map(|e| e.file.as_str())
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        let problems = loaded.errors.len();
-        let (ps, fs) = (plural(problems), plural(files));
-        if !args.skip_unreadable {
-            return Err(CommandError::Input(format!(
-                "{problems} problem{ps} in {files} file{fs}: no report computed (--skip-unreadable computes one from the entries that could be read)"
-            )));
-        }
-        eprintln!(
-            "warning: {problems} problem{ps} in {files} file{fs}: the report uses only the entries that could be read"
-        );
-    }
+    say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
         scoring,
         min_runs: args.min_runs,
