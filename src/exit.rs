@@ -174,6 +174,20 @@ impl CommandError {
                      --allow-errors (SUBMISSION.json then records the errors)",
                 )
             }
+            CommandError::Analyze(AnalyzeError::TooFewRuns { .. }) => {
+                Some("add runs, or ask for fewer with --min-runs N")
+            }
+            CommandError::Compare(
+                CompareError::LabelSyntax(_)
+                | CompareError::LabelEmpty(_)
+                | CompareError::LabelledTwice { .. }
+                | CompareError::LabelNotGiven { .. }
+                | CompareError::SameLabel { .. },
+            ) => Some("name each submission once with --label NAME=SUB (SUB as given)"),
+            CommandError::Compare(CompareError::Explain(_))
+            | CommandError::Compare(CompareError::Grid(GridError::NoOverall(_))) => {
+                Some("--explain A,B names two rows of the grid, each with an overall figure")
+            }
             CommandError::Compare(CompareError::MixedRuntimes { .. }) => Some(
                 "compare them anyway with --allow-mixed-runtimes (their cells are marked), or \
                  score mlbench run submissions against targets made by `mlbench targets --from`",

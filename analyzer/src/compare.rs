@@ -64,13 +64,13 @@ impl Default for CompareOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     /// A label without `=`.
-    #[error("--label {0}: expected NAME=SUB")]
+    #[error("label `{0}`: expected NAME=SUB")]
     LabelSyntax(String),
     /// A label with an empty name.
-    #[error("--label {0}: the name is empty")]
+    #[error("label `{0}`: the name is empty")]
     LabelEmpty(String),
     /// A submission labelled twice.
-    #[error("--label {name}={}: that submission is already labelled `{other}`", .path.display())]
+    #[error("label `{name}={}`: that submission is already labelled `{other}`", .path.display())]
     LabelledTwice {
         /// The second name.
         name: String,
@@ -80,7 +80,7 @@ pub enum CompareError {
         other: String,
     },
     /// A label for a path that is not among the submissions.
-    #[error("--label {name}={}: not one of the submissions given", .path.display())]
+    #[error("label `{name}={}`: not one of the submissions given", .path.display())]
     LabelNotGiven {
         /// The name.
         name: String,
@@ -89,7 +89,7 @@ pub enum CompareError {
     },
     /// Two submissions with one label on one track.
     #[error(
-        "two submissions are labelled `{label}` in the {track} track; name them with --label NAME=SUB"
+        "two submissions are labelled `{label}` in the {track} track; each needs a name of its own"
     )]
     SameLabel {
         /// The label.
@@ -97,8 +97,8 @@ pub enum CompareError {
         /// The track.
         track: Track,
     },
-    /// `--explain` without a comma.
-    #[error("--explain {0}: expected A,B")]
+    /// Rows to explain without a comma.
+    #[error("explain `{0}`: expected two rows, A,B")]
     Explain(String),
     /// Nothing to compare.
     #[error("no submissions")]
@@ -485,15 +485,15 @@ mod tests {
         assert_eq!(parse_label("A=x=y").unwrap().1, PathBuf::from("x=y"));
         let err =
             |l: &[&str], s: &[&str]| parse_labels(&labels(l), &subs(s)).unwrap_err().to_string();
-        assert_eq!(err(&["Acme"], &["a"]), "--label Acme: expected NAME=SUB");
-        assert_eq!(err(&["=a"], &["a"]), "--label =a: the name is empty");
+        assert_eq!(err(&["Acme"], &["a"]), "label `Acme`: expected NAME=SUB");
+        assert_eq!(err(&["=a"], &["a"]), "label `=a`: the name is empty");
         assert_eq!(
             err(&["A=a", "B=a"], &["a"]),
-            "--label B=a: that submission is already labelled `A`"
+            "label `B=a`: that submission is already labelled `A`"
         );
         assert_eq!(
             err(&["A=b"], &["a"]),
-            "--label A=b: not one of the submissions given"
+            "label `A=b`: not one of the submissions given"
         );
         let ok = parse_labels(&labels(&["B=b", "A=a"]), &subs(&["a", "b"])).unwrap();
         assert_eq!(
@@ -524,7 +524,7 @@ mod tests {
         );
         assert_eq!(
             parse_explain("AB").unwrap_err().to_string(),
-            "--explain AB: expected A,B"
+            "explain `AB`: expected two rows, A,B"
         );
     }
 
@@ -608,7 +608,7 @@ mod tests {
         let err = check_unique(&[l("A", Track::Tweaked), l("A", Track::Tweaked)]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "two submissions are labelled `A` in the tweaked track; name them with --label NAME=SUB"
+            "two submissions are labelled `A` in the tweaked track; each needs a name of its own"
         );
     }
 

@@ -92,7 +92,7 @@ pub enum GridError {
     /// A name matches no submission.
     #[error("{role} `{name}` is none of the submissions ({known})")]
     UnknownSubmission {
-        /// `baseline` or `--explain`.
+        /// `baseline` or `explain`.
         role: &'static str,
         /// The name given.
         name: String,
@@ -102,11 +102,11 @@ pub enum GridError {
     /// The baseline has no usable sample: nothing can be normalized.
     #[error("the baseline `{0}` has no usable sample (every entry failed, or none was read)")]
     EmptyBaseline(String),
-    /// A submission of `--explain` has no overall figure.
-    #[error("--explain: `{0}` has no overall figure (no bench present)")]
+    /// A submission to explain has no overall figure.
+    #[error("`{0}` has no overall figure to explain (no bench present)")]
     NoOverall(String),
     /// Zero resamples.
-    #[error("--resamples must be at least 1")]
+    #[error("the bootstrap needs at least 1 resample")]
     Resamples,
     /// A level outside (0, 1).
     #[error("the confidence level must be strictly between 0 and 1, found {0}")]

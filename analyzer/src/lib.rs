@@ -48,7 +48,7 @@ use mlbench_schema::{LoadedReports, Scoring, TargetTable};
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     /// Fewer runs than required.
-    #[error("found {found} run{s} ({names}), but --min-runs is {required}: the statistics need at least {required} runs of the suite", s = if *found == 1 { "" } else { "s" })]
+    #[error("found {found} run{s} ({names}), fewer than the {required} required: the statistics need at least {required} runs of the suite", s = if *found == 1 { "" } else { "s" })]
     TooFewRuns {
         /// Runs found.
         found: usize,

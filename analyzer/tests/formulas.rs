@@ -235,7 +235,7 @@ fn too_few_runs_is_an_error_naming_the_count() {
     ));
     assert!(
         err.to_string().starts_with(
-            "found 5 runs (output0, output1, output2, output3, output4), but --min-runs is 6"
+            "found 5 runs (output0, output1, output2, output3, output4), fewer than the 6 required"
         ),
         "{err}"
     );

@@ -308,7 +308,7 @@ impl TargetTable {
         };
         if scoring == Scoring::Score && file_scoring == Scoring::Classic {
             return Err(invalid(
-                "a classic table has no perf_target and sd_target: --scoring score needs a score table".into(),
+                "a classic table has no perf_target and sd_target: the score scoring needs a score table".into(),
             ));
         }
         let mut targets = Vec::with_capacity(raw.bench.len());
@@ -427,7 +427,7 @@ impl TargetTable {
         if scoring == Scoring::Score && (perf_col.is_none() || sd_col.is_none()) {
             return Err(invalid(
                 1,
-                "--scoring score needs the columns bench,target,perf_target,sd_target".into(),
+                "the score scoring needs the columns bench,target,perf_target,sd_target".into(),
             ));
         }
         let mut targets = Vec::new();

@@ -639,7 +639,8 @@ fn explain_splits_the_gap_into_terms_and_penalty() {
         .stderr(predicate::str::contains("`Z`"));
     grid(&subs, &["--explain", "B"])
         .code(2)
-        .stderr(predicate::str::contains("expected A,B"));
+        .stderr(predicate::str::contains("expected two rows, A,B"))
+        .stderr(predicate::str::contains("hint: --explain A,B"));
 }
 
 #[test]

@@ -168,7 +168,7 @@ fn appended_runs_meet_min_runs_and_name_too_few() {
     let err = String::from_utf8(out).unwrap();
     assert!(
         err.contains(
-            "found 3 runs (vendor/run 0, vendor/run 1, vendor/run 2), but --min-runs is 4"
+            "found 3 runs (vendor/run 0, vendor/run 1, vendor/run 2), fewer than the 4 required"
         ),
         "{err}"
     );

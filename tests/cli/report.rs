@@ -192,7 +192,7 @@ fn fewer_runs_than_required_is_exit_2_naming_the_count() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "error: found 3 runs (output0, output1, output2), but --min-runs is 4",
+            "error: found 3 runs (output0, output1, output2), fewer than the 4 required",
         ));
     mlbench()
         .args([

@@ -287,9 +287,10 @@ fn the_binary_stays_glue() {
     // can end with as a variant with its code, about 250 lines in src/exit.rs) and the
     // one input convention. What is not glue goes to a library (where files are
     // written: mlbench_schema::destination). Issue 21 added a command, `targets`, and
-    // the runtime flags and errors (about 90 lines).
+    // the runtime flags and errors (about 90 lines); issue 23 moved the flags' words out
+    // of the libraries into the binary's hints.
     assert!(
-        code <= 1950,
-        "the binary has {code} lines of code (at most 1,950: issues 11, 20 and 21)"
+        code <= 2000,
+        "the binary has {code} lines of code (at most 2,000: issues 11, 20, 21 and 23)"
     );
 }

@@ -377,7 +377,7 @@ fn explain(
     options: &GridOptions,
 ) -> Result<mlbench_results::grid::Attribution, GridError> {
     let fit = |name: &str| -> Result<Fit, GridError> {
-        let i = resolve(subs, name, "--explain")?;
+        let i = resolve(subs, name, "explain")?;
         let w = &works[i];
         let log_overall = w
             .log_overall
