@@ -1,5 +1,54 @@
 //! What a benchmark is to the runner: something that trains one batch at a time on a
-//! device and says its loss. The models (feature `tch`) implement it; tests use fakes.
+//! device and logs what its script logs. The models (feature `tch`) implement it; tests
+//! use fakes.
+//!
+//! # The observation, as [`crate::timing::measure`] drives a [`Bench`]
+//!
+//! The suite's scripts run `for r in range(repeat): with chrono.time('train'): …`; what
+//! they do inside and around that block differs by script, so a bench has four places to
+//! put work, each returning the [`Logs`] its script writes there:
+//!
+//! ```text
+//! for r in 0..repeat:
+//!     sync()                              ┐ `train` (chrono syncs on enter and exit)
+//!     begin_observation(r)                │ a new loader iterator, a hidden-state or
+//!                                         │ environment reset: timed, as in the scripts
+//!     number × step()                     │ one batch each; sub-stages it times itself
+//!                                         │ (`loading`, `compute`) come back in Logs::stages
+//!     end_observation(r)                  │ work after the last batch that is still timed
+//!                                         │ (cart's finish_episode, an epoch loss)
+//!     sync()                              ┘
+//!     after_observation(r, train_seconds)   untimed by `train`: wlm's evaluation (its own
+//!                                           `eval` stage and `all`), reso's PSNR test
+//! ```
+//!
+//! - [`Logs::loss`] is `log_batch_loss` (a ring of 100 float32 in the report's
+//!   `batch_loss`); `None` where the script logs none (dcgan, loader, translator).
+//! - [`Logs::epoch_loss`] is `log_epoch_loss` (a ring of 10 float32, `epoch_loss`).
+//! - [`Logs::metrics`] are `log_metric(name, value)` (a ring of 10 float32 per name, the
+//!   report's `metrics`).
+//! - [`Logs::stages`] are durations in seconds of the script's other `chrono.time(name)`
+//!   blocks, measured by the bench with [`crate::timing::timed`] (which syncs on enter and
+//!   exit, as chrono does). Each name becomes a stage object of its own beside `train`
+//!   (`avg, min, max, sd, count, unit`), a `StatStream` that drops the first
+//!   [`Bench::skip_obs`] observations (10, the suite's default).
+//!
+//! A non-finite loss, epoch loss or metric stops the loop (see
+//! [`crate::timing::NanLoss`]).
+//!
+//! A bench that feeds a fresh batch per step through a loader (worker threads making
+//! synthetic batches) makes its iterator in [`Bench::begin_observation`] where the script
+//! makes one per observation inside the timer (or once, at build, where the script keeps
+//! one), and in [`Bench::step`] times `loading` (wait for the batch + copy to the device)
+//! and `compute` (forward, loss, backward, update) with [`crate::timing::timed`]:
+//!
+//! ```ignore
+//! fn step(&mut self) -> Result<Logs, BenchError> {
+//!     let (batch, loading) = timed(&|| self.sync(), || self.loader.next_on_device());
+//!     let (loss, compute) = timed(&|| self.sync(), || self.train_on(&batch));
+//!     Ok(Logs::loss(loss).stage("loading", loading).stage("compute", compute))
+//! }
+//! ```
 
 use mlbench_schema::value::Value;
 use std::collections::BTreeMap;
@@ -66,12 +115,95 @@ pub enum BenchError {
     },
 }
 
-/// One bench instance on one device.
+/// Observations the suite drops before averaging a stage (`skip_obs`).
+pub const SKIP_OBS: u64 = 10;
+
+/// What a script logs at one point of its loop (see the module documentation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Logs {
+    /// `log_batch_loss(value)`: `None` where the script logs none.
+    pub loss: Option<f64>,
+    /// `log_epoch_loss(value)`.
+    pub epoch_loss: Option<f64>,
+    /// `log_metric(name, value)`, in the order logged.
+    pub metrics: Vec<(&'static str, f64)>,
+    /// Durations (s) of the script's `chrono.time(name)` blocks other than `train`.
+    pub stages: Vec<(&'static str, f64)>,
+}
+
+impl Logs {
+    /// A batch loss and nothing else (most scripts' step).
+    pub fn loss(value: f64) -> Logs {
+        Logs {
+            loss: Some(value),
+            ..Logs::default()
+        }
+    }
+
+    /// Nothing logged (a step of dcgan, loader, translator before its metrics).
+    pub fn none() -> Logs {
+        Logs::default()
+    }
+
+    /// With `log_metric(name, value)`.
+    pub fn metric(mut self, name: &'static str, value: f64) -> Logs {
+        self.metrics.push((name, value));
+        self
+    }
+
+    /// With the duration of the stage `name`.
+    pub fn stage(mut self, name: &'static str, seconds: f64) -> Logs {
+        self.stages.push((name, seconds));
+        self
+    }
+
+    /// With `log_epoch_loss(value)`.
+    pub fn epoch_loss(mut self, value: f64) -> Logs {
+        self.epoch_loss = Some(value);
+        self
+    }
+
+    /// The first logged value that is not finite: (what it is, its value). A loss is
+    /// `batch_loss`, an epoch loss `epoch_loss`, a metric its name.
+    pub fn first_nonfinite(&self) -> Option<(&'static str, f64)> {
+        let loss = self.loss.map(|v| ("batch_loss", v));
+        let epoch = self.epoch_loss.map(|v| ("epoch_loss", v));
+        loss.into_iter()
+            .chain(epoch)
+            .chain(self.metrics.iter().copied())
+            .find(|(_, v)| !v.is_finite())
+    }
+}
+
+/// One bench instance on one device. Only [`Bench::step`] and [`Bench::sync`] are
+/// required; the observation hooks default to doing and logging nothing.
 pub trait Bench: Send {
-    /// Trains on one batch; returns its loss (NaN is reported, not an error).
-    fn step(&mut self) -> Result<f64, BenchError>;
+    /// Trains on one batch; returns what the script logs for it (a NaN loss is reported,
+    /// not an error).
+    fn step(&mut self) -> Result<Logs, BenchError>;
     /// Waits for the device to finish queued work (no-op on CPU).
     fn sync(&self);
+    /// Inside the timed region, before the first step of observation `observation`.
+    fn begin_observation(&mut self, _observation: u64) -> Result<(), BenchError> {
+        Ok(())
+    }
+    /// Inside the timed region, after the last step of the observation.
+    fn end_observation(&mut self, _observation: u64) -> Result<Logs, BenchError> {
+        Ok(Logs::none())
+    }
+    /// After the `train` timer stopped (its duration `train_seconds`): untimed work with
+    /// stages of its own (wlm's `eval` and `all`, reso's test).
+    fn after_observation(
+        &mut self,
+        _observation: u64,
+        _train_seconds: f64,
+    ) -> Result<Logs, BenchError> {
+        Ok(Logs::none())
+    }
+    /// Observations the stage `name` drops before averaging (the script's `skip_obs`).
+    fn skip_obs(&self, _stage: &str) -> u64 {
+        SKIP_OBS
+    }
 }
 
 /// Builds benches by name.
@@ -88,9 +220,10 @@ pub trait BenchFactory: Sync {
     /// The device name the report records as `gpu` (e.g. the CPU model for CPU devices).
     fn device_name(&self, device: DeviceSpec) -> String;
     /// Observations the bench's script times for `--repeat R` (spec §5.3): `R`, except
-    /// where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`).
-    fn observations(&self, _name: &str, repeat: i64) -> i64 {
-        repeat
+    /// where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`,
+    /// [`crate::scripts::observations`], which the plan checks too).
+    fn observations(&self, name: &str, repeat: i64) -> i64 {
+        crate::scripts::observations(name, repeat)
     }
     /// The batch size the bench's script records and counts items by (`train_item`): the
     /// jobs file's `--batch-size`, except where a script scales it (spec §5.6:

@@ -232,18 +232,23 @@ pub fn summary_line(
     }
 }
 
-/// The entry's context of copy `index`, for [`run_copy`] and [`write_failure`].
+/// The entry's context of copy `index`, for [`run_copy`] and [`write_failure`]: its
+/// `version` and `gpu`: the device's name (the CPU model on a simulated CPU device), and
+/// none for a script that keeps its model on the CPU whatever the device (cart: the suite
+/// writes `gpu` only when `cuda` is true, and cart's job passes `--no-cuda`).
 fn entry_parts(
     execution: &Execution,
     index: usize,
     factory: &dyn BenchFactory,
-) -> Option<(String, String)> {
+) -> Option<(String, Option<String>)> {
     let copy = execution.copies.get(index)?;
     let version = factory
         .source(&execution.name)
         .map(version_of)
         .unwrap_or_default();
-    Some((version, factory.device_name(copy.device)))
+    let cpu_only = crate::scripts::script_of(&execution.name).is_some_and(|s| s.cpu_only);
+    let gpu = (!cpu_only).then(|| factory.device_name(copy.device));
+    Some((version, gpu))
 }
 
 /// The copy as its entry records it: `batch_size` as the bench's script overwrites it
@@ -277,15 +282,22 @@ pub fn write_failure(
             failure: Some(format!("no copy {index}; {message}")),
         };
     };
+    // The copy's process died before writing its entry: its start is not known here,
+    // so the entry says when it was written.
+    let now = report::ctime_now();
     let ctx = EntryContext {
         name: &execution.name,
         version: &version,
         hostname,
-        gpu: &gpu,
+        gpu: gpu.as_deref(),
         run_id: plan.run,
+        suite: &plan.jobs_name,
+        start_time: &now,
+        end_time: &now,
     };
     let copy = &recorded(copy, &execution.name, factory);
-    match report::append(&copy.report, &report::failure_entry(&ctx, copy)) {
+    let peak = report::PeakMemory::default();
+    match report::append(&copy.report, &report::failure_entry(&ctx, copy, &peak)) {
         Ok(()) => CopyResult {
             written: Some(copy.report.clone()),
             failure: Some(message),
@@ -316,13 +328,8 @@ pub fn run_copy(
     let source = factory.source(name);
     let record = recorded(copy, name, factory);
     let (version, gpu) = entry_parts(execution, index, factory).unwrap_or_default();
-    let ctx = EntryContext {
-        name,
-        version: &version,
-        hostname: &options.hostname,
-        gpu: &gpu,
-        run_id: plan.run,
-    };
+    // `get_arguments` sets start_time before the script builds its model.
+    let start_time = report::ctime_now();
     let measured = catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
         if source.is_none() {
             return Err(format!(
@@ -351,24 +358,41 @@ pub fn run_copy(
         measure(bench.as_mut(), clock.as_mut(), size, &mut on_observation)
             .map_err(|e| e.to_string())
     }));
+    let end_time = report::ctime_now();
+    let ctx = EntryContext {
+        name,
+        version: &version,
+        hostname: &options.hostname,
+        gpu: gpu.as_deref(),
+        run_id: plan.run,
+        suite: &plan.jobs_name,
+        start_time: &start_time,
+        end_time: &end_time,
+    };
+    // Measured in this process, failures included: the peaks are also what tells an
+    // entry of `mlbench run` from the suite's (schema's `entry_runtime`).
+    let peak = report::PeakMemory {
+        rss_bytes: crate::confine::peak_rss_bytes(),
+        device_bytes: match copy.device {
+            DeviceSpec::Cuda(_) => crate::confine::device_memory_of(std::process::id()),
+            DeviceSpec::Cpu { .. } => None,
+        },
+    };
     let (entry, mut failure) = match measured {
         Ok(Ok(m)) => {
             let failure = m.nan.map(|nan| {
+                let what = match nan.what {
+                    "batch_loss" => "loss".to_owned(),
+                    other => other.to_owned(),
+                };
                 format!(
-                    "{name}: loss {} at step {} (observation {})",
+                    "{name}: {what} {} at step {} (observation {})",
                     nan.value, nan.step, nan.observation
                 )
             });
-            let peak = report::PeakMemory {
-                rss_bytes: crate::confine::peak_rss_bytes(),
-                device_bytes: match copy.device {
-                    DeviceSpec::Cuda(_) => crate::confine::device_memory_of(std::process::id()),
-                    DeviceSpec::Cpu { .. } => None,
-                },
-            };
             (report::build_entry(&ctx, &record, &m, &peak), failure)
         }
-        Ok(Err(message)) => (report::failure_entry(&ctx, &record), Some(message)),
+        Ok(Err(message)) => (report::failure_entry(&ctx, &record, &peak), Some(message)),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
@@ -376,7 +400,7 @@ pub fn run_copy(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".to_owned());
             (
-                report::failure_entry(&ctx, &record),
+                report::failure_entry(&ctx, &record, &peak),
                 Some(format!("{name}: panicked: {what}")),
             )
         }

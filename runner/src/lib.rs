@@ -10,13 +10,14 @@ pub mod execute;
 pub mod models;
 pub mod plan;
 pub mod report;
+pub mod scripts;
 pub mod setup;
 pub mod slurm;
 pub mod smoke;
 pub mod system;
 pub mod timing;
 
-pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
+pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
 pub use devices::{DeviceKind, DeviceSet, DevicesError};
 pub use execute::{
     CopyFailure, CopyResult, ExecuteError, ExecuteOptions, Launcher, Progress, RunOutcome, execute,

@@ -9,6 +9,8 @@
 
 use crate::bench::{BenchArgs, DeviceSpec};
 use crate::devices::{DeviceKind, DeviceSet};
+use crate::scripts::Py;
+use crate::timing::SKIP_OBS;
 use mlbench_schema::jobs::{JobsFile, flag_dest, shell_words};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
@@ -340,9 +342,11 @@ fn copy_plan(
     ] {
         arguments.insert(k.to_owned(), v);
     }
+    // The script's own facts: positional and short-flag destinations, its defaults.
+    let script = crate::scripts::script_of(copy.job);
     // Short flags (`-l 0.0005`) reach the model under their letter, which the models look
-    // up beside the long name; the recorded destination is the script's long name, which the
-    // jobs file does not say, so they are not recorded.
+    // up beside the long name; they are recorded under the destination the script gives
+    // them (`learning_rate`), where the table knows it.
     let mut short: BTreeMap<String, Value> = BTreeMap::new();
     for (flag, value) in args {
         let parsed = || -> Result<Value, PlanError> {
@@ -357,7 +361,18 @@ fn copy_plan(
         };
         let Some(dest) = flag_dest(flag) else {
             if let Some(letter) = short_flag(flag) {
-                short.insert(letter.to_owned(), parsed()?);
+                let value = parsed()?;
+                let long = script.and_then(|s| s.short.iter().find(|(f, _)| *f == flag));
+                if let Some((_, dest)) = long {
+                    arguments.insert((*dest).to_owned(), value.clone());
+                }
+                short.insert(letter.to_owned(), value);
+            } else if let Some(dest) = script.and_then(|s| s.positional)
+                && !flag.starts_with('-')
+            {
+                // A positional argument: the key is its value (`"$DATA_DIRECTORY/x": ""`).
+                let text = expand(flag, copy.env).map_err(|var| unset(flag, var))?;
+                arguments.insert(dest.to_owned(), Value::Str(text));
             }
             continue;
         };
@@ -367,10 +382,26 @@ fn copy_plan(
         }
         arguments.insert(dest, parsed()?);
     }
+    if let Some(script) = script {
+        for (dest, default) in script.defaults {
+            if !arguments.contains_key(*dest) {
+                let value = match default {
+                    Py::Str(text) => Value::Str(expand_as_sh(text, copy.env)),
+                    other => other.value(),
+                };
+                arguments.insert((*dest).to_owned(), value);
+            }
+        }
+        for dest in script.not_recorded {
+            arguments.remove(*dest);
+        }
+    }
     // After the arguments, so an unset variable is reported with its flag.
     let line = expand(command_line, copy.env).map_err(|var| unset("(command line)", var))?;
-    // The runner, not the jobs file, decides the device, so `cuda` says where it ran.
-    arguments.insert("cuda".into(), Value::Bool(is_cuda));
+    // The runner, not the jobs file, decides the device, so `cuda` says where it ran;
+    // a script that keeps its model on the CPU (cart) records `false` everywhere.
+    let cpu_only = script.is_some_and(|s| s.cpu_only);
+    arguments.insert("cuda".into(), Value::Bool(is_cuda && !cpu_only));
     arguments.insert("seed".into(), Value::Int(copy.seed));
     arguments.insert("jr_id".into(), Value::Str(copy.jr_id.clone()));
     arguments.insert("vcd".into(), Value::Str(copy.vcd.clone()));
@@ -394,6 +425,7 @@ fn copy_plan(
     let batch_size = int("batch_size", "--batch-size")?;
     let number = int("number", "--number")?;
     let repeat = int("repeat", "--repeat")?;
+    check_observations(copy.job, number, repeat)?;
     let mut extra: BTreeMap<String, Value> = short;
     extra.extend(
         arguments
@@ -418,6 +450,54 @@ fn copy_plan(
         },
         arguments,
     })
+}
+
+/// A run whose `train` stage would hold no observation is refused before anything runs:
+/// the suite's StatStream averages the observations after the first [`SKIP_OBS`] (the
+/// 10th included when there are exactly 10, spec §5.3), so fewer than 10 timed
+/// observations (wlm times `repeat − 1`) would write `train_item.avg: Infinity`, and no
+/// step per observation a throughput of 0.
+pub fn check_observations(job: &str, number: i64, repeat: i64) -> Result<(), PlanError> {
+    let observations = crate::scripts::observations(job, repeat);
+    let short = |flag: &str, message: String| PlanError::Argument {
+        job: job.to_owned(),
+        flag: flag.to_owned(),
+        message,
+    };
+    if observations < SKIP_OBS as i64 {
+        let timed = if observations == repeat {
+            String::new()
+        } else {
+            format!(" (its script times {observations} of them)")
+        };
+        return Err(short(
+            "--repeat",
+            format!(
+                "{repeat} observations{timed} leave none to average: the suite drops the first \
+                 {SKIP_OBS}, so at least {} are needed",
+                repeat - observations + SKIP_OBS as i64
+            ),
+        ));
+    }
+    if number < 1 {
+        return Err(short(
+            "--number",
+            format!("{number} steps per observation time no work; at least 1 is needed"),
+        ));
+    }
+    Ok(())
+}
+
+/// `text` with its `$VAR`s expanded as `/bin/sh` expands a `run.sh` line: an unset
+/// variable is empty.
+fn expand_as_sh(text: &str, env: &BTreeMap<String, String>) -> String {
+    let mut env = env.clone();
+    loop {
+        match expand(text, &env) {
+            Ok(done) => return done,
+            Err(unset) => env.insert(unset, String::new()),
+        };
+    }
 }
 
 /// `-l` → `l`: a single dash and one or more letters (not a negative number).
@@ -660,5 +740,245 @@ mod tests {
         // fast.json: --num-processes 16 and no --batch-size.
         assert_eq!(copy.args.batch_size, 16);
         assert_eq!(copy.arguments.get("batch_size"), Some(&Value::Int(16)));
+    }
+
+    /// The recorded argument names of `job`'s first copy in fast.json, with `env`.
+    fn recorded(job: &str, devices: DeviceSet) -> BTreeMap<String, Value> {
+        let jobs = JobsFile::builtin("fast").unwrap();
+        let mut o = options(&[job], devices);
+        o.env.insert("DATA_DIRECTORY".into(), "/BASE/data".into());
+        o.env.insert("TEMP_DIRECTORY".into(), "/BASE/tmp".into());
+        let p = plan(&jobs, &o).unwrap();
+        p.executions[0].copies[0].arguments.clone()
+    }
+
+    fn keys(args: &BTreeMap<String, Value>) -> Vec<&str> {
+        args.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn entries_record_what_the_scripts_record() {
+        // The names the suite's scripts record for fast.json's jobs (each script run up to
+        // get_arguments at mila-iqia/training 0591444), less `report` (popped) and
+        // `start_time` (added when the copy starts).
+        let cpu = || DeviceSet::cpu(2, 1).unwrap();
+        let wlm = recorded("wlm", cpu());
+        assert_eq!(
+            keys(&wlm),
+            [
+                "batch_size",
+                "bptt",
+                "clip",
+                "cpu_cores",
+                "cuda",
+                "data",
+                "devices",
+                "dropout",
+                "emsize",
+                "epochs",
+                "jr_id",
+                "log_interval",
+                "lr",
+                "model",
+                "nhid",
+                "nlayers",
+                "number",
+                "onnx_export",
+                "repeat",
+                "save",
+                "seed",
+                "tied",
+                "vcd",
+                "workers"
+            ]
+        );
+        // As Python typed them: lr is the int 20, clip a float, save None.
+        assert_eq!(wlm["lr"], Value::Int(20));
+        assert_eq!(wlm["clip"], Value::Float(0.25));
+        assert_eq!(wlm["save"], Value::Null);
+        assert_eq!(wlm["onnx_export"], Value::from(""));
+        assert_eq!(
+            wlm["data"],
+            Value::from(
+                "./natural_language_processing/word_language_model/pytorch/../data/wikitext-2"
+            )
+        );
+        let dcgan = recorded("dcgan", cpu());
+        assert_eq!(
+            keys(&dcgan),
+            [
+                "batch_size",
+                "beta1",
+                "cpu_cores",
+                "cuda",
+                "dataroot",
+                "dataset",
+                "devices",
+                "imageSize",
+                "jr_id",
+                "lr",
+                "ndf",
+                "netD",
+                "netG",
+                "ngf",
+                "ngpu",
+                "no_checks",
+                "number",
+                "nz",
+                "outf",
+                "repeat",
+                "seed",
+                "vcd",
+                "workers"
+            ]
+        );
+        assert_eq!(dcgan["ngpu"], Value::Int(1), "set before the report");
+        assert_eq!(dcgan["outf"], Value::Null);
+        let convnet = recorded("convnet", cpu());
+        assert_eq!(
+            keys(&convnet),
+            [
+                "arch",
+                "batch_size",
+                "cpu_cores",
+                "cuda",
+                "data",
+                "devices",
+                "half",
+                "jr_id",
+                "lr",
+                "number",
+                "repeat",
+                "seed",
+                "vcd",
+                "workers"
+            ]
+        );
+        assert_eq!(convnet["data"], Value::from("/BASE/data/ImageNet/train"));
+        assert_eq!(convnet["half"], Value::Bool(false));
+        let fp16 = recorded("convnet_fp16", cpu());
+        assert_eq!(fp16["half"], Value::Bool(true), "the job's --half wins");
+        let recom = recorded("recom", cpu());
+        assert_eq!(
+            keys(&recom),
+            [
+                "batch_size",
+                "cpu_cores",
+                "cuda",
+                "data",
+                "devices",
+                "factors",
+                "jr_id",
+                "layers",
+                "learning_rate",
+                "negative_samples",
+                "number",
+                "processes",
+                "repeat",
+                "seed",
+                "threshold",
+                "topk",
+                "vcd",
+                "workers"
+            ]
+        );
+        assert_eq!(
+            (&recom["factors"], &recom["learning_rate"], &recom["data"]),
+            (
+                &Value::Int(64),
+                &Value::Float(0.0005),
+                &Value::from("/BASE/data/ml-20m")
+            )
+        );
+        let style = recorded("fast_style", cpu());
+        assert_eq!(style["dataset"], Value::from("/BASE/data/ImageNet/train"));
+        assert_eq!(style["save_model_dir"], Value::from("/BASE/tmp"));
+        assert_eq!(style["style_weight"], Value::Float(1e10));
+        assert_eq!(style["image_size"], Value::Int(64));
+    }
+
+    #[test]
+    fn cart_records_cuda_false_even_on_a_gpu() {
+        let gpus = DeviceSet::cuda(8, 2).unwrap();
+        let cart = recorded("cart", gpus.clone());
+        assert_eq!(
+            keys(&cart),
+            [
+                "batch_size",
+                "cpu_cores",
+                "cuda",
+                "devices",
+                "gamma",
+                "jr_id",
+                "log_interval",
+                "number",
+                "render",
+                "repeat",
+                "seed",
+                "vcd",
+                "workers"
+            ]
+        );
+        assert_eq!(cart["cuda"], Value::Bool(false));
+        assert_eq!(recorded("vae", gpus)["cuda"], Value::Bool(true));
+    }
+
+    #[test]
+    fn run_sh_variables_left_unset_expand_to_nothing() {
+        let env: BTreeMap<String, String> = [("A".to_owned(), "x".to_owned())].into();
+        assert_eq!(expand_as_sh("$A/$B/${C}c", &env), "x//c");
+    }
+
+    #[test]
+    fn scaling_records_no_network() {
+        let jobs = JobsFile::builtin("baselines").unwrap();
+        let mut o = options(&["scaling"], DeviceSet::cpu(2, 1).unwrap());
+        o.env.insert("DATA_DIRECTORY".into(), "/d".into());
+        let p = plan(&jobs, &o).unwrap();
+        let copy = &p.executions[0].copies[0];
+        assert!(!copy.arguments.contains_key("network"));
+    }
+
+    #[test]
+    fn short_runs_are_argument_errors() {
+        let job = |args: &str| {
+            let text = format!(r#"[{{"name": "NAME", "cmd": "./a.sh", "args": {{{args}}}}}]"#);
+            let run = |name: &str| {
+                let jobs =
+                    JobsFile::parse("j.json", text.replace("NAME", name).as_bytes()).unwrap();
+                plan(&jobs, &options(&[], DeviceSet::cpu(2, 1).unwrap())).map(|_| ())
+            };
+            (run("vae"), run("wlm"))
+        };
+        // 10 observations: StatStream averages the 10th (count 1), as toy_lstm's repeat 10.
+        assert_eq!(job(r#""--repeat": 10"#).0, Ok(()));
+        let (vae, wlm) = job(r#""--repeat": 9"#);
+        assert_eq!(
+            vae.unwrap_err().to_string(),
+            "job `vae`, argument `--repeat`: 9 observations leave none to average: the suite \
+             drops the first 10, so at least 10 are needed"
+        );
+        assert!(wlm.is_err());
+        // wlm times repeat − 1.
+        let (_, wlm) = job(r#""--repeat": 10"#);
+        assert_eq!(
+            wlm.unwrap_err().to_string(),
+            "job `wlm`, argument `--repeat`: 10 observations (its script times 9 of them) leave \
+             none to average: the suite drops the first 10, so at least 11 are needed"
+        );
+        assert_eq!(job(r#""--repeat": 11"#).1, Ok(()));
+        let (vae, _) = job(r#""--repeat": 12, "--number": 0"#);
+        assert_eq!(
+            vae.unwrap_err().to_string(),
+            "job `vae`, argument `--number`: 0 steps per observation time no work; at least 1 \
+             is needed"
+        );
+        // The suite's own jobs files all time enough.
+        for name in ["fast", "baselines"] {
+            let jobs = JobsFile::builtin(name).unwrap();
+            let mut o = options(&[], DeviceSet::cpu(2, 2).unwrap());
+            o.env.insert("TEMP_DIRECTORY".into(), "/t".into());
+            plan(&jobs, &o).unwrap();
+        }
     }
 }

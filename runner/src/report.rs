@@ -38,10 +38,61 @@ pub struct EntryContext<'a> {
     pub version: &'a str,
     /// `socket.gethostname()`.
     pub hostname: &'a str,
-    /// The device name (`gpu`).
-    pub gpu: &'a str,
+    /// The device name (`gpu`); `None` writes no `gpu` (the suite writes it only when
+    /// `cuda` is true: cart's `--no-cuda`).
+    pub gpu: Option<&'a str>,
     /// `RUN_ID`.
     pub run_id: u32,
+    /// `suite`: `SUITE_NAME`, the jobs file's base name without extension.
+    pub suite: &'a str,
+    /// `start_time`: [`ctime`] of when the copy started (recorded among the arguments,
+    /// so hashed into `unique_id` as the suite's `get_arguments` does).
+    pub start_time: &'a str,
+    /// `end_time`: [`ctime`] of when the entry was made.
+    pub end_time: &'a str,
+}
+
+/// Python's `datetime.utcnow().ctime()` of `unix_seconds` (UTC): `Fri Nov 27 01:53:58
+/// 2026`, the day of the month padded with a space (`Sun Dec  1 00:00:00 2019`).
+pub fn ctime(unix_seconds: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{} {} {day:>2} {:02}:{:02}:{:02} {year}",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month - 1) as usize],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// [`ctime`] of the system clock now.
+pub fn ctime_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    ctime(now)
+}
+
+/// (year, month 1–12, day 1–31) of a count of days since 1970-01-01 (the proleptic
+/// Gregorian calendar; H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// `version` of a model: the first 10 hex digits of the SHA-256 of its source, as the
@@ -50,22 +101,33 @@ pub fn version_of(source: &str) -> String {
     script_version(source.as_bytes())
 }
 
-/// The fields every entry has: the arguments, `version`, the report's own fields and
-/// `unique_id` (computed last, from the arguments, as `make_report` does).
+/// The fields every entry has: the arguments (with `start_time`), `version`, the
+/// report's own fields and `unique_id` (computed last, from the arguments, as
+/// `make_report` does).
 fn base(ctx: &EntryContext<'_>, copy: &CopyPlan, completed: bool) -> Object {
     let mut fields = Object::new();
     for (k, v) in &copy.arguments {
         fields.insert(k.clone(), v.clone());
     }
+    fields.insert("start_time", ctx.start_time);
     fields.insert("version", ctx.version);
     fields.insert("name", ctx.name);
-    fields.insert("gpu", ctx.gpu);
+    if let Some(gpu) = ctx.gpu {
+        fields.insert("gpu", gpu);
+    }
     fields.insert("hostname", ctx.hostname);
     fields.insert("run_id", ctx.run_id.to_string());
+    fields.insert("suite", ctx.suite);
+    fields.insert("end_time", ctx.end_time);
     fields.insert("completed", completed);
+    fields.insert("batch_loss", Value::List(Vec::new()));
     fields.insert("epoch_loss", Value::List(Vec::new()));
     fields.insert("metrics", Object::new());
     fields
+}
+
+fn floats<'a>(values: impl IntoIterator<Item = &'a f64>) -> Value {
+    Value::List(values.into_iter().map(|v| Value::Float(*v)).collect())
 }
 
 fn with_unique_id(fields: Object) -> ReportEntry {
@@ -98,13 +160,23 @@ pub fn build_entry(
     peak: &PeakMemory,
 ) -> ReportEntry {
     let mut fields = base(ctx, copy, m.completed());
-    fields.insert(
-        "batch_loss",
-        Value::List(m.batch_loss.iter().map(|l| Value::Float(*l)).collect()),
-    );
+    fields.insert("batch_loss", floats(&m.batch_loss));
+    fields.insert("epoch_loss", floats(m.epoch_loss.values()));
+    let mut metrics = Object::new();
+    for (name, ring) in &m.metrics {
+        metrics.insert(*name, floats(ring.values()));
+    }
+    fields.insert("metrics", metrics);
     fields.insert("train", m.train.to_stage());
+    for (name, stage) in &m.stages {
+        fields.insert(*name, stage.to_stage());
+    }
     fields.insert("train_item", m.train_item());
-    let mut entry = with_unique_id(fields);
+    with_peaks(with_unique_id(fields), peak)
+}
+
+/// `peak_rss_bytes` and `peak_device_bytes`, where measured.
+fn with_peaks(mut entry: ReportEntry, peak: &PeakMemory) -> ReportEntry {
     let peaks = [
         ("peak_rss_bytes", peak.rss_bytes),
         ("peak_device_bytes", peak.device_bytes),
@@ -117,9 +189,10 @@ pub fn build_entry(
     entry
 }
 
-/// The entry of a copy that could not run (bench error or panic).
-pub fn failure_entry(ctx: &EntryContext<'_>, copy: &CopyPlan) -> ReportEntry {
-    with_unique_id(base(ctx, copy, false))
+/// The entry of a copy that could not run (bench error or panic), with the peaks of its
+/// process where it was measured in it (`PeakMemory::default()` from another process).
+pub fn failure_entry(ctx: &EntryContext<'_>, copy: &CopyPlan, peak: &PeakMemory) -> ReportEntry {
+    with_peaks(with_unique_id(base(ctx, copy, false)), peak)
 }
 
 /// Appends `entry` to the stream at `path` (creating its folder), flushed at once so an
@@ -139,7 +212,7 @@ pub fn append(path: &Path, entry: &ReportEntry) -> Result<(), ReportError> {
 mod tests {
     use super::*;
     use crate::bench::{BenchArgs, DeviceSpec};
-    use crate::timing::{LoopSize, SKIP_OBS};
+    use crate::timing::{LoopSize, Ring, SKIP_OBS};
     use mlbench_schema::reader::parse_report;
     use mlbench_schema::timing::StatStream;
     use std::collections::{BTreeMap, VecDeque};
@@ -194,13 +267,23 @@ mod tests {
         if nan {
             batch_loss.push_back(f64::NAN);
         }
+        let mut epoch_loss = Ring::new(10);
+        epoch_loss.push(0.1);
+        let mut psnr = Ring::new(10);
+        [20.0, 21.5].into_iter().for_each(|v| psnr.push(v));
+        let mut eval = StatStream::new(SKIP_OBS);
+        (0..12).for_each(|i| eval.update(0.5 + f64::from(i)));
         Measurement {
             train,
+            stages: [("eval", eval)].into(),
             observations: Vec::new(),
             batch_loss,
+            epoch_loss,
+            metrics: [("psnr", psnr)].into(),
             nan: nan.then_some(crate::timing::NanLoss {
                 step: 2,
                 observation: 0,
+                what: "batch_loss",
                 value: f64::NAN,
             }),
             size: LoopSize {
@@ -219,13 +302,16 @@ mod tests {
             name: "vae",
             version: &version_of("model source"),
             hostname: "host",
-            gpu: "cpu",
+            gpu: Some("cpu"),
             run_id: 0,
+            suite: "fast",
+            start_time: "Sun Dec  1 00:00:00 2019",
+            end_time: "Sun Dec  1 00:03:20 2019",
         };
         let c = copy(path.clone());
         let ok = build_entry(&ctx, &c, &measurement(false), &PEAK);
         let nan = build_entry(&ctx, &c, &measurement(true), &PEAK);
-        let failed = failure_entry(&ctx, &c);
+        let failed = failure_entry(&ctx, &c, &PeakMemory::default());
         for e in [&ok, &nan, &failed] {
             append(&path, e).unwrap();
         }
@@ -260,9 +346,35 @@ mod tests {
                 "number",
                 "repeat",
                 "seed",
+                "start_time",
                 "vcd",
                 "version"
             ]
+        );
+        // The report's own fields, as make_report adds them.
+        assert_eq!(read.get("suite"), Some(&Value::from("fast")));
+        assert_eq!(
+            read.get("end_time"),
+            Some(&Value::from("Sun Dec  1 00:03:20 2019"))
+        );
+        assert_eq!(
+            read.get("epoch_loss"),
+            Some(&Value::List(vec![Value::Float(0.1f32 as f64)]))
+        );
+        let metrics = read.get("metrics").and_then(Value::as_object).unwrap();
+        assert_eq!(
+            metrics.get("psnr"),
+            Some(&Value::List(vec![Value::Float(20.0), Value::Float(21.5)]))
+        );
+        let mut eval = StatStream::new(SKIP_OBS);
+        (0..12).for_each(|i| eval.update(0.5 + f64::from(i)));
+        assert_eq!(
+            read.get("eval").and_then(Value::as_object),
+            Some(&eval.to_stage())
+        );
+        assert_eq!(
+            parsed.entries[2].1.get("batch_loss"),
+            Some(&Value::List(vec![]))
         );
         let item = read.train_item_avg().unwrap();
         assert!((item - 160.0 / 2.05).abs() < 1e-9);
@@ -279,5 +391,38 @@ mod tests {
         assert_eq!(read.get("peak_device_bytes"), Some(&Value::Int(2 << 30)));
         assert_eq!(parsed.entries[2].1.get("peak_rss_bytes"), None);
         assert_eq!(ok.get("unique_id"), failed.get("unique_id"));
+        // start_time is hashed (the suite's E3 ids are per process): another start, another id.
+        let later = EntryContext {
+            start_time: "Sun Dec  1 00:00:01 2019",
+            ..ctx
+        };
+        assert_ne!(
+            failure_entry(&later, &c, &PeakMemory::default()).get("unique_id"),
+            failed.get("unique_id")
+        );
+        // No `gpu` where the copy records none (cart).
+        let no_gpu = EntryContext { gpu: None, ..ctx };
+        assert_eq!(failure_entry(&no_gpu, &c, &PEAK).get("gpu"), None);
+        assert_eq!(
+            failure_entry(&no_gpu, &c, &PEAK).get("peak_rss_bytes"),
+            Some(&Value::Int(123 << 20))
+        );
+    }
+
+    #[test]
+    fn ctime_as_python_writes_it() {
+        // Dates checked with Python: datetime.utcfromtimestamp(t).ctime().
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+        // 2019-12-12 21:04:05 UTC (the spec's example), 1576184645.
+        assert_eq!(ctime(1_576_184_645), "Thu Dec 12 21:04:05 2019");
+        // A single-digit day is padded with a space: 2019-12-01 00:00:00 UTC.
+        assert_eq!(ctime(1_575_158_400), "Sun Dec  1 00:00:00 2019");
+        // A leap day, and the last second of a year.
+        assert_eq!(ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ctime(1_609_459_199), "Thu Dec 31 23:59:59 2020");
+        // 2026-11-27 01:53:58 UTC, the facts' example.
+        assert_eq!(ctime(1_795_744_438), "Fri Nov 27 01:53:58 2026");
+        // Before the epoch: 1969-12-31 23:59:59.
+        assert_eq!(ctime(-1), "Wed Dec 31 23:59:59 1969");
     }
 }

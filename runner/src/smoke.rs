@@ -212,6 +212,17 @@ mod tests {
     }
 
     #[test]
+    fn the_smoke_sizes_leave_every_bench_a_recorded_observation() {
+        let mut plans = vec![fast(DeviceSet::cpu(2, 2).unwrap())];
+        Smoke::builtin().unwrap().apply(&mut plans);
+        for e in &plans[0].executions {
+            let a = &e.copies[0].args;
+            crate::plan::check_observations(&e.name, a.number, a.repeat)
+                .unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+
+    #[test]
     fn bad_tables_are_errors() {
         assert!(Smoke::parse("repeat = 0\nnumber = 1").is_err());
         assert!(Smoke::parse("repeat = 2").is_err());

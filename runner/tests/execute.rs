@@ -3,8 +3,8 @@
 
 use mlbench_runner::{
     Bench, BenchArgs, BenchError, BenchFactory, Clock, CopyResult, DeviceSet, DeviceSpec,
-    ExecuteOptions, Execution, Plan, PlanOptions, Progress, ScriptedClock, execute_all, plan_runs,
-    run_copy, write_failure,
+    ExecuteOptions, Execution, Logs, Plan, PlanOptions, Progress, ScriptedClock, execute_all,
+    plan_runs, run_copy, write_failure,
 };
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
@@ -19,12 +19,12 @@ struct Fake {
 }
 
 impl Bench for Fake {
-    fn step(&mut self) -> Result<f64, BenchError> {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         self.k += 1;
         match self.kind {
-            "nan" if self.k > 5 => Ok(f64::NAN),
+            "nan" if self.k > 5 => Ok(Logs::loss(f64::NAN)),
             "panic" => panic!("boom"),
-            _ => Ok(1.0 / self.k as f64),
+            _ => Ok(Logs::loss(1.0 / self.k as f64)),
         }
     }
     fn sync(&self) {}
@@ -188,9 +188,17 @@ fn two_runs_end_to_end() {
         "cuda",
         "seed",
         "workers",
+        "start_time",
+        "end_time",
+        "suite",
     ] {
         assert!(good.get(key).is_some(), "missing {key}");
     }
+    assert_eq!(good.get("suite"), Some(&Value::from("fast")));
+    // `Sun Dec  1 00:00:00 2019`: ctime's 24 characters, a year at the end.
+    let start = good.get("start_time").and_then(Value::as_str).unwrap();
+    assert_eq!(start.len(), 24, "{start}");
+    assert!(start[20..].parse::<u32>().unwrap() >= 2024, "{start}");
     assert_eq!(good.get("cpu_cores"), Some(&Value::Int(2)), "floor(5 / 2)");
     assert_eq!(good.get("seed"), Some(&Value::Int(100)));
     assert_eq!(good.get("lr"), Some(&Value::Float(0.1)));

@@ -3,7 +3,7 @@
 #![cfg(feature = "tch")]
 
 use mlbench_runner::models::Models;
-use mlbench_runner::{BenchArgs, BenchError, BenchFactory, DeviceSpec};
+use mlbench_runner::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
 use mlbench_schema::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -144,19 +144,114 @@ fn tiny(name: &str) -> BenchArgs {
     }
 }
 
+/// A step's logged loss (the step must log one).
+fn loss(bench: &mut Box<dyn Bench>) -> f64 {
+    let logs = bench.step().unwrap();
+    logs.loss
+        .unwrap_or_else(|| panic!("no loss logged: {logs:?}"))
+}
+
+/// What each script logs per step (its `log_batch_loss`, its `log_metric` names): dcgan's
+/// main.py logs three metrics and no loss, loaders.py and the translator's trainer nothing,
+/// atari's main.py the action loss and `value_loss`, every other script its loss.
+fn logged_per_step(name: &str) -> (bool, Vec<&'static str>) {
+    match name {
+        "dcgan" | "dcgan_all" => (false, vec!["errD_real", "errG_fake", "errG"]),
+        "loader" | "translator" => (false, vec![]),
+        "atari" => (true, vec!["value_loss"]),
+        _ => (true, vec![]),
+    }
+}
+
 #[test]
-fn every_model_trains_three_steps_with_finite_losses() {
+fn every_model_trains_an_observation_logging_what_its_script_logs() {
     tch::set_num_threads(1);
     for name in Models::names() {
         let mut bench = Models
             .create(name, &tiny(name), CPU)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
+        bench.begin_observation(0).unwrap();
+        let (loss, metrics) = logged_per_step(name);
         for step in 0..3 {
-            let loss = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(loss.is_finite(), "{name}: step {step} loss {loss}");
+            let logs = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(logs.first_nonfinite(), None, "{name}: step {step} {logs:?}");
+            assert_eq!(logs.loss.is_some(), loss, "{name}: {logs:?}");
+            let names: Vec<&str> = logs.metrics.iter().map(|m| m.0).collect();
+            assert_eq!(names, metrics, "{name}");
+            // conv_simple.py and conv_distributed.py time `loading` and `compute` inside
+            // each step.
+            let stages: Vec<&str> = logs.stages.iter().map(|m| m.0).collect();
+            let want: &[&str] = match name {
+                "convnet" | "convnet_fp16" | "convnet_distributed" | "convnet_distributed_fp16" => {
+                    &["loading", "compute"]
+                }
+                _ => &[],
+            };
+            assert_eq!(stages, want, "{name}");
+            assert!(logs.stages.iter().all(|(_, t)| *t >= 0.0), "{name}");
+            assert!(logs.epoch_loss.is_none(), "{name}");
         }
+        let end = bench.end_observation(0).unwrap();
         bench.sync();
+        let after = bench.after_observation(0, 1.0).unwrap();
+        for logs in [&end, &after] {
+            assert_eq!(logs.first_nonfinite(), None, "{name}: {logs:?}");
+            assert_eq!(logs.loss, None, "{name}");
+        }
+        // The epoch losses and the metrics the scripts log once an observation.
+        let epoch_loss = match name {
+            "reso" | "translator" | "fast_style" => end.epoch_loss,
+            "vae" | "recom" => after.epoch_loss,
+            _ => {
+                assert_eq!((end.epoch_loss, after.epoch_loss), (None, None), "{name}");
+                None
+            }
+        };
+        if matches!(name, "reso" | "translator" | "fast_style" | "vae" | "recom") {
+            assert!(epoch_loss.is_some(), "{name}: no epoch loss");
+        }
+        let after_metrics: Vec<&str> = after.metrics.iter().map(|m| m.0).collect();
+        let after_stages: Vec<&str> = after.stages.iter().map(|m| m.0).collect();
+        match name {
+            "wlm" | "wlmfp16" => {
+                assert_eq!(after_metrics, ["val_loss"], "{name}");
+                assert_eq!(after_stages, ["eval", "all"], "{name}");
+            }
+            "reso" => assert_eq!((after_metrics, after_stages), (vec!["psnr"], vec![])),
+            _ => assert!(
+                after_metrics.is_empty() && after_stages.is_empty(),
+                "{name}"
+            ),
+        }
     }
+}
+
+/// Σ of the steps' losses is vae's `train_loss` (main.py:130,136), reso's `epoch_loss`
+/// (main.py:55-58,95) and fast_style's (neural_style.py:104-105); recom's is
+/// `losses.sum`, Σ loss × batch (ncf.py:186,192).
+#[test]
+fn epoch_losses_are_the_scripts_sums_of_the_steps_losses() {
+    for (name, per_item) in [
+        ("vae", 1.0),
+        ("reso", 1.0),
+        ("fast_style", 1.0),
+        ("recom", 16.0),
+    ] {
+        let mut bench = Models.create(name, &tiny(name), CPU).unwrap();
+        for r in 0..2 {
+            bench.begin_observation(r).unwrap();
+            let losses: Vec<f64> = (0..3).map(|_| loss(&mut bench)).collect();
+            let end = bench.end_observation(r).unwrap();
+            let after = bench.after_observation(r, 0.5).unwrap();
+            let logged = end.epoch_loss.or(after.epoch_loss).unwrap();
+            let want: f64 = losses.iter().map(|l| l * per_item).sum();
+            assert!(
+                (logged - want).abs() <= 1e-9 * want.abs(),
+                "{name}: {logged} vs {want}"
+            );
+        }
+    }
+    assert_eq!(tiny("recom").batch_size, 16);
 }
 
 #[test]
@@ -164,19 +259,19 @@ fn wlm_lstm_and_float64_lstm_train() {
     let mut a = tiny("wlm");
     a.extra.insert("model".into(), "LSTM".into());
     let mut bench = Models.create("wlm", &a, CPU).unwrap();
-    assert!(bench.step().unwrap().is_finite());
-    assert!(bench.step().unwrap().is_finite());
+    assert!(loss(&mut bench).is_finite());
+    assert!(loss(&mut bench).is_finite());
 
     let mut a = tiny("toy_lstm");
     a.extra.insert("dtype".into(), "float64".into());
     let mut bench = Models.create("toy_lstm", &a, CPU).unwrap();
-    assert!(bench.step().unwrap().is_finite());
+    assert!(loss(&mut bench).is_finite());
 }
 
-/// L-BFGS as the suite's script: each step runs up to 20 evaluations, so a few steps fit
-/// the sine waves (train.py's loss falls from ~0.5 to ~1e-3 within 10 steps in float64).
+/// SGD at lr 0.01 as the suite's script: one evaluation a step, so the loss falls slowly
+/// (the suite's run on CPU: 0.50 → 0.49 over its 50 steps; L-BFGS took it to 6e-6).
 #[test]
-fn toy_lstm_lbfgs_fits_the_waves_in_a_few_steps() {
+fn toy_lstm_sgd_moves_the_loss_slowly() {
     let i = Value::Int;
     let a = args(
         1,
@@ -188,23 +283,25 @@ fn toy_lstm_lbfgs_fits_the_waves_in_a_few_steps() {
         ],
     );
     let mut bench = Models.create("toy_lstm", &a, CPU).unwrap();
-    let losses: Vec<f64> = (0..6).map(|_| bench.step().unwrap()).collect();
+    let losses: Vec<f64> = (0..6).map(|_| loss(&mut bench)).collect();
     assert!(losses.iter().all(|l| l.is_finite()), "{losses:?}");
     assert!(
-        losses[5] < losses[0] / 20.0,
-        "L-BFGS should cut the loss twentyfold in 6 steps: {losses:?}"
+        losses[5] < losses[0] && losses[5] > losses[0] / 2.0,
+        "six SGD steps of lr 0.01 lower the loss, by less than half: {losses:?}"
     );
 }
 
 #[test]
 fn toy_reg_loss_decreases_over_200_steps() {
     let mut bench = Models.create("toy_reg", &args(64, &[]), CPU).unwrap();
-    let losses: Vec<f64> = (0..200).map(|_| bench.step().unwrap()).collect();
+    let losses: Vec<f64> = (0..200).map(|_| loss(&mut bench)).collect();
     assert!(losses.iter().all(|l| l.is_finite()));
     let first = losses[..10].iter().sum::<f64>() / 10.0;
     let last = losses[190..].iter().sum::<f64>() / 10.0;
+    // At the script's lr 0.01 the fit is slow (the suite's own run: 0.06–0.44 → 0.03–0.28
+    // over its steps); the update itself is checked by hand in toy_reg.rs.
     assert!(
-        last < first / 10.0,
+        last < first * 0.75,
         "first 10 average {first}, last 10 average {last}"
     );
 }
@@ -251,7 +348,7 @@ fn bfloat16_trains_on_cpu() {
     let mut a = tiny("vae");
     a.extra.insert("dtype".into(), "bfloat16".into());
     let mut bench = Models.create("vae", &a, CPU).unwrap();
-    assert!(bench.step().unwrap().is_finite());
+    assert!(loss(&mut bench).is_finite());
 }
 
 #[test]
@@ -296,16 +393,13 @@ fn a_bench_steps_from_another_thread() {
         threads: 1,
     };
     let mut bench = Models.create("toy_reg", &args(8, &[]), device).unwrap();
-    let loss = std::thread::spawn(move || bench.step().unwrap())
-        .join()
-        .unwrap();
+    let loss = std::thread::spawn(move || loss(&mut bench)).join().unwrap();
     assert!(loss.is_finite());
 }
 
 /// Every job of the shipped `runner.json` with its real arguments as the planner gives them
 /// (short flags, `--dtype`, `--arch`, sizes), only the batch made small: builds and takes
-/// one step on CPU, the fp16 jobs are refused there. `--ignored`: a few minutes (toy_lstm's
-/// one L-BFGS step is 20 passes over 97 waves of 999 steps).
+/// one step on CPU, the fp16 jobs are refused there. `--ignored`: a few minutes.
 #[test]
 #[ignore]
 fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
@@ -338,9 +432,10 @@ fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
             continue;
         }
         let mut bench = created.unwrap_or_else(|e| panic!("{name}: {e}"));
-        let loss = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
-        eprintln!("{name}: loss {loss:.4} in {:.2?}", start.elapsed());
-        assert!(loss.is_finite(), "{name}");
+        bench.begin_observation(0).unwrap();
+        let logs: Logs = bench.step().unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!("{name}: {logs:?} in {:.2?}", start.elapsed());
+        assert_eq!(logs.first_nonfinite(), None, "{name}");
     }
 }
 
@@ -397,6 +492,8 @@ fn whole_machine_jobs_train_on_one_device() {
         a.extra.insert("vcd".into(), "0".into());
         a.extra.remove("ngpu");
         let mut bench = Models.create(name, &a, CPU).unwrap();
-        assert!(bench.step().unwrap().is_finite(), "{name}");
+        let logs = bench.step().unwrap();
+        assert_eq!(logs.first_nonfinite(), None, "{name}");
+        assert_eq!(logs.metrics.len(), if name == "dcgan_all" { 3 } else { 0 });
     }
 }

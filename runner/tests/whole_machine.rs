@@ -37,9 +37,17 @@ fn dcgan_args(vcd: &str, ngpu: Option<i64>) -> BenchArgs {
     }
 }
 
+/// Each step's loss; dcgan's, which logs none, the sum of its metrics (errD_real +
+/// errD_fake + errG).
 fn losses(name: &str, args: &BenchArgs, steps: usize) -> Vec<f64> {
     let mut bench = Models.create(name, args, CPU).unwrap();
-    (0..steps).map(|_| bench.step().unwrap()).collect()
+    (0..steps)
+        .map(|_| {
+            let logs = bench.step().unwrap();
+            logs.loss
+                .unwrap_or_else(|| logs.metrics.iter().map(|(_, v)| v).sum())
+        })
+        .collect()
 }
 
 /// On (simulated) CPU devices dcgan_all is main.py's CPU path: dcgan on the whole batch

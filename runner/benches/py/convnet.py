@@ -1,5 +1,7 @@
 """convnet (runner/src/models/convnet.rs): ResNet-18 (torchvision's and tch::vision's
-layout) on one fixed random batch; cross-entropy; conv_simple.py's SGD(parameters, lr 0.1)."""
+layout) on a fresh batch every step, made in the main thread as the tch model's loader does
+with 0 workers (random bytes, ToTensor's / 255, ImageNet's normalisation; random labels);
+cross-entropy; conv_simple.py's SGD(parameters, lr 0.1)."""
 
 import torch
 import torch.nn as nn
@@ -53,18 +55,26 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+SD = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+
+
 class ConvNet:
-    """ResNet-18 on one fake ImageNet batch; cross-entropy; SGD 0.1 (no momentum, no wd)."""
+    """ResNet-18 on a fresh fake ImageNet batch a step; cross-entropy; SGD 0.1 (no momentum,
+    no wd)."""
 
     def __init__(self, batch_size, image_size, classes):
         self.net = ResNet18(classes)
         self.net.train()
         self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
-        self.images = torch.randn(batch_size, 3, image_size, image_size)
-        self.labels = torch.randint(classes, (batch_size,))
+        self.shape = (batch_size, 3, image_size, image_size)
+        self.classes = classes
 
     def step(self):
-        loss = F.cross_entropy(self.net(self.images).float(), self.labels)
+        pixels = torch.randint(0, 256, self.shape, dtype=torch.uint8)
+        images = (pixels.float() / 255.0 - MEAN) / SD
+        labels = torch.randint(self.classes, (self.shape[0],))
+        loss = F.cross_entropy(self.net(images).float(), labels)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()

@@ -1,5 +1,6 @@
 """toy_reg (runner/src/models/toy_reg.rs): Linear(4->1) fitting a random degree-4
-polynomial on fresh batches; smooth-L1 (the suite's script); SGD 0.1."""
+polynomial on fresh batches drawn on the CPU; smooth-L1; SGD at the suite's script's lr 0.01
+(regression/polynome main.py:78-79)."""
 
 import torch
 import torch.nn as nn
@@ -7,7 +8,7 @@ import torch.nn.functional as F
 
 
 def add_arguments(p):
-    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--lr", type=float, default=0.01)
 
 
 class ToyReg:

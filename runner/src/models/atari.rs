@@ -29,7 +29,7 @@
 //! `num_env_steps` (10e6, for the decay's horizon). `env_name` is recorded, not used.
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
@@ -270,8 +270,9 @@ impl Ppo {
         }
     }
 
-    /// algo/ppo.py's `update`: returns the mean action loss over its mini-batch updates.
-    fn update(&mut self, returns: &Tensor) -> Tensor {
+    /// algo/ppo.py's `update`: returns the mean value loss and the mean action loss over
+    /// its mini-batch updates.
+    fn update(&mut self, returns: &Tensor) -> (Tensor, Tensor) {
         let h = self.hyper;
         let size = self.rewards.size();
         let batch = size[0] * size[1];
@@ -289,6 +290,7 @@ impl Ppo {
         let old_log_probs = self.action_log_probs.reshape([batch, 1]);
         let returns = returns.reshape([batch, 1]);
         let mut action_loss_sum = Tensor::zeros([], (Kind::Float, self.device));
+        let mut value_loss_sum = Tensor::zeros([], (Kind::Float, self.device));
         for _ in 0..h.ppo_epoch {
             // SubsetRandomSampler + BatchSampler(drop_last): a fresh permutation, cut in
             // num_mini_batch mini-batches of batch // num_mini_batch.
@@ -317,15 +319,32 @@ impl Ppo {
                 // zero_grad, backward, clip_grad_norm_(max_grad_norm), step.
                 self.opt.backward_step_clip_norm(&loss, h.max_grad_norm);
                 action_loss_sum += action_loss.detach();
+                value_loss_sum += value_loss.detach();
             }
         }
         // The script averages `.item()`s; summing on the device reads back once, at the end.
-        action_loss_sum / (h.ppo_epoch * h.num_mini_batch) as f64
+        let updates = (h.ppo_epoch * h.num_mini_batch) as f64;
+        (value_loss_sum / updates, action_loss_sum / updates)
     }
 }
 
 impl Train for Ppo {
     fn train_step(&mut self) -> Tensor {
+        self.ppo_step().1
+    }
+
+    fn step(&mut self) -> Logs {
+        // main.py:257-258: `log_batch_loss(action_loss)`, `log_metric('value_loss', …)`.
+        let (value_loss, action_loss) = self.ppo_step();
+        let read = |t: Tensor| t.to_kind(Kind::Double).double_value(&[]);
+        Logs::loss(read(action_loss)).metric("value_loss", read(value_loss))
+    }
+}
+
+impl Ppo {
+    /// One of main.py's updates: the rollout, the returns, PPO's update; (value loss,
+    /// action loss).
+    fn ppo_step(&mut self) -> (Tensor, Tensor) {
         if let Some(num_updates) = self.decay {
             // update_linear_schedule(optimizer, j, num_updates, args.lr), j being main.py's
             // observation index (its `repeat` loop), the same for the `number` steps in it.
@@ -347,11 +366,11 @@ impl Train for Ppo {
             h.gamma,
             h.gae_lambda,
         );
-        let loss = self.update(&returns);
+        let losses = self.update(&returns);
         // RolloutStorage.after_update: the last observation starts the next rollout.
         self.obs.get(0).copy_(&self.obs.get(t));
         self.masks.get(0).copy_(&self.masks.get(t));
-        loss
+        losses
     }
 }
 

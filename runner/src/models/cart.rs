@@ -1,20 +1,24 @@
 //! cart (reinforcement/cart_pole reinforce.py): REINFORCE on CartPole-v0. The policy is
 //! Linear 4→128, ReLU, Linear 128→2, softmax; an action is sampled from it at every
-//! environment step; after `number` steps (one observation of the suite's timing) the
-//! discounted returns of all those steps are normalised ((R − mean) ÷ (sd + ε), ε the
-//! float32 epsilon) and `Σ −log π(a) · R` is minimised by one Adam step (lr 0.01).
+//! environment step; after the observation's `number` steps the discounted returns of all
+//! those steps are normalised ((R − mean) ÷ (sd + ε), ε the float32 epsilon) and
+//! `Σ −log π(a) · R` is minimised by one Adam step (lr 0.01), inside the timer
+//! (`finish_episode()`, reinforce.py:110).
 //! Args: `gamma` (fast.json: 0.99), `number` (500 steps per update), `batch_size` (not
 //! passed: 1, so an item is one environment step, as the suite counted them).
 //!
-//! As the script: the environment is reset whenever an episode ends, in the middle of the
-//! `number` steps, and the returns run over all of them regardless of those ends (the
-//! script's "we actually do not care about solving the thing"); the per-step "loss" the
-//! suite logs (`log_batch_loss(reward)`) is the reward, 1.0. CartPole-v0 is gym's, written
-//! here: Euler steps of 0.02 s, force ±10 N, the episode over past 12° or 2.4 m or after
-//! 200 steps, the start state uniform in ±0.05 (from the copy's seed, not gym's seeding).
+//! As the script: the policy is on the CPU whatever the copy's device (it is never moved,
+//! reinforce.py:47; the job passes `--no-cuda`, so the entry records `cuda: false` and no
+//! `gpu`, and nothing waits for a GPU); the environment is reset at the start of every
+//! observation (reinforce.py:94) and whenever an episode ends in the middle of the `number`
+//! steps, and the returns run over all of them regardless of those ends (the script's "we
+//! actually do not care about solving the thing"); the per-step "loss" the suite logs
+//! (`log_batch_loss(reward)`) is the reward, 1.0. CartPole-v0 is gym's, written here: Euler
+//! steps of 0.02 s, force ±10 N, the episode over past 12° or 2.4 m or after 200 steps, the
+//! start state uniform in ±0.05 (from the copy's seed, not gym's seeding).
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Tensor};
 
@@ -114,11 +118,8 @@ struct Reinforce {
     policy: nn::Sequential,
     opt: nn::Optimizer,
     gamma: f64,
-    /// Steps per update: the observation's `number`.
-    number: usize,
     log_probs: Vec<Tensor>,
     rewards: Vec<f64>,
-    device: tch::Device,
     _vs: nn::VarStore,
 }
 
@@ -132,7 +133,8 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Reinforce, BenchError> {
         return Err(ctx.arg_error(format!("--gamma {gamma}: a discount in [0, 1]")));
     }
     let number = usize::try_from(args.number.max(1)).unwrap_or(1);
-    let vs = nn::VarStore::new(ctx.device);
+    // reinforce.py:47: `policy = Policy()`, never moved to the device.
+    let vs = nn::VarStore::new(tch::Device::Cpu);
     let root = vs.root();
     let policy = nn::seq()
         .add(nn::linear(&root / "affine1", 4, 128, Default::default()))
@@ -146,10 +148,8 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Reinforce, BenchError> {
         policy,
         opt,
         gamma,
-        number,
         log_probs: Vec::with_capacity(number),
         rewards: Vec::with_capacity(number),
-        device: ctx.device,
         _vs: vs,
     })
 }
@@ -157,10 +157,11 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Reinforce, BenchError> {
 impl Reinforce {
     /// The update of `finish_episode` over the steps gathered.
     fn finish(&mut self) {
+        if self.rewards.is_empty() {
+            return;
+        }
         let returns = normalized_returns(&self.rewards, self.gamma);
-        let returns = Tensor::from_slice(&returns)
-            .to_kind(Kind::Float)
-            .to_device(self.device);
+        let returns = Tensor::from_slice(&returns).to_kind(Kind::Float);
         let log_probs = Tensor::stack(&self.log_probs, 0);
         let loss = (-log_probs * returns).sum(Kind::Float);
         self.opt.backward_step(&loss);
@@ -170,11 +171,14 @@ impl Reinforce {
 }
 
 impl Train for Reinforce {
+    fn begin_observation(&mut self, _observation: u64) {
+        // `state, ep_reward = env.reset(), 0`.
+        self.env.reset();
+    }
+
     fn train_step(&mut self) -> Tensor {
         let state: Vec<f32> = self.env.state.iter().map(|v| *v as f32).collect();
-        let x = Tensor::from_slice(&state)
-            .view([1, 4])
-            .to_device(self.device);
+        let x = Tensor::from_slice(&state).view([1, 4]);
         let probs = self.policy.forward(&x).softmax(-1, Kind::Float);
         let action = probs.multinomial(1, true).int64_value(&[0, 0]);
         self.log_probs.push(probs.get(0).get(action).log());
@@ -183,10 +187,16 @@ impl Train for Reinforce {
         if done {
             self.env.reset();
         }
-        if self.rewards.len() >= self.number {
-            self.finish();
-        }
         Tensor::from(reward)
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        self.finish();
+        Logs::none()
+    }
+
+    fn syncs_device(&self) -> bool {
+        false
     }
 }
 
@@ -284,15 +294,22 @@ mod tests {
                 .collect()
         };
         let before = weights(&model);
-        // Three steps gather (reward 1 each, the suite's logged "loss"); the fourth
-        // completes the observation and takes the Adam step.
-        for _ in 0..3 {
+        // The observation starts from a fresh environment; its steps gather (reward 1
+        // each, the suite's logged "loss"); its end takes the Adam step.
+        model.env.state = [1.0; 4];
+        model.env.steps = 7;
+        model.begin_observation(0);
+        assert!(model.env.state.iter().all(|v| v.abs() <= 0.05) && model.env.steps == 0);
+        for _ in 0..4 {
             assert_eq!(model.train_step().double_value(&[]), 1.0);
         }
         assert_eq!(weights(&model), before);
-        assert_eq!(model.rewards.len(), 3);
-        assert_eq!(model.train_step().double_value(&[]), 1.0);
+        assert_eq!(model.rewards.len(), 4);
+        assert_eq!(model.end_observation(0), Logs::none());
         assert!(model.rewards.is_empty() && model.log_probs.is_empty());
         assert_ne!(weights(&model), before);
+        // On a GPU copy too, the policy is the CPU's and the timer waits for no device.
+        assert_eq!(model._vs.device(), tch::Device::Cpu);
+        assert!(!model.syncs_device());
     }
 }

@@ -5,22 +5,41 @@
 //! the SGD through FP16_Optimizer with a dynamic loss scale (`half`).
 //! Args: `arch` (resnet18|34|50|101|152; the example's default resnet18, the jobs pass
 //! resnet101), `batch_size` (fast.json: 64), `image_size` (224), `num_classes` (1000), `lr`
-//! (0.1), `half`/`fp16`.
+//! (0.1), `half`/`fp16`, `workers` (fast.json: 8).
+//!
+//! As the script (conv_simple.py:64-109): a fresh batch every step from one persistent
+//! loader (`host_loader`: `workers` threads making ImageNet-shaped batches of random pixels,
+//! ToTensor'd and ImageNet-normalised on the host, 2 ahead per worker), and each step in two
+//! stages of its own, each synchronised on entry and exit as `chrono.time` does: `loading`
+//! (the wait for the next batch and its copy to the device) and `compute` (forward, loss,
+//! its `.item()`, backward, update). Not as the script: the host batch is copied from
+//! pageable memory (the script's loader pins it), and its pixels are uniform noise, not
+//! decoded JPEGs.
 
 use super::half::{Sgd, batch_norm_to_float};
-use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use super::host_loader::{HostLoader, Recipe};
+use super::{Ctx, Train, sync};
+use crate::bench::{BenchArgs, BenchError, Logs};
+use crate::timing::timed;
 use tch::nn::{self, ModuleT};
 use tch::vision::resnet;
-use tch::{Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("convnet.rs");
+
+/// torchvision's ImageNet normalisation (the script's `Normalize`).
+pub(super) const IMAGENET_MEAN: [f64; 3] = [0.485, 0.456, 0.406];
+/// Its standard deviations.
+pub(super) const IMAGENET_SD: [f64; 3] = [0.229, 0.224, 0.225];
 
 struct ConvNet {
     net: Box<dyn ModuleT>,
     opt: Sgd,
-    images: Tensor,
-    labels: Tensor,
+    loader: HostLoader,
+    /// `[batch, 3, size, size]`.
+    shape: [i64; 4],
+    kind: Kind,
+    device: Device,
     _vs: nn::VarStore,
 }
 
@@ -81,25 +100,64 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     }
     let lr = ctx.float(args, &["lr", "learning_rate"], 0.1)?;
     let opt = Sgd::new(&vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
-    let images = Tensor::randn([batch_size, 3, size, size], ctx.opts());
-    let labels = Tensor::randint(classes, [batch_size], ctx.int_opts());
+    let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
+    let recipe = Recipe::normalized(
+        batch_size as usize,
+        (size * size) as usize,
+        classes as u64,
+        &IMAGENET_MEAN,
+        &IMAGENET_SD,
+    );
+    // conv_simple.py:73: one iterator, made before the loop.
+    let loader = HostLoader::new(recipe, args.seed as u64, workers, 0);
     Ok(Box::new(ConvNet {
         net,
         opt,
-        images,
-        labels,
+        loader,
+        shape: [batch_size, 3, size, size],
+        kind: ctx.kind,
+        device: ctx.device,
         _vs: vs,
     }))
 }
 
-impl Train for ConvNet {
-    fn train_step(&mut self) -> Tensor {
-        let logits = self.net.forward_t(&self.images, true);
+impl ConvNet {
+    /// `next_batch()` and `.to(device)` of input and target.
+    fn next_on_device(&mut self) -> (Tensor, Tensor) {
+        let batch = self.loader.next_batch();
+        let images = Tensor::from_slice(&batch.images)
+            .view(self.shape)
+            .to_device(self.device)
+            .to_kind(self.kind);
+        let labels = Tensor::from_slice(&batch.labels).to_device(self.device);
+        (images, labels)
+    }
+
+    /// Forward, loss, backward, update.
+    fn train_on(&mut self, images: &Tensor, labels: &Tensor) -> Tensor {
+        let logits = self.net.forward_t(images, true);
         // Cross-entropy in float32 even for half models (log-softmax over 1000 classes).
-        let loss = logits
-            .to_kind(Kind::Float)
-            .cross_entropy_for_logits(&self.labels);
+        let loss = logits.to_kind(Kind::Float).cross_entropy_for_logits(labels);
         self.opt.backward_step(&loss);
         loss
+    }
+}
+
+impl Train for ConvNet {
+    fn train_step(&mut self) -> Tensor {
+        let (images, labels) = self.next_on_device();
+        self.train_on(&images, &labels)
+    }
+
+    fn step(&mut self) -> Logs {
+        let device = self.device;
+        let ((images, labels), loading) = timed(&|| sync(device), || self.next_on_device());
+        let (loss, compute) = timed(&|| sync(device), || {
+            let loss = self.train_on(&images, &labels);
+            loss.to_kind(Kind::Double).double_value(&[])
+        });
+        Logs::loss(loss)
+            .stage("loading", loading)
+            .stage("compute", compute)
     }
 }

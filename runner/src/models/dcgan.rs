@@ -1,11 +1,17 @@
 //! dcgan (generative_adversarial_networks/dcgan main.py): the 64×64 DCGAN generator
 //! (nz→ngf·8→…→3, transposed convolutions, batch norm, tanh) and discriminator (3→ndf→…→1,
 //! leaky ReLU, batch norm), weights N(0, 0.02); one step trains D on a real (random) and a
-//! fake batch, then G; BCE on logits, Adam lr 2e-4, β₁ 0.5. Returns errD + errG.
+//! fake batch, then G; BCE on logits, Adam lr 2e-4, β₁ 0.5.
+//!
+//! Logged as the script (main.py:237-264): no batch loss; the metrics `errD_real`,
+//! `errG_fake` (the script's name for errD_fake) and `errG`, each read with `.item()` where
+//! the script reads it, and the three output means it reads (D_x, D_G_z1, D_G_z2): six waits
+//! per step. The script's loop (`if i > opt.number: break`) trains `number + 1` batches per
+//! observation while counting `number`: its bug, which mlbench does not copy (`number`).
 //! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64 only).
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Reduction, Tensor};
 
@@ -188,27 +194,73 @@ pub(super) fn whole_batch(
     }))
 }
 
-impl Train for Dcgan {
-    fn train_step(&mut self) -> Tensor {
+/// What the script reads with `.item()` in a step, in its order: a metric's name, or
+/// `None` for the output means it only prints (D_x, D_G_z1, D_G_z2).
+pub(super) type Read<'a> = dyn FnMut(Option<&'static str>, &Tensor) + 'a;
+
+/// Reads every value as the script's `.item()` does (each a wait for the device) and
+/// files the metrics.
+pub(super) fn logged_step(update: impl FnOnce(&mut Read<'_>)) -> Logs {
+    let mut logs = Logs::none();
+    update(&mut |name, value| {
+        let value = value.to_kind(tch::Kind::Double).double_value(&[]);
+        if let Some(name) = name {
+            logs.metrics.push((name, value));
+        }
+    });
+    logs
+}
+
+impl Dcgan {
+    /// One step of main.py:232-264; `read` is called where the script calls `.item()`.
+    /// Returns errD_real + errD_fake + errG.
+    fn update(&mut self, read: &mut Read<'_>) -> Tensor {
         let batch = self.real.size()[0];
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.opt_d.zero_grad();
-        let err_d_real = bce(&self.net_d.forward_t(&self.real, true), 1.0);
+        let output = self.net_d.forward_t(&self.real, true);
+        let err_d_real = bce(&output, 1.0);
+        read(Some("errD_real"), &err_d_real);
         err_d_real.backward();
+        read(None, &sigmoid_mean(&output));
         let noise = Tensor::randn(
             [batch, self.nz, 1, 1],
             (self.real.kind(), self.real.device()),
         );
         let fake = self.net_g.forward_t(&noise, true);
-        let err_d_fake = bce(&self.net_d.forward_t(&fake.detach(), true), 0.0);
+        let output = self.net_d.forward_t(&fake.detach(), true);
+        let err_d_fake = bce(&output, 0.0);
+        read(Some("errG_fake"), &err_d_fake);
         err_d_fake.backward();
+        read(None, &sigmoid_mean(&output));
         self.opt_d.step();
         // (2) G: maximise log D(G(z)).
         self.opt_g.zero_grad();
-        let err_g = bce(&self.net_d.forward_t(&fake, true), 1.0);
+        let output = self.net_d.forward_t(&fake, true);
+        let err_g = bce(&output, 1.0);
+        read(Some("errG"), &err_g);
         err_g.backward();
+        read(None, &sigmoid_mean(&output));
         self.opt_g.step();
-        err_d_real + err_d_fake + err_g
+        err_d_real.detach() + err_d_fake.detach() + err_g.detach()
+    }
+}
+
+/// `output.mean()` of the script's discriminator, whose last layer is the Sigmoid that
+/// mlbench folds into the loss.
+pub(super) fn sigmoid_mean(logits: &Tensor) -> Tensor {
+    tch::no_grad(|| logits.sigmoid().mean(None))
+}
+
+impl Train for Dcgan {
+    fn train_step(&mut self) -> Tensor {
+        self.update(&mut |_, _| {})
+    }
+
+    fn step(&mut self) -> Logs {
+        logged_step(|read| {
+            let _ = self.update(read);
+        })
     }
 }
 

@@ -10,8 +10,8 @@
 //!   losses are taken; the backward goes the same way back and the replicas' gradients are
 //!   summed into the master's, which alone the two optimizers (Adam, `lr` 2e-4, β₁ `beta1`
 //!   0.5) step (`parallel::apply`, `backward`, `reduce_add_grads`, `broadcast`). One step
-//!   is dcgan's: D on the real batch and on a fake one, then G through D. Returns
-//!   errD_real + errD_fake + errG, as dcgan. On replicas that share one memory (CPU
+//!   is dcgan's: D on the real batch and on a fake one, then G through D; logged as
+//!   dcgan (the metrics errD_real, errG_fake, errG, no batch loss). On replicas that share one memory (CPU
 //!   replicas: the tests) the master's replication, zeroing, gradient reduction and
 //!   optimizer steps are split by parameters between the replicas' threads (each an Adam
 //!   over its share of the master's parameters: the same update, parameter by parameter).
@@ -25,7 +25,7 @@
 use super::dcgan::{self, DcganArgs, NC};
 use super::parallel::{self, Workers};
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use mlbench_schema::value::Value;
 use std::ops::Range;
 use tch::nn::{self, ModuleT, OptimizerConfig};
@@ -291,14 +291,32 @@ fn net_d(r: &mut Replica, x: &Tensor) -> Tensor {
 
 impl Train for DcganAll {
     fn train_step(&mut self) -> Tensor {
+        self.update(&mut |_, _| {})
+    }
+
+    fn step(&mut self) -> Logs {
+        dcgan::logged_step(|read| {
+            let _ = self.update(read);
+        })
+    }
+}
+
+impl DcganAll {
+    /// dcgan's step through the replicas; `read` where the script calls `.item()`.
+    fn update(&mut self, read: &mut dcgan::Read<'_>) -> Tensor {
         self.coordinator.enter(self.devices[0]);
         let (workers, devices) = (&self.workers, self.devices.as_slice());
         let batch = self.real.size()[0];
         let replicas = parallel::chunk_sizes(batch, devices.len()).len();
         // A loss on a gathered output, its backward, and the replicas' backward.
-        let loss_of = |applied: parallel::Applied, label: f64| -> (Tensor, Option<Tensor>) {
+        let mut loss_of = |applied: parallel::Applied,
+                           label: f64,
+                           name: &'static str|
+         -> (Tensor, Option<Tensor>) {
             let loss = dcgan::bce(&applied.output, label);
+            read(Some(name), &loss);
             loss.backward();
+            read(None, &dcgan::sigmoid_mean(&applied.output));
             let grad = applied.output.grad();
             (loss.detach(), parallel::backward(workers, applied, &grad))
         };
@@ -306,19 +324,19 @@ impl Train for DcganAll {
         self.d.zero_grad(workers);
         self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &self.real, false, net_d);
-        let (err_d_real, _) = loss_of(out, 1.0);
+        let (err_d_real, _) = loss_of(out, 1.0, "errD_real");
         let noise = Tensor::randn([batch, self.nz, 1, 1], (self.real.kind(), devices[0]));
         self.g.replicate(workers);
         let fake = parallel::apply(workers, devices, &noise, false, net_g);
         self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &fake.output.detach(), false, net_d);
-        let (err_d_fake, _) = loss_of(out, 0.0);
+        let (err_d_fake, _) = loss_of(out, 0.0, "errG_fake");
         self.d.step(workers, replicas);
         // (2) G: maximise log D(G(z)), through the updated D.
         self.g.zero_grad(workers);
         self.d.replicate(workers);
         let out = parallel::apply(workers, devices, &fake.output, true, net_d);
-        let (err_g, grad_fake) = loss_of(out, 1.0);
+        let (err_g, grad_fake) = loss_of(out, 1.0, "errG");
         let grad_fake = grad_fake.expect("D's input is G's output, which needs a gradient");
         parallel::backward(workers, fake, &grad_fake);
         self.g.step(workers, replicas);

@@ -25,7 +25,7 @@
 //! float32 for float16/bfloat16 nets.
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Reduction, Tensor};
 
@@ -316,6 +316,8 @@ struct FastStyle {
     /// Gram matrices and losses are taken in float32 even for float16/bfloat16 nets: the
     /// weights (1e10) and the sums over h·w would overflow float16.
     loss_kind: Kind,
+    /// The observation's summed losses (`agg_content_loss + agg_style_loss`).
+    agg_loss: f64,
     _vs: (nn::VarStore, nn::VarStore),
 }
 
@@ -378,6 +380,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<FastStyle, BenchError> {
         content_weight,
         style_weight,
         loss_kind,
+        agg_loss: 0.0,
         _vs: (vs, vgg_vs),
     })
 }
@@ -413,6 +416,22 @@ impl Train for FastStyle {
         let loss = self.loss(&y, &self.content);
         self.opt.backward_step(&loss);
         loss
+    }
+
+    fn begin_observation(&mut self, _observation: u64) {
+        self.agg_loss = 0.0;
+    }
+
+    fn step(&mut self) -> Logs {
+        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+        // agg_content_loss + agg_style_loss: the sum of the steps' total losses.
+        self.agg_loss += loss;
+        Logs::loss(loss)
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        // neural_style.py:105, inside the timer.
+        Logs::none().epoch_loss(self.agg_loss)
     }
 }
 

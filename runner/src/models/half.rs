@@ -221,6 +221,90 @@ impl HalfSgd {
     }
 }
 
+/// main_fp16_optimizer.py's optimizer (wlmfp16): `FP16_Optimizer(SGD(lr),
+/// static_loss_scale=128, dynamic_loss_scale=False)` over a model made wholly half before
+/// the optimizer was built, so every parameter has a float32 master:
+/// - `backward`: `(loss.float() × scale).backward()`;
+/// - `step_clipped(max_norm)`: `update_master_grads` (each half gradient to float32, ÷ the
+///   scale; a static scaler never reports an overflow, so nothing is skipped), then
+///   `clip_master_grads(max_norm)` (`clip_grad_norm_` over the masters: × max_norm ÷
+///   (norm + 1e-6) when that is under 1), the SGD step on the masters and their copy back
+///   into the half parameters.
+pub(super) struct StaticHalfSgd {
+    params: Vec<Tensor>,
+    masters: Vec<Tensor>,
+    lr: f64,
+    scale: f64,
+}
+
+impl StaticHalfSgd {
+    pub(super) fn new(params: Vec<Tensor>, lr: f64, scale: f64) -> StaticHalfSgd {
+        let masters = tch::no_grad(|| {
+            params
+                .iter()
+                .map(|p| p.detach().to_kind(Kind::Float))
+                .collect()
+        });
+        StaticHalfSgd {
+            params,
+            masters,
+            lr,
+            scale,
+        }
+    }
+
+    pub(super) fn zero_grad(&self) {
+        tch::no_grad(|| {
+            for p in &self.params {
+                let mut g = p.grad();
+                if g.defined() {
+                    let _ = g.zero_();
+                }
+            }
+        });
+    }
+
+    /// `optimizer.backward(loss)`: the loss in float32 × the scale, backward.
+    pub(super) fn backward(&self, loss: &Tensor) {
+        (loss.to_kind(Kind::Float) * self.scale).backward();
+    }
+
+    /// The master gradients, clipped to `max_norm`; the SGD step; the copy back. Returns
+    /// the masters' gradient norm before clipping.
+    pub(super) fn step_clipped(&mut self, max_norm: f64) -> f64 {
+        tch::no_grad(|| {
+            let grads: Vec<Option<Tensor>> = self
+                .params
+                .iter()
+                .map(|p| {
+                    let g = p.grad();
+                    g.defined().then(|| g.to_kind(Kind::Float) / self.scale)
+                })
+                .collect();
+            let norms: Vec<Tensor> = grads.iter().flatten().map(|g| g.norm()).collect();
+            if norms.is_empty() {
+                return 0.0;
+            }
+            let norm = Tensor::stack(&norms, 0).norm().double_value(&[]);
+            let coef = max_norm / (norm + 1e-6);
+            let factor = -self.lr * if coef < 1.0 { coef } else { 1.0 };
+            for ((p, m), g) in self.params.iter().zip(&self.masters).zip(&grads) {
+                if let Some(g) = g {
+                    let _ = m.shallow_clone().g_add_(&(g * factor));
+                    p.shallow_clone().copy_(m);
+                }
+            }
+            norm
+        })
+    }
+
+    /// The float32 master of parameter `i` (in the order of the parameters given).
+    #[cfg(test)]
+    pub(super) fn master(&self, i: usize) -> &Tensor {
+        &self.masters[i]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,5 +430,55 @@ mod tests {
         // 20 BatchNorm layers (1 + 2 × 8 blocks + 3 downsamplings) × 4 variables.
         assert_eq!(floats, 80);
         assert!(matches!(Sgd::new(&vs, 0.1).unwrap(), Sgd::Half(_)));
+    }
+
+    #[test]
+    fn the_static_fp16_optimizer_unscales_clips_and_steps_float32_masters() {
+        // Two half parameters; loss = Σ p·c in float32, so ∂loss/∂p = c: (3, 4) and (0, 12)
+        // have the norm 13. The backward scales by 128 (half gradients 384, 512, 0, 1536,
+        // exact in float16); unscaled, clipped to 0.5: × 0.5 / (13 + 1e-6); lr 2.
+        let p1 = Tensor::from_slice(&[1.0f32, 2.0])
+            .to_kind(Kind::Half)
+            .set_requires_grad(true);
+        let p2 = Tensor::from_slice(&[0.5f32, -1.0])
+            .to_kind(Kind::Half)
+            .set_requires_grad(true);
+        let mut opt = StaticHalfSgd::new(vec![p1.shallow_clone(), p2.shallow_clone()], 2.0, 128.0);
+        let c1 = Tensor::from_slice(&[3.0f32, 4.0]);
+        let c2 = Tensor::from_slice(&[0.0f32, 12.0]);
+        let loss = (p1.to_kind(Kind::Float) * &c1).sum(Kind::Float)
+            + (p2.to_kind(Kind::Float) * &c2).sum(Kind::Float);
+        opt.zero_grad();
+        opt.backward(&loss);
+        assert_eq!(
+            Vec::<f32>::try_from(p1.grad().to_kind(Kind::Float)).unwrap(),
+            [384.0, 512.0]
+        );
+        let norm = opt.step_clipped(0.5);
+        assert!((norm - 13.0).abs() < 1e-9, "{norm}");
+        let step = 2.0 * 0.5 / (13.0 + 1e-6);
+        let want1 = [1.0 - step * 3.0, 2.0 - step * 4.0];
+        let want2 = [0.5, -1.0 - step * 12.0];
+        let m1 = Vec::<f64>::try_from(opt.master(0).to_kind(Kind::Double)).unwrap();
+        let m2 = Vec::<f64>::try_from(opt.master(1).to_kind(Kind::Double)).unwrap();
+        for (got, want) in m1.iter().chain(&m2).zip(want1.iter().chain(&want2)) {
+            assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        }
+        // The half parameters are the masters rounded to float16.
+        let half1 = Vec::<f32>::try_from(p1.to_kind(Kind::Float)).unwrap();
+        let rounded =
+            Vec::<f32>::try_from(opt.master(0).to_kind(Kind::Half).to_kind(Kind::Float)).unwrap();
+        assert_eq!(half1, rounded);
+        // Under the threshold nothing is clipped: norm 13 against 20.
+        opt.zero_grad();
+        let before = opt.master(0).copy();
+        let loss = (p1.to_kind(Kind::Float) * &c1).sum(Kind::Float);
+        opt.backward(&loss);
+        opt.step_clipped(20.0);
+        let moved = Vec::<f64>::try_from((opt.master(0) - &before).to_kind(Kind::Double)).unwrap();
+        assert!(
+            (moved[0] + 6.0).abs() < 1e-5 && (moved[1] + 8.0).abs() < 1e-5,
+            "{moved:?}"
+        );
     }
 }

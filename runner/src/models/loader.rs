@@ -6,8 +6,10 @@
 //! each decoding and transforming its images straight into their slots of the batch tensor
 //! (one, allocated once and refilled every step; on a GPU the batch is then copied there)
 //! and summing them. An item is an image (the script counts `batch_size × number` a
-//! observation). The step's "loss" is the batch's mean, from the workers' sums (no libtorch
-//! work on the CPU, so no libtorch threads), which proves the batch was made.
+//! observation). As the script, a step logs no loss (`batch_loss` stays empty) and ends
+//! with a wait for the device; `train_step`'s value, the batch's mean from the workers' sums
+//! (no libtorch work on the CPU, so no libtorch threads), is only the tests' proof that the
+//! batch was made.
 //!
 //! The images are read from `--data` in the ImageFolder layout (a folder per class of
 //! `.jpg`/`.jpeg`). When it holds none, a synthetic dataset is made there once (`images`
@@ -23,7 +25,7 @@
 //! iterator. `crop_size` (224, not a flag of the script) lets tests and `--smoke` shrink it.
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use tch::{Kind, Tensor};
@@ -445,6 +447,14 @@ impl Train for Loader {
         let _images = self.images.to_device(self.device);
         let _labels = Tensor::from_slice(&labels).to_device(self.device);
         Tensor::from((total / (picks.len() * plane) as f64) as f32)
+    }
+
+    fn step(&mut self) -> Logs {
+        // loaders.py:45-51: next batch, `.to(device)`, `torch.cuda.synchronize()`; no loss
+        // is logged (the batch's mean above is only the tests' proof of the batch).
+        let _mean = self.train_step();
+        super::sync(self.device);
+        Logs::none()
     }
 }
 

@@ -4,10 +4,13 @@
 //! `version` is its SHA-256). Sizes come from the jobs-file arguments (`BenchArgs::extra`, by
 //! argparse destination) with the suite's defaults (spec §3.4) when absent; `batch_size` is
 //! the jobs file's, or the suite's common default 1 when it passes none (as its scripts
-//! would then train, and as train_item counts). Data are synthetic
-//! (random tensors made on the device once, or per step where the suite generates them).
+//! would then train, and as train_item counts). Data are synthetic: random tensors made on
+//! the device once or per step, or, where the script loads a fresh batch each step from a
+//! DataLoader (convnet jobs, vae), made on the host by `host_loader`'s worker threads and
+//! copied to the device. What a model logs and does around its steps is its script's
+//! ([`Train`]'s hooks, `crate::bench`).
 
-use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec};
+use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
 use mlbench_schema::value::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::ThreadId;
@@ -21,7 +24,7 @@ mod dcgan;
 mod dcgan_all;
 mod fast_style;
 mod half;
-mod lbfgs;
+mod host_loader;
 mod loader;
 mod parallel;
 mod recom;
@@ -110,15 +113,6 @@ impl BenchFactory for Models {
             .map(|(_, source, _)| *source)
     }
 
-    fn observations(&self, name: &str, repeat: i64) -> i64 {
-        // word_language_model main.py: `for epoch in range(1, args.repeat)`.
-        if matches!(name, "wlm" | "wlmfp16") {
-            (repeat - 1).max(0)
-        } else {
-            repeat
-        }
-    }
-
     fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {
         // conv_distributed.py and dcgan's main.py multiply it by the devices they split over.
         match name {
@@ -141,14 +135,43 @@ impl BenchFactory for Models {
     }
 }
 
-/// One model's training step: returns the batch's loss as a scalar tensor.
+/// One model's work, as its script does it around and inside the timed loop (see
+/// [`crate::bench`] for where each hook runs). Only [`Train::train_step`] is required: a
+/// script that logs each step's loss and nothing else needs nothing more.
 pub(crate) trait Train: Send {
+    /// Trains on one batch; returns its loss as a scalar tensor.
     fn train_step(&mut self) -> Tensor;
+    /// What the script logs for one step: by default the loss of [`Train::train_step`],
+    /// read back (which waits for the device, as the script's `loss.item()` does).
+    fn step(&mut self) -> Logs {
+        Logs::loss(self.train_step().to_kind(Kind::Double).double_value(&[]))
+    }
+    /// Inside the timer, before the observation's first step.
+    fn begin_observation(&mut self, _observation: u64) {}
+    /// Inside the timer, after the observation's last step.
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        Logs::none()
+    }
+    /// After the `train` timer (`train_seconds` long): untimed work with stages of its own.
+    fn after_observation(&mut self, _observation: u64, _train_seconds: f64) -> Logs {
+        Logs::none()
+    }
+    /// Whether the timer's waits are waits for the copy's device: `false` for a script
+    /// that keeps its model on the CPU and passes `--no-cuda` (cart), which never syncs.
+    fn syncs_device(&self) -> bool {
+        true
+    }
+}
+
+/// Waits for `device`'s queued work (`torch.cuda.synchronize()`; nothing on the CPU).
+pub(crate) fn sync(device: Device) {
+    if let Device::Cuda(i) = device {
+        tch::Cuda::synchronize(i as i64);
+    }
 }
 
 /// A model as a [`Bench`]: sets the CPU threads in the thread that steps it, turns libtorch
-/// errors into [`BenchError::Failed`] and reads the loss back (which waits for the device,
-/// as the suite's `loss.item()` does).
+/// errors (tch's panics) into [`BenchError::Failed`].
 struct TchBench {
     name: &'static str,
     device: DeviceSpec,
@@ -156,8 +179,9 @@ struct TchBench {
     model: Box<dyn Train>,
 }
 
-impl Bench for TchBench {
-    fn step(&mut self) -> Result<f64, BenchError> {
+impl TchBench {
+    /// Runs `f` on the model in this thread, libtorch's errors caught.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut dyn Train) -> T) -> Result<T, BenchError> {
         let here = std::thread::current().id();
         if self.bound_thread != Some(here) {
             // torch's intra-op thread count is per OS thread (OpenMP): set it where we run.
@@ -166,27 +190,41 @@ impl Bench for TchBench {
             }
             self.bound_thread = Some(here);
         }
-        let model = &mut self.model;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            model.train_step().to_kind(Kind::Double).f_double_value(&[])
-        }));
-        match result {
-            Ok(Ok(loss)) => Ok(loss),
-            Ok(Err(e)) => Err(BenchError::Failed {
-                bench: self.name.to_owned(),
-                message: e.to_string(),
-            }),
-            Err(panic) => Err(BenchError::Failed {
-                bench: self.name.to_owned(),
-                message: panic_message(&*panic),
-            }),
-        }
+        let model = &mut *self.model;
+        catch_unwind(AssertUnwindSafe(|| f(model))).map_err(|panic| BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: panic_message(&*panic),
+        })
+    }
+}
+
+impl Bench for TchBench {
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        self.guarded(|m| m.step())
     }
 
     fn sync(&self) {
-        if let DeviceSpec::Cuda(i) = self.device {
+        if let DeviceSpec::Cuda(i) = self.device
+            && self.model.syncs_device()
+        {
             tch::Cuda::synchronize(i64::from(i));
         }
+    }
+
+    fn begin_observation(&mut self, observation: u64) -> Result<(), BenchError> {
+        self.guarded(|m| m.begin_observation(observation))
+    }
+
+    fn end_observation(&mut self, observation: u64) -> Result<Logs, BenchError> {
+        self.guarded(|m| m.end_observation(observation))
+    }
+
+    fn after_observation(
+        &mut self,
+        observation: u64,
+        train_seconds: f64,
+    ) -> Result<Logs, BenchError> {
+        self.guarded(|m| m.after_observation(observation, train_seconds))
     }
 }
 

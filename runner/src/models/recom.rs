@@ -6,7 +6,7 @@
 //! `learning_rate`/`l` (0.0005), `users` (138493) and `items` (26744), ml-20m's counts.
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Reduction, Tensor};
 
@@ -25,6 +25,8 @@ struct NeuMf {
     items: i64,
     kind: Kind,
     device: tch::Device,
+    /// `losses.sum`: the observation's losses × their batch sizes.
+    losses_sum: f64,
     _vs: nn::VarStore,
 }
 
@@ -82,6 +84,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         items,
         kind: ctx.kind,
         device: ctx.device,
+        losses_sum: 0.0,
         _vs: vs,
     }))
 }
@@ -106,5 +109,21 @@ impl Train for NeuMf {
             logits.binary_cross_entropy_with_logits::<Tensor>(&label, None, None, Reduction::Mean);
         self.opt.backward_step(&loss);
         loss
+    }
+
+    fn begin_observation(&mut self, _observation: u64) {
+        self.losses_sum = 0.0;
+    }
+
+    fn step(&mut self) -> Logs {
+        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+        // `losses.update(loss.item(), user.size(0))`.
+        self.losses_sum += loss * self.batch_size as f64;
+        Logs::loss(loss)
+    }
+
+    fn after_observation(&mut self, _observation: u64, _train_seconds: f64) -> Logs {
+        // ncf.py:192: `exp.log_epoch_loss(losses.sum)`, after the timer.
+        Logs::none().epoch_loss(self.losses_sum)
     }
 }

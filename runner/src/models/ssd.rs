@@ -14,6 +14,11 @@
 //! with its crops and flips. `image_size` (300; at least 257, the smallest whose last
 //! feature map is 1 × 1) and `label_num` (81) are not flags of the script.
 //! Args: `batch_size` (fast.json: 128), `lr` (1e-3), `image_size`, `label_num`.
+//!
+//! As the script (train.py:209-213,256): cuDNN's benchmark mode on, and the input batch a
+//! leaf that requires its gradient (`Variable(img, requires_grad=True)`), so every backward
+//! also computes the gradient of the images. Its loop (`if nbatch > number: break`) trains
+//! `number + 1` batches while counting `number`: its bug; mlbench trains `number`.
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
@@ -264,6 +269,10 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 }
 
 fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
+    if ctx.is_cuda() {
+        // train.py:256: `torch.backends.cudnn.benchmark = True`.
+        tch::Cuda::cudnn_set_benchmark(true);
+    }
     let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let size = ctx.size(args, &["image_size"], 300)?;
     let labels = ctx.size(args, &["label_num"], 81)?;
@@ -383,7 +392,9 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
 
 impl Train for Ssd {
     fn train_step(&mut self) -> Tensor {
-        let (ploc, plabel) = self.forward(&self.images, true);
+        // A new leaf over the same images each step, as the script's fresh `Variable`.
+        let images = self.images.detach().set_requires_grad(true);
+        let (ploc, plabel) = self.forward(&images, true);
         let loss = multibox_loss(
             &ploc.to_kind(Kind::Float),
             &plabel.to_kind(Kind::Float),

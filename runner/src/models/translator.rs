@@ -15,12 +15,16 @@
 //!
 //! Items are sentences: milabench's report counts `batch_size × number` per observation (the
 //! trainer's token counts only reach its log). One observation is `Seq2SeqTrainer.optimize`:
-//! a `preallocate` pass (a full-length batch of token 4, `max_length_train` × batch,
-//! forward and backward without an update) and then `number + 1` batches (its loop breaks
-//! at `count > number`). The runner times `number` steps, so the first step of each
-//! observation also runs the preallocate pass and the last runs two batches: at fast.json's
-//! `--number 10` that is the script's observation (its trainer hard-codes `self.number = 10`
-//! whatever `--number` says).
+//! a `preallocate` pass at its start, inside the timer (a full-length batch of token 4,
+//! `max_length_train` × batch, forward and backward without an update), then the batches,
+//! the same ones every observation (the script's sampler is seeded by an epoch that stays
+//! 0), one `.item()` each. No batch loss is logged (the script logs none); the observation's
+//! `epoch_loss` is the trainer's `losses_per_token.avg`: the summed losses of its batches
+//! over their target tokens, the first batch left out (`AverageMeter(skip_first=True)`),
+//! logged inside the timer.
+//! Not as the script, its bugs: the script's trainer hard-codes `self.number = 10` whatever
+//! `--number` says and its loop (`if count > self.number: break`) runs 11 batches while the
+//! report counts 10; mlbench runs `number` batches.
 //!
 //! Data: synthetic sentence pairs, made once on the device as one shard of the script's
 //! `BucketingSampler` (80 batches). Lengths count BOS and EOS, as `Tokenizer.segment` makes
@@ -46,7 +50,7 @@
 //! timed loop never evaluates), no data loader workers or host-to-device copies per batch.
 
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use mlbench_schema::value::Value;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
@@ -78,7 +82,6 @@ struct Config {
     lr: f64,
     grad_clip: f64,
     bucketing: bool,
-    number: u64,
 }
 
 /// The `key: value` pairs of a Python dict literal such as `--model-config`'s default
@@ -128,7 +131,6 @@ fn config(ctx: &Ctx, args: &BenchArgs) -> Result<Config, BenchError> {
         lr: 5e-4,
         grad_clip: ctx.float(args, &["grad_clip"], 5.0)?,
         bucketing: !ctx.flag(args, &["no_bucketing"]),
-        number: u64::try_from(args.number.max(1)).unwrap_or(1),
     };
     if let Some(text) = dict_text(args, "model_config") {
         let bad = |what: &str| ctx.arg_error(format!("--model-config `{text}`: {what}"));
@@ -379,6 +381,8 @@ struct Batch {
     src_mask: Tensor,
     /// [Lt, B] token ids.
     tgt: Tensor,
+    /// The target tokens the loss is over, `Σ (tgt_length − 1)` (`num_toks['tgt']`).
+    tgt_tokens: i64,
 }
 
 /// Sentences of `lengths` (BOS, random words, EOS, then PAD), time first: [max, n].
@@ -409,6 +413,7 @@ fn collate(mut pairs: Vec<(i64, i64)>, vocab: i64, device: Device) -> Batch {
         src_len: Tensor::from_slice(&src_len),
         src_mask,
         tgt: sentences(&tgt_len, vocab, device),
+        tgt_tokens: tgt_len.iter().map(|l| l - 1).sum(),
     }
 }
 
@@ -447,14 +452,36 @@ fn preallocation(c: &Config, device: Device) -> Batch {
         src_len: Tensor::full([c.batch], c.max_len, (Kind::Int64, Device::Cpu)),
         src_mask: Tensor::zeros([c.batch, c.max_len], (Kind::Bool, device)),
         tgt: full,
+        tgt_tokens: c.batch * (c.max_len - 1),
     }
 }
 
-/// What the `k`-th step (from 0) runs with `number` steps an observation: the preallocate
-/// pass first in each observation, and `number + 1` batches in all (two in the last step).
-fn schedule(k: u64, number: u64) -> (bool, u64) {
-    let within = k % number;
-    (within == 0, if within == number - 1 { 2 } else { 1 })
+/// `losses_per_token` of `feed_data`: an `AverageMeter` that skips its first update.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct PerToken {
+    updates: u64,
+    sum: f64,
+    tokens: i64,
+}
+
+impl PerToken {
+    /// `update(loss_per_batch / tokens, tokens)`.
+    fn update(&mut self, loss_per_batch: f64, tokens: i64) {
+        if self.updates > 0 {
+            self.sum += loss_per_batch;
+            self.tokens += tokens;
+        }
+        self.updates += 1;
+    }
+
+    /// `avg`: 0 until a second update.
+    fn avg(&self) -> f64 {
+        if self.tokens == 0 {
+            0.0
+        } else {
+            self.sum / self.tokens as f64
+        }
+    }
 }
 
 /// An embedding table, N(0, 1) as `nn.Embedding` draws it, the pad's row zeroed.
@@ -485,9 +512,9 @@ struct Gnmt {
     config: Config,
     shard: Vec<Batch>,
     preallocation: Batch,
-    /// Steps taken, and batches of the shard used (the next is `cursor % shard.len()`).
-    steps: u64,
+    /// The observation's batches used (the next is `cursor % shard.len()`).
     cursor: usize,
+    per_token: PerToken,
     _vs: nn::VarStore,
 }
 
@@ -537,8 +564,8 @@ fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
         config: c,
         shard,
         preallocation,
-        steps: 0,
         cursor: 0,
+        per_token: PerToken::default(),
         _vs: vs,
     })
 }
@@ -610,17 +637,29 @@ impl Gnmt {
 }
 
 impl Train for Gnmt {
+    fn begin_observation(&mut self, _observation: u64) {
+        // optimize(): preallocate, then the sampler's batches from the first.
+        let _ = self.iterate(None, false);
+        self.cursor = 0;
+        self.per_token = PerToken::default();
+    }
+
     fn train_step(&mut self) -> Tensor {
-        let (preallocate, batches) = schedule(self.steps, self.config.number);
-        self.steps += 1;
-        if preallocate {
-            let _ = self.iterate(None, false);
-        }
-        let mut loss = self.next_batch();
-        for _ in 1..batches {
-            loss = self.next_batch();
-        }
-        loss
+        self.next_batch()
+    }
+
+    fn step(&mut self) -> Logs {
+        let b = &self.shard[self.cursor % self.shard.len()];
+        let (tokens, sentences) = (b.tgt_tokens, b.tgt.size()[1]);
+        let loss = self.next_batch();
+        // iterate(): `loss_per_batch = loss.item()`, before the division by the batch.
+        let per_batch = loss.to_kind(Kind::Double).double_value(&[]) * sentences as f64;
+        self.per_token.update(per_batch, tokens);
+        Logs::none()
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        Logs::none().epoch_loss(self.per_token.avg())
     }
 }
 
@@ -740,6 +779,7 @@ mod tests {
                 src_len: Tensor::from_slice(&[len]),
                 src_mask: Tensor::zeros([1, len], (Kind::Bool, Device::Cpu)),
                 tgt: b.tgt.narrow(1, col, 1),
+                tgt_tokens: 0,
             };
             let single = m.encode(&alone).squeeze_dim(1);
             let batched = out.narrow(0, 0, len).select(1, col);
@@ -792,19 +832,45 @@ mod tests {
     }
 
     #[test]
-    fn an_observation_is_a_preallocation_and_number_plus_one_batches() {
-        let ten: Vec<(bool, u64)> = (0..10).map(|k| schedule(k, 10)).collect();
-        assert_eq!(ten.iter().filter(|s| s.0).count(), 1);
-        assert!(ten[0].0);
-        assert_eq!(ten.iter().map(|s| s.1).sum::<u64>(), 11);
-        assert_eq!(schedule(10, 10), schedule(0, 10));
-        assert_eq!(schedule(0, 1), (true, 2));
-        // The model follows it: 2 observations of 3 steps use 8 batches.
+    fn the_epoch_loss_is_per_token_over_all_batches_but_the_first() {
+        let mut meter = PerToken::default();
+        assert_eq!(meter.avg(), 0.0);
+        meter.update(100.0, 10);
+        assert_eq!(meter.avg(), 0.0, "the first update is skipped");
+        meter.update(30.0, 6);
+        meter.update(12.0, 4);
+        assert_eq!(meter.avg(), 42.0 / 10.0);
+    }
+
+    #[test]
+    fn an_observation_is_a_preallocation_and_the_same_number_batches() {
         let mut m = model(&tiny(&[]));
-        for _ in 0..6 {
-            assert!(m.train_step().double_value(&[]).is_finite());
+        let mut epochs = Vec::new();
+        for r in 0..2 {
+            m.begin_observation(r);
+            let mut by_hand = (0.0, 0);
+            for k in 0..3 {
+                let b = &m.shard[k];
+                let (tokens, n) = (b.tgt_tokens, b.tgt.size()[1]);
+                // tgt_tokens: the non-pad labels of tgt[1:].
+                let labels = b.tgt.narrow(0, 1, b.tgt.size()[0] - 1).ne(PAD);
+                assert_eq!(labels.sum(Kind::Int64).int64_value(&[]), tokens);
+                let weights_before = m.iterate(Some(k), false).double_value(&[]);
+                assert!(weights_before.is_finite());
+                assert_eq!(m.step(), Logs::none(), "no batch loss");
+                if k > 0 {
+                    by_hand.0 += weights_before * n as f64;
+                    by_hand.1 += tokens;
+                }
+            }
+            assert_eq!(m.cursor, 3);
+            let logged = m.end_observation(r).epoch_loss.unwrap();
+            let want = by_hand.0 / by_hand.1 as f64;
+            assert!((logged - want).abs() < 1e-4 * want, "{logged} vs {want}");
+            epochs.push(logged);
         }
-        assert_eq!(m.cursor, 8);
+        // The same batches again: trained on, their loss falls.
+        assert!(epochs[1] < epochs[0], "{epochs:?}");
         let p = &m.preallocation;
         assert_eq!(p.src.size(), [7, 4]);
         assert_eq!(p.src.max().int64_value(&[]), FIRST_WORD);
