@@ -8,7 +8,8 @@
 use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
 use crate::report::{self, EntryContext, version_of};
-use crate::timing::{Clock, LoopSize, measure};
+use crate::timing::{Clock, LoopSize, Measurement, measure};
+use mlbench_schema::ReportEntry;
 use mlbench_schema::value::Value;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -378,33 +379,7 @@ pub fn run_copy(
             DeviceSpec::Cpu { .. } => None,
         },
     };
-    let (entry, mut failure) = match measured {
-        Ok(Ok(m)) => {
-            let failure = m.nan.map(|nan| {
-                let what = match nan.what {
-                    "batch_loss" => "loss".to_owned(),
-                    other => other.to_owned(),
-                };
-                format!(
-                    "{name}: {what} {} at step {} (observation {})",
-                    nan.value, nan.step, nan.observation
-                )
-            });
-            (report::build_entry(&ctx, &record, &m, &peak), failure)
-        }
-        Ok(Err(message)) => (report::failure_entry(&ctx, &record, &peak), Some(message)),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_owned());
-            (
-                report::failure_entry(&ctx, &record, &peak),
-                Some(format!("{name}: panicked: {what}")),
-            )
-        }
-    };
+    let (entry, mut failure) = entry_of(&ctx, &record, &peak, measured);
     let written = match report::append(&copy.report, &entry) {
         Ok(()) => Some(copy.report.clone()),
         Err(e) => {
@@ -417,6 +392,44 @@ pub fn run_copy(
         }
     };
     CopyResult { written, failure }
+}
+
+/// The entry of a copy and its failure, if any: the measurement's entry (a non-finite
+/// value logged is its failure), or a failure entry for an error or a panic.
+fn entry_of(
+    ctx: &EntryContext<'_>,
+    record: &CopyPlan,
+    peak: &report::PeakMemory,
+    measured: std::thread::Result<Result<Measurement, String>>,
+) -> (ReportEntry, Option<String>) {
+    let name = ctx.name;
+    match measured {
+        Ok(Ok(m)) => {
+            let failure = m.nan.map(|nan| {
+                let what = match nan.what {
+                    "batch_loss" => "loss".to_owned(),
+                    other => other.to_owned(),
+                };
+                format!(
+                    "{name}: {what} {} at step {} (observation {})",
+                    nan.value, nan.step, nan.observation
+                )
+            });
+            (report::build_entry(ctx, record, &m, peak), failure)
+        }
+        Ok(Err(message)) => (report::failure_entry(ctx, record, peak), Some(message)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            (
+                report::failure_entry(ctx, record, peak),
+                Some(format!("{name}: panicked: {what}")),
+            )
+        }
+    }
 }
 
 /// Every run of `--repeat-suite`: the plan of each run, run in order. Stops only on an

@@ -326,76 +326,8 @@ fn copy_plan(
         var,
     };
     let is_cuda = matches!(copy.device, DeviceSpec::Cuda(_));
-    let mut arguments: BTreeMap<String, Value> = BTreeMap::new();
-    // The common arguments' defaults (spec §5.1): argparse records them all.
-    let workers = copy
-        .env
-        .get("PROC_COUNT")
-        .and_then(|p| p.parse::<i64>().ok())
-        .unwrap_or(0);
-    for (k, v) in [
-        ("batch_size", Value::Int(1)),
-        ("devices", Value::Int(1)),
-        ("number", Value::Int(10)),
-        ("repeat", Value::Int(100)),
-        ("workers", Value::Int(workers)),
-    ] {
-        arguments.insert(k.to_owned(), v);
-    }
-    // The script's own facts: positional and short-flag destinations, its defaults.
     let script = crate::scripts::script_of(copy.job);
-    // Short flags (`-l 0.0005`) reach the model under their letter, which the models look
-    // up beside the long name; they are recorded under the destination the script gives
-    // them (`learning_rate`), where the table knows it.
-    let mut short: BTreeMap<String, Value> = BTreeMap::new();
-    for (flag, value) in args {
-        let parsed = || -> Result<Value, PlanError> {
-            Ok(match value {
-                Value::Str(s) if s.is_empty() => Value::Bool(flag != "--no-cuda"),
-                Value::Str(s) => {
-                    let text = expand(s, copy.env).map_err(|var| unset(flag, var))?;
-                    argparse_value(&text)
-                }
-                other => other.clone(),
-            })
-        };
-        let Some(dest) = flag_dest(flag) else {
-            if let Some(letter) = short_flag(flag) {
-                let value = parsed()?;
-                let long = script.and_then(|s| s.short.iter().find(|(f, _)| *f == flag));
-                if let Some((_, dest)) = long {
-                    arguments.insert((*dest).to_owned(), value.clone());
-                }
-                short.insert(letter.to_owned(), value);
-            } else if let Some(dest) = script.and_then(|s| s.positional)
-                && !flag.starts_with('-')
-            {
-                // A positional argument: the key is its value (`"$DATA_DIRECTORY/x": ""`).
-                let text = expand(flag, copy.env).map_err(|var| unset(flag, var))?;
-                arguments.insert(dest.to_owned(), Value::Str(text));
-            }
-            continue;
-        };
-        // `report` is popped by make_report; `seed` is overridden by run.py below.
-        if dest == "report" || dest == "seed" {
-            continue;
-        }
-        arguments.insert(dest, parsed()?);
-    }
-    if let Some(script) = script {
-        for (dest, default) in script.defaults {
-            if !arguments.contains_key(*dest) {
-                let value = match default {
-                    Py::Str(text) => Value::Str(expand_as_sh(text, copy.env)),
-                    other => other.value(),
-                };
-                arguments.insert((*dest).to_owned(), value);
-            }
-        }
-        for dest in script.not_recorded {
-            arguments.remove(*dest);
-        }
-    }
+    let (mut arguments, short) = recorded_arguments(&copy, args, script)?;
     // After the arguments, so an unset variable is reported with its flag.
     let line = expand(command_line, copy.env).map_err(|var| unset("(command line)", var))?;
     // The runner, not the jobs file, decides the device, so `cuda` says where it ran;
@@ -450,6 +382,90 @@ fn copy_plan(
         },
         arguments,
     })
+}
+
+/// The arguments the job's script records (its common defaults, the jobs file's flags by
+/// destination, positional and short-flag destinations, the script's own defaults), and
+/// the short flags by letter, which the models look up beside the long name.
+#[allow(clippy::type_complexity)]
+fn recorded_arguments(
+    copy: &Copy<'_>,
+    args: &[(String, Value)],
+    script: Option<&crate::scripts::Script>,
+) -> Result<(BTreeMap<String, Value>, BTreeMap<String, Value>), PlanError> {
+    let unset = |flag: &str, var: String| PlanError::UnsetVariable {
+        job: copy.job.to_owned(),
+        flag: flag.to_owned(),
+        var,
+    };
+    let mut arguments: BTreeMap<String, Value> = BTreeMap::new();
+    // The common arguments' defaults (spec §5.1): argparse records them all.
+    let workers = copy
+        .env
+        .get("PROC_COUNT")
+        .and_then(|p| p.parse::<i64>().ok())
+        .unwrap_or(0);
+    for (k, v) in [
+        ("batch_size", Value::Int(1)),
+        ("devices", Value::Int(1)),
+        ("number", Value::Int(10)),
+        ("repeat", Value::Int(100)),
+        ("workers", Value::Int(workers)),
+    ] {
+        arguments.insert(k.to_owned(), v);
+    }
+    // Short flags (`-l 0.0005`) are recorded under the destination the script gives them
+    // (`learning_rate`), where the table knows it.
+    let mut short: BTreeMap<String, Value> = BTreeMap::new();
+    for (flag, value) in args {
+        let parsed = || -> Result<Value, PlanError> {
+            Ok(match value {
+                Value::Str(s) if s.is_empty() => Value::Bool(flag != "--no-cuda"),
+                Value::Str(s) => {
+                    let text = expand(s, copy.env).map_err(|var| unset(flag, var))?;
+                    argparse_value(&text)
+                }
+                other => other.clone(),
+            })
+        };
+        let Some(dest) = flag_dest(flag) else {
+            if let Some(letter) = short_flag(flag) {
+                let value = parsed()?;
+                let long = script.and_then(|s| s.short.iter().find(|(f, _)| *f == flag));
+                if let Some((_, dest)) = long {
+                    arguments.insert((*dest).to_owned(), value.clone());
+                }
+                short.insert(letter.to_owned(), value);
+            } else if let Some(dest) = script.and_then(|s| s.positional)
+                && !flag.starts_with('-')
+            {
+                // A positional argument: the key is its value (`"$DATA_DIRECTORY/x": ""`).
+                let text = expand(flag, copy.env).map_err(|var| unset(flag, var))?;
+                arguments.insert(dest.to_owned(), Value::Str(text));
+            }
+            continue;
+        };
+        // `report` is popped by make_report; `seed` is overridden by run.py.
+        if dest == "report" || dest == "seed" {
+            continue;
+        }
+        arguments.insert(dest, parsed()?);
+    }
+    if let Some(script) = script {
+        for (dest, default) in script.defaults {
+            if !arguments.contains_key(*dest) {
+                let value = match default {
+                    Py::Str(text) => Value::Str(expand_as_sh(text, copy.env)),
+                    other => other.value(),
+                };
+                arguments.insert((*dest).to_owned(), value);
+            }
+        }
+        for dest in script.not_recorded {
+            arguments.remove(*dest);
+        }
+    }
+    Ok((arguments, short))
 }
 
 /// A run whose `train` stage would hold no observation is refused before anything runs:

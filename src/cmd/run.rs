@@ -7,7 +7,7 @@ use crate::exit::{CommandError, Outcome, RunError};
 use crate::output;
 use mlbench_runner::copies::{ChildCommand, CopySpec, launch, run_child};
 use mlbench_runner::devices::DeviceSet;
-use mlbench_runner::execute::{ExecuteOptions, Progress, execute_all};
+use mlbench_runner::execute::{ExecuteOptions, Progress, RunOutcome, execute_all};
 use mlbench_runner::models::Models;
 use mlbench_runner::plan::{Execution, Plan, PlanError, PlanOptions, jobs_name, plan_runs};
 use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_reports, suite_env};
@@ -63,30 +63,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         return Ok(Outcome::Ok);
     }
     output::check_folder(&args.out)?;
-    if let Some(zip) = &args.pack {
-        // Caught now rather than by pack after the whole run.
-        if let (Ok(zip_abs), Ok(out_abs)) =
-            (std::path::absolute(zip), std::path::absolute(&args.out))
-            && zip_abs.starts_with(&out_abs)
-        {
-            return Err(CommandError::Usage(format!(
-                "{}: the archive would be inside the output folder {} it packs",
-                zip.display(),
-                args.out.display()
-            )));
-        }
-        // No file there at all (run never replaces a zip), and a folder for it that is
-        // one or can be made (run makes its folders, as it makes the output folder).
-        if let Some(parent) = zip.parent() {
-            output::check_folder(parent)?;
-        }
-        if std::fs::symlink_metadata(zip).is_ok() {
-            return Err(CommandError::Usage(format!(
-                "{}: already exists; not overwriting it (choose another --pack file)",
-                zip.display()
-            )));
-        }
-    }
+    check_pack_destination(args)?;
     if !args.append {
         refuse_earlier_reports(&plans)?;
     }
@@ -100,6 +77,51 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
             eprintln!("note: {note}");
         }
     }
+    let outcomes = execute_with_progress(args, &plans)?;
+    let failed = tally(args, &plans, &outcomes)?;
+    if let Some(zip) = &args.pack {
+        let packed = pack_output(args, zip, &options.jobs_name)?;
+        if matches!(packed, Outcome::Failed) {
+            return Ok(Outcome::Failed);
+        }
+    }
+    Ok(if failed > 0 {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
+
+/// `--pack`'s zip: not inside the output folder, no file there at all (run never
+/// replaces a zip), and a folder for it that is one or can be made: caught now rather
+/// than by pack after the whole run.
+fn check_pack_destination(args: &RunArgs) -> Result<(), CommandError> {
+    let Some(zip) = &args.pack else {
+        return Ok(());
+    };
+    if let (Ok(zip_abs), Ok(out_abs)) = (std::path::absolute(zip), std::path::absolute(&args.out))
+        && zip_abs.starts_with(&out_abs)
+    {
+        return Err(CommandError::Usage(format!(
+            "{}: the archive would be inside the output folder {} it packs",
+            zip.display(),
+            args.out.display()
+        )));
+    }
+    if let Some(parent) = zip.parent() {
+        output::check_folder(parent)?;
+    }
+    if std::fs::symlink_metadata(zip).is_ok() {
+        return Err(CommandError::Usage(format!(
+            "{}: already exists; not overwriting it (choose another --pack file)",
+            zip.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Executes the plans, one process per copy, with a progress bar of configurations.
+fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcome>, CommandError> {
     let total: u64 = plans.iter().map(|p| p.executions.len() as u64).sum();
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -128,7 +150,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         launch(&child, &Models, &hostname, plan, execution, index)
     };
     let outcomes = execute_all(
-        &plans,
+        plans,
         &Models,
         &ExecuteOptions {
             hostname: hostname.clone(),
@@ -138,10 +160,17 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         },
     )?;
     bar.finish_and_clear();
+    Ok(outcomes)
+}
+
+/// Says what failed and how many configurations passed; the failed count, or an error
+/// when a copy left no entry at all (its stream could not be written: an output failure,
+/// exit 3, not a failed configuration).
+fn tally(args: &RunArgs, plans: &[Plan], outcomes: &[RunOutcome]) -> Result<usize, CommandError> {
     let failed: usize = outcomes.iter().map(|o| o.failed).sum();
     let passed: usize = outcomes.iter().map(|o| o.passed).sum();
     let entries: usize = outcomes.iter().map(|o| o.entries).sum();
-    for o in &outcomes {
+    for o in outcomes {
         for f in &o.failures {
             eprintln!("failed: {} on {}: {}", f.name, f.vcd, f.message);
         }
@@ -150,8 +179,6 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         "{passed} configurations passed, {failed} failed; {entries} entries in {}",
         args.out.display()
     );
-    // A copy with no entry at all: its stream could not be written (an output failure,
-    // exit 3, not a failed configuration).
     let copies: usize = plans
         .iter()
         .flat_map(|p| &p.executions)
@@ -165,17 +192,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         }
         .into());
     }
-    if let Some(zip) = &args.pack {
-        let packed = pack_output(args, zip, &options.jobs_name)?;
-        if matches!(packed, Outcome::Failed) {
-            return Ok(Outcome::Failed);
-        }
-    }
-    Ok(if failed > 0 {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
-    })
+    Ok(failed)
 }
 
 /// `--slurm`: the script for the nodes. Devices are the nodes' (`--devices N` GPUs each, or

@@ -354,40 +354,49 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
         dboxes: Tensor::zeros([1], ctx.opts()),
         _vs: vs,
     };
-    // The feature sizes this input gives (38, 19, 10, 5, 3, 1 at 300), for the boxes.
-    let sizes: Vec<i64> = tch::no_grad(|| {
-        let probe = Tensor::zeros([1, 3, size, size], ctx.opts());
-        let mut maps = vec![probe.apply_t(&model.backbone, false)];
-        for block in &model.extras {
-            let next = maps[maps.len() - 1].apply_t(block, false);
-            maps.push(next);
-        }
-        maps.iter().map(|m| m.size()[2]).collect()
-    });
-    let boxes = default_boxes(&sizes);
-    let flat: Vec<f32> = boxes.iter().flatten().map(|v| *v as f32).collect();
-    let dboxes = Tensor::from_slice(&flat).view([-1, 4]);
-    let (mut glocs, mut glabels) = (Vec::new(), Vec::new());
-    for _ in 0..batch {
-        let n = Tensor::randint_low(1, 5, [1], (Kind::Int64, tch::Device::Cpu)).int64_value(&[0]);
-        let lt = Tensor::rand([n, 2], (Kind::Float, tch::Device::Cpu)) * 0.6;
-        let wh = Tensor::rand([n, 2], (Kind::Float, tch::Device::Cpu)) * 0.35 + 0.05;
-        let gt = Tensor::cat(&[&lt, &(&lt + wh)], 1);
-        let gt_labels = Tensor::randint_low(1, labels, [n], (Kind::Int64, tch::Device::Cpu));
-        let (l, c) = encode(&dboxes, &gt, &gt_labels);
-        glocs.push(l.transpose(0, 1));
-        glabels.push(c);
-    }
-    model.gloc = Tensor::stack(&glocs, 0)
-        .to_device(ctx.device)
-        .to_kind(ctx.kind);
-    model.glabel = Tensor::stack(&glabels, 0).to_device(ctx.device);
-    model.dboxes = dboxes
-        .transpose(0, 1)
-        .unsqueeze(0)
-        .to_device(ctx.device)
-        .to_kind(ctx.kind);
+    model.set_targets(ctx, size, batch);
     Ok(model)
+}
+
+impl Ssd {
+    /// The default boxes of the feature maps an image of `size` gives (38, 19, 10, 5, 3,
+    /// 1 at 300), and a batch of random ground truths (1 to 4 boxes an image) encoded
+    /// against them: the targets of every step.
+    fn set_targets(&mut self, ctx: &Ctx, size: i64, batch: i64) {
+        let sizes: Vec<i64> = tch::no_grad(|| {
+            let probe = Tensor::zeros([1, 3, size, size], ctx.opts());
+            let mut maps = vec![probe.apply_t(&self.backbone, false)];
+            for block in &self.extras {
+                let next = maps[maps.len() - 1].apply_t(block, false);
+                maps.push(next);
+            }
+            maps.iter().map(|m| m.size()[2]).collect()
+        });
+        let boxes = default_boxes(&sizes);
+        let flat: Vec<f32> = boxes.iter().flatten().map(|v| *v as f32).collect();
+        let dboxes = Tensor::from_slice(&flat).view([-1, 4]);
+        let (mut glocs, mut glabels) = (Vec::new(), Vec::new());
+        let cpu = tch::Device::Cpu;
+        for _ in 0..batch {
+            let n = Tensor::randint_low(1, 5, [1], (Kind::Int64, cpu)).int64_value(&[0]);
+            let lt = Tensor::rand([n, 2], (Kind::Float, cpu)) * 0.6;
+            let wh = Tensor::rand([n, 2], (Kind::Float, cpu)) * 0.35 + 0.05;
+            let gt = Tensor::cat(&[&lt, &(&lt + wh)], 1);
+            let gt_labels = Tensor::randint_low(1, self.labels, [n], (Kind::Int64, cpu));
+            let (l, c) = encode(&dboxes, &gt, &gt_labels);
+            glocs.push(l.transpose(0, 1));
+            glabels.push(c);
+        }
+        self.gloc = Tensor::stack(&glocs, 0)
+            .to_device(ctx.device)
+            .to_kind(ctx.kind);
+        self.glabel = Tensor::stack(&glabels, 0).to_device(ctx.device);
+        self.dboxes = dboxes
+            .transpose(0, 1)
+            .unsqueeze(0)
+            .to_device(ctx.device)
+            .to_kind(ctx.kind);
+    }
 }
 
 impl Train for Ssd {

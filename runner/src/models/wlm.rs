@@ -154,19 +154,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
         batch_first: false,
         ..Default::default()
     };
-    let cell = match model.as_str() {
-        "GRU" => {
-            nn::gru(&root / "rnn", emsize, nhid, cfg);
-            Cell::Gru
-        }
-        "LSTM" => {
-            nn::lstm(&root / "rnn", emsize, nhid, cfg);
-            Cell::Lstm
-        }
-        other => {
-            return Err(ctx.arg_error(format!("--model `{other}` is not available (GRU, LSTM)")));
-        }
-    };
+    let cell = rnn(ctx, &root, &model, (emsize, nhid), cfg)?;
     let mut decoder = nn::linear(
         &root / "decoder",
         nhid,
@@ -181,26 +169,8 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
         decoder.ws = encoder.ws.shallow_clone();
     }
     vs.set_kind(ctx.kind);
-    let variables = vs.variables();
-    let mut flat = Vec::with_capacity(4 * nlayers as usize);
-    for layer in 0..nlayers {
-        for part in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
-            let name = format!("rnn.{part}_l{layer}");
-            let var = variables
-                .get(&name)
-                .ok_or_else(|| ctx.failed(format!("no variable {name}")))?;
-            flat.push(var.shallow_clone());
-        }
-    }
-    let opt = if ctx.kind == Kind::Half {
-        let scale = ctx.float(args, &["static_loss_scale"], STATIC_LOSS_SCALE)?;
-        Optimizer::Fp16(StaticHalfSgd::new(vs.trainable_variables(), lr, scale))
-    } else {
-        let sgd = nn::Sgd::default()
-            .build(&vs, lr)
-            .map_err(|e| ctx.failed(e.to_string()))?;
-        Optimizer::Sgd(sgd)
-    };
+    let flat = flat_weights(ctx, &vs, nlayers)?;
+    let opt = optimizer(ctx, args, &vs, lr)?;
     let ids = (Kind::Int64, ctx.device);
     let rows = args.number.max(1) * bptt + 1;
     let train_data = Tensor::randint(ntokens, [rows, batch_size], ids);
@@ -230,6 +200,63 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     };
     wlm.hidden = wlm.init_hidden(batch_size);
     Ok(wlm)
+}
+
+/// The script's `--model` (GRU or LSTM) of `emsize` inputs and `nhid` units, its weights
+/// made under `rnn`.
+fn rnn(
+    ctx: &Ctx,
+    root: &nn::Path,
+    model: &str,
+    (emsize, nhid): (i64, i64),
+    cfg: nn::RNNConfig,
+) -> Result<Cell, BenchError> {
+    match model {
+        "GRU" => {
+            nn::gru(root / "rnn", emsize, nhid, cfg);
+            Ok(Cell::Gru)
+        }
+        "LSTM" => {
+            nn::lstm(root / "rnn", emsize, nhid, cfg);
+            Ok(Cell::Lstm)
+        }
+        other => Err(ctx.arg_error(format!("--model `{other}` is not available (GRU, LSTM)"))),
+    }
+}
+
+/// The RNN's weights in the order the fused kernel takes them, layer by layer.
+fn flat_weights(ctx: &Ctx, vs: &nn::VarStore, nlayers: i64) -> Result<Vec<Tensor>, BenchError> {
+    let variables = vs.variables();
+    let mut flat = Vec::with_capacity(4 * nlayers as usize);
+    for layer in 0..nlayers {
+        for part in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
+            let name = format!("rnn.{part}_l{layer}");
+            let var = variables
+                .get(&name)
+                .ok_or_else(|| ctx.failed(format!("no variable {name}")))?;
+            flat.push(var.shallow_clone());
+        }
+    }
+    Ok(flat)
+}
+
+/// Plain SGD at `lr`, or in float16 the script's apex optimizer: a static loss scale and
+/// float32 master weights.
+fn optimizer(
+    ctx: &Ctx,
+    args: &BenchArgs,
+    vs: &nn::VarStore,
+    lr: f64,
+) -> Result<Optimizer, BenchError> {
+    Ok(if ctx.kind == Kind::Half {
+        let scale = ctx.float(args, &["static_loss_scale"], STATIC_LOSS_SCALE)?;
+        Optimizer::Fp16(StaticHalfSgd::new(vs.trainable_variables(), lr, scale))
+    } else {
+        let sgd = nn::Sgd::default()
+            .build(vs, lr)
+            .map_err(|e| ctx.failed(e.to_string()))?;
+        Optimizer::Sgd(sgd)
+    })
 }
 
 impl Wlm {
