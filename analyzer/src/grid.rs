@@ -16,7 +16,7 @@ pub use tiers::assign_tiers;
 pub use weights::{Weights, WeightsError};
 
 use crate::samples::SampleSet;
-pub use mlbench_schema::Track;
+use mlbench_schema::Track;
 
 /// Resamples when none are asked for (`--resamples`).
 pub const DEFAULT_RESAMPLES: usize = 2000;
@@ -25,17 +25,13 @@ pub const DEFAULT_SEED: u64 = 2019;
 /// The confidence level of every interval by default.
 pub const DEFAULT_LEVEL: f64 = 0.95;
 
-/// The track of a submission: the rules it was run under (the schema's [`Track`], one
-/// type for every crate; this name is kept for the grid's callers).
-pub type GridTrack = Track;
-
 /// One submission of the grid.
 #[derive(Debug, Clone)]
 pub struct GridInput {
     /// The vendor's name.
     pub label: String,
     /// Its track; a vendor may give one submission per track.
-    pub track: GridTrack,
+    pub track: Track,
     /// Its samples (`FileSamples::extract` then `SampleSet::assemble`).
     pub set: SampleSet,
 }
@@ -87,7 +83,7 @@ pub enum GridError {
         /// The label.
         label: String,
         /// The track.
-        track: GridTrack,
+        track: Track,
     },
     /// A name matches no submission.
     #[error("{role} `{name}` is none of the submissions ({known})")]
@@ -121,9 +117,9 @@ pub fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, GridErr
 }
 
 /// `name` on the baseline track, `name/tweaked` on the tweaked one.
-pub fn row_id(label: &str, track: GridTrack) -> String {
+pub fn row_id(label: &str, track: Track) -> String {
     match track {
-        GridTrack::Baseline => label.to_owned(),
-        GridTrack::Tweaked => format!("{label}/tweaked"),
+        Track::Baseline => label.to_owned(),
+        Track::Tweaked => format!("{label}/tweaked"),
     }
 }

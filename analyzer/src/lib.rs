@@ -32,7 +32,7 @@ pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};
 pub use classic::classic_report;
 pub use document::{DocOptions, report_document};
 pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
-pub use grid::{Grid, GridError, GridInput, GridOptions, GridTrack, Track, Weights, grid};
+pub use grid::{Grid, GridError, GridInput, GridOptions, Weights, grid};
 pub use load::{
     LoadError, LoadedSamples, LoadedSubmission, load_samples, load_submission, read_intake,
     samples_of_intake,

@@ -3,9 +3,10 @@
 use mlbench_analyzer::bootstrap::{Strata, Xoshiro256, percentile_interval, stream};
 use mlbench_analyzer::grid::{Cell, GridError, Weights, assign_tiers};
 use mlbench_analyzer::samples::Sample;
-use mlbench_analyzer::{Grid, GridInput, GridOptions, GridTrack, SampleSet, grid};
+use mlbench_analyzer::{Grid, GridInput, GridOptions, SampleSet, grid};
 use mlbench_results::report::InputSummary;
 use mlbench_schema::FailureKind;
+use mlbench_schema::Track;
 
 /// A submission from (bench, device, values of its runs).
 fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
@@ -61,7 +62,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
 fn input(label: &str, rows: &[(&str, u32, &[f64])]) -> GridInput {
     GridInput {
         label: label.into(),
-        track: GridTrack::Baseline,
+        track: Track::Baseline,
         set: set(rows),
     }
 }
@@ -488,16 +489,16 @@ fn both_tracks_of_a_vendor_are_rows() {
         "B",
         &[("convnet", 0, &[140.0, 140.0]), ("wlm", 0, &[60.0, 60.0])],
     );
-    tweaked.track = GridTrack::Tweaked;
+    tweaked.track = Track::Tweaked;
     inputs.push(tweaked);
     let mut options = GridOptions::new("A");
     options.explain = Some(("B/tweaked".into(), "B".into()));
     let g = grid(&inputs, &options).expect("grid");
     let t = row(&g, "B/tweaked");
-    assert_eq!((t.name.as_str(), t.track), ("B", GridTrack::Tweaked));
+    assert_eq!((t.name.as_str(), t.track), ("B", Track::Tweaked));
     // √(1.4 · 1.2) = √1.68.
     close(t.overall.expect("o"), 1.68f64.sqrt());
-    assert_eq!(row(&g, "B").track, GridTrack::Baseline);
+    assert_eq!(row(&g, "B").track, Track::Baseline);
     assert_eq!(g.explain.as_ref().expect("e").b, "B");
     // A label with both tracks resolves to its baseline-track row.
     options.baseline = "B".into();

@@ -215,7 +215,7 @@ mod tests {
         let row = grid.vendors.last_mut().unwrap();
         assert_eq!(
             (row.name.as_str(), row.track),
-            ("B", mlbench_results::grid::Track::Baseline)
+            ("B", mlbench_schema::Track::Baseline)
         );
         row.mixed_runtime = true;
         for cell in row.cells.values_mut() {

@@ -1,12 +1,12 @@
 //! Small models for the exporters' snapshot tests: figures chosen by hand, awkward
 //! cells included (a comma and a quote in a name, a missing figure, a failed bench).
 
-use mlbench_results::grid::Track;
 use mlbench_results::grid::{
     Attribution, AttributionTerm, Cell, GRID_SCHEMA_VERSION, Grid, VendorRow,
 };
 use mlbench_results::report::*;
 use mlbench_results::{Provenance, ValidationDoc};
+use mlbench_schema::Track;
 use mlbench_validator::rules::versions::VersionNote;
 use mlbench_validator::{Finding, Summary, Validation};
 use std::collections::BTreeMap;

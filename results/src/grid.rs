@@ -1,7 +1,7 @@
 //! The cross-vendor grid (`docs/grid-json.md`): every submission against every bench,
 //! normalized to a baseline submission. Computed by `mlbench_analyzer::grid`.
 
-pub use mlbench_schema::Track;
+use mlbench_schema::Track;
 pub use mlbench_schema::runtime::SubmissionRuntime;
 use serde::Serialize;
 use std::collections::BTreeMap;

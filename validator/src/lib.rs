@@ -31,7 +31,6 @@ pub use intake::{
     read_submission,
 };
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
-pub use rules::jobs::Track;
 pub use submission::SubmissionInfo;
 pub use validate::{
     DEFAULT_MIN_RUNS, LISTED_PER_RULE, Omitted, Options, Summary, Validation, Waiver, validate,

@@ -7,11 +7,11 @@ use crate::intake::{FileSource, Intake, Listing, ReadFailure, outcomes_in_order}
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
-use crate::rules::jobs::Track;
 use crate::rules::versions::{VersionNote, VersionOracle};
 use crate::rules::{self, pattern_matches};
 use crate::source::Settled;
 use crate::submission::{SubmissionInfo, sha256_hex};
+use mlbench_schema::Track;
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;

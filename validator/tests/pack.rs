@@ -122,7 +122,7 @@ fn pack_options(allow_errors: bool) -> pack::PackOptions<'static> {
     pack::PackOptions {
         validation: mlbench_validator::Options {
             min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
-            track: mlbench_validator::Track::Tweaked,
+            track: mlbench_schema::Track::Tweaked,
             ..Default::default()
         },
         limits: Default::default(),
@@ -135,7 +135,7 @@ fn pack_options(allow_errors: bool) -> pack::PackOptions<'static> {
 fn submission_info_round_trips_with_its_version_last() {
     let info = submission::SubmissionInfo {
         tool: "mlbench 1.2.3".into(),
-        track: mlbench_validator::Track::Tweaked,
+        track: mlbench_schema::Track::Tweaked,
         suite: Some("fast".into()),
         jobs_file: None,
         files: 11,
@@ -171,7 +171,7 @@ fn submission_info_round_trips_with_its_version_last() {
     .unwrap();
     assert_eq!(
         (old.track, old.schema_version),
-        (mlbench_validator::Track::Baseline, 0)
+        (mlbench_schema::Track::Baseline, 0)
     );
     assert!(submission::SubmissionInfo::from_json(br#"{"suite": "fast"}"#).is_err());
     assert!(submission::SubmissionInfo::from_json(br#"{"track": "fancy"}"#).is_err());
@@ -188,7 +188,7 @@ fn pack_folder_packs_the_example_deterministically() {
     let first = pack::pack_folder(&dir, Some(&out), &pack_options(false)).unwrap();
     assert_eq!(first.validation.errors(), 0);
     assert_eq!(first.files, 13);
-    assert_eq!(first.info.track, mlbench_validator::Track::Tweaked);
+    assert_eq!(first.info.track, mlbench_schema::Track::Tweaked);
     assert_eq!(first.info.suite.as_deref(), Some("fast"));
     assert_eq!((first.info.report_files, first.info.entries), (10, 175));
     assert_eq!(first.info.tool, "mlbench test");

@@ -19,7 +19,7 @@ pub const ALLOWED_IN_BASELINE: &[&str] = &[
 /// The submission track (the schema's: one type for every crate). In the baseline track
 /// only the allowed arguments may change; in the tweaked one anything may, and every
 /// change is listed as a warning.
-pub use mlbench_schema::Track;
+use mlbench_schema::Track;
 
 fn shown(value: &Option<Value>) -> String {
     match value {
