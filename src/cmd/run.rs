@@ -16,7 +16,7 @@ use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
-use mlbench_validator::pack::{PackError, PackOptions, pack_folder};
+use mlbench_validator::pack::{PackError, PackOptions, pack_folder, would_be_inside};
 use std::path::Path;
 
 fn visible_gpus() -> u32 {
@@ -99,9 +99,7 @@ fn check_pack_destination(args: &RunArgs) -> Result<(), CommandError> {
     let Some(zip) = &args.pack else {
         return Ok(());
     };
-    if let (Ok(zip_abs), Ok(out_abs)) = (std::path::absolute(zip), std::path::absolute(&args.out))
-        && zip_abs.starts_with(&out_abs)
-    {
+    if would_be_inside(zip, &args.out) {
         return Err(CommandError::Usage(format!(
             "{}: the archive would be inside the output folder {} it packs",
             zip.display(),

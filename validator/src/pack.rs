@@ -130,23 +130,37 @@ pub fn check_destination(dir: &Path, output: Option<&Path>) -> Result<(), PackEr
     if !dir.is_dir() {
         return Err(PackError::NotAFolder(dir.to_path_buf()));
     }
-    let Some(output) = output else {
-        return Ok(());
-    };
-    // The output need not exist yet: resolve its folder, then put the name back.
-    let out_dir = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if let (Ok(out_dir), Ok(dir), Some(name)) = (
-        out_dir.canonicalize(),
-        dir.canonicalize(),
-        output.file_name(),
-    ) && out_dir.join(name).starts_with(&dir)
-    {
-        return Err(PackError::InsideFolder(output.to_path_buf()));
+    match output {
+        Some(output) if would_be_inside(output, dir) => {
+            Err(PackError::InsideFolder(output.to_path_buf()))
+        }
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// Whether the file `file` would be inside the folder `dir`, neither of which need exist
+/// yet: each is resolved through its longest existing ancestor (links followed there) and
+/// the rest of its path put back. The one test of `pack -o` and `run --pack`.
+pub fn would_be_inside(file: &Path, dir: &Path) -> bool {
+    match (resolved(file), resolved(dir)) {
+        (Some(file), Some(dir)) => file.starts_with(&dir),
+        _ => false,
+    }
+}
+
+/// `path` made absolute, its longest existing ancestor canonical.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut out) = existing.canonicalize() {
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
 }
 
 /// Packs the submission folder `dir`: reads it, validates it (a manifest and
@@ -240,6 +254,38 @@ mod tests {
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
         SubmittedFile::new(path, bytes)
+    }
+
+    /// Inside or not, whether the folder and the file exist yet, through `..` and links.
+    #[test]
+    fn a_file_is_inside_a_folder_whether_or_not_they_exist() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        assert!(would_be_inside(&root.join("sub/a.zip"), &root.join("sub")));
+        assert!(would_be_inside(
+            &root.join("sub/new/deeper/a.zip"),
+            &root.join("sub")
+        ));
+        assert!(would_be_inside(
+            &root.join("out/x/a.zip"),
+            &root.join("out")
+        ));
+        assert!(!would_be_inside(&root.join("a.zip"), &root.join("sub")));
+        assert!(!would_be_inside(
+            &root.join("subway/a.zip"),
+            &root.join("sub")
+        ));
+        assert!(!would_be_inside(
+            &root.join("sub/../a.zip"),
+            &root.join("sub")
+        ));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
+            assert!(would_be_inside(&root.join("link/a.zip"), &root.join("sub")));
+            assert!(would_be_inside(&root.join("sub/a.zip"), &root.join("link")));
+        }
     }
 
     #[test]
