@@ -126,6 +126,18 @@ impl Sgd {
     }
 }
 
+/// Zeroes the gradients the parameters have (`optimizer.zero_grad()`).
+fn zero_grads(params: &[Tensor]) {
+    tch::no_grad(|| {
+        for p in params {
+            let mut g = p.grad();
+            if g.defined() {
+                let _ = g.zero_();
+            }
+        }
+    });
+}
+
 /// SGD through FP16_Optimizer (see the module).
 pub(super) struct HalfSgd {
     /// The model's trainable parameters.
@@ -153,14 +165,7 @@ impl HalfSgd {
     }
 
     pub(super) fn zero_grad(&self) {
-        tch::no_grad(|| {
-            for p in &self.params {
-                let mut g = p.grad();
-                if g.defined() {
-                    let _ = g.zero_();
-                }
-            }
-        });
+        zero_grads(&self.params);
     }
 
     /// `loss.float() × scale`, backward.
@@ -254,14 +259,7 @@ impl StaticHalfSgd {
     }
 
     pub(super) fn zero_grad(&self) {
-        tch::no_grad(|| {
-            for p in &self.params {
-                let mut g = p.grad();
-                if g.defined() {
-                    let _ = g.zero_();
-                }
-            }
-        });
+        zero_grads(&self.params);
     }
 
     /// `optimizer.backward(loss)`: the loss in float32 × the scale, backward.

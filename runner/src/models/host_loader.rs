@@ -10,6 +10,7 @@
 //! table (ToTensor's ÷ 255, then the script's normalisation), and `count` labels below
 //! `classes`, drawn from SplitMix64 streams seeded by (seed, k).
 
+use super::loader::Rng;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -70,31 +71,19 @@ pub(super) struct HostBatch {
     pub labels: Vec<i64>,
 }
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64, index: u64) -> Rng {
-        let mut rng = Rng(seed ^ 0x6a09_e667_f3bc_c909);
-        rng.0 = rng
-            .0
-            .wrapping_add(index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        rng.next();
-        rng
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+/// The SplitMix64 stream of batch `index` (the image loader's generator).
+fn stream(seed: u64, index: u64) -> Rng {
+    let mut rng = Rng(seed ^ 0x6a09_e667_f3bc_c909);
+    rng.0 = rng
+        .0
+        .wrapping_add(index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    rng.next();
+    rng
 }
 
 /// Batch `index` of `recipe` with `seed`.
 pub(super) fn make_batch(recipe: &Recipe, seed: u64, index: u64) -> HostBatch {
-    let mut rng = Rng::new(seed, index);
+    let mut rng = stream(seed, index);
     let mut images = Vec::with_capacity(recipe.values());
     for _ in 0..recipe.count {
         for table in &recipe.tables {

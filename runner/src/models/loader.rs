@@ -38,9 +38,10 @@ const SD: [f32; 3] = [0.229, 0.224, 0.225];
 const MARKER: &str = ".mlbench-synthetic";
 const CLASSES: usize = 8;
 
-/// SplitMix64: the stream of one image's draws, from the seed, the step and the image.
+/// SplitMix64: the stream of one image's draws, from the seed, the step and the image
+/// (also the host loader's, `host_loader`).
 #[derive(Debug, Clone)]
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
     fn new(parts: &[u64]) -> Rng {
@@ -52,7 +53,7 @@ impl Rng {
         r
     }
 
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -89,10 +89,10 @@ impl Vae {
 
     /// The next batch, `.to(device)`.
     fn next_on_device(&mut self) -> Tensor {
-        if self.loader.is_none() {
-            self.start_loader();
-        }
-        let loader = self.loader.as_mut().expect("started");
+        let (recipe, seed, next) = (&self.recipe, self.seed, self.next_batch);
+        let loader = self
+            .loader
+            .get_or_insert_with(|| HostLoader::new(recipe.clone(), seed, WORKERS, next));
         let batch = loader.next_batch();
         self.next_batch = loader.position();
         let shape = [self.recipe.count as i64, self.recipe.plane as i64];
