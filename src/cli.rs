@@ -798,6 +798,37 @@ pub struct ReportArgs {
     /// and provenance (never overwrites without --force).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+}
+
+/// The precision a run count is judged by (`report`, `run --until`; docs/scoring.md,
+/// "How many runs").
+#[derive(Debug, Args, Clone, Copy)]
+pub struct PrecisionArgs {
+    /// The half-width each bench's mean should be known to, relative: `1%` or `0.01`.
+    /// `report` says, per bench, how many runs the fixed-n and the anytime-valid interval
+    /// need for it.
+    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = mlbench_analyzer::anytime::parse_fraction)]
+    pub precision: f64,
+
+    /// The run-to-run spread (CV) to tune the anytime-valid interval for, stated in
+    /// advance, never taken from the data: `2%` or `0.02`.
+    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = mlbench_analyzer::anytime::parse_fraction)]
+    pub expected_cv: f64,
+}
+
+impl PrecisionArgs {
+    /// The design at the report's 95 % level.
+    pub fn design(&self) -> Result<mlbench_analyzer::anytime::Design, String> {
+        mlbench_analyzer::anytime::Design::plan(0.95, self.precision, self.expected_cv).ok_or_else(|| {
+            format!(
+                "--precision {} with --expected-cv {} needs more than {} runs: ask for less precision",
+                self.precision, self.expected_cv, mlbench_analyzer::anytime::RUNS_NEEDED_CAP
+            )
+        })
+    }
 }
 
 /// `--track` as every library takes it (the schema's one `Track`).

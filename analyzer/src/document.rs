@@ -26,6 +26,8 @@ pub struct DocOptions {
     pub intervals: bool,
     /// The parity of the two runtimes per bench, said beside a runtime mismatch.
     pub parity: ParityTable,
+    /// The precision section's design: level, target precision, expected CV.
+    pub design: crate::anytime::Design,
 }
 
 /// The report document of `loaded` against `targets`, with the samples it was computed
@@ -90,6 +92,20 @@ pub fn report_document(
     );
     let mut doc = ReportDoc::new(report?);
     (doc.stragglers, doc.ci, doc.fleet) = (flagged, ci, fleet);
+    let benches: Vec<String> = doc
+        .report
+        .bench_names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    doc.precision = Some(crate::precision::precision(
+        &set,
+        &benches,
+        &options.design,
+        CI_RESAMPLES,
+        DEFAULT_SEED,
+    ));
+    doc.stopping = systems.iter().find_map(|s| s.stopping.clone());
     clock.lap("  scoring, stragglers, intervals, fleet");
     let runtime = crate::runtime::submission_runtime(&systems, &set);
     let (runtimes, mismatch) =

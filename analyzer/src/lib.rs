@@ -8,6 +8,7 @@
 //! charts their data.
 #![warn(missing_docs)]
 
+pub mod anytime;
 pub mod bootstrap;
 pub mod classic;
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod frame;
 pub mod grid;
 pub mod grid_frame;
 pub mod load;
+pub mod precision;
 pub mod runtime;
 pub mod samples;
 pub mod scaling;

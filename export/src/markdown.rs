@@ -95,6 +95,14 @@ impl Exporter<ReportDoc> for Markdown {
             let _ = writeln!(out, "## {}\n", t.title);
             figures(&mut out, &t);
         }
+        if let Some(p) = &doc.precision {
+            let t = report_rows::precision_rows(p);
+            let _ = writeln!(out, "## How many runs\n\n{}\n", escape(&t.title));
+            figures(&mut out, &t);
+        }
+        if let Some(line) = report_rows::stopping_line(doc) {
+            let _ = writeln!(out, "{}\n", escape(&line));
+        }
         bytes(out)
     }
 }

@@ -109,6 +109,13 @@ impl Exporter<ReportDoc> for Table {
             let t = report_rows::ci_rows(ci);
             let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));
         }
+        if let Some(p) = &doc.precision {
+            let t = report_rows::precision_rows(p);
+            let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));
+        }
+        if let Some(line) = report_rows::stopping_line(doc) {
+            let _ = writeln!(out, "{line}");
+        }
         bytes(out)
     }
 }

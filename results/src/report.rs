@@ -4,6 +4,7 @@
 //! no target) is `null`, never a made-up zero.
 
 pub use mlbench_schema::runtime::{Runtime, RuntimeKind, SubmissionRuntime};
+pub use mlbench_schema::stopping::{RUNS_NEEDED_CAP, StoppingRule};
 pub use mlbench_schema::system::{DeviceInfo, SystemInfo};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,6 +41,13 @@ pub struct ReportDoc {
     /// `diff` then compares software as well as hardware.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime_mismatch: Option<RuntimeMismatch>,
+    /// How well the runs pin each bench's mean, and how many runs a stated precision
+    /// needs (absent only from a document made without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// The stopping rule the submission says it followed (`run --until`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<StoppingRule>,
     /// What was read and set aside, one line each (tables and Markdown show them; other
     /// formats leave them to standard error).
     #[serde(skip)]
@@ -58,9 +66,90 @@ impl ReportDoc {
             systems: Vec::new(),
             runtime: None,
             runtime_mismatch: None,
+            precision: None,
+            stopping: None,
             notes: Vec::new(),
         }
     }
+}
+
+/// How many runs (docs/scoring.md, "How many runs"): per bench, the fixed-n and the
+/// anytime-valid interval of its mean throughput over runs, and the runs each needs for
+/// `precision`. Figures are on the runs' own values (a run's value: the mean over its
+/// GPUs); intervals are around their geometric mean, half-widths relative to it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Precision {
+    /// The confidence level of both intervals.
+    pub level: f64,
+    /// The target half-width, relative (0.01: ±1 %).
+    pub precision: f64,
+    /// The anytime-valid sequence: `lai-t-mixture` (Lai 1976; Wang & Ramdas 2023).
+    pub method: String,
+    /// The between-run CV the sequence was tuned for, stated in advance.
+    pub expected_cv: f64,
+    /// The mixture's constant c, fixed from `expected_cv`, `precision` and `level`.
+    pub mixture: f64,
+    /// The runs at which `expected_cv` would reach `precision` (what c is tuned for).
+    pub planned_runs: u32,
+    /// Resamples of the fixed-n (bootstrap) interval.
+    pub resamples: usize,
+    /// Their seed.
+    pub seed: u64,
+    /// Per bench, in the report's order.
+    pub benches: Vec<BenchPrecision>,
+    /// Over every bench.
+    pub overall: PrecisionOverall,
+}
+
+/// One bench's precision.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BenchPrecision {
+    /// The bench.
+    pub bench: String,
+    /// Runs with a value.
+    pub runs: u32,
+    /// Runs of the submission without a usable value for this bench (failed, or set
+    /// aside by the scoring): counted here, not in `runs`.
+    pub runs_without_value: u32,
+    /// The geometric mean of the runs' values (`null`: no run).
+    pub mean: Option<f64>,
+    /// The standard deviation of the runs' log values, about their CV (`null`: < 2 runs).
+    pub sd_log: Option<f64>,
+    /// The fixed-n interval: a percentile bootstrap of the runs (valid only at a run
+    /// count fixed in advance); its runs needed from Student's t at the observed spread.
+    pub fixed: PrecisionInterval,
+    /// The anytime-valid interval: valid at every run count, however the runs stopped.
+    pub anytime: PrecisionInterval,
+}
+
+/// One kind of interval of one bench.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct PrecisionInterval {
+    /// `[low, high]` (`null`: unbounded yet, or too few runs).
+    pub ci: Option<[f64; 2]>,
+    /// The larger relative distance from the mean to an end (`null` with `ci`).
+    pub half_width: Option<f64>,
+    /// `half_width` ≤ the precision, with at least 3 runs.
+    pub reached: bool,
+    /// Runs needed for the precision at the observed spread, in all (`null`: more than
+    /// 100,000, or fewer than 2 runs to measure a spread).
+    pub runs_needed: Option<u32>,
+}
+
+/// Over every bench with a run: the worst of each.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct PrecisionOverall {
+    /// The most runs any bench has.
+    pub runs: u32,
+    /// Every bench's fixed-n interval is within the precision.
+    pub fixed_reached: bool,
+    /// Every bench's anytime-valid interval is within the precision.
+    pub anytime_reached: bool,
+    /// The most runs a bench needs for the fixed-n interval (`null`: some bench's is
+    /// unknown).
+    pub fixed_runs_needed: Option<u32>,
+    /// Likewise for the anytime-valid interval.
+    pub anytime_runs_needed: Option<u32>,
 }
 
 /// The runtimes of a report: the submission's and the targets'.

@@ -94,6 +94,7 @@ pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
         cores: devices.cores,
         memory_bytes: crate::confine::machine_memory(),
         devices: list,
+        stopping: None,
     }
 }
 

@@ -31,6 +31,7 @@ pub mod reader;
 pub mod runs;
 pub mod runtime;
 pub mod scripts;
+pub mod stopping;
 pub mod suite;
 pub mod system;
 pub mod targets;

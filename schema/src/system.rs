@@ -24,7 +24,7 @@ pub fn is_system_file(path: &str) -> bool {
 }
 
 /// One machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SystemInfo {
     /// [`SYSTEM_SCHEMA_VERSION`].
@@ -59,6 +59,10 @@ pub struct SystemInfo {
     pub memory_bytes: Option<u64>,
     /// The devices the run used.
     pub devices: Vec<DeviceInfo>,
+    /// The stopping rule `run --until` followed, written when it stopped (absent
+    /// otherwise, so a description without one keeps its bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<crate::stopping::StoppingRule>,
 }
 
 /// One device a run used.

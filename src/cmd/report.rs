@@ -134,6 +134,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         price: args.price,
         intervals: args.ci,
         parity: ParityTable::builtin()?,
+        design: args.precision.design().map_err(CommandError::Usage)?,
     };
     let (set, doc) = report_document(loaded, &targets, &options)?;
     clock.lap("samples, statistics, stragglers and intervals");

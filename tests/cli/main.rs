@@ -10,6 +10,7 @@ mod html;
 mod layouts;
 mod pack;
 mod plot;
+mod precision;
 mod report;
 #[cfg(feature = "runner")]
 mod run;

@@ -461,7 +461,16 @@ mod report {
     fn the_report_page_has_tables_figures_validation_and_provenance() {
         // Classic scoring has no per-GPU tables: the benches, the statistics, the inputs.
         let (_tmp, html) = example_page(&[]);
-        assert_eq!(captions(&html), ["Benches", "Statistics", "Input files"]);
+        let found = captions(&html);
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert_eq!(
+            [&found[0], &found[1], &found[3]],
+            ["Benches", "Statistics", "Input files"]
+        );
+        assert!(
+            found[2].starts_with("How many runs for ±1% at 95%"),
+            "{found:?}"
+        );
         assert!(count(&html, "<svg") >= 2, "the heatmap and the runs");
         assert!(!html.to_lowercase().contains("<script"));
         assert!(html.contains("<h2>Validation</h2>"));
@@ -491,10 +500,11 @@ mod report {
         assert_eq!(got, expected);
 
         // Score scoring adds the three per-GPU tables, --ci the intervals: with the
-        // inputs, the 7 tables CI's browser check expects.
+        // inputs, the 8 tables CI's browser check expects (with how many runs).
         let per_gpu = ["mean", "min", "max"].map(|s| format!("Relative GPU performance ({s})"));
         let (_tmp, html) = example_page(&["--scoring", "score"]);
         let mut expected = vec!["Benches".to_owned(), "Statistics".to_owned()];
+        expected.push(found[2].clone());
         expected.extend(per_gpu.iter().cloned());
         expected.push("Input files".to_owned());
         assert_eq!(captions(&html), expected);
@@ -504,7 +514,7 @@ mod report {
             "95% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019); the result above is computed per run first, so its n and value can differ".to_owned(),
         );
         assert_eq!(captions(&html), expected);
-        assert_eq!(count(&html, "<table"), 7);
+        assert_eq!(count(&html, "<table"), 8);
         assert!(html.contains("<h2>Validation</h2>"));
         // An interval for every bench of the score table with samples (its 19 benches
         // less the 3 multi-GPU ones it sets aside, and `scaling`, which the example

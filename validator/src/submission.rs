@@ -32,7 +32,7 @@ pub const SUBMISSION_SCHEMA_VERSION: u32 = 1;
 /// commands that take a packed submission (its track). No timestamps, so packing is
 /// deterministic. Fields are written in this order; `schema_version` comes last, as it
 /// was added after the others (a file without it reads as version 0).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubmissionInfo {
     /// The tool and its version, e.g. `mlbench 0.1.0`.
     #[serde(default)]

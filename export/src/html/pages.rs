@@ -181,6 +181,9 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
     if let Some(ci) = &doc.ci {
         result.push(table("intervals", report_rows::ci_rows(ci)));
     }
+    if let Some(p) = &doc.precision {
+        result.push(table("precision", report_rows::precision_rows(p)));
+    }
     let mut sections = vec![Section {
         heading: "Result".into(),
         blocks: result,

@@ -2,7 +2,7 @@
 
 use super::{Rows, num, pct, signed_pct, verdict};
 use mlbench_results::Report;
-use mlbench_results::report::{Intervals, ReportDoc};
+use mlbench_results::report::{Intervals, Precision, PrecisionInterval, ReportDoc};
 
 /// The report's heading: suite, GPU model, scoring.
 pub fn heading(report: &Report) -> String {
@@ -308,5 +308,100 @@ pub fn fleet_rows(doc: &ReportDoc) -> Option<Rows> {
             "flag",
         ],
         rows,
+    ))
+}
+
+/// A half-width for people: `±0.84%` (with `✓` when within the precision), `unbounded`.
+fn half_width(i: &PrecisionInterval) -> String {
+    match i.half_width {
+        None => "unbounded".into(),
+        Some(h) if i.reached => format!("±{:.2}% ✓", h * 100.0),
+        Some(h) => format!("±{:.2}%", h * 100.0),
+    }
+}
+
+/// Runs needed for people: `12`, `>100000`, `—` (no spread measured yet).
+fn runs_needed(n: Option<u32>, runs: u32) -> String {
+    match n {
+        Some(n) => n.to_string(),
+        None if runs >= 2 => format!(">{}", mlbench_results::report::RUNS_NEEDED_CAP),
+        None => "—".into(),
+    }
+}
+
+/// The "how many runs" table: per bench, both intervals' half-widths and the runs each
+/// needs for the precision, then a line over all benches.
+pub fn precision_rows(p: &Precision) -> Rows {
+    let mut rows: Vec<Vec<String>> = p
+        .benches
+        .iter()
+        .map(|b| {
+            let runs = if b.runs_without_value > 0 {
+                format!("{} (+{} without a value)", b.runs, b.runs_without_value)
+            } else {
+                b.runs.to_string()
+            };
+            vec![
+                b.bench.clone(),
+                runs,
+                num(b.mean),
+                half_width(&b.fixed),
+                runs_needed(b.fixed.runs_needed, b.runs),
+                half_width(&b.anytime),
+                runs_needed(b.anytime.runs_needed, b.runs),
+            ]
+        })
+        .collect();
+    let o = &p.overall;
+    let reached = |r: bool| if r { "all reached" } else { "not all reached" };
+    rows.push(vec![
+        "all benches".into(),
+        o.runs.to_string(),
+        String::new(),
+        reached(o.fixed_reached).into(),
+        runs_needed(o.fixed_runs_needed, o.runs),
+        reached(o.anytime_reached).into(),
+        runs_needed(o.anytime_runs_needed, o.runs),
+    ]);
+    Rows::new(
+        format!(
+            "How many runs for ±{}% at {:.0}%: the fixed-n interval (a bootstrap of the runs) and the anytime-valid one (Lai t-mixture, c = {:.4}, expected CV {}%), and the runs each needs at the observed spread",
+            p.precision * 100.0,
+            p.level * 100.0,
+            p.mixture,
+            p.expected_cv * 100.0
+        ),
+        &[
+            "bench",
+            "runs",
+            "geometric mean",
+            "fixed-n ±",
+            "runs needed",
+            "anytime ±",
+            "runs needed (anytime)",
+        ],
+        rows,
+    )
+}
+
+/// The line that says which stopping rule the submission followed, if any.
+pub fn stopping_line(doc: &ReportDoc) -> Option<String> {
+    let s = doc.stopping.as_ref()?;
+    Some(format!(
+        "Runs: stopped by `{}` ({}, ±{}% at {:.0}%, c = {:.4}, {}–{} runs) after {} runs: {}{}",
+        s.rule,
+        s.method,
+        s.precision * 100.0,
+        s.level * 100.0,
+        s.mixture,
+        s.min_runs,
+        s.max_runs,
+        s.runs,
+        s.stopped,
+        if s.failed_runs > 0 {
+            format!(", {} of them with a failure", s.failed_runs)
+        } else {
+            String::new()
+        }
     ))
 }
