@@ -67,6 +67,34 @@ pub struct EntryFacts {
     pub gpu: Option<String>,
     /// What wrote it ([`mlbench_schema::runtime::entry_runtime`]; `None`: it does not say).
     pub runtime: Option<mlbench_schema::RuntimeKind>,
+    /// `train_item.avg`: the throughput (for `runs.stopping`).
+    pub throughput: Option<f64>,
+}
+
+#[cfg(test)]
+impl EntryFacts {
+    /// An entry of `name` on GPU 0 in run `run` with nothing else known, for the rules' tests.
+    pub fn blank(file: usize, entry: usize, run: u32, name: &str) -> EntryFacts {
+        EntryFacts {
+            file,
+            entry,
+            run,
+            run_id: None,
+            device: Device::Gpu(0),
+            name: Some(name.into()),
+            version: None,
+            failure: None,
+            config: 0,
+            losses: Curve::default(),
+            losses_hash: None,
+            timing: None,
+            smoke: false,
+            host: None,
+            gpu: None,
+            runtime: None,
+            throughput: None,
+        }
+    }
 }
 
 /// The outcome of the per-file pass.
@@ -180,6 +208,7 @@ pub fn file_facts(
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
             runtime: mlbench_schema::runtime::entry_runtime(&entry),
+            throughput: entry.train_item_avg(),
         };
         (facts.losses, facts.losses_hash) = Curve::kept(loss_values(&mut entry));
         entries.push(facts);

@@ -881,6 +881,15 @@ impl CrossFile<'_> {
             (0..src.count()).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
         );
         rules::fleet::check(self.entries, self.run_names, &systems, &mut out);
+        let records: Vec<(String, mlbench_schema::stopping::StoppingRule)> = (0..src.count())
+            .filter(|&i| mlbench_schema::system::is_system_file(src.path(i)))
+            .filter_map(|i| {
+                let info: mlbench_schema::system::SystemInfo =
+                    serde_json::from_slice(whole[i]?).ok()?;
+                Some((src.path(i).to_owned(), info.stopping?))
+            })
+            .collect();
+        rules::stopping::check(self.entries, self.run_names, &records, &mut out);
         out
     }
 }
@@ -1022,6 +1031,7 @@ mod tests {
             host: None,
             gpu: None,
             runtime: None,
+            throughput: None,
         }
     }
 

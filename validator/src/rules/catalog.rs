@@ -267,6 +267,13 @@ pub const RULES: &[Rule] = &[
         "entries of one submission written by two runtimes (the suite's scripts and mlbench run)",
         "run every bench of the submission with one runtime (the suite's scripts or `mlbench run`); the two do not measure the same throughput",
     ),
+    // Run counts.
+    def(
+        "runs.stopping",
+        Error,
+        "the stopping rule a submission records (run --until) is not the one its runs followed: another rule or constant, another run count, a precision not reached, or runs past the point where the rule stops",
+        "report what the runs show: rerun with `mlbench run --until`, or remove the stopping record from system.json",
+    ),
     // Versions.
     def(
         "version.inconsistent",

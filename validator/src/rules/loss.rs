@@ -284,6 +284,7 @@ mod tests {
             host: None,
             gpu: None,
             runtime: None,
+            throughput: None,
         }
     }
 

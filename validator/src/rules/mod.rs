@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod loss;
 pub mod manifest;
 pub mod runtime;
+pub mod stopping;
 pub mod versions;
 
 pub use catalog::{RULES, Rule, pattern_matches, pattern_matches_any, rule};

@@ -94,6 +94,7 @@ mod tests {
             host: None,
             gpu: None,
             runtime,
+            throughput: None,
         }
     }
 
