@@ -217,7 +217,9 @@ pub trait BenchFactory: Sync {
     ) -> Result<Box<dyn Bench>, BenchError>;
     /// The source text of the bench's model: its SHA-256 gives the report's `version`.
     fn source(&self, name: &str) -> Option<&'static str>;
-    /// The device name the report records as `gpu` (e.g. the CPU model for CPU devices).
+    /// The device's name (the CUDA device's, as `torch.cuda.get_device_name`; the CPU model
+    /// for CPU devices). The report records it as `gpu` only for a copy whose `cuda` is
+    /// true, as the suite does.
     fn device_name(&self, device: DeviceSpec) -> String;
     /// Observations the bench's script times for `--repeat R` (spec §5.3): `R`, except
     /// where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`,

@@ -12,10 +12,11 @@ use crate::confine::{
 };
 use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
+use crate::report::PeakMemory;
 use crate::smoke::Smoke;
 use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// Why a child could not run its copy.
 #[derive(Debug, thiserror::Error)]
@@ -192,7 +193,11 @@ pub fn launch(
     execution: &Execution,
     index: usize,
 ) -> CopyResult {
-    let fail = |message: String| write_failure(plan, execution, index, factory, hostname, message);
+    let none = PeakMemory::default();
+    let fail_with = |message: String, peak: &PeakMemory| {
+        write_failure(plan, execution, index, factory, hostname, message, peak)
+    };
+    let fail = |message: String| fail_with(message, &none);
     let Some(position) = plan
         .executions
         .iter()
@@ -218,9 +223,14 @@ pub fn launch(
         cmd.arg("--smoke");
     }
     cmd.stdin(Stdio::null());
-    let out = match cmd.output() {
+    let (out, rss_bytes) = match output_and_peak(&mut cmd) {
         Ok(out) => out,
         Err(e) => return fail(format!("cannot start {}: {e}", child.exe.display())),
+    };
+    // The dead child's own peak, as its entry would have had it.
+    let peak = PeakMemory {
+        rss_bytes,
+        device_bytes: None,
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     let tail = stderr_tail(&stderr);
@@ -240,11 +250,65 @@ pub fn launch(
                 describe(out.status)
             };
             let name = &execution.name;
-            fail(match tail {
+            let message = match tail {
                 Some(t) => format!("{name}: the copy's process {how}: {t}"),
                 None => format!("{name}: the copy's process {how}"),
-            })
+            };
+            fail_with(message, &peak)
         }
+    }
+}
+
+/// `cmd.output()`, and the child's peak resident set size in bytes (`wait4`'s
+/// `ru_maxrss`, KiB on Linux; `None` elsewhere), which the kernel keeps for a child killed
+/// by a signal too.
+fn output_and_peak(cmd: &mut Command) -> std::io::Result<(Output, Option<u64>)> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::Read;
+        use std::os::unix::process::ExitStatusExt;
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        let mut stderr_pipe = child.stderr.take().expect("a piped stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stderr_pipe.read_to_end(&mut bytes);
+            bytes
+        });
+        // Read to the end (a read error leaves what came), so the child is always reaped.
+        let mut stdout = Vec::new();
+        if let Some(mut pipe) = child.stdout.take() {
+            let _ = pipe.read_to_end(&mut stdout);
+        }
+        let stderr = stderr.join().unwrap_or_default();
+        let pid = child.id() as libc::pid_t;
+        let mut status: libc::c_int = 0;
+        // SAFETY: `rusage` is plain integers, for which all zeros is a value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: wait4 reaps `pid`, our child (std's `Child` is never waited on after
+            // this), and writes the two values it is given, nothing else.
+            if unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } == pid {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        let peak = u64::try_from(usage.ru_maxrss).ok().map(|kib| kib * 1024);
+        let status = std::process::ExitStatus::from_raw(status);
+        Ok((
+            Output {
+                status,
+                stdout,
+                stderr,
+            },
+            peak.filter(|&b| b > 0),
+        ))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        cmd.output().map(|out| (out, None))
     }
 }
 

@@ -234,9 +234,11 @@ pub fn summary_line(
 }
 
 /// The entry's context of copy `index`, for [`run_copy`] and [`write_failure`]: its
-/// `version` and `gpu`: the device's name (the CPU model on a simulated CPU device), and
-/// none for a script that keeps its model on the CPU whatever the device (cart: the suite
-/// writes `gpu` only when `cuda` is true, and cart's job passes `--no-cuda`).
+/// `version` and `gpu`. As the suite's `make_report` (`if args.cuda: gpu =
+/// torch.cuda.get_device_name()`), `gpu` is written only where the copy records `cuda:
+/// true`: the CUDA device's name ([`BenchFactory::device_name`]); none on a (simulated) CPU
+/// device, nor for a script that keeps its model on the CPU whatever the device (cart's job
+/// passes `--no-cuda`).
 fn entry_parts(
     execution: &Execution,
     index: usize,
@@ -247,8 +249,8 @@ fn entry_parts(
         .source(&execution.name)
         .map(version_of)
         .unwrap_or_default();
-    let cpu_only = crate::scripts::script_of(&execution.name).is_some_and(|s| s.cpu_only);
-    let gpu = (!cpu_only).then(|| factory.device_name(copy.device));
+    let cuda = copy.arguments.get("cuda") == Some(&Value::Bool(true));
+    let gpu = cuda.then(|| factory.device_name(copy.device));
     Some((version, gpu))
 }
 
@@ -265,7 +267,8 @@ fn recorded(copy: &CopyPlan, name: &str, factory: &dyn BenchFactory) -> CopyPlan
 }
 
 /// Appends the `completed: false` entry of copy `index` for a failure that happened outside
-/// [`run_copy`] (its process died before writing one).
+/// [`run_copy`] (its process died before writing one), with the peak memory of that
+/// process where the launcher measured it (`PeakMemory::default()` where none ran).
 pub fn write_failure(
     plan: &Plan,
     execution: &Execution,
@@ -273,6 +276,7 @@ pub fn write_failure(
     factory: &dyn BenchFactory,
     hostname: &str,
     message: String,
+    peak: &report::PeakMemory,
 ) -> CopyResult {
     let (Some(copy), Some((version, gpu))) = (
         execution.copies.get(index),
@@ -297,8 +301,7 @@ pub fn write_failure(
         end_time: &now,
     };
     let copy = &recorded(copy, &execution.name, factory);
-    let peak = report::PeakMemory::default();
-    match report::append(&copy.report, &report::failure_entry(&ctx, copy, &peak)) {
+    match report::append(&copy.report, &report::failure_entry(&ctx, copy, peak)) {
         Ok(()) => CopyResult {
             written: Some(copy.report.clone()),
             failure: Some(message),

@@ -173,6 +173,43 @@ pub fn cpu_model() -> Option<String> {
         })
 }
 
+/// The name of CUDA device `ordinal` of this process (`torch.cuda.get_device_name(i)`, which
+/// tch lacks), from `nvidia-smi`'s list (read once a process): every GPU's name when they
+/// all have one; otherwise the one of the GPU that `ordinal` is, where that is known: CUDA
+/// numbers the visible GPUs (`CUDA_VISIBLE_DEVICES`, by index) in nvidia-smi's order only
+/// with `CUDA_DEVICE_ORDER=PCI_BUS_ID` (its default puts the fastest first). `None` when it
+/// cannot tell (no nvidia-smi, GPUs named by UUID, mixed GPUs in CUDA's own order).
+pub fn cuda_device_name(ordinal: u32) -> Option<String> {
+    static GPUS: std::sync::OnceLock<Vec<DeviceInfo>> = std::sync::OnceLock::new();
+    let gpus = GPUS.get_or_init(nvidia_smi);
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    let order = std::env::var("CUDA_DEVICE_ORDER").ok();
+    name_of_ordinal(gpus, ordinal, visible.as_deref(), order.as_deref())
+}
+
+/// [`cuda_device_name`] from nvidia-smi's `gpus` and the two variables.
+fn name_of_ordinal(
+    gpus: &[DeviceInfo],
+    ordinal: u32,
+    visible: Option<&str>,
+    order: Option<&str>,
+) -> Option<String> {
+    let first = gpus.first().filter(|g| !g.name.is_empty())?;
+    if gpus.iter().all(|g| g.name == first.name) {
+        return Some(first.name.clone());
+    }
+    if order != Some("PCI_BUS_ID") {
+        return None;
+    }
+    let index: u32 = match visible {
+        None => ordinal,
+        Some(list) => list.split(',').nth(ordinal as usize)?.trim().parse().ok()?,
+    };
+    gpus.iter()
+        .find(|g| g.index == index && !g.name.is_empty())
+        .map(|g| g.name.clone())
+}
+
 /// The GPUs `nvidia-smi` lists (empty when it is not installed or fails).
 fn nvidia_smi() -> Vec<DeviceInfo> {
     let out = std::process::Command::new("nvidia-smi")
@@ -224,6 +261,35 @@ mod tests {
         assert_eq!(gpus[0].driver.as_deref(), Some("550.54.15"));
         assert_eq!(gpus[0].compute_capability.as_deref(), Some("9.0"));
         assert_eq!(gpus[1].compute_capability, None);
+    }
+
+    /// One model: its name whatever the ordinal; mixed models: the ordinal's GPU only in
+    /// nvidia-smi's (PCI) order, through CUDA_VISIBLE_DEVICES' indices.
+    #[test]
+    fn cuda_device_names_by_ordinal() {
+        let gpu = |index, name: &str| DeviceInfo {
+            index,
+            name: name.into(),
+            ..DeviceInfo::default()
+        };
+        let same = [
+            gpu(0, "NVIDIA H100 80GB HBM3"),
+            gpu(1, "NVIDIA H100 80GB HBM3"),
+        ];
+        let name = name_of_ordinal(&same, 1, Some("GPU-1a2b"), None);
+        assert_eq!(name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        let mixed = [gpu(0, "Tesla V100"), gpu(1, "TITAN RTX"), gpu(2, "A100")];
+        assert_eq!(name_of_ordinal(&mixed, 1, None, None), None);
+        let pci = Some("PCI_BUS_ID");
+        assert_eq!(
+            name_of_ordinal(&mixed, 1, None, pci).as_deref(),
+            Some("TITAN RTX")
+        );
+        let name = name_of_ordinal(&mixed, 0, Some("2,0"), pci);
+        assert_eq!(name.as_deref(), Some("A100"));
+        assert_eq!(name_of_ordinal(&mixed, 2, Some("2,0"), pci), None);
+        assert_eq!(name_of_ordinal(&mixed, 0, Some("GPU-1a2b"), pci), None);
+        assert_eq!(name_of_ordinal(&[], 0, None, pci), None);
     }
 
     #[test]

@@ -165,7 +165,6 @@ fn two_runs_end_to_end() {
     );
     let good = &file0[0].1;
     for key in [
-        "gpu",
         "hostname",
         "cpu_cores",
         "devices",
@@ -203,6 +202,8 @@ fn two_runs_end_to_end() {
     assert_eq!(good.get("seed"), Some(&Value::Int(100)));
     assert_eq!(good.get("lr"), Some(&Value::Float(0.1)));
     assert_eq!(good.get("cuda"), Some(&Value::Bool(false)));
+    // As the suite's make_report: `gpu` only where `cuda` is true, so none on a CPU device.
+    assert_eq!(good.get("gpu"), None);
     assert_eq!(good.get("hostname"), Some(&Value::from("testhost")));
     assert_eq!(good.completed(), Some(true));
     assert_eq!(good.failure(false), None);
@@ -337,6 +338,10 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
     let launcher = |plan: &Plan, execution: &Execution, copy: usize| -> CopyResult {
         launched.fetch_add(1, Ordering::Relaxed);
         if copy == 1 {
+            let peak = mlbench_runner::report::PeakMemory {
+                rss_bytes: Some(3 << 20),
+                device_bytes: None,
+            };
             write_failure(
                 plan,
                 execution,
@@ -344,6 +349,7 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
                 &Factory,
                 "parent",
                 "killed by signal 9".into(),
+                &peak,
             )
         } else {
             run_copy(plan, execution, copy, &Factory, &inner)
@@ -373,6 +379,58 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
             assert_eq!(e.completed(), Some(completed));
             assert_eq!(e.get("hostname").and_then(Value::as_str), Some(host));
             assert_eq!(e.name(), Some("good"));
+            // The dead copy's entry has the peak its launcher measured: still an entry of
+            // `mlbench run` (schema's entry_runtime), though it has no `gpu` on a CPU.
+            if !completed {
+                assert_eq!(e.get("peak_rss_bytes"), Some(&Value::Int(3 << 20)));
+            }
+            let runtime = mlbench_schema::runtime::entry_runtime(e);
+            assert_eq!(runtime, Some(mlbench_schema::RuntimeKind::MlbenchRun));
+        }
+    }
+}
+
+/// `gpu` as the suite's make_report writes it: the device's name where the copy records
+/// `cuda: true` (a CUDA device), nothing on a CPU device; whole-machine copies name their
+/// first device.
+#[test]
+fn gpu_is_the_cuda_devices_name_and_absent_on_cpu() {
+    for (devices, want) in [
+        (
+            DeviceSet::cuda(4, 2).unwrap(),
+            [Some("Cuda(0)"), Some("Cuda(1)")],
+        ),
+        (DeviceSet::cpu(4, 2).unwrap(), [None, None]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
+        let options = PlanOptions {
+            jobs_name: "fast".into(),
+            names: vec!["good".into(), "unknown".into()],
+            devices,
+            out: dir.path().to_path_buf(),
+            run: 0,
+            env: BTreeMap::new(),
+        };
+        let plans = plan_runs(&jobs, &options, 1).unwrap();
+        let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+        let quiet = |_: &Progress<'_>| {};
+        let exec = ExecuteOptions {
+            hostname: "h".into(),
+            clock: &clock,
+            progress: &quiet,
+            launcher: None,
+        };
+        execute_all(&plans, &Factory, &exec).unwrap();
+        for (device, gpu) in want.iter().enumerate() {
+            let path = dir.path().join(format!("output0/fast_{device}.json"));
+            let parsed = mlbench_schema::reader::parse_report("s", &std::fs::read(path).unwrap());
+            // good's two configurations and unknown's failure entry.
+            assert_eq!(parsed.entries.len(), 3);
+            for (_, e) in &parsed.entries {
+                assert_eq!(e.get("gpu").and_then(Value::as_str), *gpu, "{e:?}");
+                assert_eq!(e.get("cuda"), Some(&Value::Bool(gpu.is_some())));
+            }
         }
     }
 }

@@ -179,12 +179,15 @@ fn every_model_trains_an_observation_logging_what_its_script_logs() {
             let names: Vec<&str> = logs.metrics.iter().map(|m| m.0).collect();
             assert_eq!(names, metrics, "{name}");
             // conv_simple.py and conv_distributed.py time `loading` and `compute` inside
-            // each step.
+            // each step; ncf.py times `loading_data` once, before its loop (filed with the
+            // first step).
             let stages: Vec<&str> = logs.stages.iter().map(|m| m.0).collect();
-            let want: &[&str] = match name {
-                "convnet" | "convnet_fp16" | "convnet_distributed" | "convnet_distributed_fp16" => {
-                    &["loading", "compute"]
-                }
+            let want: &[&str] = match (name, step) {
+                (
+                    "convnet" | "convnet_fp16" | "convnet_distributed" | "convnet_distributed_fp16",
+                    _,
+                ) => &["loading", "compute"],
+                ("recom", 0) => &["loading_data"],
                 _ => &[],
             };
             assert_eq!(stages, want, "{name}");
@@ -252,6 +255,54 @@ fn epoch_losses_are_the_scripts_sums_of_the_steps_losses() {
         }
     }
     assert_eq!(tiny("recom").batch_size, 16);
+}
+
+/// ncf.py's `chrono.time('loading_data', skip_obs=0)`: one observation, the synthetic
+/// training set's construction, kept (not dropped as the first 10 of other stages are);
+/// logged once, whatever the observations after.
+#[test]
+fn recom_records_its_loading_data_once_and_keeps_it() {
+    use mlbench_runner::timing::{LoopSize, measure};
+    let mut bench = Models.create("recom", &tiny("recom"), CPU).unwrap();
+    assert_eq!(bench.skip_obs("loading_data"), 0);
+    assert_eq!(bench.skip_obs("train"), mlbench_runner::timing::SKIP_OBS);
+    let mut clock = mlbench_runner::ScriptedClock::new(vec![0.5; 3]);
+    let size = LoopSize {
+        batch_size: 16,
+        number: 2,
+        repeat: 3,
+    };
+    let m = measure(bench.as_mut(), &mut clock, size, &mut |_, _, _| {}).unwrap();
+    let stage = m.stages["loading_data"].to_stage();
+    assert_eq!(stage.get("count"), Some(&Value::Int(1)), "{stage:?}");
+    let avg = stage.get("avg").and_then(Value::as_f64).unwrap();
+    assert!(avg > 0.0 && avg.is_finite(), "{avg}");
+    assert_eq!(m.stages.len(), 1);
+    assert_eq!(m.batch_loss.len(), 6);
+}
+
+/// The scripts that load a fresh batch each step, their loaders with worker threads (the
+/// jobs' `--workers 8`; ssd's 4 whatever it is given), over two observations (an iterator
+/// started and stopped in each): every step trains and logs what its script logs. (That
+/// each step takes a batch of its own, and the same with threads or without: each model's
+/// and `host_loader`'s tests.)
+#[test]
+fn loaders_with_worker_threads_train_observation_after_observation() {
+    for name in ["dcgan", "dcgan_all", "fast_style", "reso", "ssd", "recom"] {
+        let mut a = tiny(name);
+        a.extra.insert("workers".into(), Value::Int(2));
+        let mut bench = Models.create(name, &a, CPU).unwrap();
+        for r in 0..2 {
+            bench.begin_observation(r).unwrap();
+            for _ in 0..2 {
+                let logs = bench.step().unwrap();
+                assert_eq!(logs.first_nonfinite(), None, "{name}: {logs:?}");
+                assert_eq!(logs.loss.is_some(), logged_per_step(name).0, "{name}");
+            }
+            let end = bench.end_observation(r).unwrap();
+            assert_eq!(end.first_nonfinite(), None, "{name}");
+        }
+    }
 }
 
 #[test]
@@ -383,7 +434,9 @@ fn sources_are_non_empty_and_differ_between_models() {
 #[test]
 fn device_names() {
     assert!(!Models.device_name(CPU).is_empty());
-    assert_eq!(Models.device_name(DeviceSpec::Cuda(3)), "cuda:3");
+    // nvidia-smi's name where it is this device's for sure, else tch's name.
+    let want = mlbench_runner::system::cuda_device_name(3).unwrap_or_else(|| "cuda:3".into());
+    assert_eq!(Models.device_name(DeviceSpec::Cuda(3)), want);
 }
 
 #[test]

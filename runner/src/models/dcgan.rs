@@ -8,12 +8,22 @@
 //! the script reads it, and the three output means it reads (D_x, D_G_z1, D_G_z2): six waits
 //! per step. The script's loop (`if i > opt.number: break`) trains `number + 1` batches per
 //! observation while counting `number`: its bug, which mlbench does not copy (`number`).
-//! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64 only).
+//!
+//! Data as the script's (main.py:58-66,101-106,221-244): a fresh real batch every step,
+//! [B, 3, 64, 64] in [−1, 1] (ToTensor then `Normalize(0.5, 0.5)`), made on the host by a
+//! loader of `workers` threads (`host_loader`) whose iterator each observation starts
+//! inside its timer and stops at its end (the script's new shuffled DataLoader iterator),
+//! copied to the device from pageable memory as the script's `.to(device)`; the noise
+//! `randn(B, nz, 1, 1)` drawn on the device each step. Not as the script: the pixels are
+//! uniform noise, not decoded and resized fake-ImageNet JPEGs.
+//! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64
+//! only), `workers` (fast.json: 8).
 
+use super::host_loader::{EpochLoader, Order, Recipe, on_device};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, ModuleT, OptimizerConfig};
-use tch::{Reduction, Tensor};
+use tch::{Device, Kind, Reduction, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("dcgan.rs");
 
@@ -102,12 +112,63 @@ pub(super) fn leaky_relu_02(x: &Tensor) -> Tensor {
     x.detach().leaky_relu_backward(x, 0.2, false)
 }
 
+/// The real batches: main.py's `dataloader` of fake ImageNet, 64×64 in [−1, 1].
+pub(super) struct Reals {
+    loader: EpochLoader<Recipe>,
+    /// `[batch, 3, 64, 64]`.
+    shape: [i64; 4],
+    kind: Kind,
+    device: Device,
+}
+
+impl Reals {
+    /// Batches of `batch_size` on `device`, from `--workers` threads seeded by the copy's
+    /// seed.
+    pub(super) fn new(
+        ctx: &Ctx,
+        args: &BenchArgs,
+        batch_size: i64,
+        device: Device,
+    ) -> Result<Reals, BenchError> {
+        let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
+        let half = [0.5; NC as usize];
+        let recipe = Recipe::normalized(batch_size as usize, 64 * 64, 0, &half, &half);
+        Ok(Reals {
+            loader: EpochLoader::new(recipe, args.seed as u64, workers, Order::Continue),
+            shape: [batch_size, NC, 64, 64],
+            kind: ctx.kind,
+            device,
+        })
+    }
+
+    /// Images per batch.
+    pub(super) fn batch_size(&self) -> i64 {
+        self.shape[0]
+    }
+
+    /// The next batch, `.to(device)`.
+    pub(super) fn next(&mut self) -> Tensor {
+        let batch = self.loader.next_batch();
+        on_device(&batch.images, &self.shape, self.device, self.kind)
+    }
+
+    /// `for i, data in enumerate(dataloader)`: a new iterator (inside the timer).
+    pub(super) fn begin(&mut self) {
+        self.loader.begin();
+    }
+
+    /// The loop's end: the iterator and its workers go (inside the timer).
+    pub(super) fn end(&mut self) {
+        self.loader.end();
+    }
+}
+
 struct Dcgan {
     net_g: nn::SequentialT,
     net_d: nn::SequentialT,
     opt_g: nn::Optimizer,
     opt_d: nn::Optimizer,
-    real: Tensor,
+    reals: Reals,
     nz: i64,
     _vs: (nn::VarStore, nn::VarStore),
 }
@@ -155,18 +216,30 @@ pub(super) fn bce(logits: &Tensor, label: f64) -> Tensor {
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let sizes = DcganArgs::read(ctx, args)?;
-    whole_batch(ctx, batch_size, sizes, ADAM, LR)
+    let reals = Reals::new(ctx, args, batch_size, ctx.device)?;
+    whole_batch(ctx, reals, sizes, ADAM, LR)
 }
 
-/// main.py's two networks on one device, over batches of `batch_size` images, each with
-/// its own `adam` at `lr`.
+/// main.py's two networks on one device, over the batches of `reals`, each with its own
+/// `adam` at `lr`.
 pub(super) fn whole_batch(
     ctx: &Ctx,
-    batch_size: i64,
-    DcganArgs { nz, ngf, ndf }: DcganArgs,
+    reals: Reals,
+    sizes: DcganArgs,
     adam: nn::Adam,
     lr: f64,
 ) -> Result<Box<dyn Train>, BenchError> {
+    Ok(Box::new(networks(ctx, reals, sizes, adam, lr)?))
+}
+
+/// [`whole_batch`]'s model.
+fn networks(
+    ctx: &Ctx,
+    reals: Reals,
+    DcganArgs { nz, ngf, ndf }: DcganArgs,
+    adam: nn::Adam,
+    lr: f64,
+) -> Result<Dcgan, BenchError> {
     let mut vs_g = nn::VarStore::new(ctx.device);
     let mut vs_d = nn::VarStore::new(ctx.device);
     let net_g = generator(&vs_g.root(), nz, ngf);
@@ -182,16 +255,15 @@ pub(super) fn whole_batch(
     let opt_d = adam
         .build(&vs_d, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let real = Tensor::rand([batch_size, NC, 64, 64], ctx.opts()) * 2.0 - 1.0;
-    Ok(Box::new(Dcgan {
+    Ok(Dcgan {
         net_g,
         net_d,
         opt_g,
         opt_d,
-        real,
+        reals,
         nz,
         _vs: (vs_g, vs_d),
-    }))
+    })
 }
 
 /// What the script reads with `.item()` in a step, in its order: a metric's name, or
@@ -215,18 +287,16 @@ impl Dcgan {
     /// One step of main.py:232-264; `read` is called where the script calls `.item()`.
     /// Returns errD_real + errD_fake + errG.
     fn update(&mut self, read: &mut Read<'_>) -> Tensor {
-        let batch = self.real.size()[0];
+        let real = self.reals.next();
+        let batch = self.reals.batch_size();
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.opt_d.zero_grad();
-        let output = self.net_d.forward_t(&self.real, true);
+        let output = self.net_d.forward_t(&real, true);
         let err_d_real = bce(&output, 1.0);
         read(Some("errD_real"), &err_d_real);
         err_d_real.backward();
         read(None, &sigmoid_mean(&output));
-        let noise = Tensor::randn(
-            [batch, self.nz, 1, 1],
-            (self.real.kind(), self.real.device()),
-        );
+        let noise = Tensor::randn([batch, self.nz, 1, 1], (real.kind(), real.device()));
         let fake = self.net_g.forward_t(&noise, true);
         let output = self.net_d.forward_t(&fake.detach(), true);
         let err_d_fake = bce(&output, 0.0);
@@ -262,12 +332,80 @@ impl Train for Dcgan {
             let _ = self.update(read);
         })
     }
+
+    fn begin_observation(&mut self, _observation: u64) {
+        self.reals.begin();
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        self.reals.end();
+        Logs::none()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::DeviceSpec;
+    use mlbench_schema::value::Value;
     use tch::{Device, Kind};
+
+    /// main.py's data: every step a new batch of [B, 3, 64, 64] in [−1, 1] (the
+    /// observations' iterators continue the shuffled stream: never a batch twice), the same
+    /// batches for the same seed whatever the workers.
+    #[test]
+    fn every_step_takes_a_fresh_real_batch() {
+        let args = |workers: i64| BenchArgs {
+            batch_size: 2,
+            number: 1,
+            repeat: 1,
+            seed: 3,
+            extra: [("workers".to_owned(), Value::Int(workers))].into(),
+        };
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let ctx = Ctx::new("dcgan", &args(0), spec).unwrap();
+        let batches = |workers| -> Vec<Vec<f32>> {
+            let mut reals = Reals::new(&ctx, &args(workers), 2, Device::Cpu).unwrap();
+            let mut out = Vec::new();
+            for _ in 0..2 {
+                reals.begin();
+                for _ in 0..2 {
+                    let t = reals.next();
+                    assert_eq!(t.size(), [2, 3, 64, 64]);
+                    out.push(Vec::<f32>::try_from(t.flatten(0, -1)).unwrap());
+                }
+                reals.end();
+            }
+            out
+        };
+        let inline = batches(0);
+        assert!(inline.iter().flatten().all(|v| (-1.0..=1.0).contains(v)));
+        for (i, a) in inline.iter().enumerate() {
+            for b in &inline[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(batches(3), inline);
+        // The model takes one a step.
+        let sizes = DcganArgs {
+            nz: 4,
+            ngf: 2,
+            ndf: 2,
+        };
+        let reals = Reals::new(&ctx, &args(0), 2, Device::Cpu).unwrap();
+        let mut model = networks(&ctx, reals, sizes, ADAM, LR).unwrap();
+        for r in 0..2 {
+            model.begin_observation(r);
+            for _ in 0..3 {
+                assert_eq!(model.step().metrics.len(), 3);
+            }
+            let _ = model.end_observation(r);
+        }
+        assert_eq!(model.reals.loader.position(), 6);
+    }
 
     /// The values of `max(x, 0.2·x)`, bit for bit, and its gradient away from 0 (1 above,
     /// 0.2 below); at 0 the gradient is PyTorch's leaky ReLU's, 0.2.

@@ -19,10 +19,14 @@
 //!   batch (`batch_size × ngpu`) in one process, on every core of the whole-machine copy
 //!   (`dcgan::whole_batch`).
 //!
+//! Both paths take dcgan's data: a fresh real batch of `batch_size × ngpu` images every
+//! step from a loader of `workers` threads restarted each observation inside its timer
+//! (`dcgan::Reals`), copied to device 0 (the CUDA path) or the copy's device.
+//!
 //! Args: `batch_size` per device (fast.json: 128), `ngpu` (the devices of `vcd`), `nz`
-//! (100), `ngf` (64), `ndf` (64), `imageSize` (64 only), `lr`, `beta1`.
+//! (100), `ngf` (64), `ndf` (64), `imageSize` (64 only), `lr`, `beta1`, `workers`.
 
-use super::dcgan::{self, DcganArgs, NC};
+use super::dcgan::{self, DcganArgs, Reals};
 use super::parallel::{self, Workers};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
@@ -138,8 +142,8 @@ struct DcganAll {
     devices: Vec<Device>,
     g: Module,
     d: Module,
-    /// The real batch, whole, on device 0 (main.py's `data[0].to(device)`).
-    real: Tensor,
+    /// The real batches, whole, on device 0 (main.py's `data[0].to(device)`).
+    reals: Reals,
     nz: i64,
     coordinator: parallel::Coordinator,
 }
@@ -153,7 +157,8 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         Ok(Box::new(model(ctx, args, None)?))
     } else {
         let s = Settings::read(ctx, args)?;
-        dcgan::whole_batch(ctx, s.per_device * s.ngpu, s.sizes, s.adam, s.lr)
+        let reals = Reals::new(ctx, args, s.per_device * s.ngpu, ctx.device)?;
+        dcgan::whole_batch(ctx, reals, s.sizes, s.adam, s.lr)
     }
 }
 
@@ -266,8 +271,7 @@ fn model(ctx: &Ctx, args: &BenchArgs, split: Option<bool>) -> Result<DcganAll, B
     };
     let g = module(G, g_params, g_vars)?;
     let d = module(D, d_params, d_vars)?;
-    let device0 = placements[0].device;
-    let real = Tensor::rand([batch_size, NC, 64, 64], (ctx.kind, device0)) * 2.0 - 1.0;
+    let reals = Reals::new(ctx, args, batch_size, placements[0].device)?;
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
     Ok(DcganAll {
@@ -275,7 +279,7 @@ fn model(ctx: &Ctx, args: &BenchArgs, split: Option<bool>) -> Result<DcganAll, B
         devices: placements.iter().map(|p| p.device).collect(),
         g,
         d,
-        real,
+        reals,
         nz,
         coordinator: parallel::Coordinator::default(),
     })
@@ -299,14 +303,24 @@ impl Train for DcganAll {
             let _ = self.update(read);
         })
     }
+
+    fn begin_observation(&mut self, _observation: u64) {
+        self.reals.begin();
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        self.reals.end();
+        Logs::none()
+    }
 }
 
 impl DcganAll {
     /// dcgan's step through the replicas; `read` where the script calls `.item()`.
     fn update(&mut self, read: &mut dcgan::Read<'_>) -> Tensor {
         self.coordinator.enter(self.devices[0]);
+        let real = self.reals.next();
         let (workers, devices) = (&self.workers, self.devices.as_slice());
-        let batch = self.real.size()[0];
+        let batch = self.reals.batch_size();
         let replicas = parallel::chunk_sizes(batch, devices.len()).len();
         // A loss on a gathered output, its backward, and the replicas' backward.
         let mut loss_of = |applied: parallel::Applied,
@@ -323,9 +337,9 @@ impl DcganAll {
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.d.zero_grad(workers);
         self.d.replicate(workers);
-        let out = parallel::apply(workers, devices, &self.real, false, net_d);
+        let out = parallel::apply(workers, devices, &real, false, net_d);
         let (err_d_real, _) = loss_of(out, 1.0, "errD_real");
-        let noise = Tensor::randn([batch, self.nz, 1, 1], (self.real.kind(), devices[0]));
+        let noise = Tensor::randn([batch, self.nz, 1, 1], (real.kind(), devices[0]));
         self.g.replicate(workers);
         let fake = parallel::apply(workers, devices, &noise, false, net_g);
         self.d.replicate(workers);

@@ -16,18 +16,25 @@
 //! The VGG-16 is **randomly initialised** (torchvision's `vgg16` init: Kaiming normal, fan
 //! out, zero biases) and frozen: the script loads ImageNet weights (`pretrained=True`), which
 //! cannot be downloaded here. The work per step is the same; the loss values are not the
-//! script's. Data are synthetic: a fixed batch of random 8-bit content images (pixel values
-//! 0…255, as `ToTensor().mul(255)` gives) made once on the device, and a random style image
-//! whose Gram matrices are computed once at build time, as the script does for `candy.jpg`.
+//! script's. Data are synthetic: a fresh batch of random 8-bit content images every step
+//! (pixel values 0…255 as floats, as `ToTensor().mul(255)` gives), made on the host by a
+//! loader of `workers` threads (`host_loader`) whose iterator each observation starts inside
+//! its timer and stops at its end, and copied to the device, as the script's
+//! `DataLoader(train_dataset, batch_size, num_workers)` (neural_style.py:45,71). That loader
+//! does not shuffle, so each observation's new iterator starts again at the dataset's first
+//! images: here too, an observation's k-th batch is the same in every observation (batch k
+//! of the copy's seed), and the batches within one differ. A random style image's Gram
+//! matrices are computed once at build time, as the script does for `candy.jpg`.
 //! Args: `batch_size` (fast.json: 128), `image_size` (64, run.sh's `--image-size 64`; the
 //! script's default is 256; a multiple of 4, at least 8), `style_size` (64, run.sh's), `lr`
-//! (1e-3), `content_weight` (1e5), `style_weight` (1e10); Gram matrices and losses in
-//! float32 for float16/bfloat16 nets.
+//! (1e-3), `content_weight` (1e5), `style_weight` (1e10), `workers` (fast.json: 8); Gram
+//! matrices and losses in float32 for float16/bfloat16 nets.
 
+use super::host_loader::{EpochLoader, Order, Recipe, on_device};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
-use tch::{Kind, Reduction, Tensor};
+use tch::{Device, Kind, Reduction, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("fast_style.rs");
 
@@ -285,8 +292,8 @@ fn gram_matrix(y: &Tensor) -> Tensor {
 }
 
 /// utils.py's `normalize_batch`: pixels in 0…255 to ImageNet-normalised values. The script
-/// divides its argument in place (`div_`), harmless on a fresh loader batch; here the content
-/// batch is reused every step, so a new tensor is returned and the input left alone.
+/// divides its argument in place (`div_`); a new tensor is returned here and the input left
+/// alone (the same arithmetic).
 fn normalize_batch(batch: &Tensor) -> Tensor {
     let channel = |values: [f64; 3]| {
         Tensor::from_slice(&values)
@@ -304,11 +311,24 @@ fn random_images(n: i64, size: i64, ctx: &Ctx) -> Tensor {
     Tensor::randint(256, [n, 3, size, size], ctx.int_opts()).to_kind(ctx.kind)
 }
 
+/// The content batches: `n` images of 3 × `size` × `size` random bytes, ÷ 255 by ToTensor
+/// and × 255 by the script's `Lambda(lambda x: x.mul(255))` (a table: byte b → b).
+fn content_recipe(n: i64, size: i64) -> Recipe {
+    let channels = [0.0; 3];
+    let sd = [1.0 / 255.0; 3];
+    Recipe::normalized(n as usize, (size * size) as usize, 0, &channels, &sd)
+}
+
 struct FastStyle {
     transformer: TransformerNet,
     vgg: Vgg16,
     opt: nn::Optimizer,
-    content: Tensor,
+    /// The content images (`train_loader`): the same batches each observation.
+    content: EpochLoader<Recipe>,
+    /// `[batch, 3, size, size]`.
+    shape: [i64; 4],
+    kind: Kind,
+    device: Device,
     /// The style image's Gram matrix per slice, (1, c, c), in `loss_kind`.
     gram_style: Vec<Tensor>,
     content_weight: f64,
@@ -356,7 +376,9 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<FastStyle, BenchError> {
     let opt = nn::Adam::default()
         .build(&vs, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let content = random_images(batch_size, image_size, ctx);
+    let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
+    let recipe = content_recipe(batch_size, image_size);
+    let content = EpochLoader::new(recipe, args.seed as u64, workers, Order::Restart);
     let loss_kind = if ctx.kind == Kind::Double {
         Kind::Double
     } else {
@@ -376,6 +398,9 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<FastStyle, BenchError> {
         vgg,
         opt,
         content,
+        shape: [batch_size, 3, image_size, image_size],
+        kind: ctx.kind,
+        device: ctx.device,
         gram_style,
         content_weight,
         style_weight,
@@ -412,14 +437,18 @@ impl FastStyle {
 
 impl Train for FastStyle {
     fn train_step(&mut self) -> Tensor {
-        let y = self.transformer.forward(&self.content);
-        let loss = self.loss(&y, &self.content);
+        let batch = self.content.next_batch();
+        let x = on_device(&batch.images, &self.shape, self.device, self.kind);
+        let y = self.transformer.forward(&x);
+        let loss = self.loss(&y, &x);
         self.opt.backward_step(&loss);
         loss
     }
 
     fn begin_observation(&mut self, _observation: u64) {
         self.agg_loss = 0.0;
+        // `for batch_id, (x, _) in enumerate(train_loader)`: a new iterator, from the start.
+        self.content.begin();
     }
 
     fn step(&mut self) -> Logs {
@@ -430,7 +459,8 @@ impl Train for FastStyle {
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
-        // neural_style.py:105, inside the timer.
+        // The loop's end drops the iterator; neural_style.py:105, inside the timer.
+        self.content.end();
         Logs::none().epoch_loss(self.agg_loss)
     }
 }
@@ -492,7 +522,7 @@ mod tests {
         for (g, e) in got.iter().zip(expected) {
             assert!(close(*g, e, 1e-6), "{got:?}");
         }
-        // The content batch is reused every step: it must come back untouched.
+        // The input comes back untouched (the script's `div_` is in place).
         assert_eq!(values(&batch), pixels);
         // Float32 gives the same figures.
         let got = values(&normalize_batch(&batch.to_kind(Kind::Float)));
@@ -591,14 +621,55 @@ mod tests {
         Ctx::new("fast_style", args, spec).unwrap()
     }
 
-    /// Four steps of the tiny model built with `seed`.
+    /// Four observations of one step of the tiny model built with `seed`: four steps on
+    /// the same batch, each observation's first.
     fn losses(seed: i64) -> Vec<f64> {
         let args = tiny(seed);
         let ctx = ctx(&args);
         let mut model = build(&ctx, &args).unwrap();
         (0..4)
-            .map(|_| model.train_step().double_value(&[]))
+            .map(|r| {
+                model.begin_observation(r);
+                let loss = model.train_step().double_value(&[]);
+                let _ = model.end_observation(r);
+                loss
+            })
             .collect()
+    }
+
+    /// As the script's unshuffled loader: within an observation each step a new batch,
+    /// and every observation the same batches in the same order; another seed, others.
+    #[test]
+    fn fast_style_batches_are_fresh_each_step_and_the_same_each_observation() {
+        let args = tiny(7);
+        let ctx = ctx(&args);
+        let mut model = new_model(&ctx, &args).unwrap();
+        let observation = |model: &mut FastStyle, r| {
+            model.begin_observation(r);
+            let batches: Vec<Vec<f32>> =
+                (0..3).map(|_| model.content.next_batch().images).collect();
+            let _ = model.end_observation(r);
+            batches
+        };
+        let first = observation(&mut model, 0);
+        assert_eq!(first[0].len(), 2 * 3 * 16 * 16);
+        assert!(
+            first[0]
+                .iter()
+                .all(|v| v.fract() == 0.0 && (0.0..=255.0).contains(v))
+        );
+        assert_ne!(first[0], first[1]);
+        assert_ne!(first[1], first[2]);
+        assert_eq!(observation(&mut model, 1), first);
+        // The model takes one a step, from the observation's first.
+        model.begin_observation(2);
+        let _ = model.train_step();
+        let _ = model.train_step();
+        assert_eq!(model.content.position(), 2);
+        let _ = model.end_observation(2);
+        let other = tiny(8);
+        let mut model = new_model(&ctx, &other).unwrap();
+        assert_ne!(observation(&mut model, 0)[0], first[0]);
     }
 
     /// The same seed gives the same losses, another seed others: each run in a process of
@@ -618,15 +689,15 @@ mod tests {
         assert_ne!(a, run(8));
     }
 
-    /// Training moves the TransformerNet and lowers the loss on its fixed batch, never the
-    /// frozen VGG.
+    /// Training moves the TransformerNet and lowers the loss on a batch it sees again,
+    /// never the frozen VGG.
     #[test]
     fn fast_style_trains_the_transformer_only() {
         let a = losses(7);
         assert!(a.iter().all(|l| l.is_finite() && *l > 0.0), "{a:?}");
         assert!(
             a[3] < a[0],
-            "Adam should lower the loss on a fixed batch: {a:?}"
+            "Adam should lower the loss on a batch seen again: {a:?}"
         );
 
         let args = tiny(7);

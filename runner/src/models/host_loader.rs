@@ -1,19 +1,23 @@
 //! A `torch.utils.data.DataLoader` of synthetic batches, for the scripts that load their
-//! data each step (convnet, vae): `workers` threads each make whole batches on the host
-//! (batch k by worker k mod workers, as PyTorch assigns them), up to 2 ahead per worker
-//! (PyTorch's `prefetch_factor`), and the consumer takes them back in order k = 0, 1, …, so
-//! a batch's content depends on the seed and its index alone, not on the threads' timing.
-//! With 0 workers the consumer makes each batch itself when it asks (PyTorch's in-process
-//! loading). Dropping the loader stops its workers (a DataLoader iterator's shutdown).
+//! data each step (convnet, vae, dcgan, fast_style, reso, ssd, recom): `workers` threads
+//! each make whole batches on the host (batch k by worker k mod workers, as PyTorch assigns
+//! them), up to 2 ahead per worker (PyTorch's `prefetch_factor`), and the consumer takes
+//! them back in order k = 0, 1, …, so a batch's content depends on the seed and its index
+//! alone, not on the threads' timing. With 0 workers the consumer makes each batch itself
+//! when it asks (PyTorch's in-process loading). Dropping the loader stops its workers (a
+//! DataLoader iterator's shutdown).
 //!
-//! A batch is `count` images of `pixels` 8-bit values turned into floats by a per-channel
-//! table (ToTensor's ÷ 255, then the script's normalisation), and `count` labels below
-//! `classes`, drawn from SplitMix64 streams seeded by (seed, k).
+//! What a batch is, a [`Maker`] says. The images' one, [`Recipe`]: `count` images of
+//! `pixels` 8-bit values turned into floats by a per-channel table (ToTensor's ÷ 255, then
+//! the script's normalisation), and `count` labels below `classes`, drawn from SplitMix64
+//! streams seeded by (seed, k) ([`stream`]). [`EpochLoader`] is a loader whose iterator
+//! the script makes anew each observation, inside its timer.
 
 use super::loader::Rng;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
+use tch::{Device, Kind, Tensor};
 
 /// Batches each worker makes ahead (`prefetch_factor`).
 const PREFETCH: usize = 2;
@@ -71,8 +75,24 @@ pub(super) struct HostBatch {
     pub labels: Vec<i64>,
 }
 
+/// What a loader's workers make: batch `index` of a copy seeded `seed`, from that alone.
+pub(super) trait Maker: Send + Sync + 'static {
+    /// One batch on the host.
+    type Batch: Send + 'static;
+    /// Batch `index`.
+    fn make(&self, seed: u64, index: u64) -> Self::Batch;
+}
+
+impl Maker for Recipe {
+    type Batch = HostBatch;
+
+    fn make(&self, seed: u64, index: u64) -> HostBatch {
+        make_batch(self, seed, index)
+    }
+}
+
 /// The SplitMix64 stream of batch `index` (the image loader's generator).
-fn stream(seed: u64, index: u64) -> Rng {
+pub(super) fn stream(seed: u64, index: u64) -> Rng {
     let mut rng = Rng(seed ^ 0x6a09_e667_f3bc_c909);
     rng.0 = rng
         .0
@@ -107,34 +127,38 @@ pub(super) fn make_batch(recipe: &Recipe, seed: u64, index: u64) -> HostBatch {
 }
 
 /// The loader (see the module documentation).
-pub(super) struct HostLoader {
-    recipe: Arc<Recipe>,
+pub(super) struct HostLoader<M: Maker = Recipe> {
+    maker: Arc<M>,
     seed: u64,
     /// The first batch's index: batch k is worker `(k − start) mod workers`'s.
     start: u64,
     /// The next batch's index.
     next: u64,
     /// One channel per worker; empty with 0 workers.
-    receivers: Vec<Receiver<HostBatch>>,
+    receivers: Vec<Receiver<M::Batch>>,
     workers: Vec<JoinHandle<()>>,
 }
 
-impl HostLoader {
+impl<M: Maker> HostLoader<M> {
     /// A loader of `workers` threads, its first batch index `first`.
-    pub(super) fn new(recipe: Recipe, seed: u64, workers: usize, first: u64) -> HostLoader {
-        let recipe = Arc::new(recipe);
+    pub(super) fn new(maker: M, seed: u64, workers: usize, first: u64) -> HostLoader<M> {
+        HostLoader::shared(Arc::new(maker), seed, workers, first)
+    }
+
+    /// [`HostLoader::new`] with a maker that other loaders share.
+    pub(super) fn shared(maker: Arc<M>, seed: u64, workers: usize, first: u64) -> HostLoader<M> {
         let mut receivers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         for w in 0..workers as u64 {
-            let (send, receive): (SyncSender<HostBatch>, _) = sync_channel(PREFETCH - 1);
-            let recipe = Arc::clone(&recipe);
+            let (send, receive): (SyncSender<M::Batch>, _) = sync_channel(PREFETCH - 1);
+            let maker = Arc::clone(&maker);
             let stride = workers as u64;
             let handle = std::thread::Builder::new()
                 .name(format!("loader-{w}"))
                 .spawn(move || {
                     let mut k = first + w;
                     // A send fails once the loader is dropped: the worker ends.
-                    while send.send(make_batch(&recipe, seed, k)).is_ok() {
+                    while send.send(maker.make(seed, k)).is_ok() {
                         k += stride;
                     }
                 })
@@ -143,7 +167,7 @@ impl HostLoader {
             handles.push(handle);
         }
         HostLoader {
-            recipe,
+            maker,
             seed,
             start: first,
             next: first,
@@ -153,11 +177,11 @@ impl HostLoader {
     }
 
     /// The next batch, waiting for its worker (`next(iterator)`).
-    pub(super) fn next_batch(&mut self) -> HostBatch {
+    pub(super) fn next_batch(&mut self) -> M::Batch {
         let k = self.next;
         self.next += 1;
         if self.receivers.is_empty() {
-            return make_batch(&self.recipe, self.seed, k);
+            return self.maker.make(self.seed, k);
         }
         let w = ((k - self.start) % self.receivers.len() as u64) as usize;
         self.receivers[w]
@@ -171,13 +195,104 @@ impl HostLoader {
     }
 }
 
-impl Drop for HostLoader {
+impl<M: Maker> Drop for HostLoader<M> {
     fn drop(&mut self) {
         self.receivers.clear();
         for handle in self.workers.drain(..) {
             let _ = handle.join();
         }
     }
+}
+
+/// Where each observation's iterator starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Order {
+    /// After the previous observation's last batch: fresh batches every observation (a
+    /// shuffled DataLoader: the script's batches are new draws each epoch).
+    Continue,
+    /// At batch 0: the same batches every observation (a DataLoader without shuffle, whose
+    /// new iterator starts again at the dataset's first items).
+    Restart,
+}
+
+/// A DataLoader whose iterator the script makes each observation inside its timer (`for
+/// i, data in enumerate(loader)` in the `chrono.time('train')` block): [`EpochLoader::begin`]
+/// starts the workers, [`EpochLoader::end`] stops them, both timed where the script's are.
+/// A step outside an observation (tests) starts one itself.
+pub(super) struct EpochLoader<M: Maker> {
+    maker: Arc<M>,
+    seed: u64,
+    workers: usize,
+    order: Order,
+    /// The observation's iterator.
+    loader: Option<HostLoader<M>>,
+    /// The next batch's index.
+    next: u64,
+}
+
+impl<M: Maker> EpochLoader<M> {
+    pub(super) fn new(maker: M, seed: u64, workers: usize, order: Order) -> EpochLoader<M> {
+        EpochLoader {
+            maker: Arc::new(maker),
+            seed,
+            workers,
+            order,
+            loader: None,
+            next: 0,
+        }
+    }
+
+    /// What the batches are made by.
+    pub(super) fn maker(&self) -> &M {
+        &self.maker
+    }
+
+    /// The index of the batch [`EpochLoader::next_batch`] returns next.
+    #[cfg(test)]
+    pub(super) fn position(&self) -> u64 {
+        self.next
+    }
+
+    /// A new iterator: its workers start.
+    pub(super) fn begin(&mut self) {
+        if self.order == Order::Restart {
+            self.next = 0;
+        }
+        // The previous iterator stops first, as CPython frees it when the loop ends.
+        self.loader = None;
+        let maker = Arc::clone(&self.maker);
+        self.loader = Some(HostLoader::shared(
+            maker,
+            self.seed,
+            self.workers,
+            self.next,
+        ));
+    }
+
+    /// The iterator is dropped: its workers stop.
+    pub(super) fn end(&mut self) {
+        self.loader = None;
+    }
+
+    /// The next batch (`next(iterator)`).
+    pub(super) fn next_batch(&mut self) -> M::Batch {
+        let (maker, seed, workers, next) = (&self.maker, self.seed, self.workers, self.next);
+        let loader = self
+            .loader
+            .get_or_insert_with(|| HostLoader::shared(Arc::clone(maker), seed, workers, next));
+        let batch = loader.next_batch();
+        self.next = loader.position();
+        batch
+    }
+}
+
+/// Host floats as a tensor of `shape` on `device` in `kind` (`.to(device)` of a loader's
+/// batch: a copy from pageable memory on CUDA).
+pub(super) fn on_device(values: &[f32], shape: &[i64], device: Device, kind: Kind) -> Tensor {
+    Tensor::from_slice(values)
+        .view(shape)
+        .to_device(device)
+        .to_kind(kind)
 }
 
 #[cfg(test)]
@@ -219,6 +334,37 @@ mod tests {
             let want: Vec<HostBatch> = (2..9).map(|k| make_batch(&r, 7, k)).collect();
             assert_eq!(got, want, "{workers} workers");
             assert_eq!(loader.position(), 9);
+        }
+    }
+
+    /// Observation after observation, a shuffled loader's iterators hand out new batches
+    /// (the next index on), an unshuffled one's the same from batch 0; a step outside an
+    /// observation starts an iterator itself.
+    #[test]
+    fn epoch_loaders_continue_or_restart() {
+        let r = recipe();
+        let observations = |order, workers| -> Vec<Vec<HostBatch>> {
+            let mut loader = EpochLoader::new(r.clone(), 5, workers, order);
+            let mut out = vec![vec![loader.next_batch()]];
+            for _ in 0..2 {
+                loader.begin();
+                out.push((0..3).map(|_| loader.next_batch()).collect());
+                loader.end();
+            }
+            out
+        };
+        let batch = |k| make_batch(&r, 5, k);
+        for workers in [0, 2] {
+            let fresh = observations(Order::Continue, workers);
+            let want = [
+                vec![batch(0)],
+                (1..4).map(batch).collect(),
+                (4..7).map(batch).collect(),
+            ];
+            assert_eq!(fresh, want, "{workers} workers");
+            let same = observations(Order::Restart, workers);
+            assert_eq!(same[1], (0..3).map(batch).collect::<Vec<_>>());
+            assert_eq!(same[2], same[1]);
         }
     }
 

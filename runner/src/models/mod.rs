@@ -6,9 +6,9 @@
 //! the jobs file's, or the suite's common default 1 when it passes none (as its scripts
 //! would then train, and as train_item counts). Data are synthetic: random tensors made on
 //! the device once or per step, or, where the script loads a fresh batch each step from a
-//! DataLoader (convnet jobs, vae), made on the host by `host_loader`'s worker threads and
-//! copied to the device. What a model logs and does around its steps is its script's
-//! ([`Train`]'s hooks, `crate::bench`).
+//! DataLoader (convnet jobs, vae, dcgan jobs, fast_style, reso, ssd, recom), made on the
+//! host by `host_loader`'s worker threads and copied to the device. What a model logs and
+//! does around its steps is its script's ([`Train`]'s hooks, `crate::bench`).
 
 use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
 use mlbench_schema::value::Value;
@@ -129,8 +129,11 @@ impl BenchFactory for Models {
             DeviceSpec::Cpu { .. } => {
                 crate::system::cpu_model().unwrap_or_else(|| "cpu".to_owned())
             }
-            // tch exposes no CUDA device-name query.
-            DeviceSpec::Cuda(i) => format!("cuda:{i}"),
+            // tch exposes no CUDA device-name query: nvidia-smi's name where it is sure to
+            // be this device's, else the device's tch name.
+            DeviceSpec::Cuda(i) => {
+                crate::system::cuda_device_name(i).unwrap_or_else(|| format!("cuda:{i}"))
+            }
         }
     }
 }
@@ -155,6 +158,11 @@ pub(crate) trait Train: Send {
     /// After the `train` timer (`train_seconds` long): untimed work with stages of its own.
     fn after_observation(&mut self, _observation: u64, _train_seconds: f64) -> Logs {
         Logs::none()
+    }
+    /// Observations the stage `name` drops before averaging ([`Bench::skip_obs`]): the
+    /// suite's 10 unless the script's `chrono.time` gives another (ncf's `loading_data`: 0).
+    fn skip_obs(&self, _stage: &str) -> u64 {
+        crate::bench::SKIP_OBS
     }
     /// Whether the timer's waits are waits for the copy's device: `false` for a script
     /// that keeps its model on the CPU and passes `--no-cuda` (cart), which never syncs.
@@ -225,6 +233,10 @@ impl Bench for TchBench {
         train_seconds: f64,
     ) -> Result<Logs, BenchError> {
         self.guarded(|m| m.after_observation(observation, train_seconds))
+    }
+
+    fn skip_obs(&self, stage: &str) -> u64 {
+        self.model.skip_obs(stage)
     }
 }
 

@@ -7,12 +7,17 @@
 //! 3 × as many hardest negatives, per image ÷ its positives, mean over the batch. SGD lr
 //! 1e-3, momentum 0.9, weight decay 5e-4. Items: images (`batch_size` a step).
 //!
+//! Data as the script's (train.py:151,165,209-213): a fresh batch every step, made on the
+//! host by a loader of 4 worker threads (the script's `num_workers=4`, which ignores
+//! `--workers`) whose iterator each observation starts inside its timer and stops at its
+//! end, and copied to the device: the images ImageNet-normalised random bytes, each with 1–4
+//! random ground-truth boxes matched to the default boxes by the script's `Encoder.encode`
+//! (IoU > 0.5, every ground truth keeping its best box), per sample in the workers as the
+//! script's `SSDTransformer` does.
 //! Differences: the backbone is randomly initialised (the script loads ImageNet weights);
-//! images are synthetic (made once on the device) with 1–4 random ground-truth boxes each,
-//! matched to the default boxes once at build time by the script's `Encoder.encode` (IoU >
-//! 0.5, every ground truth keeping its best box) instead of per sample in the data loader
-//! with its crops and flips. `image_size` (300; at least 257, the smallest whose last
-//! feature map is 1 × 1) and `label_num` (81) are not flags of the script.
+//! noise and random boxes for COCO's photographs and annotations, without its crops and
+//! flips. `image_size` (300; at least 257, the smallest whose last feature map is 1 × 1)
+//! and `label_num` (81) are not flags of the script.
 //! Args: `batch_size` (fast.json: 128), `lr` (1e-3), `image_size`, `label_num`.
 //!
 //! As the script (train.py:209-213,256): cuDNN's benchmark mode on, and the input batch a
@@ -20,12 +25,17 @@
 //! also computes the gradient of the images. Its loop (`if nbatch > number: break`) trains
 //! `number + 1` batches while counting `number`: its bug; mlbench trains `number`.
 
+use super::convnet::{IMAGENET_MEAN, IMAGENET_SD};
+use super::host_loader::{EpochLoader, Maker, Order, Recipe, make_batch, on_device, stream};
 use super::{Ctx, Train};
-use crate::bench::{BenchArgs, BenchError};
+use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, ModuleT, OptimizerConfig};
-use tch::{Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("ssd.rs");
+
+/// train.py:165: `num_workers=4`.
+const WORKERS: usize = 4;
 
 const DEFAULTS_PER_CELL: [i64; 6] = [4, 6, 6, 6, 4, 4];
 const CHANNELS: [i64; 6] = [256, 512, 512, 256, 256, 256];
@@ -232,6 +242,68 @@ fn hard_negatives(con: &Tensor, positive: &Tensor, pos_num: &Tensor) -> Tensor {
     rank.lt_tensor(&neg_num)
 }
 
+/// The training samples: `COCODetection` through `SSDTransformer`, batched.
+struct Samples {
+    /// The images: 3 channels of `size` × `size` bytes, ImageNet-normalised.
+    images: Recipe,
+    /// The default boxes (cx, cy, w, h), n × 4 values.
+    dboxes: Vec<f32>,
+    /// Classes, the background included.
+    labels: i64,
+}
+
+/// One batch on the host: images `[B, 3, size, size]`, encoded boxes `[B, 4, n]` (cx, cy,
+/// w, h), labels `[B, n]`.
+struct Sample {
+    images: Vec<f32>,
+    gloc: Vec<f32>,
+    glabel: Vec<i64>,
+}
+
+impl Samples {
+    /// 1 to 4 random ground truths (left, top, right, bottom in [0, 1]; labels 1 … C − 1)
+    /// encoded against the default boxes `dboxes` ([n, 4]): (boxes [4, n], labels [n]).
+    fn targets(&self, dboxes: &Tensor, rng: &mut super::loader::Rng) -> (Tensor, Tensor) {
+        // Uniform in [0, 1).
+        let mut uniform = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let n = 1 + (uniform() * 4.0) as i64;
+        let mut boxes = Vec::with_capacity(4 * n as usize);
+        for _ in 0..n {
+            let (left, top) = (uniform() * 0.6, uniform() * 0.6);
+            let (w, h) = (uniform() * 0.35 + 0.05, uniform() * 0.35 + 0.05);
+            boxes.extend([left, top, left + w, top + h].map(|v| v as f32));
+        }
+        let classes: Vec<i64> = (0..n)
+            .map(|_| 1 + (uniform() * (self.labels - 1) as f64) as i64)
+            .collect();
+        let gt = Tensor::from_slice(&boxes).view([n, 4]);
+        let (l, c) = encode(dboxes, &gt, &Tensor::from_slice(&classes));
+        (l.transpose(0, 1), c)
+    }
+}
+
+impl Maker for Samples {
+    type Batch = Sample;
+
+    fn make(&self, seed: u64, index: u64) -> Sample {
+        let images = make_batch(&self.images, seed, index).images;
+        // The boxes' own stream: another seed's.
+        let mut rng = stream(!seed, index);
+        let dboxes = Tensor::from_slice(&self.dboxes).view([-1, 4]);
+        let (mut gloc, mut glabel) = (Vec::new(), Vec::new());
+        for _ in 0..self.images.count {
+            let (l, c) = self.targets(&dboxes, &mut rng);
+            gloc.extend(Vec::<f32>::try_from(l.contiguous().view([-1])).expect("floats"));
+            glabel.extend(Vec::<i64>::try_from(c).expect("labels"));
+        }
+        Sample {
+            images,
+            gloc,
+            glabel,
+        }
+    }
+}
+
 struct Ssd {
     backbone: nn::SequentialT,
     extras: Vec<nn::SequentialT>,
@@ -239,9 +311,13 @@ struct Ssd {
     conf: Vec<nn::Conv2D>,
     labels: i64,
     opt: nn::Optimizer,
-    images: Tensor,
-    gloc: Tensor,
-    glabel: Tensor,
+    /// `train_dataloader` (made once the default boxes are known).
+    loader: Option<EpochLoader<Samples>>,
+    /// The batch's images' shape.
+    shape: [i64; 4],
+    kind: Kind,
+    device: Device,
+    /// The default boxes, [1, 4, n] on the device.
     dboxes: Tensor,
     _vs: nn::VarStore,
 }
@@ -348,21 +424,22 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
         conf,
         labels,
         opt,
-        images: Tensor::randn([batch, 3, size, size], ctx.opts()),
-        gloc: Tensor::zeros([1], ctx.opts()),
-        glabel: Tensor::zeros([1], ctx.int_opts()),
+        loader: None,
+        shape: [batch, 3, size, size],
+        kind: ctx.kind,
+        device: ctx.device,
         dboxes: Tensor::zeros([1], ctx.opts()),
         _vs: vs,
     };
-    model.set_targets(ctx, size, batch);
+    model.set_loader(ctx, args.seed as u64);
     Ok(model)
 }
 
 impl Ssd {
-    /// The default boxes of the feature maps an image of `size` gives (38, 19, 10, 5, 3,
-    /// 1 at 300), and a batch of random ground truths (1 to 4 boxes an image) encoded
-    /// against them: the targets of every step.
-    fn set_targets(&mut self, ctx: &Ctx, size: i64, batch: i64) {
+    /// The default boxes of the feature maps an image of the batch's size gives (38, 19,
+    /// 10, 5, 3, 1 at 300), and the loader of the samples encoded against them.
+    fn set_loader(&mut self, ctx: &Ctx, seed: u64) {
+        let [batch, _, size, _] = self.shape;
         let sizes: Vec<i64> = tch::no_grad(|| {
             let probe = Tensor::zeros([1, 3, size, size], ctx.opts());
             let mut maps = vec![probe.apply_t(&self.backbone, false)];
@@ -374,45 +451,71 @@ impl Ssd {
         });
         let boxes = default_boxes(&sizes);
         let flat: Vec<f32> = boxes.iter().flatten().map(|v| *v as f32).collect();
-        let dboxes = Tensor::from_slice(&flat).view([-1, 4]);
-        let (mut glocs, mut glabels) = (Vec::new(), Vec::new());
-        let cpu = tch::Device::Cpu;
-        for _ in 0..batch {
-            let n = Tensor::randint_low(1, 5, [1], (Kind::Int64, cpu)).int64_value(&[0]);
-            let lt = Tensor::rand([n, 2], (Kind::Float, cpu)) * 0.6;
-            let wh = Tensor::rand([n, 2], (Kind::Float, cpu)) * 0.35 + 0.05;
-            let gt = Tensor::cat(&[&lt, &(&lt + wh)], 1);
-            let gt_labels = Tensor::randint_low(1, self.labels, [n], (Kind::Int64, cpu));
-            let (l, c) = encode(&dboxes, &gt, &gt_labels);
-            glocs.push(l.transpose(0, 1));
-            glabels.push(c);
-        }
-        self.gloc = Tensor::stack(&glocs, 0)
-            .to_device(ctx.device)
-            .to_kind(ctx.kind);
-        self.glabel = Tensor::stack(&glabels, 0).to_device(ctx.device);
-        self.dboxes = dboxes
+        self.dboxes = Tensor::from_slice(&flat)
+            .view([-1, 4])
             .transpose(0, 1)
             .unsqueeze(0)
             .to_device(ctx.device)
             .to_kind(ctx.kind);
+        let images = Recipe::normalized(
+            batch as usize,
+            (size * size) as usize,
+            0,
+            &IMAGENET_MEAN,
+            &IMAGENET_SD,
+        );
+        let samples = Samples {
+            images,
+            dboxes: flat,
+            labels: self.labels,
+        };
+        self.loader = Some(EpochLoader::new(samples, seed, WORKERS, Order::Continue));
+    }
+
+    /// The next batch on the device: images, encoded boxes, labels.
+    fn next_on_device(&mut self) -> (Tensor, Tensor, Tensor) {
+        let loader = self.loader.as_mut().expect("the loader is made at build");
+        let sample = loader.next_batch();
+        let [batch, ..] = self.shape;
+        let n = self.dboxes.size()[2];
+        let images = on_device(&sample.images, &self.shape, self.device, self.kind);
+        let gloc = on_device(&sample.gloc, &[batch, 4, n], self.device, self.kind);
+        let glabel = Tensor::from_slice(&sample.glabel)
+            .view([batch, n])
+            .to_device(self.device);
+        (images, gloc, glabel)
     }
 }
 
 impl Train for Ssd {
     fn train_step(&mut self) -> Tensor {
-        // A new leaf over the same images each step, as the script's fresh `Variable`.
-        let images = self.images.detach().set_requires_grad(true);
+        let (images, gloc, glabel) = self.next_on_device();
+        // `Variable(img, requires_grad=True)`: a leaf whose gradient the backward computes.
+        let images = images.detach().set_requires_grad(true);
         let (ploc, plabel) = self.forward(&images, true);
         let loss = multibox_loss(
             &ploc.to_kind(Kind::Float),
             &plabel.to_kind(Kind::Float),
-            &self.gloc.to_kind(Kind::Float),
-            &self.glabel,
+            &gloc.to_kind(Kind::Float),
+            &glabel,
             &self.dboxes.to_kind(Kind::Float),
         );
         self.opt.backward_step(&loss);
         loss.detach()
+    }
+
+    fn begin_observation(&mut self, _observation: u64) {
+        // `for nbatch, (img, img_size, bbox, label) in enumerate(train_dataloader)`.
+        if let Some(loader) = &mut self.loader {
+            loader.begin();
+        }
+    }
+
+    fn end_observation(&mut self, _observation: u64) -> Logs {
+        if let Some(loader) = &mut self.loader {
+            loader.end();
+        }
+        Logs::none()
     }
 }
 
@@ -513,11 +616,50 @@ mod tests {
         let ctx = Ctx::new("ssd", &args, spec).unwrap();
         let mut model = new_model(&ctx, &args).unwrap();
         assert_eq!(model.dboxes.size(), [1, 4, 8732]);
-        assert_eq!(model.gloc.size(), [1, 4, 8732]);
-        assert_eq!(model.glabel.size(), [1, 8732]);
-        let positives = model.glabel.gt(0).sum(Kind::Int64).int64_value(&[]);
+        let (images, gloc, glabel) = model.next_on_device();
+        assert_eq!(images.size(), [1, 3, 300, 300]);
+        assert_eq!(gloc.size(), [1, 4, 8732]);
+        assert_eq!(glabel.size(), [1, 8732]);
+        let positives = glabel.gt(0).sum(Kind::Int64).int64_value(&[]);
         assert!(positives >= 1, "every ground truth keeps a box");
         let loss = model.train_step().double_value(&[]);
         assert!(loss.is_finite() && loss > 0.0, "{loss}");
+        // A batch a step, the next observation's iterator going on from there.
+        model.begin_observation(1);
+        let _ = model.train_step();
+        let _ = model.end_observation(1);
+        assert_eq!(model.loader.as_ref().unwrap().position(), 3);
+    }
+
+    /// Each batch its own images and boxes, from the seed and its index alone: the same
+    /// index, the same batch; the next, another; labels among the classes, 1–4 ground
+    /// truths an image, each keeping a default box.
+    #[test]
+    fn each_batch_has_fresh_images_and_boxes() {
+        let dboxes = default_boxes(&[38, 19, 10, 5, 3, 1]);
+        let flat: Vec<f32> = dboxes.iter().flatten().map(|v| *v as f32).collect();
+        let samples = Samples {
+            images: Recipe::normalized(3, 16, 0, &IMAGENET_MEAN, &IMAGENET_SD),
+            dboxes: flat,
+            labels: 5,
+        };
+        let a = samples.make(9, 0);
+        assert_eq!(
+            (a.images.len(), a.gloc.len(), a.glabel.len()),
+            (3 * 48, 3 * 4 * 8732, 3 * 8732)
+        );
+        assert!(a.glabel.iter().all(|l| (0..5).contains(l)));
+        for image in a.glabel.chunks(8732) {
+            let positives = image.iter().filter(|l| **l > 0).count();
+            assert!(positives >= 1, "{positives}");
+        }
+        let again = samples.make(9, 0);
+        assert_eq!(
+            (&a.images, &a.gloc, &a.glabel),
+            (&again.images, &again.gloc, &again.glabel)
+        );
+        let b = samples.make(9, 1);
+        assert_ne!(a.images, b.images);
+        assert_ne!(a.gloc, b.gloc);
     }
 }
