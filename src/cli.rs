@@ -313,6 +313,22 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = TrackArg::Baseline, requires = "pack")]
     pub track: TrackArg,
 
+    /// Repeat the suite until every bench's mean is known to ±PCT (anytime-valid 95 %
+    /// interval; docs/scoring.md, "How many runs"), from 3 runs, one run at a time, at most
+    /// --max-runs. The rule and its constants are recorded in system.json.
+    #[arg(long, value_name = "PCT", value_parser = mlbench_analyzer::anytime::parse_fraction,
+          requires = "max_runs", conflicts_with_all = ["dry_run", "repeat_suite"])]
+    pub until: Option<f64>,
+
+    /// The budget of --until: stop after this many runs even if the precision is not reached.
+    #[arg(long, value_name = "N", requires = "until", value_hint = ValueHint::Other)]
+    pub max_runs: Option<u32>,
+
+    /// The run-to-run spread (CV) --until's interval is tuned for, stated in advance.
+    #[arg(long, value_name = "PCT", default_value = "2%", requires = "until",
+          value_parser = mlbench_analyzer::anytime::parse_fraction)]
+    pub expected_cv: f64,
+
     /// Internal: run one copy (RUN:CONFIG:COPY) in this process and print its result; how
     /// `mlbench run` starts each copy in a process of its own.
     #[arg(long, value_name = "RUN:CONFIG:COPY", hide = true,
@@ -803,31 +819,36 @@ pub struct ReportArgs {
     pub precision: PrecisionArgs,
 }
 
-/// The precision a run count is judged by (`report`, `run --until`; docs/scoring.md,
-/// "How many runs").
+/// The precision a run count is judged by (`report`; docs/scoring.md, "How many runs").
 #[derive(Debug, Args, Clone, Copy)]
 pub struct PrecisionArgs {
-    /// The half-width each bench's mean should be known to, relative: `1%` or `0.01`.
-    /// `report` says, per bench, how many runs the fixed-n and the anytime-valid interval
-    /// need for it.
-    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = mlbench_analyzer::anytime::parse_fraction)]
-    pub precision: f64,
+    /// The half-width each bench's mean should be known to, relative: `1%` or `0.01`
+    /// [default: the submission's --until, else 1%]. `report` says, per bench, how many
+    /// runs the fixed-n and the anytime-valid interval need for it.
+    #[arg(long, value_name = "PCT", value_parser = mlbench_analyzer::anytime::parse_fraction)]
+    pub precision: Option<f64>,
 
     /// The run-to-run spread (CV) to tune the anytime-valid interval for, stated in
-    /// advance, never taken from the data: `2%` or `0.02`.
-    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = mlbench_analyzer::anytime::parse_fraction)]
-    pub expected_cv: f64,
+    /// advance, never taken from the data: `2%` or `0.02` [default: the submission's, else 2%].
+    #[arg(long, value_name = "PCT", value_parser = mlbench_analyzer::anytime::parse_fraction)]
+    pub expected_cv: Option<f64>,
 }
 
 impl PrecisionArgs {
-    /// The design at the report's 95 % level.
-    pub fn design(&self) -> Result<mlbench_analyzer::anytime::Design, String> {
-        mlbench_analyzer::anytime::Design::plan(0.95, self.precision, self.expected_cv).ok_or_else(|| {
-            format!(
-                "--precision {} with --expected-cv {} needs more than {} runs: ask for less precision",
-                self.precision, self.expected_cv, mlbench_analyzer::anytime::RUNS_NEEDED_CAP
-            )
-        })
+    /// The design the flags ask for at the report's 95 % level (`None`: neither given, so
+    /// the submission's recorded one or the default).
+    pub fn design(&self) -> Result<Option<mlbench_analyzer::anytime::Design>, String> {
+        if self.precision.is_none() && self.expected_cv.is_none() {
+            return Ok(None);
+        }
+        let (precision, cv) = (
+            self.precision.unwrap_or(0.01),
+            self.expected_cv.unwrap_or(0.02),
+        );
+        let until = mlbench_analyzer::until::Until::new(precision, cv, u32::MAX);
+        until
+            .map(|u| Some(*u.design()))
+            .map_err(|e| format!("--precision: {e}"))
     }
 }
 

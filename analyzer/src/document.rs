@@ -10,6 +10,18 @@ use mlbench_results::report::{Intervals, Report, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable};
 
+/// The precision section's design when neither the flags nor the submission state one:
+/// ±1 % at 95 %, tuned for a CV of 2 %.
+pub fn default_design() -> crate::anytime::Design {
+    crate::anytime::Design::plan(0.95, 0.01, 0.02).unwrap_or(crate::anytime::Design {
+        level: 0.95,
+        precision: 0.01,
+        expected_cv: 0.02,
+        mixture: 4.568_712_599_819_225,
+        planned_runs: 42,
+    })
+}
+
 /// Resamples of `--ci`.
 pub const CI_RESAMPLES: usize = 2000;
 
@@ -26,8 +38,9 @@ pub struct DocOptions {
     pub intervals: bool,
     /// The parity of the two runtimes per bench, said beside a runtime mismatch.
     pub parity: ParityTable,
-    /// The precision section's design: level, target precision, expected CV.
-    pub design: crate::anytime::Design,
+    /// The precision section's design: level, target precision, expected CV (`None`: the
+    /// one the submission's stopping record states, else [`default_design`]).
+    pub design: Option<crate::anytime::Design>,
 }
 
 /// The report document of `loaded` against `targets`, with the samples it was computed
@@ -98,14 +111,19 @@ pub fn report_document(
         .into_iter()
         .map(String::from)
         .collect();
+    doc.stopping = systems.iter().find_map(|s| s.stopping.clone());
+    let recorded = doc
+        .stopping
+        .as_ref()
+        .and_then(|r| crate::anytime::Design::plan(r.level, r.precision, r.expected_cv));
+    let design = options.design.or(recorded).unwrap_or_else(default_design);
     doc.precision = Some(crate::precision::precision(
         &set,
         &benches,
-        &options.design,
+        &design,
         CI_RESAMPLES,
         DEFAULT_SEED,
     ));
-    doc.stopping = systems.iter().find_map(|s| s.stopping.clone());
     clock.lap("  scoring, stragglers, intervals, fleet");
     let runtime = crate::runtime::submission_runtime(&systems, &set);
     let (runtimes, mismatch) =

@@ -28,6 +28,7 @@ pub mod scaling;
 pub mod score;
 pub mod straggler;
 pub mod targets;
+pub mod until;
 pub mod views;
 
 pub use bootstrap::{MeanCi, bench_mean_cis, mean_ci};

@@ -73,6 +73,18 @@ pub fn precision(
     }
 }
 
+/// The precision section over the benches that have values, by name (`run --until`,
+/// which has no target table to order them).
+pub fn precision_of_runs(
+    set: &SampleSet,
+    design: &Design,
+    resamples: usize,
+    seed: u64,
+) -> Precision {
+    let benches: Vec<String> = run_values(set).into_keys().collect();
+    precision(set, &benches, design, resamples, seed)
+}
+
 /// One bench's figures from its run values.
 pub fn bench_precision(
     bench: &str,
@@ -153,7 +165,10 @@ fn bootstrap(
 fn overall(rows: &[BenchPrecision]) -> PrecisionOverall {
     let measured: Vec<&BenchPrecision> = rows.iter().filter(|r| r.runs > 0).collect();
     let needed = |pick: fn(&BenchPrecision) -> Option<u32>| {
-        measured.iter().map(|r| pick(r)).try_fold(0u32, |most, n| Some(most.max(n?)))
+        measured
+            .iter()
+            .map(|r| pick(r))
+            .try_fold(0u32, |most, n| Some(most.max(n?)))
     };
     PrecisionOverall {
         runs: measured.iter().map(|r| r.runs).max().unwrap_or(0),

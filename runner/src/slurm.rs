@@ -25,6 +25,9 @@ pub struct SlurmOptions {
     pub nodes: u32,
     /// `--repeat-suite` per node.
     pub repeat_suite: u32,
+    /// The first run's number: task i runs from `first_run + i · repeat_suite` (`--until`
+    /// adds runs as new array tasks after the earlier ones).
+    pub first_run: u32,
     /// The output root as the nodes see it (a shared file system).
     pub out: PathBuf,
     /// `#SBATCH --partition`.
@@ -110,8 +113,13 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     }
     s.push_str("set -euo pipefail\n\n");
     s.push_str(&format!("OUT={}\n", sh_quote(&o.out.display().to_string())));
+    let offset = if o.first_run > 0 {
+        format!("{} + ", o.first_run)
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "FIRST_RUN=$((SLURM_ARRAY_TASK_ID * {}))\n",
+        "FIRST_RUN=$(({offset}SLURM_ARRAY_TASK_ID * {}))\n",
         o.repeat_suite
     ));
     let devices = o.gpus.map_or_else(|| "cpu".to_owned(), |n| n.to_string());
@@ -344,6 +352,7 @@ mod tests {
 
     fn options(gpus: Option<u32>) -> SlurmOptions {
         SlurmOptions {
+            first_run: 0,
             mlbench: "/opt/mlbench/bin/mlbench".into(),
             jobs: PathBuf::from("/shared/fast.json"),
             names: vec!["vae".into(), "it's".into()],
@@ -386,5 +395,17 @@ FIRST_RUN=$((SLURM_ARRAY_TASK_ID * 10))
         assert!(text.contains(" --devices cpu "));
         assert_eq!(sh_quote("a b"), "'a b'");
         assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn later_tasks_start_after_the_runs_already_done() {
+        let mut o = options(None);
+        (o.first_run, o.repeat_suite, o.nodes) = (3, 1, 1);
+        let text = sbatch_script(&o);
+        assert!(
+            text.contains("FIRST_RUN=$((3 + SLURM_ARRAY_TASK_ID * 1))\n"),
+            "{text}"
+        );
+        assert!(text.contains("#SBATCH --array=0-0\n"), "{text}");
     }
 }

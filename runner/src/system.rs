@@ -98,6 +98,21 @@ pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
     }
 }
 
+/// Reads the description at the root of `out` (`system.json`), as a node wrote it.
+pub fn read(out: &Path) -> Result<SystemInfo, SetupError> {
+    let path = out.join(SYSTEM_NAME);
+    let bytes = std::fs::read(&path).map_err(|source| SetupError::Io {
+        path: path.clone(),
+        action: "read",
+        source,
+    })?;
+    SystemInfo::from_json(&bytes).ok_or_else(|| SetupError::Io {
+        path,
+        action: "read",
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a machine description"),
+    })
+}
+
 /// Writes `info` at the root of `out`: `system.json`, or `system.<hostname>.json` when a
 /// `system.json` of another host is already there (nodes sharing OUT). Written beside and
 /// linked or renamed into place, so a node never reads half a file; returns the path.

@@ -5,6 +5,9 @@ use super::tool;
 use crate::cli::RunArgs;
 use crate::exit::{CommandError, Outcome, RunError};
 use crate::output;
+use mlbench_analyzer::anytime::MIN_RUNS;
+use mlbench_analyzer::until::Until;
+use mlbench_export::rows::report::until_line;
 use mlbench_runner::copies::{ChildCommand, CopySpec, launch, run_child};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, RunOutcome, execute_all};
@@ -16,6 +19,8 @@ use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
+use mlbench_schema::stopping::StoppingRule;
+use mlbench_schema::{Scoring, TargetTable, discover};
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder, would_be_inside};
 use std::path::Path;
 
@@ -51,12 +56,18 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads)?;
         return Ok(Outcome::Ok);
     }
-    let mut plans = plan_runs(&jobs, &options, args.repeat_suite)?;
-    if args.smoke {
-        for bench in Smoke::builtin()?.apply(&mut plans) {
-            eprintln!("note: --smoke on CPU devices: {bench} runs in float32 (float16 needs CUDA)");
+    let smoke = args.smoke.then(Smoke::builtin).transpose()?;
+    // Every run this command may make, planned before anything is written: --until's
+    // budget is checked against earlier reports as a fixed count is.
+    let total = match (args.until, args.max_runs) {
+        (Some(p), Some(max)) => {
+            Until::new(p, args.expected_cv, max)
+                .map_err(|e| CommandError::Usage(format!("--until: {e}")))?;
+            max
         }
-    }
+        _ => args.repeat_suite,
+    };
+    let plans = batch_plans(&jobs, &options, total, smoke.as_ref(), true)?;
     if args.dry_run {
         let text: String = plans.iter().map(|p| format!("{p}\n")).collect();
         output::to_stdout(text.as_bytes())?;
@@ -68,7 +79,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         refuse_earlier_reports(&plans)?;
     }
     copy_jobs_file(&args.jobs, &args.out, &options.jobs_name)?;
-    let system = describe(&options.devices, Stack::detect(tool()));
+    let mut system = describe(&options.devices, Stack::detect(tool()));
     mlbench_runner::system::write(&args.out, &system)?;
     // Said only where the jobs use it.
     let jobs_text = std::fs::read_to_string(&args.jobs).unwrap_or_default();
@@ -77,10 +88,23 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
             eprintln!("note: {note}");
         }
     }
-    let outcomes = execute_with_progress(args, &plans)?;
-    let failed = tally(args, &plans, &outcomes)?;
+    let failed = match args.until {
+        None => execute_batch(args, &plans)?.0,
+        Some(precision) => {
+            let (first, mut options) = (options.run, options);
+            let rule = follow_until(args, precision, |done, count| {
+                options.run = first + done;
+                let plans = batch_plans(&jobs, &options, count, smoke.as_ref(), false)?;
+                Ok(execute_batch(args, &plans)?.1)
+            })?;
+            let failed = rule.failed_runs as usize;
+            system.stopping = Some(rule);
+            mlbench_runner::system::write(&args.out, &system)?;
+            failed
+        }
+    };
     if let Some(zip) = &args.pack {
-        let packed = pack_output(args, zip, &options.jobs_name)?;
+        let packed = pack_output(args, zip, &jobs_name(&args.jobs))?;
         if matches!(packed, Outcome::Failed) {
             return Ok(Outcome::Failed);
         }
@@ -90,6 +114,68 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     } else {
         Outcome::Ok
     })
+}
+
+/// The plans of `count` runs, at smoke sizes with `--smoke` (what that changes said once,
+/// when `say`).
+fn batch_plans(
+    jobs: &JobsFile,
+    options: &PlanOptions,
+    count: u32,
+    smoke: Option<&Smoke>,
+    say: bool,
+) -> Result<Vec<Plan>, CommandError> {
+    let mut plans = plan_runs(jobs, options, count)?;
+    if let Some(smoke) = smoke {
+        for bench in smoke.apply(&mut plans) {
+            if say {
+                eprintln!(
+                    "note: --smoke on CPU devices: {bench} runs in float32 (float16 needs CUDA)"
+                );
+            }
+        }
+    }
+    Ok(plans)
+}
+
+/// Executes the plans and says how they went: the failed configurations and the runs
+/// with a failure.
+fn execute_batch(args: &RunArgs, plans: &[Plan]) -> Result<(usize, u32), CommandError> {
+    let outcomes = execute_with_progress(args, plans)?;
+    let failed = tally(args, plans, &outcomes)?;
+    let failed_runs = outcomes.iter().filter(|o| o.failed > 0).count();
+    Ok((failed, u32::try_from(failed_runs).unwrap_or(u32::MAX)))
+}
+
+/// `--until`: batches of runs as [`Until`] asks for them, run by `batch(first, count)`
+/// (which returns the runs with a failure), a line after each; the record.
+fn follow_until(
+    args: &RunArgs,
+    precision: f64,
+    mut batch: impl FnMut(u32, u32) -> Result<u32, CommandError>,
+) -> Result<StoppingRule, CommandError> {
+    let max_runs = args.max_runs.unwrap_or(MIN_RUNS);
+    let mut until = Until::new(precision, args.expected_cv, max_runs)
+        .map_err(|e| CommandError::Usage(format!("--until: {e}")))?;
+    let d = until.design();
+    eprintln!(
+        "until ±{}%: Lai t-mixture, c = {:.4} (expected CV {}%), {MIN_RUNS} to {max_runs} runs",
+        d.precision * 100.0,
+        d.mixture,
+        d.expected_cv * 100.0
+    );
+    let targets = TargetTable::builtin(Scoring::Classic, "RTX")?;
+    while let Some(count) = until.next_batch() {
+        let failed_runs = batch(until.runs(), count)?;
+        let discovery = discover(
+            std::slice::from_ref(&args.out),
+            Some(&jobs_name(&args.jobs)),
+        )?;
+        let set = mlbench_analyzer::load_samples(discovery, &targets).set;
+        let p = until.after_batch(count, failed_runs, &set);
+        eprintln!("{}", until_line(&p, until.runs()));
+    }
+    Ok(until.record())
 }
 
 /// `--pack`'s zip: not inside the output folder, no file there at all (run never
@@ -232,27 +318,42 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         let argv0 = std::env::args().next().unwrap_or_else(|| "mlbench".into());
         (argv0, args.jobs.clone(), args.out.clone(), None)
     };
-    let script = sbatch_script(&SlurmOptions {
+    let mut options = SlurmOptions {
         mlbench,
         jobs: jobs_path,
         names: args.name.clone(),
         gpus,
         nodes: args.nodes,
         repeat_suite: args.repeat_suite,
+        first_run: 0,
         out,
         partition: None,
         time: None,
         smoke: args.smoke,
         log_dir,
-    });
+    };
     if !args.submit {
-        output::to_stdout(script.as_bytes())?;
+        output::to_stdout(sbatch_script(&options).as_bytes())?;
         return Ok(Outcome::Ok);
     }
-    let job = slurm::submit(&script)?;
-    eprintln!("submitted Slurm job {job} ({} array tasks)", args.nodes);
+    if let Some(precision) = args.until {
+        return slurm_until(args, &mut options, precision);
+    }
+    let failed = submit_and_wait(args, &options)?;
+    Ok(if failed == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Failed
+    })
+}
+
+/// Submits the script of `options` and, with `--wait`, follows it to its end: the array
+/// tasks that did not complete (0 without `--wait`).
+fn submit_and_wait(args: &RunArgs, options: &SlurmOptions) -> Result<u32, CommandError> {
+    let job = slurm::submit(&sbatch_script(options))?;
+    eprintln!("submitted Slurm job {job} ({} array tasks)", options.nodes);
     if !args.wait {
-        return Ok(Outcome::Ok);
+        return Ok(0);
     }
     let mut progress =
         |tasks: &[slurm::TaskState]| eprintln!("job {job}: {}", slurm::state_counts(tasks));
@@ -267,7 +368,31 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         tasks.len(),
         args.out.display()
     );
-    Ok(if failed.is_empty() {
+    Ok(u32::try_from(failed.len()).unwrap_or(u32::MAX))
+}
+
+/// `--slurm --submit --wait --until`: each batch of runs one array task per run, after
+/// the runs already done; the rule's record into the nodes' `system.json`.
+fn slurm_until(
+    args: &RunArgs,
+    options: &mut SlurmOptions,
+    precision: f64,
+) -> Result<Outcome, CommandError> {
+    if !args.wait {
+        return Err(CommandError::Usage(
+            "--until with --slurm needs --wait".into(),
+        ));
+    }
+    options.repeat_suite = 1;
+    let record = follow_until(args, precision, |done, count| {
+        (options.nodes, options.first_run) = (count, done);
+        submit_and_wait(args, options)
+    })?;
+    let mut system = mlbench_runner::system::read(&args.out)?;
+    let failed = record.failed_runs;
+    system.stopping = Some(record);
+    mlbench_runner::system::write(&args.out, &system)?;
+    Ok(if failed == 0 {
         Outcome::Ok
     } else {
         Outcome::Failed

@@ -521,3 +521,90 @@ fn submit_without_slurm_names_sbatch() {
     assert!(out.join("slurm").is_dir());
     assert!(!out.join("output0").exists());
 }
+
+/// `--until`: from 3 runs, one at a time, it stops by itself once the anytime-valid
+/// interval is within the precision (loose here: CPU timings of a tiny model on a shared
+/// machine spread by tens of percent), records the rule in system.json, and `validate`
+/// accepts it; a record edited to claim another run count is a `runs.stopping` error.
+#[test]
+fn until_stops_by_the_rule_and_validate_checks_the_record() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    let max_runs = 40;
+    run(
+        &jobs,
+        &out,
+        &[
+            "--until",
+            "50%",
+            "--expected-cv",
+            "20%",
+            "--max-runs",
+            &max_runs.to_string(),
+        ],
+    )
+    .success()
+    .stderr(predicate::str::contains("after 3 runs: "));
+    let system_path = out.join("system.json");
+    let mut system: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&system_path).unwrap()).unwrap();
+    let stopping = system["stopping"].clone();
+    assert_eq!(stopping["rule"], "anytime-precision");
+    assert_eq!(stopping["stopped"], "precision-reached", "{stopping}");
+    let runs = stopping["runs"].as_u64().unwrap();
+    assert!((3..max_runs).contains(&runs), "{stopping}");
+    // One run folder per run, no more.
+    let folders = (0..)
+        .take_while(|i| out.join(format!("output{i}")).is_dir())
+        .count();
+    assert_eq!(folders as u64, runs);
+    let (code, json) = validate_json(&out, &[]);
+    let stopping_findings: Vec<_> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "runs.stopping")
+        .collect();
+    assert_eq!((code, stopping_findings.len()), (0, 0), "{json}");
+    // report states the rule and judges the runs by its precision.
+    let report = mlbench()
+        .arg("report")
+        .arg(&out)
+        .args(["-g", "RTX", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(doc["stopping"]["runs"].as_u64(), Some(runs));
+    assert_eq!(doc["precision"]["precision"], 0.5);
+    assert_eq!(doc["precision"]["overall"]["anytime_reached"], true);
+
+    // A record that claims one run more than the submission has.
+    system["stopping"]["runs"] = serde_json::json!(runs + 1);
+    std::fs::write(&system_path, serde_json::to_vec_pretty(&system).unwrap()).unwrap();
+    let (code, json) = validate_json(&out, &[]);
+    assert_eq!(code, 1, "{json}");
+    assert!(
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "runs.stopping"),
+        "{json}"
+    );
+}
+
+#[test]
+fn until_needs_a_budget_of_three_runs() {
+    let (tmp, jobs) = workspace();
+    run(
+        &jobs,
+        &tmp.path().join("out"),
+        &["--until", "1%", "--max-runs", "2"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("--until: a budget of 2 runs is below the 3"));
+    run(&jobs, &tmp.path().join("out"), &["--until", "1%"])
+        .code(2)
+        .stderr(predicate::str::contains("--max-runs"));
+    assert!(!tmp.path().join("out").exists());
+}

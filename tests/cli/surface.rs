@@ -288,9 +288,11 @@ fn the_binary_stays_glue() {
     // one input convention. What is not glue goes to a library (where files are
     // written: mlbench_schema::destination). Issue 21 added a command, `targets`, and
     // the runtime flags and errors (about 90 lines); issue 23 moved the flags' words out
-    // of the libraries into the binary's hints.
+    // of the libraries into the binary's hints. Issue 24 added `run --until`, locally and
+    // as Slurm batches, and `report --precision` (about 105 lines of glue: the rule, its
+    // record and its line live in analyzer::until and the exporters).
     assert!(
-        code <= 2000,
-        "the binary has {code} lines of code (at most 2,000: issues 11, 20, 21 and 23)"
+        code <= 2120,
+        "the binary has {code} lines of code (at most 2,120: issues 11, 20, 21, 23 and 24)"
     );
 }

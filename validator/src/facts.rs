@@ -71,9 +71,10 @@ pub struct EntryFacts {
     pub throughput: Option<f64>,
 }
 
-#[cfg(test)]
 impl EntryFacts {
-    /// An entry of `name` on GPU 0 in run `run` with nothing else known, for the rules' tests.
+    /// An entry of `name` on GPU 0 in run `run` with nothing else known: the one
+    /// constructor of the rules' and the charts' tests (a field added here is added there).
+    #[doc(hidden)]
     pub fn blank(file: usize, entry: usize, run: u32, name: &str) -> EntryFacts {
         EntryFacts {
             file,

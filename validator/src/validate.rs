@@ -1014,25 +1014,7 @@ mod tests {
     use super::*;
 
     fn entry(file: usize, entry: usize) -> EntryFacts {
-        EntryFacts {
-            file,
-            entry,
-            run: u32::MAX,
-            run_id: None,
-            device: Device::Gpu(0),
-            name: Some(format!("bench{entry}")),
-            version: None,
-            failure: None,
-            config: 0,
-            losses: Default::default(),
-            losses_hash: None,
-            timing: None,
-            smoke: false,
-            host: None,
-            gpu: None,
-            runtime: None,
-            throughput: None,
-        }
+        EntryFacts::blank(file, entry, u32::MAX, &format!("bench{entry}"))
     }
 
     #[test]

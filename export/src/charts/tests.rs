@@ -22,24 +22,11 @@ fn entry(bench: &str, file: usize, device: Device) -> EntryFacts {
     let losses: Vec<f64> = (0..20)
         .map(|s| 2.0 - 0.05 * s as f64 + 0.001 * (file * 7 % 5) as f64)
         .collect();
-    EntryFacts {
-        file,
-        entry: 3,
-        run: 0,
-        run_id: None,
-        device,
-        name: Some(bench.into()),
-        version: None,
-        failure: None,
-        config: 7,
-        losses: Curve::from(losses),
-        losses_hash: None,
-        timing: None,
-        smoke: false,
-        host: None,
-        gpu: None,
-        runtime: None,
-    }
+    let mut e = EntryFacts::blank(file, 3, 0, bench);
+    e.device = device;
+    e.config = 7;
+    e.losses = Curve::from(losses);
+    e
 }
 
 /// `runs` runs × `gpus` GPUs of vae, one file per run and GPU (`output3/fast_1.json`).

@@ -405,3 +405,36 @@ pub fn stopping_line(doc: &ReportDoc) -> Option<String> {
         }
     ))
 }
+
+/// The line `run --until` prints after each batch: the benches within the precision, the
+/// widest of the others, and the runs without a value (failed or set aside), counted.
+pub fn until_line(p: &Precision, runs: u32) -> String {
+    let within = p.benches.iter().filter(|b| b.anytime.reached).count();
+    let width = |b: &&mlbench_results::report::BenchPrecision| {
+        b.anytime.half_width.unwrap_or(f64::INFINITY)
+    };
+    let widest = p
+        .benches
+        .iter()
+        .filter(|b| !b.anytime.reached)
+        .max_by(|a, b| width(a).total_cmp(&width(b)));
+    let without: u32 = p.benches.iter().map(|b| b.runs_without_value).sum();
+    let mut line = format!(
+        "after {runs} runs: {within} of {} benches within ±{}%",
+        p.benches.len(),
+        p.precision * 100.0
+    );
+    if let Some(b) = widest {
+        line.push_str(&format!(
+            "; widest {} at {}",
+            b.bench,
+            half_width(&b.anytime)
+        ));
+    }
+    if without > 0 {
+        line.push_str(&format!(
+            "; {without} bench-runs without a value (failed or set aside)"
+        ));
+    }
+    line
+}

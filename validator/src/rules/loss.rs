@@ -267,25 +267,12 @@ mod tests {
     use crate::facts::Device;
 
     fn curve(file: usize, losses: Vec<f64>) -> EntryFacts {
-        EntryFacts {
-            file,
-            entry: 0,
-            run: file as u32,
-            run_id: None,
-            device: Device::Gpu(0),
-            name: Some("toy".into()),
-            version: None,
-            failure: None,
-            config: 1,
-            losses_hash: crate::curve::curve_hash(&losses),
-            losses: losses.into(),
-            timing: Some([file as u64; 4]),
-            smoke: false,
-            host: None,
-            gpu: None,
-            runtime: None,
-            throughput: None,
-        }
+        let mut e = EntryFacts::blank(file, 0, file as u32, "toy");
+        e.config = 1;
+        e.losses_hash = crate::curve::curve_hash(&losses);
+        e.losses = losses.into();
+        e.timing = Some([file as u64; 4]);
+        e
     }
 
     #[test]

@@ -74,28 +74,11 @@ pub fn mixed(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Device;
 
     fn entry(file: usize, entry: usize, runtime: Option<RuntimeKind>) -> EntryFacts {
-        EntryFacts {
-            file,
-            entry,
-            run: 0,
-            run_id: None,
-            device: Device::Gpu(0),
-            name: Some("vae".into()),
-            version: None,
-            failure: None,
-            config: 0,
-            losses: Default::default(),
-            losses_hash: None,
-            timing: None,
-            smoke: false,
-            host: None,
-            gpu: None,
-            runtime,
-            throughput: None,
-        }
+        let mut e = EntryFacts::blank(file, entry, 0, "vae");
+        e.runtime = runtime;
+        e
     }
 
     #[test]
