@@ -134,6 +134,19 @@ def derive_job(job, opt):
     return out
 
 
+def mlbench_side_job(job, opt, suite):
+    """mlbench's copy: with --wlm-eval-lines, wlm evaluates as many tokens as the cut
+    valid.txt holds (the script's tokens: each line's words and its <eos>), so that both
+    sides' `eval` pass has one size; mlbench's default is the whole of wikitext-2's."""
+    out = dict(job)
+    if opt.wlm_eval_lines and job['name'] in ('wlm', 'wlmfp16'):
+        valid = os.path.join(suite, 'natural_language_processing', 'word_language_model',
+                             'data', 'wikitext-2', 'valid.txt')
+        tokens = sum(len(line.split()) + 1 for line in open(valid))
+        out['args'] = dict(job['args'], **{'--val_tokens': tokens})
+    return out
+
+
 def suite_side_job(job, opt):
     """The suite side's copy: on CPU the scripts' own switch, --no-cuda."""
     out = dict(job)
@@ -786,7 +799,7 @@ def main():
         os.makedirs(os.path.join(d, 'suite'), exist_ok=True)
         m = os.path.join(d, opt.jobs_name + '.json')
         s = os.path.join(d, 'suite', opt.jobs_name + '.json')
-        json.dump([job], open(m, 'w'), indent=2)
+        json.dump([mlbench_side_job(job, opt, suite)], open(m, 'w'), indent=2)
         json.dump([suite_side_job(job, opt)], open(s, 'w'), indent=2)
         paths[job['name']] = (s, m)
 

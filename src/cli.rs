@@ -460,6 +460,12 @@ pub struct CompareArgs {
     #[arg(long)]
     pub allow_mixed_runtimes: bool,
 
+    /// The intervals of the cells and rows, and so the tiers: the bootstrap of the samples
+    /// (valid when every vendor fixed its run count in advance) or the anytime-valid
+    /// sequences of the runs (valid however many runs each made; docs/scoring.md).
+    #[arg(long, value_enum, default_value_t = IntervalArg::Bootstrap)]
+    pub interval: IntervalArg,
+
     /// Seed of the bootstrap (results are reproducible with it).
     #[arg(long, value_name = "S", default_value_t = mlbench_analyzer::grid::DEFAULT_SEED, value_hint = ValueHint::Other)]
     pub seed: u64,
@@ -862,6 +868,15 @@ impl From<TrackArg> for mlbench_schema::track::Track {
     }
 }
 
+/// `--interval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntervalArg {
+    /// The paired bootstrap of the samples.
+    Bootstrap,
+    /// The anytime-valid sequences of the runs.
+    Anytime,
+}
+
 /// `grid`'s and `plot`'s comparison arguments, as the analyzer takes them.
 impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
     fn from(args: &CompareArgs) -> Self {
@@ -875,6 +890,10 @@ impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
             seed: args.seed,
             max_bytes: args.size.max_bytes,
             allow_mixed_runtimes: args.allow_mixed_runtimes,
+            interval: match args.interval {
+                IntervalArg::Bootstrap => mlbench_analyzer::grid::Interval::Bootstrap,
+                IntervalArg::Anytime => mlbench_analyzer::grid::Interval::Anytime,
+            },
         }
     }
 }

@@ -42,6 +42,8 @@ pub struct CompareOptions {
     /// instead of refusing them; the rows and cells of a runtime other than the
     /// baseline's are marked.
     pub allow_mixed_runtimes: bool,
+    /// Which intervals the grid carries and decides its tiers on.
+    pub interval: crate::grid::Interval,
 }
 
 impl Default for CompareOptions {
@@ -56,6 +58,7 @@ impl Default for CompareOptions {
             seed: DEFAULT_SEED,
             max_bytes: Limits::default().max_bytes,
             allow_mixed_runtimes: false,
+            interval: Default::default(),
         }
     }
 }
@@ -455,6 +458,7 @@ pub fn compute(
         level: DEFAULT_LEVEL,
         explain,
         benches,
+        interval: options.interval,
     };
     let mut grid = crate::grid::grid(&inputs, &grid_options)?;
     mark_runtimes(&mut grid, &rows, &baseline);

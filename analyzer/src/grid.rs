@@ -8,6 +8,7 @@
 //! weighted geometric mean of those ratios over the benches present, times the share of
 //! the weight present (a missing bench counts against the submission, never as a zero).
 
+mod anytime;
 mod compute;
 mod tiers;
 pub mod weights;
@@ -54,6 +55,8 @@ pub struct GridOptions {
     pub explain: Option<(String, String)>,
     /// The benches expected (the jobs file's); `None`: every bench some submission has.
     pub benches: Option<Vec<String>>,
+    /// Which intervals the cells and rows carry, and the tiers are decided on.
+    pub interval: Interval,
 }
 
 impl GridOptions {
@@ -67,6 +70,7 @@ impl GridOptions {
             level: DEFAULT_LEVEL,
             explain: None,
             benches: None,
+            interval: Interval::Bootstrap,
         }
     }
 }
@@ -109,7 +113,7 @@ pub enum GridError {
     Level(f64),
 }
 
-pub use mlbench_results::grid::{Attribution, AttributionTerm, Cell, Grid, VendorRow};
+pub use mlbench_results::grid::{Attribution, AttributionTerm, Cell, Grid, Interval, VendorRow};
 
 /// Computes the grid.
 pub fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, GridError> {

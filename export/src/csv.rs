@@ -36,7 +36,8 @@ fn document<S: AsRef<str>>(header: &[&str], rows: impl IntoIterator<Item = Vec<S
 }
 
 impl Exporter<ReportDoc> for Csv {
-    /// The bench table; with `--ci`, two more columns `ci_low,ci_high`.
+    /// The bench table; with `--ci`, two more columns `ci_low,ci_high`; then the precision
+    /// section's half-widths and runs needed (empty where unknown).
     fn export(&self, doc: &ReportDoc) -> Result<Vec<u8>, ExportError> {
         let (mut header, mut rows): (Vec<&str>, Vec<Vec<String>>) = match &doc.report {
             Report::Classic(r) => (
@@ -96,6 +97,22 @@ impl Exporter<ReportDoc> for Csv {
                 let interval = ci.by_bench.get(&row[0]).map(|c| c.ci);
                 row.push(cell(interval.map(|c| c[0])));
                 row.push(cell(interval.map(|c| c[1])));
+            }
+        }
+        if let Some(p) = &doc.precision {
+            header.extend([
+                "fixed_half_width",
+                "fixed_runs_needed",
+                "anytime_half_width",
+                "anytime_runs_needed",
+            ]);
+            for row in &mut rows {
+                let bench = p.benches.iter().find(|b| b.bench == row[0]);
+                let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
+                row.push(cell(bench.and_then(|b| b.fixed.half_width)));
+                row.push(count(bench.and_then(|b| b.fixed.runs_needed)));
+                row.push(cell(bench.and_then(|b| b.anytime.half_width)));
+                row.push(count(bench.and_then(|b| b.anytime.runs_needed)));
             }
         }
         bytes(document(&header, rows))

@@ -297,6 +297,7 @@ pub fn grid() -> Grid {
         resamples: 2000,
         seed: 2019,
         level: 0.95,
+        interval: Default::default(),
         notes: vec!["B/tweaked: 2 samples left out (NaN loss)".into()],
     }
 }

@@ -34,8 +34,29 @@ pub struct Grid {
     pub seed: u64,
     /// The confidence level.
     pub level: f64,
+    /// Which intervals the cells and rows carry (absent: `bootstrap`).
+    #[serde(skip_serializing_if = "Interval::is_bootstrap")]
+    pub interval: Interval,
     /// What the reader should know: benches not normalized, samples left out, …
     pub notes: Vec<String>,
+}
+
+/// Which intervals a grid carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interval {
+    /// The paired bootstrap of the samples (valid at run counts fixed in advance).
+    #[default]
+    Bootstrap,
+    /// The anytime-valid sequences of the runs (valid however many runs were made).
+    Anytime,
+}
+
+impl Interval {
+    /// Whether this is the default, [`Interval::Bootstrap`] (not written in the JSON).
+    pub fn is_bootstrap(&self) -> bool {
+        *self == Interval::Bootstrap
+    }
 }
 
 /// One submission's row.

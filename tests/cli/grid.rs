@@ -1208,3 +1208,75 @@ fn a_refused_output_writes_no_page_either() {
     // As `plot` does: nothing is written when one output would be refused.
     assert!(!page.exists(), "the page was written by a run that failed");
 }
+
+/// `--interval anytime`: each cell's interval is the difference of the two submissions'
+/// anytime-valid sequences (each at α/2), the baseline's its own sequence around its mean,
+/// a row's overall the same sums over its benches (each side at α/(2k)); the tiers follow
+/// them. Computed here from the sequences' log bounds (analyzer::anytime, checked against
+/// the martingale in its own tests).
+#[test]
+fn anytime_intervals_compose_the_runs_sequences() {
+    use mlbench_analyzer::anytime::{Design, LogSummary};
+    let tmp = tempfile::tempdir().unwrap();
+    // One GPU, 12 runs: A around 100, B around 150 (±0.5 %).
+    let wiggle = [
+        0.004, -0.003, 0.001, -0.005, 0.002, 0.0, -0.001, 0.003, -0.002, 0.005, -0.004, 0.0,
+    ];
+    let runs = |mean: f64| {
+        vec![
+            wiggle
+                .iter()
+                .map(|d| mean * (1.0 + d))
+                .collect::<Vec<f64>>(),
+        ]
+    };
+    write_samples(&tmp.path().join("A"), &[("vae", runs(100.0))]);
+    write_samples(&tmp.path().join("B"), &[("vae", runs(150.0))]);
+    let subs = [tmp.path().join("A"), tmp.path().join("B")];
+    let json = grid_json(&subs, &["--interval", "anytime"]);
+    assert_eq!(json["interval"], "anytime");
+    let bounds = |mean: f64, level: f64| {
+        let d = Design::plan(level, 0.01, 0.02).unwrap();
+        let s = LogSummary::of(&runs(mean)[0]).unwrap();
+        let h = s.anytime_half_width(&d).unwrap();
+        (s.mean - h, s.mean + h)
+    };
+    let (alo, ahi) = bounds(100.0, 0.975);
+    let (blo, bhi) = bounds(150.0, 0.975);
+    let ci = |v: &Value| [f(&v[0]), f(&v[1])];
+    let b_cell = ci(&row(&json, "B")["cells"]["vae"]["ci"]);
+    assert!(
+        close(b_cell[0], (blo - ahi).exp()) && close(b_cell[1], (bhi - alo).exp()),
+        "{b_cell:?}"
+    );
+    // One bench: the overall's sides are at α/2 as well, so it is the cell's interval.
+    let b_row = ci(&row(&json, "B")["ci"]);
+    assert!(
+        close(b_row[0], b_cell[0]) && close(b_row[1], b_cell[1]),
+        "{b_row:?}"
+    );
+    let mid = (alo + ahi) / 2.0;
+    let a_cell = ci(&row(&json, "A")["cells"]["vae"]["ci"]);
+    assert!(close(a_cell[0], (alo - mid).exp()) && close(a_cell[1], (ahi - mid).exp()));
+    // 1.5 apart with ±a few % intervals: two tiers.
+    assert_eq!(json["tiers"], serde_json::json!([["B"], ["A"]]));
+    // The bootstrap's grid says nothing of intervals and has other ones.
+    let boot = grid_json(&subs, &[]);
+    assert!(boot.get("interval").is_none());
+    assert_ne!(boot["vendors"][0]["ci"], json["vendors"][0]["ci"]);
+
+    // Four runs each: the sequences are unbounded yet, and so is every interval: one tier.
+    let four = tempfile::tempdir().unwrap();
+    for (name, mean) in [("A", 100.0), ("B", 150.0)] {
+        write_samples(
+            &four.path().join(name),
+            &[("vae", vec![runs(mean)[0][..4].to_vec()])],
+        );
+    }
+    let json = grid_json(
+        &[four.path().join("A"), four.path().join("B")],
+        &["--interval", "anytime"],
+    );
+    assert_eq!(row(&json, "B")["cells"]["vae"]["ci"], Value::Null);
+    assert_eq!(json["tiers"], serde_json::json!([["B", "A"]]));
+}

@@ -309,19 +309,19 @@ mod report {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(
             lines[0],
-            "bench,n,target,result,sd,sd_pct,diff,ci_low,ci_high"
+            "bench,n,target,result,sd,sd_pct,diff,ci_low,ci_high,fixed_half_width,fixed_runs_needed,anytime_half_width,anytime_runs_needed"
         );
         assert_eq!(lines.len(), 4, "{csv}");
         for (line, base) in lines[1..].iter().zip([5.5, 180.0, 7600.0]) {
             let cells: Vec<&str> = line.split(',').collect();
-            assert_eq!(cells.len(), 9, "{line}");
+            assert_eq!(cells.len(), 13, "{line}");
             let (lo, hi): (f64, f64) = (cells[7].parse().unwrap(), cells[8].parse().unwrap());
             let mean = base * (1.0 - 0.01 / 8.0);
             assert!(lo <= mean && mean <= hi, "{line}");
         }
         let (_, csv, _) = report(&sub, &targets, &["-f", "csv"]);
         assert!(
-            csv.starts_with("bench,n,target,result,sd,sd_pct,diff\n"),
+            csv.starts_with("bench,n,target,result,sd,sd_pct,diff,fixed_half_width,"),
             "{csv}"
         );
     }

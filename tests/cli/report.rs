@@ -365,7 +365,7 @@ fn output_never_overwrites_without_force() {
         .stdout("");
     let csv = std::fs::read_to_string(&out).unwrap();
     assert!(
-        csv.starts_with("bench,n,target,result,sd,sd_pct,diff\natari,4,5.5,"),
+        csv.starts_with("bench,n,target,result,sd,sd_pct,diff,fixed_half_width,fixed_runs_needed,anytime_half_width,anytime_runs_needed\natari,4,5.5,"),
         "{csv}"
     );
 }

@@ -602,7 +602,9 @@ fn until_needs_a_budget_of_three_runs() {
         &["--until", "1%", "--max-runs", "2"],
     )
     .code(2)
-    .stderr(predicate::str::contains("--until: a budget of 2 runs is below the 3"));
+    .stderr(predicate::str::contains(
+        "--until: a budget of 2 runs is below the 3",
+    ));
     run(&jobs, &tmp.path().join("out"), &["--until", "1%"])
         .code(2)
         .stderr(predicate::str::contains("--max-runs"));

@@ -1,7 +1,7 @@
 //! The grid's arithmetic: cells, bootstrap, overall figures, then tiers and attribution.
 
 use super::tiers::{Fit, assign_tiers, attribute};
-use super::{Cell, Grid, GridError, GridInput, GridOptions, VendorRow, row_id};
+use super::{Cell, Grid, GridError, GridInput, GridOptions, Interval, VendorRow, row_id};
 use crate::bootstrap::{Strata, group_by_bench, percentile_interval, stream, usable};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -92,7 +92,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         )?),
     };
     let tiers = rank(&mut rows);
-    Ok(Grid {
+    let mut grid = Grid {
         schema_version: mlbench_results::grid::GRID_SCHEMA_VERSION,
         baseline: subs[base].id.clone(),
         benches: columns.benches,
@@ -104,8 +104,16 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         resamples: options.resamples,
         seed: options.seed,
         level: options.level,
+        interval: options.interval,
         notes,
-    })
+    };
+    if options.interval == Interval::Anytime {
+        super::anytime::apply(&mut grid, inputs, options.level);
+        grid.notes.push(
+            "intervals and tiers: anytime-valid (Lai t-mixture sequences of the runs, valid however many runs were made; the attribution stays bootstrap; docs/scoring.md)".into(),
+        );
+    }
+    Ok(grid)
 }
 
 /// The options in range and the inputs named once each.
@@ -395,7 +403,7 @@ fn explain(
 
 /// Sorts the rows best first (rows without a figure last; ties by name, then track) and
 /// gives the row ids by tier.
-fn rank(rows: &mut [VendorRow]) -> Vec<Vec<String>> {
+pub(super) fn rank(rows: &mut [VendorRow]) -> Vec<Vec<String>> {
     rows.sort_by(|x, y| {
         let key = |r: &VendorRow| r.overall.map_or(f64::NEG_INFINITY, |o| o);
         let none_last = x.overall.is_none().cmp(&y.overall.is_none());
