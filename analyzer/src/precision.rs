@@ -16,22 +16,13 @@ use std::collections::BTreeMap;
 /// in run order. Failed samples and those the scoring sets aside are not values; the
 /// runs left without one are counted in [`BenchPrecision::runs_without_value`].
 pub fn run_values(set: &SampleSet) -> BTreeMap<String, Vec<f64>> {
-    let mut sums: BTreeMap<&str, BTreeMap<u32, (f64, u32)>> = BTreeMap::new();
-    for s in &set.samples {
-        if let Some((bench, value)) = usable(s) {
-            let slot = sums.entry(bench).or_default().entry(s.run).or_default();
-            slot.0 += value;
-            slot.1 += 1;
-        }
-    }
-    sums.into_iter()
-        .map(|(bench, runs)| {
-            let values = runs
-                .into_values()
-                .map(|(sum, n)| sum / f64::from(n))
-                .collect();
-            (bench.to_owned(), values)
-        })
+    let usable = set
+        .samples
+        .iter()
+        .filter_map(|s| usable(s).map(|(bench, value)| (bench, s.run, value)));
+    mlbench_schema::stopping::run_means(usable)
+        .into_iter()
+        .map(|(bench, runs)| (bench, runs.into_values().collect()))
         .collect()
 }
 

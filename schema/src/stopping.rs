@@ -149,6 +149,33 @@ pub fn lai_factor(runs: u32, mixture: f64, alpha: f64) -> Option<f64> {
     (k < t).then(|| ((t - 1.0) * k / (t * (t - k))).sqrt())
 }
 
+/// A run's value of each bench: the mean of its usable throughputs over the run's devices,
+/// by bench and run index. `usable` are (bench, run, throughput) of the entries that count
+/// (failures and values set aside left out by the caller); non-finite or non-positive
+/// throughputs are not values. The one definition of `report`'s precision, `run --until`
+/// and `validate`'s `runs.stopping`.
+pub fn run_means<'a>(
+    usable: impl IntoIterator<Item = (&'a str, u32, f64)>,
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<u32, f64>> {
+    let mut sums: std::collections::BTreeMap<&str, std::collections::BTreeMap<u32, (f64, u32)>> =
+        Default::default();
+    for (bench, run, value) in usable {
+        if value.is_finite() && value > 0.0 {
+            let slot = sums.entry(bench).or_default().entry(run).or_default();
+            (slot.0, slot.1) = (slot.0 + value, slot.1 + 1);
+        }
+    }
+    sums.into_iter()
+        .map(|(bench, runs)| {
+            let means = runs
+                .into_iter()
+                .map(|(r, (sum, n))| (r, sum / f64::from(n)))
+                .collect();
+            (bench.to_owned(), means)
+        })
+        .collect()
+}
+
 /// Mean and spread of a run's log throughputs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogSummary {

@@ -105,7 +105,7 @@ pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
     for (row, tier) in grid.vendors.iter_mut().zip(tiers) {
         row.tier = tier;
     }
-    grid.tiers = super::compute::rank(&mut grid.vendors);
+    grid.tiers = super::tiers::rank(&mut grid.vendors);
 }
 
 /// The log bounds of a row's ratio to the baseline on one bench: own − baseline's, or,

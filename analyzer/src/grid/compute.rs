@@ -1,6 +1,6 @@
 //! The grid's arithmetic: cells, bootstrap, overall figures, then tiers and attribution.
 
-use super::tiers::{Fit, assign_tiers, attribute};
+use super::tiers::{Fit, assign_tiers, attribute, rank};
 use super::{Cell, Grid, GridError, GridInput, GridOptions, Interval, VendorRow, row_id};
 use crate::bootstrap::{Strata, group_by_bench, percentile_interval, stream, usable};
 use std::collections::{BTreeMap, BTreeSet};
@@ -399,29 +399,6 @@ fn explain(
         })
     };
     Ok(attribute(&fit(a)?, &fit(b)?, normalized, options.level))
-}
-
-/// Sorts the rows best first (rows without a figure last; ties by name, then track) and
-/// gives the row ids by tier.
-pub(super) fn rank(rows: &mut [VendorRow]) -> Vec<Vec<String>> {
-    rows.sort_by(|x, y| {
-        let key = |r: &VendorRow| r.overall.map_or(f64::NEG_INFINITY, |o| o);
-        let none_last = x.overall.is_none().cmp(&y.overall.is_none());
-        none_last
-            .then_with(|| key(y).total_cmp(&key(x)))
-            .then_with(|| x.name.cmp(&y.name))
-            .then_with(|| x.track.cmp(&y.track))
-    });
-    let mut tiers: Vec<Vec<String>> = Vec::new();
-    for row in rows.iter() {
-        if let Some(t) = row.tier {
-            if tiers.len() < t {
-                tiers.resize(t, Vec::new());
-            }
-            tiers[t - 1].push(row.id.clone());
-        }
-    }
-    tiers
 }
 
 /// Each row's log means of the normalized benches it has, rows split over the cores.

@@ -1,6 +1,6 @@
 //! Tiers of indistinguishable submissions, and the attribution of a gap to the benches.
 
-use super::{Attribution, AttributionTerm};
+use super::{Attribution, AttributionTerm, VendorRow};
 use crate::bootstrap::percentile_interval;
 use std::collections::BTreeMap;
 
@@ -100,6 +100,29 @@ pub(super) fn attribute(a: &Fit, b: &Fit, weights: &[(String, f64)], level: f64)
         terms,
         penalty: (a.weight_present / b.weight_present).ln(),
     }
+}
+
+/// Sorts the rows best first (rows without a figure last; ties by name, then track) and
+/// gives the row ids by tier.
+pub(super) fn rank(rows: &mut [VendorRow]) -> Vec<Vec<String>> {
+    rows.sort_by(|x, y| {
+        let key = |r: &VendorRow| r.overall.map_or(f64::NEG_INFINITY, |o| o);
+        let none_last = x.overall.is_none().cmp(&y.overall.is_none());
+        none_last
+            .then_with(|| key(y).total_cmp(&key(x)))
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.track.cmp(&y.track))
+    });
+    let mut tiers: Vec<Vec<String>> = Vec::new();
+    for row in rows.iter() {
+        if let Some(t) = row.tier {
+            if tiers.len() < t {
+                tiers.resize(t, Vec::new());
+            }
+            tiers[t - 1].push(row.id.clone());
+        }
+    }
+    tiers
 }
 
 #[cfg(test)]

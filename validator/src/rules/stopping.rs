@@ -13,7 +13,7 @@ use crate::facts::EntryFacts;
 use crate::finding::Finding;
 use mlbench_schema::stopping::{
     ANYTIME_PRECISION, Design, LAI_T_MIXTURE, LogSummary, STOPPED_MAX_RUNS, STOPPED_PRECISION,
-    StoppingRule, reached,
+    StoppingRule, reached, run_means,
 };
 use std::collections::BTreeMap;
 
@@ -136,26 +136,14 @@ fn claim_against_data(
     ))
 }
 
-/// Each bench's value per run (the mean of its usable throughputs over the run's
-/// devices), by run index.
+/// Each bench's value per run ([`run_means`]), failed entries left out.
 fn run_values(entries: &[EntryFacts]) -> BTreeMap<String, BTreeMap<u32, f64>> {
-    let mut sums: BTreeMap<&str, BTreeMap<u32, (f64, u32)>> = BTreeMap::new();
-    for e in entries {
-        let usable = e.failure.is_none() && e.throughput.is_some_and(|v| v.is_finite() && v > 0.0);
-        if let (true, Some(name), Some(value)) = (usable, e.name.as_deref(), e.throughput) {
-            let slot = sums.entry(name).or_default().entry(e.run).or_default();
-            (slot.0, slot.1) = (slot.0 + value, slot.1 + 1);
-        }
-    }
-    sums.into_iter()
-        .map(|(bench, runs)| {
-            let means = runs
-                .into_iter()
-                .map(|(r, (sum, n))| (r, sum / f64::from(n)))
-                .collect();
-            (bench.to_owned(), means)
-        })
-        .collect()
+    run_means(
+        entries
+            .iter()
+            .filter(|e| e.failure.is_none())
+            .filter_map(|e| Some((e.name.as_deref()?, e.run, e.throughput?))),
+    )
 }
 
 #[cfg(test)]
