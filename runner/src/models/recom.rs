@@ -18,7 +18,8 @@
 //! batches (its make one sample a call in Python), and the set is random, not ml-20m's.
 //! Args: `batch_size` (fast.json: 2048), `factors`/`f` (64), `layers` ("256 256 128 64"),
 //! `learning_rate`/`l` (0.0005), `negative_samples` (4), `workers` (fast.json: 8), `users`
-//! (138493), `items` (26744) and `ratings` (19,861,770), ml-20m's training counts.
+//! (138493), `items` (26744) and `ratings` (19,861,770), ml-20m's training counts; with
+//! other `users` or `items` and no `ratings`, ml-20m's density of pairs.
 
 use super::host_loader::{EpochLoader, Maker, Order, stream};
 use super::loader::Rng;
@@ -54,15 +55,23 @@ impl Ratings {
             let want = even.min(items64 - 1) as usize;
             // Streams of their own, not the batches'.
             let mut rng = stream(seed ^ SET_STREAMS, u64::from(u));
-            let mut mine: Vec<u32> = Vec::with_capacity(want);
+            // More than half the items: draw the ones left out instead, so that drawing
+            // until distinct stays a few passes however dense the set.
+            let dense = want as u64 * 2 > items64;
+            let draw = if dense { items as usize - want } else { want };
+            let mut mine: Vec<u32> = Vec::with_capacity(draw);
             // Repeats go and are drawn again.
-            while mine.len() < want {
-                let missing = want - mine.len();
+            while mine.len() < draw {
+                let missing = draw - mine.len();
                 mine.extend((0..missing).map(|_| (rng.next() % items64) as u32));
                 mine.sort_unstable();
                 mine.dedup();
             }
-            all.extend(mine);
+            if dense {
+                all.extend((0..items).filter(|j| mine.binary_search(j).is_err()));
+            } else {
+                all.extend(mine);
+            }
             offsets.push(all.len() as u32);
         }
         Ratings {
@@ -169,7 +178,11 @@ fn loading_data(
     let start = Instant::now();
     let users = ctx.size(args, &["users"], 138_493)?;
     let items = ctx.size(args, &["items"], 26_744)?;
-    let ratings = ctx.size(args, &["ratings"], 19_861_770)?;
+    // Without --ratings, ml-20m's density (19,861,770 of 138,493 × 26,744 pairs), so that
+    // a smaller --users or --items keeps a sparse set, as the real one is.
+    let density = 19_861_770.0 / (138_493.0 * 26_744.0);
+    let sparse = ((users.max(1) as f64) * (items.max(1) as f64) * density).round() as i64;
+    let ratings = ctx.size(args, &["ratings"], sparse.max(users.max(1)))?;
     let negatives = ctx.int(args, &["negative_samples"], 4)?;
     let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
     let most = i64::from(u32::MAX);
@@ -313,6 +326,21 @@ impl Train for NeuMf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sparse and dense users alike: distinct sorted items, as many as asked (a dense one,
+    /// 499 of 500 items, is drawn as its one item left out, not by rejection).
+    #[test]
+    fn sparse_and_dense_sets_are_drawn_exactly() {
+        for (users, items, ratings) in [(2u32, 100u32, 10u64), (40, 500, 40 * 499)] {
+            let r = Ratings::new(users, items, ratings, 3);
+            assert_eq!(r.len(), ratings);
+            for u in 0..users as usize {
+                let mine = &r.items[r.offsets[u] as usize..r.offsets[u + 1] as usize];
+                assert_eq!(mine.len() as u64, ratings / u64::from(users));
+                assert!(mine.windows(2).all(|w| w[0] < w[1]) && mine.iter().all(|&i| i < items));
+            }
+        }
+    }
 
     /// Pairs spread evenly (10 over 3 users: 4, 3, 3), no repeats, sorted; each user
     /// keeps at least one item unrated (5 items: at most 4 each).
