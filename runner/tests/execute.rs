@@ -413,15 +413,7 @@ fn gpu_is_the_cuda_devices_name_and_absent_on_cpu() {
             env: BTreeMap::new(),
         };
         let plans = plan_runs(&jobs, &options, 1).unwrap();
-        let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
-        let quiet = |_: &Progress<'_>| {};
-        let exec = ExecuteOptions {
-            hostname: "h".into(),
-            clock: &clock,
-            progress: &quiet,
-            launcher: None,
-        };
-        execute_all(&plans, &Factory, &exec).unwrap();
+        execute_quietly(&plans, &Factory, vec![0.5; 12]);
         for (device, gpu) in want.iter().enumerate() {
             let path = dir.path().join(format!("output0/fast_{device}.json"));
             let parsed = mlbench_schema::reader::parse_report("s", &std::fs::read(path).unwrap());
@@ -491,15 +483,7 @@ fn a_scaled_batch_is_recorded_and_counts_the_items() {
     };
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     // 1 s per observation: 3 per device × 4 devices × 2 steps = 24 items/s.
-    let clock = || Box::new(ScriptedClock::new(vec![1.0; 11])) as Box<dyn Clock>;
-    let quiet = |_: &Progress<'_>| {};
-    let exec = ExecuteOptions {
-        hostname: "h".into(),
-        clock: &clock,
-        progress: &quiet,
-        launcher: None,
-    };
-    execute_all(&plans, &Scaled, &exec).unwrap();
+    execute_quietly(&plans, &Scaled, vec![1.0; 11]);
     let text = std::fs::read(dir.path().join("output0/w_0.json")).unwrap();
     let parsed = mlbench_schema::reader::parse_report("w_0.json", &text);
     let (_, whole) = &parsed.entries[0];
@@ -516,4 +500,18 @@ fn a_scaled_batch_is_recorded_and_counts_the_items() {
     let (_, failed) = &parsed.entries[1];
     assert_eq!(failed.get("completed"), Some(&Value::Bool(false)));
     assert_eq!(failed.get("batch_size").and_then(Value::as_i64), Some(12));
+}
+
+/// Executes `plans` in this process on host `h`, each observation timed as `seconds` say,
+/// with no progress.
+fn execute_quietly(plans: &[Plan], factory: &dyn BenchFactory, seconds: Vec<f64>) {
+    let clock = || Box::new(ScriptedClock::new(seconds.clone())) as Box<dyn Clock>;
+    let quiet = |_: &Progress<'_>| {};
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+    };
+    execute_all(plans, factory, &exec).unwrap();
 }
