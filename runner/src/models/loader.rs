@@ -284,8 +284,12 @@ fn synthesize(root: &Path, count: usize, seed: u64) -> Result<bool, String> {
             let dir = root.join(format!("class{:02}", i % CLASSES));
             std::fs::create_dir_all(&dir).map_err(io)?;
             let path = dir.join(format!("img{i:05}.jpg"));
-            let encoder = jpeg_encoder::Encoder::new_file(&path, 90)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            // Written aside and renamed into place: the copies of a job on several devices
+            // may make the set at once, and one must never read an image that another is
+            // still writing (the rename replaces a finished file with an identical one).
+            let part = dir.join(format!(".img{i:05}.jpg.{}.part", unique_suffix()));
+            let encoder = jpeg_encoder::Encoder::new_file(&part, 90)
+                .map_err(|e| format!("{}: {e}", part.display()))?;
             encoder
                 .encode(
                     &pixels,
@@ -293,11 +297,19 @@ fn synthesize(root: &Path, count: usize, seed: u64) -> Result<bool, String> {
                     height as u16,
                     jpeg_encoder::ColorType::Rgb,
                 )
-                .map_err(|e| format!("{}: {e}", path.display()))
+                .map_err(|e| format!("{}: {e}", part.display()))?;
+            std::fs::rename(&part, &path).map_err(|e| format!("{}: {e}", path.display()))
         })
         .collect::<Result<Vec<()>, String>>()?;
     std::fs::write(&marker, count.to_string()).map_err(io)?;
     Ok(true)
+}
+
+/// A name part no other writer uses at the same time: the process and a counter.
+fn unique_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
 }
 
 struct Loader {
@@ -707,5 +719,55 @@ mod tests {
         );
         // Another count is another dataset.
         assert!(synthesize(dir.path(), 6, 1).unwrap());
+    }
+
+    /// Copies on two devices make the set at once (CI's loader failed so, reading an image
+    /// the other copy was rewriting): whoever finishes first finds every image whole, while
+    /// the other is still writing, and no part file is left.
+    #[test]
+    fn two_copies_making_the_set_at_once_never_see_a_partial_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::thread::scope(|s| {
+            let writers: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| synthesize(&root, 24, 3).unwrap()))
+                .collect();
+            // Read while they write: every image listed decodes whole.
+            let mut reads = 0;
+            while writers.iter().any(|w| !w.is_finished()) {
+                for (path, _) in image_folder(&root) {
+                    if let Err(e) = decode(&path) {
+                        panic!("{}: {e}", path.display());
+                    }
+                    reads += 1;
+                }
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            eprintln!("{reads} images decoded while the set was being made");
+        });
+        let files = image_folder(&root);
+        assert_eq!(files.len(), 24);
+        for (path, _) in &files {
+            decode(path).unwrap();
+        }
+        let leftovers = walk_names(&root)
+            .into_iter()
+            .filter(|n| n.ends_with(".part"))
+            .count();
+        assert_eq!(leftovers, 0);
+    }
+
+    fn walk_names(root: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(root).unwrap().flatten() {
+            if e.path().is_dir() {
+                out.extend(walk_names(&e.path()));
+            } else {
+                out.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+        out
     }
 }
