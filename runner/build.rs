@@ -1,7 +1,9 @@
 //! An rpath to the libtorch folder torch-sys linked against (it passes it on as
 //! `DEP_TCH_LIBTORCH_LIB`, its `links` key being "tch"), so that programs and tests using
 //! libtorch run without LD_LIBRARY_PATH; that libtorch's version and this checkout's
-//! commit, for `system.json` (`MLBENCH_LIBTORCH_VERSION`, `MLBENCH_COMMIT`).
+//! commit, for `system.json` (`MLBENCH_LIBTORCH_VERSION`, `MLBENCH_COMMIT`); and the C++
+//! shim to libtorch's c10d (`c10d/shim.cpp`, against that libtorch's headers and the gloo
+//! headers kept in `c10d/gloo/`).
 use std::path::Path;
 
 fn main() {
@@ -14,6 +16,7 @@ fn main() {
         if Path::new(&dir).join("libtorch_cuda.so").exists() {
             println!("cargo:rustc-link-arg=-Wl,--no-as-needed,-ltorch_cuda,--as-needed");
         }
+        build_c10d_shim(Path::new(&dir));
         // libtorch's archive carries `build-version` beside `lib/`.
         let version = Path::new(&dir).join("../build-version");
         if let Ok(text) = std::fs::read_to_string(&version) {
@@ -36,3 +39,32 @@ fn main() {
         println!("cargo:rustc-env=MLBENCH_COMMIT={commit}");
     }
 }
+
+/// Compiles `c10d/shim.cpp` against the libtorch whose `lib/` is `lib`. Only with the `tch`
+/// feature, the one that links libtorch (and sets DEP_TCH_LIBTORCH_LIB).
+#[cfg(feature = "tch")]
+fn build_c10d_shim(lib: &Path) {
+    println!("cargo:rerun-if-changed=c10d");
+    let include = lib.join("../include");
+    cc::Build::new()
+        .cpp(true)
+        .pic(true)
+        .warnings(false)
+        .include(&include)
+        .include(include.join("torch/csrc/api/include"))
+        .include("c10d/gloo")
+        // torch 2.13's headers need C++20; its wheels use the C++11 ABI; c10d's Gloo
+        // declarations are behind USE_C10D_GLOO, as in torch's own build.
+        .flag("-std=c++20")
+        .define("_GLIBCXX_USE_CXX11_ABI", "1")
+        .define("USE_C10D_GLOO", None)
+        .define("GLOG_USE_GLOG_EXPORT", None)
+        .file("c10d/shim.cpp")
+        .compile("mlbench_c10d");
+    // The shim's c10d symbols live in libtorch_cpu; name it after the shim's archive.
+    println!("cargo:rustc-link-lib=dylib=torch_cpu");
+    println!("cargo:rustc-link-lib=dylib=c10");
+}
+
+#[cfg(not(feature = "tch"))]
+fn build_c10d_shim(_: &Path) {}

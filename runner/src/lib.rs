@@ -2,6 +2,8 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+#[cfg(feature = "tch")]
+pub mod c10d;
 pub mod confine;
 pub mod copies;
 pub mod devices;

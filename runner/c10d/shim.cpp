@@ -1,0 +1,123 @@
+// The runner's bridge to libtorch's c10d: a TCPStore rendezvous and a ProcessGroupGloo,
+// with the collectives the runner needs, behind a C interface for Rust. Every collective
+// is c10d's (Gloo's); this file only constructs, calls and waits, and turns C++ exceptions
+// into error strings, since an exception must not cross into Rust.
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Group {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> backend;
+  std::chrono::milliseconds timeout;
+};
+
+char* copy_error(const char* what) {
+  size_t n = std::strlen(what);
+  char* out = static_cast<char*>(std::malloc(n + 1));
+  if (out != nullptr) {
+    std::memcpy(out, what, n + 1);
+  }
+  return out;
+}
+
+// Runs `body`; on an exception, stores its message in `*err` and returns false.
+template <typename F>
+bool guarded(char** err, F body) {
+  try {
+    body();
+    return true;
+  } catch (const std::exception& e) {
+    *err = copy_error(e.what());
+  } catch (...) {
+    *err = copy_error("unknown C++ exception");
+  }
+  return false;
+}
+
+void wait(const Group& g, c10::intrusive_ptr<c10d::Work> work) {
+  if (!work->wait(g.timeout)) {
+    throw std::runtime_error("collective timed out");
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+void mlb_c10d_free_error(char* err) {
+  std::free(err);
+}
+
+// Joins the group of `world` ranks whose store rank 0 serves at host:port. Rank 0 listens
+// there; the others connect, each waiting at most `timeout_ms`.
+void* mlb_c10d_gloo_new(
+    const char* host,
+    uint16_t port,
+    int rank,
+    int world,
+    int64_t timeout_ms,
+    char** err) {
+  Group* out = nullptr;
+  guarded(err, [&] {
+    std::chrono::milliseconds timeout(timeout_ms);
+    c10d::TCPStoreOptions opts;
+    opts.port = port;
+    opts.isServer = rank == 0;
+    opts.numWorkers = world;
+    opts.waitWorkers = true;
+    opts.timeout = timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(host, opts);
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname(host));
+    options->threads = 1;
+    auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        store, rank, world, options);
+    out = new Group{store, backend, timeout};
+  });
+  return out;
+}
+
+void mlb_c10d_free(void* group) {
+  delete static_cast<Group*>(group);
+}
+
+// Sums `tensor` in place over the ranks.
+bool mlb_c10d_all_reduce_sum(void* group, at::Tensor* tensor, char** err) {
+  return guarded(err, [&] {
+    auto& g = *static_cast<Group*>(group);
+    std::vector<at::Tensor> tensors{*tensor};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = c10d::ReduceOp::SUM;
+    wait(g, g.backend->allreduce(tensors, opts));
+  });
+}
+
+// Copies rank `root`'s `tensor` into every rank's.
+bool mlb_c10d_broadcast(void* group, at::Tensor* tensor, int root, char** err) {
+  return guarded(err, [&] {
+    auto& g = *static_cast<Group*>(group);
+    std::vector<at::Tensor> tensors{*tensor};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    wait(g, g.backend->broadcast(tensors, opts));
+  });
+}
+
+// Returns when every rank has called it.
+bool mlb_c10d_barrier(void* group, char** err) {
+  return guarded(err, [&] {
+    auto& g = *static_cast<Group*>(group);
+    wait(g, g.backend->barrier());
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,195 @@
+//! libtorch's c10d, the engine PyTorch's `torch.distributed` runs on: a `TCPStore`
+//! rendezvous and a `ProcessGroupGloo`, reached through the C++ shim `c10d/shim.cpp`.
+//!
+//! Every collective here is c10d's: this module constructs the group, passes tensors and
+//! turns the shim's error strings into [`C10dError`]. One [`ProcessGroup`] per process, one
+//! process per rank, as `torchrun` starts them.
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::ptr::NonNull;
+use std::time::Duration;
+
+use tch::Tensor;
+
+/// A c10d call that failed, with c10d's own message (a peer that closed its connection, a
+/// rendezvous or a collective past its timeout, …).
+#[derive(Debug, thiserror::Error)]
+#[error("c10d {operation}: {message}")]
+pub struct C10dError {
+    /// What was asked: "rendezvous", "all_reduce", "broadcast", "barrier".
+    pub operation: &'static str,
+    /// c10d's message.
+    pub message: String,
+}
+
+mod ffi {
+    use std::ffi::{c_char, c_void};
+    use torch_sys::C_tensor;
+
+    unsafe extern "C" {
+        pub fn mlb_c10d_free_error(err: *mut c_char);
+        pub fn mlb_c10d_gloo_new(
+            host: *const c_char,
+            port: u16,
+            rank: i32,
+            world: i32,
+            timeout_ms: i64,
+            err: *mut *mut c_char,
+        ) -> *mut c_void;
+        pub fn mlb_c10d_free(group: *mut c_void);
+        pub fn mlb_c10d_all_reduce_sum(
+            group: *mut c_void,
+            tensor: *mut C_tensor,
+            err: *mut *mut c_char,
+        ) -> bool;
+        pub fn mlb_c10d_broadcast(
+            group: *mut c_void,
+            tensor: *mut C_tensor,
+            root: i32,
+            err: *mut *mut c_char,
+        ) -> bool;
+        pub fn mlb_c10d_barrier(group: *mut c_void, err: *mut *mut c_char) -> bool;
+    }
+}
+
+/// Where the ranks meet: rank 0's store listens on `host:port`, the others connect to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendezvous {
+    /// MASTER_ADDR.
+    pub host: String,
+    /// MASTER_PORT.
+    pub port: u16,
+    /// This process's rank, 0..world.
+    pub rank: usize,
+    /// WORLD_SIZE.
+    pub world: usize,
+    /// How long joining, and then each collective, may wait for the other ranks: past it, a
+    /// rank that died or hangs makes the call fail instead of blocking for ever.
+    pub timeout: Duration,
+}
+
+/// One rank's membership in a Gloo process group (CPU tensors).
+pub struct ProcessGroup {
+    raw: NonNull<c_void>,
+    rank: usize,
+    world: usize,
+}
+
+// SAFETY: the shim's group owns a c10d Store and Backend, which c10d makes safe to call from
+// any thread; the runner uses one group from one thread at a time (`&mut self` on every
+// collective).
+unsafe impl Send for ProcessGroup {}
+
+/// Takes the shim's error string (allocated with malloc) into a [`C10dError`].
+fn take_error(operation: &'static str, err: *mut c_char) -> C10dError {
+    let message = if err.is_null() {
+        "failed (no message)".to_owned()
+    } else {
+        // SAFETY: a non-null `err` is a NUL-terminated string the shim allocated for us; it
+        // is read once and freed once, here.
+        unsafe {
+            let text = CStr::from_ptr(err).to_string_lossy().into_owned();
+            ffi::mlb_c10d_free_error(err);
+            text
+        }
+    };
+    C10dError { operation, message }
+}
+
+impl ProcessGroup {
+    /// Joins the group: blocks until all `world` ranks have reached `rendezvous`'s store, or
+    /// its timeout passes.
+    pub fn gloo(rendezvous: &Rendezvous) -> Result<Self, C10dError> {
+        let host = CString::new(rendezvous.host.as_str()).map_err(|_| C10dError {
+            operation: "rendezvous",
+            message: format!("host {:?} holds a NUL byte", rendezvous.host),
+        })?;
+        let (rank, world) = (rendezvous.rank, rendezvous.world);
+        if world == 0 || rank >= world {
+            return Err(C10dError {
+                operation: "rendezvous",
+                message: format!("rank {rank} outside a world of {world}"),
+            });
+        }
+        let timeout_ms = i64::try_from(rendezvous.timeout.as_millis()).unwrap_or(i64::MAX);
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `host` outlives the call; `err` is a valid out-pointer.
+        let raw = unsafe {
+            ffi::mlb_c10d_gloo_new(
+                host.as_ptr(),
+                rendezvous.port,
+                rank as i32,
+                world as i32,
+                timeout_ms,
+                &mut err,
+            )
+        };
+        match NonNull::new(raw) {
+            Some(raw) => Ok(Self { raw, rank, world }),
+            None => Err(take_error("rendezvous", err)),
+        }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn world(&self) -> usize {
+        self.world
+    }
+
+    /// Sums `tensor` in place over the ranks (a dense CPU tensor, the same shape and kind on
+    /// every rank).
+    pub fn all_reduce_sum(&mut self, tensor: &mut Tensor) -> Result<(), C10dError> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `self.raw` is a live group; `tensor` stays borrowed for the call, and tch's
+        // tensor pointer is the `at::Tensor*` the shim takes.
+        let ok = unsafe {
+            ffi::mlb_c10d_all_reduce_sum(self.raw.as_ptr(), tensor.as_mut_ptr(), &mut err)
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(take_error("all_reduce", err))
+        }
+    }
+
+    /// Copies rank `root`'s `tensor` into every rank's.
+    pub fn broadcast(&mut self, tensor: &mut Tensor, root: usize) -> Result<(), C10dError> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: as in `all_reduce_sum`.
+        let ok = unsafe {
+            ffi::mlb_c10d_broadcast(
+                self.raw.as_ptr(),
+                tensor.as_mut_ptr(),
+                root as i32,
+                &mut err,
+            )
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(take_error("broadcast", err))
+        }
+    }
+
+    /// Returns once every rank has called it.
+    pub fn barrier(&mut self) -> Result<(), C10dError> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `self.raw` is a live group.
+        let ok = unsafe { ffi::mlb_c10d_barrier(self.raw.as_ptr(), &mut err) };
+        if ok {
+            Ok(())
+        } else {
+            Err(take_error("barrier", err))
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from `mlb_c10d_gloo_new` and is freed once, here.
+        unsafe { ffi::mlb_c10d_free(self.raw.as_ptr()) }
+    }
+}
