@@ -6,6 +6,8 @@ pub mod bench;
 pub mod c10d;
 pub mod confine;
 pub mod copies;
+#[cfg(feature = "tch")]
+pub mod ddp;
 pub mod devices;
 pub mod execute;
 #[cfg(feature = "tch")]

@@ -5,6 +5,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use mlbench_runner::c10d::{ProcessGroup, Rendezvous};
+use mlbench_runner::ddp::Ddp;
 use tch::{Kind, Tensor, nn, nn::Module};
 
 const ROLE: &str = "MLBENCH_C10D_ROLE";
@@ -15,7 +16,11 @@ fn main() -> ExitCode {
     if let Ok(role) = std::env::var(ROLE) {
         return play(&role);
     }
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
+        (
+            "ddp_ranks_take_rank_0s_replica_and_step_as_one_process_on_the_whole_batch",
+            ddp_ranks_take_rank_0s_replica_and_step_as_one_process_on_the_whole_batch,
+        ),
         (
             "two_ranks_averaging_their_gradients_get_the_whole_batch_gradient",
             two_ranks_averaging_their_gradients_get_the_whole_batch_gradient,
@@ -92,28 +97,48 @@ fn group(rank: usize, world: usize, port: u16, timeout: Duration) -> ProcessGrou
     .unwrap()
 }
 
-/// A small network, the same on every rank (same seed), and its batch.
-fn model_and_batch() -> (nn::VarStore, nn::Sequential, Tensor, Tensor) {
-    tch::manual_seed(7);
+/// A small network, initialised from `seed`, and its batch (the same for every seed).
+fn model_and_batch(seed: i64) -> (nn::VarStore, nn::Sequential, Tensor, Tensor) {
+    tch::manual_seed(seed);
     let vs = nn::VarStore::new(tch::Device::Cpu);
     let net = nn::seq()
         .add(nn::linear(vs.root() / "a", 5, 6, Default::default()))
         .add_fn(|x| x.tanh())
         .add(nn::linear(vs.root() / "b", 6, 3, Default::default()));
+    tch::manual_seed(99);
     let x = Tensor::randn([BATCH, 5], (Kind::Float, tch::Device::Cpu));
     let y = Tensor::randn([BATCH, 3], (Kind::Float, tch::Device::Cpu));
     (vs, net, x, y)
+}
+
+/// The store's variables, sorted by name (the same order on every rank).
+fn parameters(vs: &nn::VarStore) -> Vec<Tensor> {
+    let mut vars = vs.variables().into_iter().collect::<Vec<_>>();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    vars.into_iter().map(|(_, v)| v).collect()
 }
 
 /// The gradients of the mean squared error over `x`, `y`, flattened in the store's order.
 fn gradients(vs: &nn::VarStore, net: &nn::Sequential, x: &Tensor, y: &Tensor) -> Vec<Tensor> {
     let loss = (net.forward(x) - y).square().mean(Kind::Float);
     loss.backward();
-    let mut vars = vs.variables().into_iter().collect::<Vec<_>>();
-    vars.sort_by(|a, b| a.0.cmp(&b.0));
-    vars.into_iter()
-        .map(|(_, v)| v.grad().flatten(0, -1))
+    parameters(vs)
+        .iter()
+        .map(|v| v.grad().flatten(0, -1))
         .collect()
+}
+
+/// One SGD step of rate 0.1 on the store's parameters; their values after it, flattened.
+fn sgd_step(vs: &nn::VarStore) -> Vec<f64> {
+    let params = parameters(vs);
+    tch::no_grad(|| {
+        for p in &params {
+            let mut p = p.shallow_clone();
+            let _ = p.f_sub_(&(p.grad() * 0.1)).unwrap();
+        }
+    });
+    let flat: Vec<Tensor> = params.iter().map(|p| p.flatten(0, -1)).collect();
+    Vec::<f64>::try_from(Tensor::cat(&flat, 0).to_kind(Kind::Double)).unwrap()
 }
 
 fn play(role: &str) -> ExitCode {
@@ -126,7 +151,7 @@ fn play(role: &str) -> ExitCode {
     match parts[0] {
         "gradients" => {
             let mut pg = group(rank, world, port, Duration::from_secs(60));
-            let (vs, net, x, y) = model_and_batch();
+            let (vs, net, x, y) = model_and_batch(7);
             let share = BATCH / world as i64;
             let (x, y) = (
                 x.narrow(0, rank as i64 * share, share),
@@ -136,6 +161,23 @@ fn play(role: &str) -> ExitCode {
             pg.all_reduce_sum(&mut flat).unwrap();
             let mean = flat / world as f64;
             println!("{:?}", Vec::<f64>::try_from(&mean).unwrap());
+        }
+        "ddp" => {
+            // Each rank initialises its replica from its own seed: DDP's broadcast must
+            // make them rank 0's before training.
+            let pg = group(rank, world, port, Duration::from_secs(60));
+            let (vs, net, x, y) = model_and_batch(7 + rank as i64);
+            // Caps of 64 and 128 bytes: the 57 parameters' 4 tensors in 3 buckets.
+            let mut ddp = Ddp::with_caps(pg, parameters(&vs), 64, 128).unwrap();
+            assert_eq!(ddp.bucket_indices().len(), 3);
+            let share = BATCH / world as i64;
+            let (x, y) = (
+                x.narrow(0, rank as i64 * share, share),
+                y.narrow(0, rank as i64 * share, share),
+            );
+            let _ = gradients(&vs, &net, &x, &y);
+            ddp.average_gradients().unwrap();
+            println!("{:?}", sgd_step(&vs));
         }
         "broadcast" => {
             let mut pg = group(rank, world, port, Duration::from_secs(60));
@@ -179,7 +221,7 @@ fn parse_floats(line: &str) -> Vec<f64> {
 }
 
 fn two_ranks_averaging_their_gradients_get_the_whole_batch_gradient() {
-    let (vs, net, x, y) = model_and_batch();
+    let (vs, net, x, y) = model_and_batch(7);
     let whole = Vec::<f64>::try_from(Tensor::cat(&gradients(&vs, &net, &x, &y), 0)).unwrap();
     let out = ranks("gradients", 2);
     for (rank, (ok, stdout)) in out.iter().enumerate() {
@@ -199,6 +241,36 @@ fn two_ranks_averaging_their_gradients_get_the_whole_batch_gradient() {
             "a gradient to compare"
         );
     }
+}
+
+fn ddp_ranks_take_rank_0s_replica_and_step_as_one_process_on_the_whole_batch() {
+    let (vs, net, x, y) = model_and_batch(7);
+    let before = sgd_step_of_nothing(&vs);
+    let _ = gradients(&vs, &net, &x, &y);
+    let whole = sgd_step(&vs);
+    assert_eq!(whole.len(), 57);
+    let moved = whole
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-4, "the step moves the parameters ({moved})");
+    for (rank, (ok, stdout)) in ranks("ddp", 2).iter().enumerate() {
+        assert!(ok, "rank {rank} failed");
+        let stepped = parse_floats(stdout);
+        let worst = stepped
+            .iter()
+            .zip(&whole)
+            .map(|(a, w)| (a - w).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-6, "rank {rank}: off by {worst}");
+    }
+}
+
+/// The parameters' values, flattened, without stepping.
+fn sgd_step_of_nothing(vs: &nn::VarStore) -> Vec<f64> {
+    let flat: Vec<Tensor> = parameters(vs).iter().map(|p| p.flatten(0, -1)).collect();
+    Vec::<f64>::try_from(Tensor::cat(&flat, 0).to_kind(Kind::Double)).unwrap()
 }
 
 fn a_broadcast_gives_every_rank_the_roots_tensor() {
