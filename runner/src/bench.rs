@@ -233,4 +233,35 @@ pub trait BenchFactory: Sync {
     fn batch_size(&self, _name: &str, args: &BenchArgs) -> i64 {
         args.batch_size
     }
+    /// One rank of a data-parallel world (`scaling`, [`crate::scaling`]): trains with the
+    /// other ranks of `rendezvous` on `device` and returns what it timed. The default: this
+    /// factory has no such bench.
+    fn rank(
+        &self,
+        name: &str,
+        _args: &BenchArgs,
+        _device: DeviceSpec,
+        _rendezvous: &crate::rendezvous::Rendezvous,
+    ) -> Result<RankTiming, BenchError> {
+        Err(BenchError::Unknown(name.to_owned()))
+    }
+}
+
+/// What one rank of a data-parallel world timed: `steps` steps of `items` items each over
+/// the whole world (the global batch) in `seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RankTiming {
+    /// Steps timed.
+    pub steps: u64,
+    /// Items per step over every rank.
+    pub items: u64,
+    /// Their duration.
+    pub seconds: f64,
+}
+
+impl RankTiming {
+    /// Items per second over the world, as micro_bench.py's `speed`.
+    pub fn speed(&self) -> f64 {
+        (self.steps * self.items) as f64 / self.seconds
+    }
 }

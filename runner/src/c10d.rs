@@ -6,9 +6,10 @@
 //! process per rank, as `torchrun` starts them.
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::ptr::NonNull;
-use std::time::Duration;
 
 use tch::Tensor;
+
+pub use crate::rendezvous::Rendezvous;
 
 /// A c10d call that failed, with c10d's own message (a peer that closed its connection, a
 /// rendezvous or a collective past its timeout, …).
@@ -48,66 +49,6 @@ mod ffi {
             err: *mut *mut c_char,
         ) -> bool;
         pub fn mlb_c10d_barrier(group: *mut c_void, err: *mut *mut c_char) -> bool;
-    }
-}
-
-/// Where the ranks meet: rank 0's store listens on `host:port`, the others connect to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendezvous {
-    /// MASTER_ADDR.
-    pub host: String,
-    /// MASTER_PORT.
-    pub port: u16,
-    /// This process's rank, 0..world.
-    pub rank: usize,
-    /// WORLD_SIZE.
-    pub world: usize,
-    /// How long joining, and then each collective, may wait for the other ranks: past it, a
-    /// rank that died or hangs makes the call fail instead of blocking for ever.
-    pub timeout: Duration,
-}
-
-impl Rendezvous {
-    /// The rendezvous `torchrun` describes in the environment: `RANK`, `WORLD_SIZE`,
-    /// `MASTER_ADDR`, `MASTER_PORT`. `None` when `WORLD_SIZE` is absent (not a rank of a
-    /// distributed copy); an error names a variable that is malformed.
-    pub fn from_env(timeout: Duration) -> Result<Option<Self>, C10dError> {
-        Self::from_vars(|name| std::env::var(name).ok(), timeout)
-    }
-
-    /// [`Rendezvous::from_env`] over any source of variables.
-    pub fn from_vars(
-        var: impl Fn(&str) -> Option<String>,
-        timeout: Duration,
-    ) -> Result<Option<Self>, C10dError> {
-        let Some(world) = var("WORLD_SIZE") else {
-            return Ok(None);
-        };
-        let bad = |name: &str, value: &str| C10dError {
-            operation: "rendezvous",
-            message: format!("environment variable {name}={value:?} is not a valid value"),
-        };
-        let number =
-            |name: &str, value: &str| value.trim().parse::<usize>().map_err(|_| bad(name, value));
-        let world = number("WORLD_SIZE", &world)?;
-        let rank = var("RANK").unwrap_or_else(|| "0".into());
-        let rank = number("RANK", &rank)?;
-        let host = var("MASTER_ADDR").unwrap_or_else(|| "127.0.0.1".into());
-        let port = var("MASTER_PORT").unwrap_or_else(|| "29500".into());
-        let port = port
-            .trim()
-            .parse::<u16>()
-            .map_err(|_| bad("MASTER_PORT", &port))?;
-        if world == 0 || rank >= world {
-            return Err(bad("RANK", &rank.to_string()));
-        }
-        Ok(Some(Self {
-            host,
-            port,
-            rank,
-            world,
-            timeout,
-        }))
     }
 }
 
@@ -235,52 +176,5 @@ impl Drop for ProcessGroup {
     fn drop(&mut self) {
         // SAFETY: `raw` came from `mlb_c10d_gloo_new` and is freed once, here.
         unsafe { ffi::mlb_c10d_free(self.raw.as_ptr()) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn from(vars: &[(&str, &str)]) -> Result<Option<Rendezvous>, C10dError> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        Rendezvous::from_vars(
-            |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
-            Duration::from_secs(5),
-        )
-    }
-
-    #[test]
-    fn the_rendezvous_comes_from_torchruns_variables() {
-        assert_eq!(from(&[]).unwrap(), None, "not a rank");
-        let r = from(&[
-            ("WORLD_SIZE", "4"),
-            ("RANK", "3"),
-            ("MASTER_ADDR", "node7"),
-            ("MASTER_PORT", "29511"),
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(
-            (r.rank, r.world, r.host.as_str(), r.port),
-            (3, 4, "node7", 29511)
-        );
-        // torchrun's defaults for a single node.
-        let r = from(&[("WORLD_SIZE", "1")]).unwrap().unwrap();
-        assert_eq!((r.rank, r.host.as_str(), r.port), (0, "127.0.0.1", 29500));
-        for bad in [
-            [("WORLD_SIZE", "2"), ("RANK", "2")],
-            [("WORLD_SIZE", "two"), ("RANK", "0")],
-            [("WORLD_SIZE", "2"), ("MASTER_PORT", "70000")],
-        ] {
-            let e = from(&bad).unwrap_err().to_string();
-            assert!(
-                e.starts_with("c10d rendezvous: environment variable"),
-                "{e}"
-            );
-        }
     }
 }

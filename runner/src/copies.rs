@@ -6,13 +6,15 @@
 //! libtorch abort, a segfault, the OOM killer) takes only its copy down: the parent writes
 //! that copy's `completed: false` entry and the suite goes on.
 
-use crate::bench::{BenchFactory, DeviceSpec};
+use crate::bench::{BenchFactory, DeviceSpec, RankTiming};
 use crate::confine::{
     allowed_cpus, keep_freed_memory, limit_memory, machine_memory, pin_current_thread, share_of,
 };
 use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
+use crate::rendezvous::Rendezvous;
 use crate::report::PeakMemory;
+use crate::scaling::{RANK_TIMEOUT, WorldOutcome};
 use crate::smoke::Smoke;
 use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
@@ -43,6 +45,9 @@ pub enum CopyError {
     /// The plan failed.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The rendezvous variables of a rank are malformed.
+    #[error(transparent)]
+    Rank(crate::rendezvous::RendezvousError),
 }
 
 /// The copy a child runs.
@@ -69,11 +74,13 @@ impl CopySpec {
     }
 }
 
-/// The result line a child prints.
+/// The result line a child prints; a rank of a data-parallel world prints its timing.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct ResultLine {
     written: Option<PathBuf>,
     failure: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timing: Option<RankTiming>,
 }
 
 /// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
@@ -111,14 +118,20 @@ pub fn run_child(
             name: execution.name.clone(),
             copy: spec.copy,
         })?;
-    let is_cpu = matches!(copy.device, DeviceSpec::Cpu { .. });
+    // A rank of a data-parallel world (`scaling`): the launcher set torchrun's variables.
+    let rendezvous = Rendezvous::from_env(RANK_TIMEOUT).map_err(CopyError::Rank)?;
+    let (device, whole_machine) = match &rendezvous {
+        Some(r) => (plan.devices.student(r.rank as u32), false),
+        None => (copy.device, execution.whole_machine),
+    };
+    let is_cpu = matches!(device, DeviceSpec::Cpu { .. });
     // The host memory limit only for CPU devices: a CUDA process maps address space far
     // beyond its data, and a GPU copy's memory is the GPU's own.
     let memory = if is_cpu { machine_memory() } else { None };
     let share = share_of(
         &plan.devices,
-        copy.device,
-        execution.whole_machine,
+        device,
+        whole_machine,
         &allowed_cpus(),
         memory,
     );
@@ -143,6 +156,22 @@ pub fn run_child(
     {
         std::process::abort();
     }
+    if let Some(rendezvous) = rendezvous {
+        // Fault injection for the tests of a dying rank: `RANK:WORLD` aborts that rank.
+        if std::env::var("MLBENCH_TEST_ABORT_RANK")
+            .is_ok_and(|v| v == format!("{}:{}", rendezvous.rank, rendezvous.world))
+        {
+            std::process::abort();
+        }
+        let result = factory.rank(&execution.name, &copy.args, device, &rendezvous);
+        let line = ResultLine {
+            written: None,
+            failure: result.as_ref().err().map(ToString::to_string),
+            timing: result.ok(),
+        };
+        println!("{}", serde_json::to_string(&line).unwrap_or_default());
+        return Ok(());
+    }
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
     let quiet = |_: &Progress<'_>| {};
     let result = run_copy(
@@ -160,6 +189,7 @@ pub fn run_child(
     let line = ResultLine {
         written: result.written,
         failure: result.failure,
+        timing: None,
     };
     // Cannot fail (a path and a string); an empty line reads as "ended without a result".
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
@@ -181,6 +211,197 @@ pub struct ChildCommand {
     pub names: Vec<String>,
     /// `--smoke`.
     pub smoke: bool,
+}
+
+impl ChildCommand {
+    /// The command that runs copy `index` of configuration `position` of run `run`.
+    fn command(&self, run: u32, position: usize, index: usize) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("run")
+            .arg("--jobs")
+            .arg(&self.jobs)
+            .arg("--out-dir")
+            .arg(&self.out)
+            .arg("--copy")
+            .arg(format!("{run}:{position}:{index}"));
+        if let Some(d) = &self.devices {
+            cmd.arg("--devices").arg(d);
+        }
+        for name in &self.names {
+            cmd.arg("--name").arg(name);
+        }
+        if self.smoke {
+            cmd.arg("--smoke");
+        }
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// How long the other ranks of a world may run on once one rank's process has ended
+/// before they are killed: a healthy world's ranks end within moments of each other, and
+/// one whose peer died fails its collective at once, so only a rank stuck outside c10d
+/// (or still waiting to meet a peer that died first) is left to kill.
+const RANK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs a world of `k` ranks of the copy as `k` processes on this node, with torchrun's
+/// variables: rank 0's timing, or the first failure.
+fn launch_world(
+    child: &ChildCommand,
+    run: u32,
+    position: usize,
+    index: usize,
+    k: usize,
+) -> WorldOutcome {
+    let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let mut ranks = Vec::with_capacity(k);
+    for rank in 0..k {
+        let rendezvous = Rendezvous {
+            host: "127.0.0.1".into(),
+            port,
+            rank,
+            world: k,
+            timeout: RANK_TIMEOUT,
+        };
+        let mut cmd = child.command(run, position, index);
+        cmd.envs(rendezvous.vars(rank));
+        match RankProcess::spawn(&mut cmd) {
+            Ok(p) => ranks.push(p),
+            Err(e) => {
+                for mut p in ranks {
+                    p.kill();
+                }
+                return Err(format!("cannot start rank {rank}: {e}"));
+            }
+        }
+    }
+    let outcomes = wait_world(ranks);
+    // The cause, not its echo: a rank killed for outliving a dead peer names no cause.
+    let cause = outcomes
+        .iter()
+        .enumerate()
+        .find(|(_, (o, killed))| o.is_err() && !killed);
+    if let Some((rank, (Err(e), _))) = cause {
+        return Err(format!("rank {rank}: {e}"));
+    }
+    crate::scaling::gather(outcomes.into_iter().map(|(o, _)| o).collect())
+}
+
+/// One rank's process, its output read as it comes.
+struct RankProcess {
+    child: std::process::Child,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
+    status: Option<std::process::ExitStatus>,
+    killed: bool,
+}
+
+impl RankProcess {
+    fn spawn(cmd: &mut Command) -> std::io::Result<Self> {
+        use std::io::Read;
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        let reader = |pipe: Option<Box<dyn Read + Send>>| {
+            pipe.map(|mut p| {
+                std::thread::spawn(move || {
+                    let mut bytes = Vec::new();
+                    let _ = p.read_to_end(&mut bytes);
+                    bytes
+                })
+            })
+        };
+        let stdout = reader(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let stderr = reader(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        Ok(Self {
+            child,
+            stdout,
+            stderr,
+            status: None,
+            killed: false,
+        })
+    }
+
+    fn kill(&mut self) {
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            self.status = self.child.wait().ok();
+            self.killed = true;
+        }
+    }
+
+    /// What the rank said: its timing, or why it has none; and whether it was killed.
+    fn outcome(mut self) -> (WorldOutcome, bool) {
+        let killed = self.killed;
+        (self.said(), killed)
+    }
+
+    fn said(&mut self) -> WorldOutcome {
+        let text = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            String::from_utf8_lossy(&h.and_then(|h| h.join().ok()).unwrap_or_default()).into_owned()
+        };
+        let (stdout, stderr) = (text(self.stdout.take()), text(self.stderr.take()));
+        if self.killed {
+            return Err(format!(
+                "killed {} s after another rank ended",
+                RANK_GRACE.as_secs()
+            ));
+        }
+        let line = stdout
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<ResultLine>(l).ok());
+        match (self.status, line) {
+            (Some(s), Some(line)) if s.success() => match (line.timing, line.failure) {
+                (Some(t), None) => Ok(t),
+                (_, Some(f)) => Err(f),
+                (None, None) => Err("the rank printed no timing".into()),
+            },
+            (status, _) => {
+                let how = status.map_or_else(|| "could not be waited for".into(), describe);
+                Err(match stderr_tail(&stderr) {
+                    Some(t) => format!("the rank's process {how}: {t}"),
+                    None => format!("the rank's process {how}"),
+                })
+            }
+        }
+    }
+}
+
+/// Waits for every rank; once one has ended, gives the others [`RANK_GRACE`] to end, then
+/// kills them. Never waits for ever on a world with a dead rank.
+fn wait_world(mut ranks: Vec<RankProcess>) -> Vec<(WorldOutcome, bool)> {
+    let mut deadline: Option<std::time::Instant> = None;
+    loop {
+        for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+            if let Ok(Some(status)) = r.child.try_wait() {
+                r.status = Some(status);
+            }
+        }
+        let running = ranks.iter().filter(|r| r.status.is_none()).count();
+        if running == 0 {
+            break;
+        }
+        if running < ranks.len() {
+            let due = *deadline.get_or_insert_with(|| std::time::Instant::now() + RANK_GRACE);
+            if std::time::Instant::now() >= due {
+                for r in &mut ranks {
+                    r.kill();
+                }
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    ranks.into_iter().map(RankProcess::outcome).collect()
 }
 
 /// The parent's side: starts the child of copy `index` and reads its result; writes the
@@ -205,24 +426,11 @@ pub fn launch(
     else {
         return fail("the configuration is not in its plan".into());
     };
-    let mut cmd = Command::new(&child.exe);
-    cmd.arg("run")
-        .arg("--jobs")
-        .arg(&child.jobs)
-        .arg("--out-dir")
-        .arg(&child.out)
-        .arg("--copy")
-        .arg(format!("{}:{position}:{index}", plan.run));
-    if let Some(d) = &child.devices {
-        cmd.arg("--devices").arg(d);
+    if crate::scaling::is_sweep(&execution.name) {
+        let world = |k| launch_world(child, plan.run, position, index, k);
+        return crate::scaling::run_sweep(plan, execution, index, factory, hostname, &world);
     }
-    for name in &child.names {
-        cmd.arg("--name").arg(name);
-    }
-    if child.smoke {
-        cmd.arg("--smoke");
-    }
-    cmd.stdin(Stdio::null());
+    let mut cmd = child.command(plan.run, position, index);
     let (out, rss_bytes) = match output_and_peak(&mut cmd) {
         Ok(out) => out,
         Err(e) => return fail(format!("cannot start {}: {e}", child.exe.display())),

@@ -53,19 +53,28 @@ pub struct Ddp {
     group: ProcessGroup,
     params: Vec<Tensor>,
     buckets: Vec<Vec<usize>>,
+    /// The module's buffers (BatchNorm's running statistics), in the same order on every
+    /// rank: DDP's `broadcast_buffers` copies rank 0's before each forward.
+    buffers: Vec<Tensor>,
 }
 
 impl Ddp {
-    /// Wraps `params` (a replica's trainable tensors, in the same order on every rank) and
-    /// copies rank 0's values into every rank's, as DDP's constructor does.
-    pub fn new(group: ProcessGroup, params: Vec<Tensor>) -> Result<Self, C10dError> {
-        Self::with_caps(group, params, FIRST_BUCKET_BYTES, BUCKET_BYTES)
+    /// Wraps a replica's `params` (its trainable tensors) and `buffers`, each in the same
+    /// order on every rank, and copies rank 0's values of both into every rank's, as DDP's
+    /// constructor does.
+    pub fn new(
+        group: ProcessGroup,
+        params: Vec<Tensor>,
+        buffers: Vec<Tensor>,
+    ) -> Result<Self, C10dError> {
+        Self::with_caps(group, params, buffers, FIRST_BUCKET_BYTES, BUCKET_BYTES)
     }
 
     /// [`Ddp::new`] with other bucket caps.
     pub fn with_caps(
         group: ProcessGroup,
         params: Vec<Tensor>,
+        buffers: Vec<Tensor>,
         first: usize,
         cap: usize,
     ) -> Result<Self, C10dError> {
@@ -75,9 +84,34 @@ impl Ddp {
             group,
             params,
             buckets,
+            buffers,
         };
         ddp.broadcast_parameters()?;
+        ddp.broadcast_buffers()?;
         Ok(ddp)
+    }
+
+    /// Copies rank 0's buffers into every rank's, one flattened tensor per dtype (DDP does
+    /// it before each forward when `broadcast_buffers`, its default, is on).
+    pub fn broadcast_buffers(&mut self) -> Result<(), C10dError> {
+        let mut kinds: Vec<Kind> = Vec::new();
+        for b in &self.buffers {
+            if !kinds.contains(&b.kind()) {
+                kinds.push(b.kind());
+            }
+        }
+        for kind in kinds {
+            let members: Vec<Tensor> = self
+                .buffers
+                .iter()
+                .filter(|b| b.kind() == kind)
+                .map(Tensor::shallow_clone)
+                .collect();
+            let mut flat = flatten(&members);
+            self.group.broadcast(&mut flat, 0)?;
+            tch::no_grad(|| unflatten_into(&flat, &members));
+        }
+        Ok(())
     }
 
     /// The buckets, as indices into the parameters.

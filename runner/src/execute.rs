@@ -146,6 +146,14 @@ pub fn execute(
         let t0 = Instant::now();
         let one = |c: usize| match options.launcher {
             Some(launch) => launch(plan, execution, c),
+            None if crate::scaling::is_sweep(&execution.name) => {
+                let Some(copy) = execution.copies.get(c) else {
+                    return run_copy(plan, execution, c, factory, options);
+                };
+                let world =
+                    |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
+                crate::scaling::run_sweep(plan, execution, c, factory, &options.hostname, &world)
+            }
             None => run_copy(plan, execution, c, factory, options),
         };
         let results: Vec<CopyResult> = if execution.copies.len() == 1 {
@@ -171,7 +179,12 @@ pub fn execute(
         let mut failed = 0;
         for (copy, result) in execution.copies.iter().zip(&results) {
             if let Some(path) = &result.written {
-                outcome.entries += 1;
+                // A sweep writes one entry per world size.
+                outcome.entries += if crate::scaling::is_sweep(&execution.name) {
+                    crate::scaling::largest_world(copy)
+                } else {
+                    1
+                };
                 outcome.files.push(path.clone());
             }
             if let Some(message) = &result.failure {

@@ -13,7 +13,9 @@ pub mod execute;
 #[cfg(feature = "tch")]
 pub mod models;
 pub mod plan;
+pub mod rendezvous;
 pub mod report;
+pub mod scaling;
 pub mod scripts;
 pub mod setup;
 pub mod slurm;
@@ -21,7 +23,7 @@ pub mod smoke;
 pub mod system;
 pub mod timing;
 
-pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
+pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs, RankTiming};
 pub use devices::{DeviceKind, DeviceSet, DevicesError};
 pub use execute::{
     CopyFailure, CopyResult, ExecuteError, ExecuteOptions, Launcher, Progress, RunOutcome, execute,

@@ -461,8 +461,12 @@ fn recorded_arguments(
                 arguments.insert((*dest).to_owned(), value);
             }
         }
+        // Not recorded, but the bench still runs with it (scaling.py's workers get
+        // --network): it stays among the bench's arguments.
         for dest in script.not_recorded {
-            arguments.remove(*dest);
+            if let Some(value) = arguments.remove(*dest) {
+                short.insert((*dest).to_owned(), value);
+            }
         }
     }
     Ok((arguments, short))
@@ -953,6 +957,11 @@ mod tests {
         let p = plan(&jobs, &o).unwrap();
         let copy = &p.executions[0].copies[0];
         assert!(!copy.arguments.contains_key("network"));
+        // The bench still gets it, as micro_bench.py does.
+        assert_eq!(
+            copy.args.extra.get("network"),
+            Some(&Value::from("resnet101"))
+        );
     }
 
     #[test]

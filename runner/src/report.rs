@@ -195,6 +195,13 @@ pub fn failure_entry(ctx: &EntryContext<'_>, copy: &CopyPlan, peak: &PeakMemory)
     with_peaks(with_unique_id(base(ctx, copy, false)), peak)
 }
 
+/// An entry of a sweep over world sizes ([`crate::scaling`]) before its own fields (`vcd`,
+/// `train_item`, `train`): the copy's fields and a `unique_id` from them, shared by the
+/// sweep's entries as scaling.py's are.
+pub fn sweep_entry(ctx: &EntryContext<'_>, copy: &CopyPlan, completed: bool) -> ReportEntry {
+    with_unique_id(base(ctx, copy, completed))
+}
+
 /// Appends `entry` to the stream at `path` (creating its folder), flushed at once so an
 /// interrupted run loses no finished entry.
 pub fn append(path: &Path, entry: &ReportEntry) -> Result<(), ReportError> {

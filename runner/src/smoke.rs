@@ -150,16 +150,19 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_table_reads_and_names_only_benches_of_fast_json() {
+    fn the_shipped_table_reads_and_names_only_benches_of_the_shipped_jobs_files() {
         let smoke = Smoke::builtin().unwrap();
         assert_eq!((smoke.repeat, smoke.number), (12, 1));
         let plan = fast(DeviceSet::cpu(2, 2).unwrap());
+        let baselines = mlbench_schema::jobs::JobsFile::builtin("baselines").unwrap();
         for bench in smoke.benches.keys() {
             assert!(
-                plan.executions.iter().any(|e| &e.name == bench),
-                "{bench} is no job of fast.json"
+                plan.executions.iter().any(|e| &e.name == bench)
+                    || baselines.jobs.iter().any(|j| &j.name == bench),
+                "{bench} is no job of fast.json or baselines.json"
             );
         }
+        assert!(smoke.benches.contains_key("scaling"));
     }
 
     #[test]

@@ -168,7 +168,7 @@ fn play(role: &str) -> ExitCode {
             let pg = group(rank, world, port, Duration::from_secs(60));
             let (vs, net, x, y) = model_and_batch(7 + rank as i64);
             // Caps of 64 and 128 bytes: the 57 parameters' 4 tensors in 3 buckets.
-            let mut ddp = Ddp::with_caps(pg, parameters(&vs), 64, 128).unwrap();
+            let mut ddp = Ddp::with_caps(pg, parameters(&vs), Vec::new(), 64, 128).unwrap();
             assert_eq!(ddp.bucket_indices().len(), 3);
             let share = BATCH / world as i64;
             let (x, y) = (

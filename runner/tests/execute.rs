@@ -515,3 +515,129 @@ fn execute_quietly(plans: &[Plan], factory: &dyn BenchFactory, seconds: Vec<f64>
     };
     execute_all(plans, factory, &exec).unwrap();
 }
+
+/// Ranks that time 10 steps of the world's batch at 100 items/s per rank times the
+/// world's efficiency: 1.0 alone, 0.9 at 2; at 3, rank 2 fails.
+struct Ranked;
+
+impl BenchFactory for Ranked {
+    fn create(
+        &self,
+        name: &str,
+        _args: &BenchArgs,
+        _device: DeviceSpec,
+    ) -> Result<Box<dyn Bench>, BenchError> {
+        Err(BenchError::Unknown(name.to_owned()))
+    }
+    fn source(&self, _name: &str) -> Option<&'static str> {
+        Some("fn micro_bench() {}")
+    }
+    fn device_name(&self, device: DeviceSpec) -> String {
+        format!("{device:?}")
+    }
+    fn rank(
+        &self,
+        _name: &str,
+        args: &BenchArgs,
+        device: DeviceSpec,
+        rendezvous: &mlbench_runner::rendezvous::Rendezvous,
+    ) -> Result<mlbench_runner::RankTiming, BenchError> {
+        let DeviceSpec::Cpu { index, .. } = device else {
+            panic!("CPU devices")
+        };
+        assert_eq!(index as usize, rendezvous.rank, "rank r on device r");
+        let world = rendezvous.world;
+        if world == 3 && rendezvous.rank == 2 {
+            return Err(BenchError::Failed {
+                bench: "scaling".into(),
+                message: "out of memory".into(),
+            });
+        }
+        let efficiency = [1.0, 0.9, 0.8][world - 1];
+        let items = args.batch_size as u64 * world as u64;
+        let speed = 100.0 * world as f64 * efficiency;
+        Ok(mlbench_runner::RankTiming {
+            steps: 10,
+            items,
+            seconds: (10 * items) as f64 / speed,
+        })
+    }
+}
+
+#[test]
+fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
+    let dir = tempfile::tempdir().unwrap();
+    // The suite's baselines.json entry.
+    let jobs = JobsFile::parse(
+        "baselines.json",
+        br#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+              "args": {"--repeat": 10, "--number": 10, "--network": "resnet101",
+                       "--devices": 0, "--batch-size": 128,
+                       "--report": "$OUTPUT_DIRECTORY"}, "cgroup": "all"}]"#,
+    )
+    .unwrap();
+    let options = PlanOptions {
+        jobs_name: "baselines".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(6, 3).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let copy = &plans[0].executions[0].copies[0];
+    assert_eq!(
+        copy.args.extra.get("network"),
+        Some(&Value::from("resnet101"))
+    );
+    let quiet = |_: &Progress<'_>| {};
+    let clock = || Box::new(ScriptedClock::new(vec![])) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+    };
+    let outcome = &execute_all(&plans, &Ranked, &exec).unwrap()[0];
+    assert_eq!((outcome.passed, outcome.failed, outcome.entries), (0, 1, 3));
+    let failure = &outcome.failures[0].message;
+    assert!(
+        failure.contains("world size 3: rank 2: scaling: out of memory"),
+        "{failure}"
+    );
+    let text = std::fs::read(dir.path().join("output0/baselines_0.json")).unwrap();
+    let parsed = mlbench_schema::reader::parse_report("baselines_0.json", &text);
+    let entries: Vec<_> = parsed.entries.iter().map(|(_, e)| e).collect();
+    assert_eq!(entries.len(), 3);
+    let ids: Vec<_> = entries.iter().map(|e| e.get("unique_id")).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one id for the sweep");
+    let devices = Value::List(["0", "1", "2"].map(Value::from).to_vec());
+    for (k, entry) in entries.iter().enumerate() {
+        let vcd = (0..=k).map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+        assert_eq!(entry.get("vcd"), Some(&Value::from(vcd.as_str())));
+        assert_eq!(entry.get("devices"), Some(&devices));
+        assert_eq!(entry.get("repeat").and_then(Value::as_i64), Some(3));
+        assert_eq!(entry.get("batch_size").and_then(Value::as_i64), Some(128));
+        assert_eq!(entry.get("jr_id"), Some(&Value::from("0")));
+        // scaling.py forwards --network to micro_bench.py without recording it.
+        assert_eq!(entry.get("network"), None);
+    }
+    let item = |k: usize| {
+        entries[k]
+            .get("train_item")
+            .and_then(Value::as_object)
+            .unwrap()
+    };
+    assert_eq!(item(0).get("avg").and_then(Value::as_f64), Some(1.0));
+    let e2 = item(1).get("avg").and_then(Value::as_f64).unwrap();
+    assert!((e2 - 0.9).abs() < 1e-12, "{e2}");
+    assert_eq!(item(1).get("unit"), Some(&Value::from("%")));
+    assert_eq!(item(1).get("sd").and_then(Value::as_i64), Some(0));
+    // The failed world: completed false, train_item empty, as scaling.py writes it.
+    assert_eq!(entries[2].get("completed"), Some(&Value::Bool(false)));
+    assert!(item(2).is_empty());
+    // The timed loop of world 2's rank 0: 10 steps of 256 items at 180 items/s.
+    let train = entries[1].get("train").and_then(Value::as_object).unwrap();
+    let seconds = train.get("avg").and_then(Value::as_f64).unwrap();
+    assert!((seconds - 2560.0 / 180.0).abs() < 1e-9, "{seconds}");
+}

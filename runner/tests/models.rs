@@ -166,7 +166,8 @@ fn logged_per_step(name: &str) -> (bool, Vec<&'static str>) {
 #[test]
 fn every_model_trains_an_observation_logging_what_its_script_logs() {
     tch::set_num_threads(1);
-    for name in Models::names() {
+    // A sweep's ranks train inside `scaling`'s own test below.
+    for name in Models::names().filter(|n| !mlbench_runner::scaling::is_sweep(n)) {
         let mut bench = Models
             .create(name, &tiny(name), CPU)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -418,7 +419,10 @@ fn sources_are_non_empty_and_differ_between_models() {
         let source = Models
             .source(name)
             .unwrap_or_else(|| panic!("{name}: no source"));
-        assert!(source.contains("fn build"), "{name}");
+        assert!(
+            source.contains("fn build") || source.contains("fn rank"),
+            "{name}"
+        );
         seen.entry(source).or_default().insert(name);
     }
     // The fp16 jobs share their model with the fp32 ones; all others differ.
@@ -549,4 +553,68 @@ fn whole_machine_jobs_train_on_one_device() {
         assert_eq!(logs.first_nonfinite(), None, "{name}");
         assert_eq!(logs.metrics.len(), if name == "dcgan_all" { 3 } else { 0 });
     }
+}
+
+/// `scaling` on 2 CPU devices, its ranks in threads meeting through c10d: one entry per
+/// world size, efficiency 1 alone and a positive one at 2, the sweep's devices and id.
+#[test]
+fn scaling_sweeps_world_sizes_with_ranks_on_c10d() {
+    use mlbench_runner::{
+        Clock, DeviceSet, ExecuteOptions, PlanOptions, Progress, ScriptedClock, execute_all,
+        plan_runs,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = mlbench_schema::jobs::JobsFile::parse(
+        "baselines.json",
+        br#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+              "args": {"--repeat": 10, "--number": 2, "--network": "resnet18",
+                       "--devices": 0, "--batch-size": 2, "--image-size": 32},
+              "cgroup": "all"}]"#,
+    )
+    .unwrap();
+    let options = PlanOptions {
+        jobs_name: "baselines".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(2, 2).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let quiet = |_: &Progress<'_>| {};
+    let clock = || Box::new(ScriptedClock::new(vec![])) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+    };
+    let outcome = &execute_all(&plans, &Models, &exec).unwrap()[0];
+    assert_eq!(
+        (outcome.passed, outcome.entries),
+        (1, 2),
+        "{:?}",
+        outcome.failures
+    );
+    let text = std::fs::read(dir.path().join("output0/baselines_0.json")).unwrap();
+    let parsed = mlbench_schema::reader::parse_report("baselines_0.json", &text);
+    let efficiency: Vec<f64> = parsed
+        .entries
+        .iter()
+        .map(|(_, e)| {
+            let item = e.get("train_item").and_then(Value::as_object).unwrap();
+            item.get("avg").and_then(Value::as_f64).unwrap()
+        })
+        .collect();
+    assert_eq!(efficiency[0], 1.0);
+    assert!(
+        efficiency[1] > 0.0 && efficiency[1].is_finite(),
+        "{efficiency:?}"
+    );
+    let (_, two) = &parsed.entries[1];
+    assert_eq!(two.get("vcd"), Some(&Value::from("0,1")));
+    assert_eq!(
+        Models.source("scaling"),
+        Some(include_str!("../src/models/scaling.rs"))
+    );
 }

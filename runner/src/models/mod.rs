@@ -29,6 +29,7 @@ mod loader;
 mod parallel;
 mod recom;
 mod reso;
+mod scaling;
 mod ssd;
 mod toy_lstm;
 mod toy_reg;
@@ -72,6 +73,10 @@ const BENCHES: &[(&str, &str, Builder)] = &[
     ("translator", translator::SOURCE, translator::build),
 ];
 
+/// The benches that run as ranks of a data-parallel world rather than a timed loop
+/// (`crate::scaling` sweeps their world sizes): name → model source.
+const RANKED: &[(&str, &str)] = &[("scaling", scaling::SOURCE)];
+
 /// The benches of the suite implemented on tch.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Models;
@@ -79,7 +84,10 @@ pub struct Models;
 impl Models {
     /// The bench names this factory knows.
     pub fn names() -> impl Iterator<Item = &'static str> {
-        BENCHES.iter().map(|(name, _, _)| *name)
+        BENCHES
+            .iter()
+            .map(|(name, _, _)| *name)
+            .chain(RANKED.iter().map(|(name, _)| *name))
     }
 }
 
@@ -111,6 +119,26 @@ impl BenchFactory for Models {
             .iter()
             .find(|(n, _, _)| *n == name)
             .map(|(_, source, _)| *source)
+            .or_else(|| RANKED.iter().find(|(n, _)| *n == name).map(|(_, s)| *s))
+    }
+
+    fn rank(
+        &self,
+        name: &str,
+        args: &BenchArgs,
+        device: DeviceSpec,
+        rendezvous: &crate::rendezvous::Rendezvous,
+    ) -> Result<crate::bench::RankTiming, BenchError> {
+        if name != "scaling" {
+            return Err(BenchError::Unknown(name.to_owned()));
+        }
+        // libtorch reports errors as panics through tch.
+        catch_unwind(AssertUnwindSafe(|| scaling::rank(args, device, rendezvous))).map_err(
+            |panic| BenchError::Failed {
+                bench: name.to_owned(),
+                message: panic_message(&*panic),
+            },
+        )?
     }
 
     fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {

@@ -1,0 +1,254 @@
+//! `scaling`, the suite's data-parallel micro-benchmark (`image_classification/scaling`):
+//! one whole-machine copy runs DistributedDataParallel at world sizes k = 1..N in turn, on
+//! devices 0..k-1, one process per rank, and writes one entry per k whose `train_item` is
+//! the efficiency (speed_k ÷ speed_1) ÷ k.
+//!
+//! As scaling.py writes them: `vcd` is the only field that names k ("0", "0,1", …);
+//! `devices` is the list of the N devices' ids as strings and `repeat` is N on every entry;
+//! `batch_size` is per rank; every entry of the sweep has the same `unique_id` (computed
+//! before `vcd` is set per k); `train_item` is a fraction labelled "%" with `range` and
+//! `sd` 0; a k that failed has `completed: false` and an empty `train_item`. Where
+//! scaling.py's `train` stage is empty (its timer drops 10 observations of N), mlbench
+//! writes the timed loop of k's rank 0: one observation of `number` steps.
+use crate::bench::{BenchFactory, RankTiming};
+use crate::execute::CopyResult;
+use crate::plan::{CopyPlan, Execution, Plan};
+use crate::report::{self, EntryContext};
+use mlbench_schema::ReportEntry;
+use mlbench_schema::value::{Object, Value};
+
+/// The benches that sweep world sizes instead of running a timed loop.
+pub fn is_sweep(name: &str) -> bool {
+    name == "scaling"
+}
+
+/// The largest world size: the copy's devices (its `vcd`), or `--devices` where it names
+/// fewer (scaling.py: `int(args.devices) or torch.cuda.device_count()`).
+pub fn largest_world(copy: &CopyPlan) -> usize {
+    let visible = copy
+        .vcd
+        .split(',')
+        .filter(|d| !d.trim().is_empty())
+        .count()
+        .max(1);
+    match copy.arguments.get("devices") {
+        Some(Value::Int(n)) if *n > 0 => (*n as usize).min(visible),
+        _ => visible,
+    }
+}
+
+/// What one world size gave: rank 0's timing, or why the world failed.
+pub type WorldOutcome = Result<RankTiming, String>;
+
+/// The efficiency of each world size k = index + 1: (speed_k ÷ speed_1) ÷ k; `None` where
+/// k or k = 1 failed.
+pub fn efficiencies(worlds: &[WorldOutcome]) -> Vec<Option<f64>> {
+    let first = worlds
+        .first()
+        .and_then(|w| w.as_ref().ok())
+        .map(RankTiming::speed);
+    worlds
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let speed = w.as_ref().ok()?.speed();
+            Some(speed / first? / (i + 1) as f64)
+        })
+        .collect()
+}
+
+/// The entries of a sweep, k = 1..N, for copy `copy` (recorded as its entry records it).
+pub fn entries(
+    ctx: &EntryContext<'_>,
+    copy: &CopyPlan,
+    worlds: &[WorldOutcome],
+) -> Vec<ReportEntry> {
+    let n = worlds.len();
+    let mut recorded = copy.clone();
+    let ids: Vec<Value> = (0..n).map(|d| Value::Str(d.to_string())).collect();
+    recorded
+        .arguments
+        .insert("devices".into(), Value::List(ids));
+    recorded
+        .arguments
+        .insert("repeat".into(), Value::Int(n as i64));
+    efficiencies(worlds)
+        .into_iter()
+        .zip(worlds)
+        .enumerate()
+        .map(|(i, (efficiency, world))| {
+            let vcd = (0..=i).map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+            let mut entry = report::sweep_entry(ctx, &recorded, efficiency.is_some());
+            entry.fields.insert("vcd", vcd);
+            let mut item = Object::new();
+            if let (Some(e), Ok(timing)) = (efficiency, world) {
+                for key in ["avg", "max", "min"] {
+                    item.insert(key, e);
+                }
+                item.insert("range", 0i64);
+                item.insert("sd", 0i64);
+                item.insert("unit", "%");
+                entry.fields.insert("train", timed_loop(timing));
+            }
+            entry.fields.insert("train_item", item);
+            entry
+        })
+        .collect()
+}
+
+/// The `train` stage of rank 0's timed loop: one observation.
+fn timed_loop(timing: &RankTiming) -> Object {
+    let mut stage = Object::new();
+    stage.insert("avg", timing.seconds);
+    stage.insert("count", 1i64);
+    stage.insert("max", timing.seconds);
+    stage.insert("min", timing.seconds);
+    stage.insert("sd", 0.0);
+    stage.insert("unit", "s");
+    stage
+}
+
+/// Runs the sweep of copy `index` with `world(k)` running a world of k ranks, and appends
+/// its N entries to the copy's stream. The copy fails if any k failed.
+pub fn run_sweep(
+    plan: &Plan,
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+    hostname: &str,
+    world: &dyn Fn(usize) -> WorldOutcome,
+) -> CopyResult {
+    let Some(copy) = execution.copies.get(index) else {
+        return CopyResult {
+            written: None,
+            failure: Some(format!("no copy {index}")),
+        };
+    };
+    let start_time = report::ctime_now();
+    let worlds: Vec<WorldOutcome> = (1..=largest_world(copy)).map(world).collect();
+    let end_time = report::ctime_now();
+    let version = factory
+        .source(&execution.name)
+        .map(report::version_of)
+        .unwrap_or_default();
+    let cuda = copy.arguments.get("cuda") == Some(&Value::Bool(true));
+    let gpu = cuda.then(|| factory.device_name(copy.device));
+    let ctx = EntryContext {
+        name: &execution.name,
+        version: &version,
+        hostname,
+        gpu: gpu.as_deref(),
+        run_id: plan.run,
+        suite: &plan.jobs_name,
+        start_time: &start_time,
+        end_time: &end_time,
+    };
+    let mut failures: Vec<String> = worlds
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| {
+            w.as_ref()
+                .err()
+                .map(|e| format!("world size {}: {e}", i + 1))
+        })
+        .collect();
+    if worlds.first().is_some_and(|w| w.is_err()) && worlds.len() > 1 {
+        failures.push("no efficiency without world size 1's speed".into());
+    }
+    let mut written = None;
+    for entry in entries(&ctx, copy, &worlds) {
+        match report::append(&copy.report, &entry) {
+            Ok(()) => written = Some(copy.report.clone()),
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    let failure =
+        (!failures.is_empty()).then(|| format!("{}: {}", execution.name, failures.join("; ")));
+    CopyResult { written, failure }
+}
+
+/// How long a rank waits for the others, to meet or in a collective, before it fails: a
+/// rank that died makes the others fail well within it (Gloo and NCCL see the closed
+/// connection at once; the timeout catches a rank that hangs).
+pub const RANK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs a world of `k` ranks of copy `copy` in threads of this process (devices 0..k-1):
+/// rank 0's timing, or the first rank's failure.
+pub fn world_in_threads(
+    plan: &Plan,
+    name: &str,
+    copy: &CopyPlan,
+    factory: &dyn BenchFactory,
+    k: usize,
+) -> WorldOutcome {
+    let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let results: Vec<WorldOutcome> = std::thread::scope(|s| {
+        let ranks: Vec<_> = (0..k)
+            .map(|rank| {
+                let rendezvous = crate::rendezvous::Rendezvous {
+                    host: "127.0.0.1".into(),
+                    port,
+                    rank,
+                    world: k,
+                    timeout: RANK_TIMEOUT,
+                };
+                let device = plan.devices.student(rank as u32);
+                s.spawn(move || {
+                    factory
+                        .rank(name, &copy.args, device, &rendezvous)
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        ranks
+            .into_iter()
+            .map(|r| {
+                r.join()
+                    .unwrap_or_else(|_| Err("the rank's thread panicked".into()))
+            })
+            .collect()
+    });
+    gather(results)
+}
+
+/// Rank 0's timing when every rank succeeded, else the first failure (with its rank).
+pub fn gather(ranks: Vec<WorldOutcome>) -> WorldOutcome {
+    let mut first = None;
+    for (rank, result) in ranks.into_iter().enumerate() {
+        match result {
+            Err(e) => return Err(format!("rank {rank}: {e}")),
+            Ok(t) if rank == 0 => first = Some(t),
+            Ok(_) => {}
+        }
+    }
+    first.ok_or_else(|| "no rank ran".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(speed: f64) -> WorldOutcome {
+        // 10 steps of 128 items in 1280 ÷ speed seconds.
+        Ok(RankTiming {
+            steps: 10,
+            items: 128,
+            seconds: 1280.0 / speed,
+        })
+    }
+
+    #[test]
+    fn efficiency_is_the_speed_up_over_the_world_size() {
+        // The README's RTX row: 100 %, 97.66 %, 92.35 % for 1, 2, 3 GPUs.
+        let worlds = [timing(300.0), timing(585.96), timing(831.15)];
+        let e = efficiencies(&worlds);
+        assert_eq!(e[0], Some(1.0));
+        assert!((e[1].unwrap() - 0.9766).abs() < 1e-12, "{:?}", e[1]);
+        assert!((e[2].unwrap() - 0.9235).abs() < 1e-12, "{:?}", e[2]);
+        // A failed k has none; without k = 1 no k has one.
+        let e = efficiencies(&[timing(300.0), Err("died".into()), timing(600.0)]);
+        assert_eq!(e, [Some(1.0), None, Some(600.0 / 300.0 / 3.0)]);
+        let e = efficiencies(&[Err("died".into()), timing(600.0)]);
+        assert_eq!(e, [None, None]);
+    }
+}
