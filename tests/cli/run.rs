@@ -610,3 +610,43 @@ fn until_needs_a_budget_of_three_runs() {
         .stderr(predicate::str::contains("--max-runs"));
     assert!(!tmp.path().join("out").exists());
 }
+
+/// `scaling` at tiny sizes (ResNet-18 on 32 × 32 images, 2 a rank), the suite's command.
+const SCALING: &str = r#"[
+ {"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+  "args": {"--repeat": 10, "--number": 1, "--network": "resnet18", "--devices": 0,
+           "--batch-size": 2, "--image-size": 32}, "cgroup": "all"}
+]"#;
+
+/// Each world size's ranks are processes of their own that meet through c10d; when rank 1
+/// of world 2 dies, world 2 fails (rank 0 is ended, never left waiting) and its entry says
+/// `completed: false`, while world 1's entry stands, and the run goes on to its end.
+#[test]
+fn a_rank_that_dies_fails_its_world_size_and_the_sweep_still_writes_every_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("baselines.json");
+    std::fs::write(&jobs, SCALING).unwrap();
+    let out = tmp.path().join("out");
+    mlbench()
+        .env("MLBENCH_TEST_ABORT_RANK", "1:2")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "failed: scaling on 0,1: scaling: world size 2: rank 1: the rank's process was killed by signal 6 (SIGABRT)",
+        ))
+        .stderr(predicate::str::contains(
+            "0 configurations passed, 2 failed; 4 entries",
+        ));
+    for run in 0..2 {
+        let entries = read_entries(&out.join(format!("output{run}/baselines_0.json")));
+        let completed: Vec<_> = entries.iter().map(|e| e.completed()).collect();
+        assert_eq!(completed, [Some(true), Some(false)], "run {run}");
+        let vcd: Vec<_> = entries.iter().map(|e| e.get("vcd").cloned()).collect();
+        assert_eq!(vcd, [Some("0".into()), Some("0,1".into())]);
+    }
+}
