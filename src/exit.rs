@@ -300,22 +300,22 @@ fn compare_code(e: &CompareError) -> u8 {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// `--devices` that this machine cannot give.
-    #[error(transparent)]
+    #[error("--devices: {0}")]
     Devices(#[from] mlbench_runner::devices::DevicesError),
     /// `--devices` of `--slurm`.
-    #[error(transparent)]
+    #[error("--devices (with --slurm): {0}")]
     NodeDevices(#[from] mlbench_runner::slurm::NodeDevicesError),
     /// A job that cannot be planned.
     #[error(transparent)]
     Plan(#[from] mlbench_runner::plan::PlanError),
     /// The internal `--copy` of a child process.
-    #[error(transparent)]
+    #[error("{}", copy_message(.0))]
     Copy(#[from] mlbench_runner::copies::CopyError),
     /// The smoke sizes shipped in the binary.
     #[error(transparent)]
     Smoke(#[from] mlbench_runner::smoke::SmokeError),
     /// The output folder refused or not written.
-    #[error(transparent)]
+    #[error("{}", setup_message(.0))]
     Setup(#[from] mlbench_runner::setup::SetupError),
     /// A report stream or summary not written.
     #[error(transparent)]
@@ -339,6 +339,29 @@ pub enum RunError {
     /// The binary cannot find itself to start the copies.
     #[error("cannot locate the mlbench binary to start the copies: {0}")]
     CurrentExe(#[source] std::io::Error),
+}
+
+/// A child's `--copy` error; a plan or rendezvous error as it is (the parent's own words).
+#[cfg(feature = "runner")]
+fn copy_message(e: &mlbench_runner::copies::CopyError) -> String {
+    use mlbench_runner::copies::CopyError;
+    match e {
+        CopyError::Plan(_) | CopyError::Rank(_) => e.to_string(),
+        _ => format!("--copy {e}"),
+    }
+}
+
+/// The output folder's refusal, with the flags that get past it.
+#[cfg(feature = "runner")]
+fn setup_message(e: &mlbench_runner::setup::SetupError) -> String {
+    use mlbench_runner::setup::SetupError;
+    match e {
+        SetupError::EarlierReports { .. } => {
+            format!("{e} (choose another --out-dir, or pass --append)")
+        }
+        SetupError::OtherJobsFile(_) => format!("{e} (choose another --out-dir)"),
+        SetupError::Io { .. } => e.to_string(),
+    }
 }
 
 #[cfg(feature = "runner")]

@@ -62,10 +62,16 @@ fn main() -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            let mut said = e.to_string();
+            eprintln!("error: {said}");
             let mut cause = std::error::Error::source(&e);
             while let Some(c) = cause {
-                eprintln!("  caused by: {c}");
+                // A wrapper that already quotes its cause (`--devices: …`) says it once.
+                let text = c.to_string();
+                if !said.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                said = text;
                 cause = c.source();
             }
             if let Some(hint) = e.hint() {

@@ -24,10 +24,10 @@ use std::process::{Command, Output, Stdio};
 #[derive(Debug, thiserror::Error)]
 pub enum CopyError {
     /// `--copy` is not three numbers.
-    #[error("--copy {0}: expected RUN:CONFIG:COPY (three numbers)")]
+    #[error("`{0}`: expected RUN:CONFIG:COPY (three numbers)")]
     Spec(String),
     /// The run has fewer configurations.
-    #[error("--copy: run {run} has no configuration {execution}")]
+    #[error("run {run} has no configuration {execution}")]
     NoConfiguration {
         /// The run.
         run: u32,
@@ -35,7 +35,7 @@ pub enum CopyError {
         execution: usize,
     },
     /// The configuration has fewer copies.
-    #[error("--copy: {name} has no copy {copy}")]
+    #[error("{name} has no copy {copy}")]
     NoCopy {
         /// The configuration.
         name: String,

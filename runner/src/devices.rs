@@ -21,16 +21,16 @@ pub enum DeviceKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DevicesError {
     /// Zero devices asked for.
-    #[error("at least one device is needed (got --devices 0)")]
+    #[error("at least one device is needed (0 asked)")]
     NoDevices,
     /// Zero cores reported.
     #[error("the machine reports no CPU cores")]
     NoCores,
     /// A `--devices` value that is neither a count nor `cpu`.
-    #[error("--devices `{0}`: expected a number of devices or `cpu`")]
+    #[error("`{0}`: expected a number of devices or `cpu`")]
     Invalid(String),
     /// More GPUs asked for than the machine has.
-    #[error("--devices {asked}: only {available} GPU(s) visible")]
+    #[error("{asked} asked, only {available} GPU(s) visible")]
     TooManyGpus {
         /// Asked for.
         asked: u32,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     /// Report streams an earlier run left.
-    #[error("{}{}: report streams of an earlier run; not adding to them (choose another --out, or pass --append)", first.display(), if *more == 0 { String::new() } else { format!(" and {more} more") })]
+    #[error("{}{}: report streams of an earlier run; not adding to them", first.display(), if *more == 0 { String::new() } else { format!(" and {more} more") })]
     EarlierReports {
         /// The first, by path.
         first: PathBuf,
@@ -18,7 +18,7 @@ pub enum SetupError {
         more: usize,
     },
     /// A different jobs file of the same name is already in the output folder.
-    #[error("{}: a different jobs file of that name is already there; not replacing it (choose another --out)", .0.display())]
+    #[error("{}: a different jobs file of that name is already there; not replacing it", .0.display())]
     OtherJobsFile(PathBuf),
     /// A file or folder could not be read or written.
     #[error("{}: cannot {action}", path.display())]

@@ -71,10 +71,10 @@ pub fn node_gpus(flag: Option<&str>) -> Result<Option<u32>, NodeDevicesError> {
 #[derive(Debug, thiserror::Error)]
 pub enum NodeDevicesError {
     /// Neither a number of GPUs nor `cpu`.
-    #[error("--devices {0}: with --slurm, a number of GPUs per node or `cpu`")]
+    #[error("`{0}`: expected a number of GPUs per node or `cpu`")]
     Invalid(String),
     /// Not given.
-    #[error("--slurm needs --devices: the GPUs of each node (e.g. --devices 8), or cpu")]
+    #[error("the nodes' devices are not given: the GPUs of each node (e.g. 8), or cpu")]
     Missing,
 }
 

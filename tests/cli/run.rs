@@ -285,9 +285,9 @@ fn slurm_script_takes_the_nodes_devices_and_checks_the_names() {
             .args(extra);
         cmd.assert()
     };
-    base(&[])
-        .code(2)
-        .stderr(predicate::str::contains("--slurm needs --devices"));
+    base(&[]).code(2).stderr(predicate::str::contains(
+        "--devices (with --slurm): the nodes' devices are not given",
+    ));
     base(&["--devices", "8", "--name", "nope"])
         .code(2)
         .stderr(predicate::str::contains("no job named `nope`"));
