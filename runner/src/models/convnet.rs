@@ -25,7 +25,12 @@ use tch::nn::{self, ModuleT};
 use tch::vision::resnet;
 use tch::{Device, Kind, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("convnet.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("convnet.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs"),
+    include_str!("half.rs")
+);
 
 /// torchvision's ImageNet normalisation (the script's `Normalize`).
 pub(super) const IMAGENET_MEAN: [f64; 3] = [0.485, 0.456, 0.406];

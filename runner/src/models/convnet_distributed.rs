@@ -29,7 +29,14 @@ use crate::timing::timed;
 use tch::nn::{self, ModuleT};
 use tch::{Device, Kind, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("convnet_distributed.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("convnet_distributed.rs"),
+    include_str!("parallel.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs"),
+    include_str!("half.rs"),
+    include_str!("convnet.rs")
+);
 
 /// The batch the script records and counts items by: `args.batch_size = args.batch_size *
 /// node_size`, the per-device batch times the devices.

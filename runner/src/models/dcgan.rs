@@ -25,7 +25,11 @@ use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("dcgan.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("dcgan.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs")
+);
 
 /// Image channels (`nc` for imagenet).
 pub(super) const NC: i64 = 3;

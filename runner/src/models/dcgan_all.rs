@@ -35,7 +35,13 @@ use std::ops::Range;
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{COptimizer, Device, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("dcgan_all.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("dcgan_all.rs"),
+    include_str!("parallel.rs"),
+    include_str!("dcgan.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs")
+);
 
 /// `--ngpu`, or the devices of `vcd` (main.py: `torch.cuda.device_count()`) without it.
 fn ngpu(args: &BenchArgs) -> Option<i64> {

@@ -36,7 +36,11 @@ use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("fast_style.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("fast_style.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs")
+);
 
 /// torch.nn.Conv2d's default init (`kaiming_uniform_(a=√5)` for the weight, and the bias
 /// alike): U(−1/√fan_in, 1/√fan_in). tch's default (Kaiming uniform with the ReLU gain,

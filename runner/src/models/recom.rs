@@ -29,7 +29,11 @@ use std::time::Instant;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Reduction, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("recom.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("recom.rs"),
+    include_str!("loader.rs"),
+    include_str!("host_loader.rs")
+);
 
 /// Mixed into the seed for the training set's draws.
 const SET_STREAMS: u64 = 0x5241_5449_4e47_5321;

@@ -27,7 +27,11 @@ use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("reso.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("reso.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs")
+);
 
 /// The training batches: crops of `crop` × `crop` and their inputs shrunk by `upscale`.
 struct Crops {

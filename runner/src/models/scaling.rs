@@ -23,7 +23,15 @@ use std::time::Instant;
 use tch::nn::OptimizerConfig;
 use tch::{Tensor, nn};
 
-pub(super) const SOURCE: &str = include_str!("scaling.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("scaling.rs"),
+    include_str!("../ddp.rs"),
+    include_str!("../c10d.rs"),
+    include_str!("convnet.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs"),
+    include_str!("half.rs")
+);
 
 /// Steps before the timed ones (micro_bench.py's two).
 const WARM_UP: u64 = 2;

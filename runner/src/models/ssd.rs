@@ -32,7 +32,13 @@ use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("ssd.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("ssd.rs"),
+    include_str!("loader.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("convnet.rs"),
+    include_str!("half.rs")
+);
 
 /// train.py:165: `num_workers=4`.
 const WORKERS: usize = 4;

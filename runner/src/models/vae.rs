@@ -17,7 +17,11 @@ use tch::{Device, Kind, Reduction, Tensor};
 /// main.py:57: `num_workers=1`.
 const WORKERS: usize = 1;
 
-pub(super) const SOURCE: &str = include_str!("vae.rs");
+pub(super) const SOURCE: &str = concat!(
+    include_str!("vae.rs"),
+    include_str!("host_loader.rs"),
+    include_str!("loader.rs")
+);
 
 struct Vae {
     fc1: nn::Linear,

@@ -37,7 +37,7 @@ use crate::timing::timed;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
-pub(super) const SOURCE: &str = include_str!("wlm.rs");
+pub(super) const SOURCE: &str = concat!(include_str!("wlm.rs"), include_str!("half.rs"));
 
 /// main.py:80: `eval_batch_size = 10`.
 const EVAL_BATCH: i64 = 10;
