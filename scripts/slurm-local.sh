@@ -7,12 +7,15 @@
 #   scripts/slurm-local.sh stop    stop the three daemons by the pids they left
 #   scripts/slurm-local.sh status  sinfo
 #
-# One node whose CPUs and memory are this machine's; ProctrackType=proctrack/linuxproc and
+# $SLURM_LOCAL_NODES nodes (default 2: n1, n2), each a slurmd of its own on this machine
+# with its share of the CPUs and memory, so that multi-node jobs (srun over 2 nodes,
+# `mlbench run --slurm --across-nodes`) run for real; ProctrackType=proctrack/linuxproc and
 # TaskPlugin=task/none (no cgroups needed, so it runs in containers); SelectType
 # select/cons_tres. State lives under $SLURM_LOCAL_DIR (default /var/lib/mlbench-slurm).
 set -euo pipefail
 
 dir=${SLURM_LOCAL_DIR:-/var/lib/mlbench-slurm}
+nodes=${SLURM_LOCAL_NODES:-2}
 conf=/etc/slurm/slurm.conf
 host=$(hostname -s)
 
@@ -48,10 +51,14 @@ start() {
     if ! running "$dir/munged.pid"; then
         munged --force --pid-file="$dir/munged.pid" --socket=/run/munge/munge.socket.2
     fi
-    cpus=$(nproc)
-    mem=$(awk '/MemTotal/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)
+    cpus=$(( $(nproc) / nodes )); [ "$cpus" -ge 1 ] || cpus=1
+    mem=$(awk -v n="$nodes" '/MemTotal/ { printf "%d", $2 / 1024 * 0.9 / n }' /proc/meminfo)
+    node_lines=""
+    for i in $(seq "$nodes"); do
+        node_lines+="NodeName=n$i NodeHostname=$host Port=$((17000 + i)) CPUs=$cpus RealMemory=$mem State=UNKNOWN"$'\n'
+    done
     cat >"$conf" <<CONF
-# Written by mlbench's scripts/slurm-local.sh: one node, this machine.
+# Written by mlbench's scripts/slurm-local.sh: $nodes nodes, all on this machine.
 ClusterName=mlbench-local
 SlurmctldHost=$host
 SlurmUser=root
@@ -65,40 +72,46 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 ReturnToService=2
 StateSaveLocation=$dir/ctld
-SlurmdSpoolDir=$dir/d
+SlurmdSpoolDir=$dir/d-%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MinJobAge=3600
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+${node_lines}PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
     if ! running "$dir/slurmctld.pid"; then
         slurmctld
     fi
-    if ! running "$dir/slurmd.pid"; then
-        slurmd
-    fi
+    for i in $(seq "$nodes"); do
+        mkdir -p "$dir/d-n$i"
+        running "$dir/slurmd-n$i.pid" || slurmd -N "n$i"
+    done
     for _ in $(seq 60); do
-        state=$(sinfo -h -n "$host" -o %t 2>/dev/null || true)
-        case "$state" in
-            idle*|mix*|alloc*) echo "slurm-local: node $host is $state"; return 0 ;;
-            down*|drain*) scontrol update nodename="$host" state=resume 2>/dev/null || true ;;
+        states=$(sinfo -h -N -o %t 2>/dev/null | sort -u | tr '\n' ' ')
+        up=$(sinfo -h -N -o %t 2>/dev/null | grep -cE '^(idle|mix|alloc)' || true)
+        if [ "$up" -ge "$nodes" ]; then
+            echo "slurm-local: $nodes nodes up on $host ($states)"
+            return 0
+        fi
+        case "$states" in
+            *down*|*drain*) scontrol update nodename="n[1-$nodes]" state=resume 2>/dev/null || true ;;
         esac
         sleep 1
     done
-    echo "slurm-local: the node did not come up; see $dir/log" >&2
+    echo "slurm-local: the nodes did not come up; see $dir/log" >&2
     tail -5 "$dir"/log/*.log >&2 || true
     exit 1
 }
 
 stop() {
     need_root
-    for d in slurmd slurmctld munged; do
+    local daemons=""
+    for i in $(seq "$nodes"); do daemons+="slurmd-n$i "; done
+    for d in $daemons slurmd slurmctld munged; do
         if running "$dir/$d.pid"; then
             kill "$(cat "$dir/$d.pid")"
             for _ in $(seq 20); do running "$dir/$d.pid" || break; sleep 0.5; done

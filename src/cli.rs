@@ -289,6 +289,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, requires = "slurm", value_hint = ValueHint::Other)]
     pub nodes: u32,
 
+    /// Data-parallel jobs (scaling) sweep their world sizes over all the nodes of a Slurm
+    /// allocation, each world's ranks started with srun. With --slurm, the script asks for
+    /// --nodes nodes at once, in one task that runs the suite on the first node; inside
+    /// such an allocation (SLURM_JOB_NUM_NODES set), this run is that task.
+    #[arg(long)]
+    pub across_nodes: bool,
+
     /// With --slurm: submit the script with sbatch instead of printing it (the tasks'
     /// logs go to OUT/slurm/).
     #[arg(long, requires = "slurm")]

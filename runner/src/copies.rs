@@ -121,7 +121,7 @@ pub fn run_child(
     // A rank of a data-parallel world (`scaling`): the launcher set torchrun's variables.
     let rendezvous = Rendezvous::from_env(RANK_TIMEOUT).map_err(CopyError::Rank)?;
     let (device, whole_machine) = match &rendezvous {
-        Some(r) => (plan.devices.student(r.rank as u32), false),
+        Some(r) => (plan.devices.student(r.local as u32), false),
         None => (copy.device, execution.whole_machine),
     };
     let is_cpu = matches!(device, DeviceSpec::Cpu { .. });
@@ -211,28 +211,74 @@ pub struct ChildCommand {
     pub names: Vec<String>,
     /// `--smoke`.
     pub smoke: bool,
+    /// Where the ranks of a data-parallel world run.
+    pub ranks: Ranks,
+}
+
+/// Where the ranks of a data-parallel world (`scaling`) run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranks {
+    /// Processes on this machine, rank r on device r.
+    Local,
+    /// Tasks of `srun` across the nodes of the Slurm allocation this runs in
+    /// (`--across-nodes`): `nodes` nodes of `per_node` devices, rank r on device
+    /// r mod `per_node` of node r ÷ `per_node`.
+    Slurm {
+        /// The allocation's nodes.
+        nodes: u32,
+        /// Devices per node.
+        per_node: u32,
+    },
 }
 
 impl ChildCommand {
     /// The command that runs copy `index` of configuration `position` of run `run`.
     fn command(&self, run: u32, position: usize, index: usize) -> Command {
         let mut cmd = Command::new(&self.exe);
-        cmd.arg("run")
-            .arg("--jobs")
-            .arg(&self.jobs)
-            .arg("--out-dir")
-            .arg(&self.out)
-            .arg("--copy")
-            .arg(format!("{run}:{position}:{index}"));
+        cmd.args(self.args(run, position, index));
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// The child's arguments after the binary.
+    fn args(&self, run: u32, position: usize, index: usize) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "run".into(),
+            "--jobs".into(),
+            self.jobs.clone().into(),
+            "--out-dir".into(),
+            self.out.clone().into(),
+            "--copy".into(),
+            format!("{run}:{position}:{index}").into(),
+        ];
         if let Some(d) = &self.devices {
-            cmd.arg("--devices").arg(d);
+            args.extend(["--devices".into(), d.into()]);
         }
         for name in &self.names {
-            cmd.arg("--name").arg(name);
+            args.extend(["--name".into(), name.into()]);
         }
         if self.smoke {
-            cmd.arg("--smoke");
+            args.push("--smoke".into());
         }
+        args
+    }
+
+    /// `srun` starting a world of `world` ranks of the copy over the allocation's nodes,
+    /// `per_node` a node, each task told by `MLBENCH_RANKS=slurm` to take its rank from
+    /// Slurm; the master is this host, where rank 0 runs.
+    fn srun(&self, run: u32, position: usize, index: usize, world: u32, per_node: u32) -> Command {
+        let mut cmd = Command::new("srun");
+        cmd.args([
+            "--label".to_owned(),
+            "--kill-on-bad-exit=1".to_owned(),
+            // The batch script holds the first node's CPUs; its steps share them.
+            "--overlap".to_owned(),
+            format!("--nodes={}", world.div_ceil(per_node.max(1))),
+            format!("--ntasks={world}"),
+            format!("--ntasks-per-node={}", per_node.min(world).max(1)),
+        ]);
+        cmd.arg(&self.exe).args(self.args(run, position, index));
+        cmd.env("MLBENCH_RANKS", crate::rendezvous::SLURM_RANKS);
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -260,11 +306,12 @@ fn launch_world(
             host: "127.0.0.1".into(),
             port,
             rank,
+            local: rank,
             world: k,
             timeout: RANK_TIMEOUT,
         };
         let mut cmd = child.command(run, position, index);
-        cmd.envs(rendezvous.vars(rank));
+        cmd.envs(rendezvous.vars());
         match RankProcess::spawn(&mut cmd) {
             Ok(p) => ranks.push(p),
             Err(e) => {
@@ -285,6 +332,63 @@ fn launch_world(
         return Err(format!("rank {rank}: {e}"));
     }
     crate::scaling::gather(outcomes.into_iter().map(|(o, _)| o).collect())
+}
+
+/// Runs a world of `k` ranks of the copy as tasks of `srun` over the allocation's nodes:
+/// rank 0's timing, or the first failure a rank reported, or srun's.
+fn srun_world(
+    child: &ChildCommand,
+    run: u32,
+    position: usize,
+    index: usize,
+    k: usize,
+    per_node: u32,
+) -> WorldOutcome {
+    let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
+    let mut cmd = child.srun(run, position, index, k as u32, per_node);
+    cmd.env("MASTER_ADDR", crate::setup::hostname())
+        .env("MASTER_PORT", port.to_string());
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start srun (is this a Slurm allocation?): {e}"))?;
+    let lines = labelled_results(&String::from_utf8_lossy(&out.stdout));
+    if let Some((rank, failure)) = lines
+        .iter()
+        .find_map(|(r, l)| l.failure.as_ref().map(|f| (*r, f)))
+    {
+        return Err(format!("rank {rank}: {failure}"));
+    }
+    let first = lines
+        .iter()
+        .find(|(r, _)| *r == 0)
+        .and_then(|(_, l)| l.timing);
+    match (out.status.success(), first) {
+        (true, Some(t)) if lines.len() == k => Ok(t),
+        (success, _) => {
+            let how = if success {
+                format!("reported {} of {k} ranks", lines.len())
+            } else {
+                describe(out.status)
+            };
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            Err(match stderr_tail(&stderr) {
+                Some(t) => format!("srun {how}: {t}"),
+                None => format!("srun {how}"),
+            })
+        }
+    }
+}
+
+/// The result lines of `srun --label`'s output (`3: {…}`), by task.
+fn labelled_results(stdout: &str) -> Vec<(usize, ResultLine)> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let (label, rest) = line.split_once(": ")?;
+            let rank = label.trim().parse().ok()?;
+            Some((rank, serde_json::from_str::<ResultLine>(rest).ok()?))
+        })
+        .collect()
 }
 
 /// One rank's process, its output read as it comes.
@@ -427,8 +531,22 @@ pub fn launch(
         return fail("the configuration is not in its plan".into());
     };
     if crate::scaling::is_sweep(&execution.name) {
-        let world = |k| launch_world(child, plan.run, position, index, k);
-        return crate::scaling::run_sweep(plan, execution, index, factory, hostname, &world);
+        let Some(copy) = execution.copies.get(index) else {
+            return fail(format!("no copy {index}"));
+        };
+        let (largest, world): (usize, Box<dyn Fn(usize) -> WorldOutcome + '_>) = match child.ranks {
+            Ranks::Local => (
+                crate::scaling::largest_world(copy),
+                Box::new(|k| launch_world(child, plan.run, position, index, k)),
+            ),
+            Ranks::Slurm { nodes, per_node } => (
+                (nodes * per_node) as usize,
+                Box::new(move |k| srun_world(child, plan.run, position, index, k, per_node)),
+            ),
+        };
+        return crate::scaling::run_sweep(
+            plan, execution, index, factory, hostname, largest, &world,
+        );
     }
     let mut cmd = child.command(plan.run, position, index);
     let (out, rss_bytes) = match output_and_peak(&mut cmd) {
@@ -448,6 +566,7 @@ pub fn launch(
         .find_map(|l| serde_json::from_str::<ResultLine>(l).ok());
     match (out.status.success(), parsed) {
         (true, Some(r)) => CopyResult {
+            entries: usize::from(r.written.is_some()),
             written: r.written,
             failure: r.failure,
         },
@@ -554,6 +673,86 @@ fn describe(status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn child() -> ChildCommand {
+        ChildCommand {
+            exe: "/bin/mlbench".into(),
+            jobs: "/j/baselines.json".into(),
+            out: "/o".into(),
+            devices: Some("cpu".into()),
+            names: vec!["scaling".into()],
+            smoke: true,
+            ranks: Ranks::Slurm {
+                nodes: 2,
+                per_node: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn a_world_over_nodes_is_one_srun_of_a_task_per_rank() {
+        let cmd = child().srun(3, 0, 0, 3, 2);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(cmd.get_program(), "srun");
+        assert_eq!(
+            args,
+            [
+                "--label",
+                "--kill-on-bad-exit=1",
+                "--overlap",
+                "--nodes=2",
+                "--ntasks=3",
+                "--ntasks-per-node=2",
+                "/bin/mlbench",
+                "run",
+                "--jobs",
+                "/j/baselines.json",
+                "--out-dir",
+                "/o",
+                "--copy",
+                "3:0:0",
+                "--devices",
+                "cpu",
+                "--name",
+                "scaling",
+                "--smoke",
+            ]
+        );
+        let env: Vec<_> = cmd.get_envs().collect();
+        assert!(env.contains(&(
+            std::ffi::OsStr::new("MLBENCH_RANKS"),
+            Some(std::ffi::OsStr::new("slurm"))
+        )));
+        // One rank: one node, one task.
+        let one = child().srun(0, 0, 0, 1, 8);
+        let args: Vec<_> = one
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            args.contains(&"--nodes=1".to_owned())
+                && args.contains(&"--ntasks-per-node=1".to_owned())
+        );
+    }
+
+    #[test]
+    fn labelled_lines_give_each_ranks_result() {
+        let out = "1: {\"written\":null,\"failure\":null,\"timing\":{\"steps\":2,\"items\":4,\"seconds\":0.5}}\n\
+                   0: noise from libtorch\n\
+                   0: {\"written\":null,\"failure\":\"scaling: boom\"}\n\
+                   not labelled\n";
+        let lines = labelled_results(out);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].0, 1);
+        assert_eq!(lines[0].1.timing.unwrap().speed(), 16.0);
+        assert_eq!(
+            (lines[1].0, lines[1].1.failure.as_deref()),
+            (0, Some("scaling: boom"))
+        );
+    }
 
     #[test]
     fn copy_specs() {

@@ -115,6 +115,8 @@ pub struct CopyResult {
     pub written: Option<PathBuf>,
     /// Why it failed (its entry then says `completed: false`).
     pub failure: Option<String>,
+    /// Entries written: 1 or 0 for a copy; one per world size for a sweep.
+    pub entries: usize,
 }
 
 /// Runs `plan` with benches from `factory`.
@@ -152,7 +154,16 @@ pub fn execute(
                 };
                 let world =
                     |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
-                crate::scaling::run_sweep(plan, execution, c, factory, &options.hostname, &world)
+                let largest = crate::scaling::largest_world(copy);
+                crate::scaling::run_sweep(
+                    plan,
+                    execution,
+                    c,
+                    factory,
+                    &options.hostname,
+                    largest,
+                    &world,
+                )
             }
             None => run_copy(plan, execution, c, factory, options),
         };
@@ -170,6 +181,7 @@ pub fn execute(
                         h.join().unwrap_or_else(|_| CopyResult {
                             written: None,
                             failure: Some("the runner thread panicked".into()),
+                            entries: 0,
                         })
                     })
                     .collect()
@@ -178,13 +190,8 @@ pub fn execute(
         let minutes = t0.elapsed().as_secs_f64() / 60.0;
         let mut failed = 0;
         for (copy, result) in execution.copies.iter().zip(&results) {
+            outcome.entries += result.entries;
             if let Some(path) = &result.written {
-                // A sweep writes one entry per world size.
-                outcome.entries += if crate::scaling::is_sweep(&execution.name) {
-                    crate::scaling::largest_world(copy)
-                } else {
-                    1
-                };
                 outcome.files.push(path.clone());
             }
             if let Some(message) = &result.failure {
@@ -298,6 +305,7 @@ pub fn write_failure(
         return CopyResult {
             written: None,
             failure: Some(format!("no copy {index}; {message}")),
+            entries: 0,
         };
     };
     // The copy's process died before writing its entry: its start is not known here,
@@ -318,10 +326,12 @@ pub fn write_failure(
         Ok(()) => CopyResult {
             written: Some(copy.report.clone()),
             failure: Some(message),
+            entries: 1,
         },
         Err(e) => CopyResult {
             written: None,
             failure: Some(format!("{message}; {e}")),
+            entries: 0,
         },
     }
 }
@@ -339,6 +349,7 @@ pub fn run_copy(
         return CopyResult {
             written: None,
             failure: Some(format!("no copy {index}")),
+            entries: 0,
         };
     };
     let name = execution.name.as_str();
@@ -407,7 +418,12 @@ pub fn run_copy(
             None
         }
     };
-    CopyResult { written, failure }
+    let entries = usize::from(written.is_some());
+    CopyResult {
+        written,
+        failure,
+        entries,
+    }
 }
 
 /// The entry of a copy and its failure, if any: the measurement's entry (a non-finite

@@ -24,6 +24,8 @@ pub struct Rendezvous {
     pub port: u16,
     /// This process's rank, 0..world.
     pub rank: usize,
+    /// Its rank on its node (`LOCAL_RANK`): the node's device it runs on.
+    pub local: usize,
     /// WORLD_SIZE.
     pub world: usize,
     /// How long joining, and then each collective, may wait for the other ranks: past it, a
@@ -32,9 +34,12 @@ pub struct Rendezvous {
 }
 
 impl Rendezvous {
-    /// The rendezvous `torchrun` describes in the environment: `RANK`, `WORLD_SIZE`,
-    /// `MASTER_ADDR`, `MASTER_PORT`. `None` when `WORLD_SIZE` is absent (not a rank of a
-    /// distributed copy); an error names a variable that is malformed.
+    /// The rendezvous of this process, from the environment: torchrun's `RANK`,
+    /// `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`; or, when `MLBENCH_RANKS` is
+    /// `slurm` (a task of `srun`, [`SLURM_RANKS`]), Slurm's `SLURM_PROCID`, `SLURM_NTASKS`
+    /// and `SLURM_LOCALID`, with the master `MASTER_ADDR` or else the first node of
+    /// `SLURM_JOB_NODELIST`. `None` when this process is no rank; an error names a variable
+    /// that is malformed.
     pub fn from_env(timeout: Duration) -> Result<Option<Self>, RendezvousError> {
         Self::from_vars(|name| std::env::var(name).ok(), timeout)
     }
@@ -44,7 +49,13 @@ impl Rendezvous {
         var: impl Fn(&str) -> Option<String>,
         timeout: Duration,
     ) -> Result<Option<Self>, RendezvousError> {
-        let Some(world) = var("WORLD_SIZE") else {
+        let slurm = var("MLBENCH_RANKS").as_deref() == Some(SLURM_RANKS);
+        let [rank_var, world_var, local_var] = if slurm {
+            ["SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"]
+        } else {
+            ["RANK", "WORLD_SIZE", "LOCAL_RANK"]
+        };
+        let Some(world) = var(world_var) else {
             return Ok(None);
         };
         let bad = |name: &str, value: &str| RendezvousError {
@@ -53,29 +64,62 @@ impl Rendezvous {
         };
         let number =
             |name: &str, value: &str| value.trim().parse::<usize>().map_err(|_| bad(name, value));
-        let world = number("WORLD_SIZE", &world)?;
-        let rank = var("RANK").unwrap_or_else(|| "0".into());
-        let rank = number("RANK", &rank)?;
-        let host = var("MASTER_ADDR").unwrap_or_else(|| "127.0.0.1".into());
+        let world = number(world_var, &world)?;
+        let rank = var(rank_var).unwrap_or_else(|| "0".into());
+        let rank = number(rank_var, &rank)?;
+        let local = match var(local_var) {
+            Some(l) => number(local_var, &l)?,
+            None => rank,
+        };
+        let first_node = || {
+            let list = var("SLURM_JOB_NODELIST")?;
+            first_host(&list)
+        };
+        let host = var("MASTER_ADDR")
+            .or_else(|| if slurm { first_node() } else { None })
+            .unwrap_or_else(|| "127.0.0.1".into());
         let port = var("MASTER_PORT").unwrap_or_else(|| "29500".into());
         let port = port
             .trim()
             .parse::<u16>()
             .map_err(|_| bad("MASTER_PORT", &port))?;
         if world == 0 {
-            return Err(bad("WORLD_SIZE", "0"));
+            return Err(bad(world_var, "0"));
         }
         if rank >= world {
-            return Err(bad("RANK", &rank.to_string()));
+            return Err(bad(rank_var, &rank.to_string()));
         }
         Ok(Some(Self {
             host,
             port,
             rank,
+            local,
             world,
             timeout,
         }))
     }
+}
+
+/// `MLBENCH_RANKS=slurm`: this process is a task of `srun` whose ranks Slurm numbers.
+pub const SLURM_RANKS: &str = "slurm";
+
+/// The first host of a Slurm host list: `n1` of `n[1-2]`, `gpu007` of `gpu[007-009,012],x`,
+/// `a` of `a,b`. `None` for an empty list.
+pub fn first_host(list: &str) -> Option<String> {
+    let list = list.trim();
+    let end = list.find(',').unwrap_or(list.len());
+    let head = match list.find('[') {
+        Some(open) if open < end => {
+            let inside = &list[open + 1..];
+            let first = inside
+                .split([',', '-', ']'])
+                .next()
+                .filter(|n| !n.is_empty())?;
+            format!("{}{first}", &list[..open])
+        }
+        _ => list[..end].to_owned(),
+    };
+    (!head.is_empty()).then_some(head)
 }
 
 /// A port that no process on this host listens on now (the kernel's pick), for a store
@@ -87,12 +131,12 @@ pub fn free_port() -> std::io::Result<u16> {
 }
 
 impl Rendezvous {
-    /// The variables that tell a rank's process where it stands (`LOCAL_RANK` = `local`).
-    pub fn vars(&self, local: usize) -> [(&'static str, String); 5] {
+    /// The variables that tell a rank's process where it stands, as torchrun sets them.
+    pub fn vars(&self) -> [(&'static str, String); 5] {
         [
             ("RANK", self.rank.to_string()),
             ("WORLD_SIZE", self.world.to_string()),
-            ("LOCAL_RANK", local.to_string()),
+            ("LOCAL_RANK", self.local.to_string()),
             ("MASTER_ADDR", self.host.clone()),
             ("MASTER_PORT", self.port.to_string()),
         ]
@@ -137,10 +181,11 @@ mod tests {
             host: "10.0.0.2".into(),
             port: 1234,
             rank: 1,
+            local: 0,
             world: 3,
             timeout: Duration::from_secs(5),
         };
-        let vars = r.vars(0);
+        let vars = r.vars();
         let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(from(&pairs).unwrap(), Some(r));
         for bad in [
@@ -151,5 +196,54 @@ mod tests {
             let e = from(&bad).unwrap_err().to_string();
             assert!(e.starts_with("environment variable "), "{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod slurm_tests {
+    use super::*;
+
+    #[test]
+    fn srun_tasks_take_their_rank_from_slurm_and_the_master_from_the_node_list() {
+        let vars = [
+            ("MLBENCH_RANKS", "slurm"),
+            ("SLURM_PROCID", "3"),
+            ("SLURM_NTASKS", "4"),
+            ("SLURM_LOCALID", "1"),
+            ("SLURM_JOB_NODELIST", "gpu[007-008]"),
+            ("MASTER_PORT", "4000"),
+            // torchrun's variables are not read under srun (a stray RANK is ignored).
+            ("RANK", "0"),
+        ];
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        };
+        let r = Rendezvous::from_vars(get, Duration::from_secs(1))
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.rank, r.local, r.world), (3, 1, 4));
+        assert_eq!((r.host.as_str(), r.port), ("gpu007", 4000));
+        // Without the marker, Slurm's variables make no rank (an array task is no world).
+        let plain = |name: &str| match name {
+            "SLURM_PROCID" => Some("0".to_owned()),
+            "SLURM_NTASKS" => Some("1".to_owned()),
+            _ => None,
+        };
+        assert_eq!(
+            Rendezvous::from_vars(plain, Duration::from_secs(1)).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn first_hosts_of_slurm_host_lists() {
+        assert_eq!(first_host("n[1-2]").as_deref(), Some("n1"));
+        assert_eq!(first_host("gpu[007-009,012],x").as_deref(), Some("gpu007"));
+        assert_eq!(first_host("a,b").as_deref(), Some("a"));
+        assert_eq!(first_host("solo").as_deref(), Some("solo"));
+        assert_eq!(first_host("rack1-[12,14]").as_deref(), Some("rack1-12"));
+        assert_eq!(first_host(""), None);
     }
 }

@@ -108,24 +108,27 @@ fn timed_loop(timing: &RankTiming) -> Object {
     stage
 }
 
-/// Runs the sweep of copy `index` with `world(k)` running a world of k ranks, and appends
-/// its N entries to the copy's stream. The copy fails if any k failed.
+/// Runs the sweep of copy `index` over world sizes 1..=`largest` with `world(k)` running a
+/// world of k ranks, and appends its entries to the copy's stream. The copy fails if any k
+/// failed.
 pub fn run_sweep(
     plan: &Plan,
     execution: &Execution,
     index: usize,
     factory: &dyn BenchFactory,
     hostname: &str,
+    largest: usize,
     world: &dyn Fn(usize) -> WorldOutcome,
 ) -> CopyResult {
     let Some(copy) = execution.copies.get(index) else {
         return CopyResult {
             written: None,
             failure: Some(format!("no copy {index}")),
+            entries: 0,
         };
     };
     let start_time = report::ctime_now();
-    let worlds: Vec<WorldOutcome> = (1..=largest_world(copy)).map(world).collect();
+    let worlds: Vec<WorldOutcome> = (1..=largest.max(1)).map(world).collect();
     let end_time = report::ctime_now();
     let version = factory
         .source(&execution.name)
@@ -155,16 +158,23 @@ pub fn run_sweep(
     if worlds.first().is_some_and(|w| w.is_err()) && worlds.len() > 1 {
         failures.push("no efficiency without world size 1's speed".into());
     }
-    let mut written = None;
+    let (mut written, mut count) = (None, 0);
     for entry in entries(&ctx, copy, &worlds) {
         match report::append(&copy.report, &entry) {
-            Ok(()) => written = Some(copy.report.clone()),
+            Ok(()) => {
+                written = Some(copy.report.clone());
+                count += 1;
+            }
             Err(e) => failures.push(e.to_string()),
         }
     }
     let failure =
         (!failures.is_empty()).then(|| format!("{}: {}", execution.name, failures.join("; ")));
-    CopyResult { written, failure }
+    CopyResult {
+        written,
+        failure,
+        entries: count,
+    }
 }
 
 /// How long a rank waits for the others, to meet or in a collective, before it fails: a
@@ -189,6 +199,7 @@ pub fn world_in_threads(
                     host: "127.0.0.1".into(),
                     port,
                     rank,
+                    local: rank,
                     world: k,
                     timeout: RANK_TIMEOUT,
                 };

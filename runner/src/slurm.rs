@@ -39,6 +39,9 @@ pub struct SlurmOptions {
     /// Where the tasks' logs go (`--submit`: `<out>/slurm`); `None`: the folder sbatch is
     /// run from.
     pub log_dir: Option<PathBuf>,
+    /// `--across-nodes`: one task holding all `nodes` nodes, whose data-parallel jobs sweep
+    /// world sizes over them (srun) and whose other jobs run on its first node.
+    pub across_nodes: bool,
 }
 
 /// Quotes a word for `/bin/sh` (single quotes; a quote inside becomes `'\''`).
@@ -88,9 +91,17 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
         s.push('\n');
     };
     directive(format!("--job-name=mlbench-{jobs_name}"));
-    directive(format!("--array=0-{}", o.nodes.saturating_sub(1)));
-    directive("--nodes=1".into());
-    directive("--ntasks=1".into());
+    if o.across_nodes {
+        // One array task (so that following it is as for the others) holding every node,
+        // a task slot per device for the ranks srun starts.
+        directive("--array=0-0".into());
+        directive(format!("--nodes={}", o.nodes.max(1)));
+        directive(format!("--ntasks-per-node={}", o.gpus.unwrap_or(1)));
+    } else {
+        directive(format!("--array=0-{}", o.nodes.saturating_sub(1)));
+        directive("--nodes=1".into());
+        directive("--ntasks=1".into());
+    }
     // The whole node: per-device copies split its cores, as the suite's cgroups did.
     directive("--exclusive".into());
     if let Some(gpus) = o.gpus {
@@ -134,6 +145,9 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     }
     if o.smoke {
         cmd.push_str(" --smoke");
+    }
+    if o.across_nodes {
+        cmd.push_str(" --across-nodes");
     }
     cmd.push_str(" --out-dir \"$OUT\"\n");
     s.push_str(&cmd);
@@ -364,7 +378,31 @@ mod tests {
             time: None,
             smoke: false,
             log_dir: None,
+            across_nodes: false,
         }
+    }
+
+    #[test]
+    fn across_nodes_one_task_holds_every_node_with_a_task_slot_per_device() {
+        let mut o = options(Some(8));
+        o.across_nodes = true;
+        let text = sbatch_script(&o);
+        for line in [
+            "#SBATCH --array=0-0\n",
+            "#SBATCH --nodes=4\n",
+            "#SBATCH --ntasks-per-node=8\n",
+            "#SBATCH --exclusive\n",
+        ] {
+            assert!(text.contains(line), "{line}{text}");
+        }
+        assert!(!text.contains("--ntasks=1"), "{text}");
+        assert!(
+            text.contains(" --across-nodes --out-dir \"$OUT\"\n"),
+            "{text}"
+        );
+        // The CPU of each node is one device: one task slot a node.
+        o.gpus = None;
+        assert!(sbatch_script(&o).contains("#SBATCH --ntasks-per-node=1\n"));
     }
 
     #[test]

@@ -91,6 +91,7 @@ fn group(rank: usize, world: usize, port: u16, timeout: Duration) -> ProcessGrou
         host: "127.0.0.1".into(),
         port,
         rank,
+        local: rank,
         world,
         timeout,
     })

@@ -8,7 +8,7 @@ use crate::output;
 use mlbench_analyzer::anytime::MIN_RUNS;
 use mlbench_analyzer::until::Until;
 use mlbench_export::rows::report::until_line;
-use mlbench_runner::copies::{ChildCommand, CopySpec, launch, run_child};
+use mlbench_runner::copies::{ChildCommand, CopySpec, Ranks, launch, run_child};
 use mlbench_runner::devices::DeviceSet;
 use mlbench_runner::execute::{ExecuteOptions, Progress, RunOutcome, execute_all};
 use mlbench_runner::models::Models;
@@ -204,6 +204,28 @@ fn check_pack_destination(args: &RunArgs) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// Where data-parallel worlds start their ranks: this machine, or (`--across-nodes`) the
+/// nodes of the Slurm allocation this runs in, each with the devices `--devices` gives.
+fn ranks(args: &RunArgs, plans: &[Plan]) -> Result<Ranks, CommandError> {
+    if !args.across_nodes {
+        return Ok(Ranks::Local);
+    }
+    let nodes = std::env::var("SLURM_JOB_NUM_NODES").ok();
+    let nodes = nodes
+        .as_deref()
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .filter(|&n| n > 0);
+    let Some(nodes) = nodes else {
+        return Err(CommandError::Usage(
+            "--across-nodes runs inside a Slurm allocation (SLURM_JOB_NUM_NODES is not set); \
+             --slurm --across-nodes writes the script that makes one"
+                .into(),
+        ));
+    };
+    let per_node = plans.first().map_or(1, |p| p.devices.count());
+    Ok(Ranks::Slurm { nodes, per_node })
+}
+
 /// Executes the plans, one process per copy, with a progress bar of configurations.
 fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcome>, CommandError> {
     let total: u64 = plans.iter().map(|p| p.executions.len() as u64).sum();
@@ -229,6 +251,7 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         devices: args.devices.clone(),
         names: args.name.clone(),
         smoke: args.smoke,
+        ranks: ranks(args, plans)?,
     };
     let launcher = |plan: &Plan, execution: &Execution, index: usize| {
         launch(&child, &Models, &hostname, plan, execution, index)
@@ -331,6 +354,7 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         time: None,
         smoke: args.smoke,
         log_dir,
+        across_nodes: args.across_nodes,
     };
     if !args.submit {
         output::to_stdout(sbatch_script(&options).as_bytes())?;
@@ -351,7 +375,12 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
 /// tasks that did not complete (0 without `--wait`).
 fn submit_and_wait(args: &RunArgs, options: &SlurmOptions) -> Result<u32, CommandError> {
     let job = slurm::submit(&sbatch_script(options))?;
-    eprintln!("submitted Slurm job {job} ({} array tasks)", options.nodes);
+    let tasks = if options.across_nodes {
+        format!("one task on {} nodes", options.nodes)
+    } else {
+        format!("{} array tasks", options.nodes)
+    };
+    eprintln!("submitted Slurm job {job} ({tasks})");
     if !args.wait {
         return Ok(0);
     }
