@@ -208,6 +208,14 @@ impl CommandError {
                 error: SuiteError::Several { .. },
                 ..
             })) => Some("choose the suite with --name NAME"),
+            #[cfg(feature = "runner")]
+            CommandError::Run(RunError::Setup(
+                mlbench_runner::setup::SetupError::EarlierReports { .. },
+            )) => Some("choose another --out-dir, or add to them with --append"),
+            #[cfg(feature = "runner")]
+            CommandError::Run(RunError::Setup(
+                mlbench_runner::setup::SetupError::OtherJobsFile(_),
+            )) => Some("choose another --out-dir"),
             _ => None,
         }
     }
@@ -309,13 +317,13 @@ pub enum RunError {
     #[error(transparent)]
     Plan(#[from] mlbench_runner::plan::PlanError),
     /// The internal `--copy` of a child process.
-    #[error("{}", copy_message(.0))]
+    #[error("--copy {0}")]
     Copy(#[from] mlbench_runner::copies::CopyError),
     /// The smoke sizes shipped in the binary.
     #[error(transparent)]
     Smoke(#[from] mlbench_runner::smoke::SmokeError),
     /// The output folder refused or not written.
-    #[error("{}", setup_message(.0))]
+    #[error(transparent)]
     Setup(#[from] mlbench_runner::setup::SetupError),
     /// A report stream or summary not written.
     #[error(transparent)]
@@ -339,29 +347,6 @@ pub enum RunError {
     /// The binary cannot find itself to start the copies.
     #[error("cannot locate the mlbench binary to start the copies: {0}")]
     CurrentExe(#[source] std::io::Error),
-}
-
-/// A child's `--copy` error; a plan or rendezvous error as it is (the parent's own words).
-#[cfg(feature = "runner")]
-fn copy_message(e: &mlbench_runner::copies::CopyError) -> String {
-    use mlbench_runner::copies::CopyError;
-    match e {
-        CopyError::Plan(_) | CopyError::Rank(_) => e.to_string(),
-        _ => format!("--copy {e}"),
-    }
-}
-
-/// The output folder's refusal, with the flags that get past it.
-#[cfg(feature = "runner")]
-fn setup_message(e: &mlbench_runner::setup::SetupError) -> String {
-    use mlbench_runner::setup::SetupError;
-    match e {
-        SetupError::EarlierReports { .. } => {
-            format!("{e} (choose another --out-dir, or pass --append)")
-        }
-        SetupError::OtherJobsFile(_) => format!("{e} (choose another --out-dir)"),
-        SetupError::Io { .. } => e.to_string(),
-    }
 }
 
 #[cfg(feature = "runner")]

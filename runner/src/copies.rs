@@ -215,6 +215,16 @@ pub struct ChildCommand {
     pub ranks: Ranks,
 }
 
+impl Ranks {
+    /// The nodes of the Slurm allocation this process runs in (`SLURM_JOB_NUM_NODES`),
+    /// `per_node` devices each; `None` outside one.
+    pub fn of_allocation(per_node: u32) -> Option<Ranks> {
+        let nodes = std::env::var("SLURM_JOB_NUM_NODES").ok()?;
+        let nodes = nodes.trim().parse::<u32>().ok().filter(|&n| n > 0)?;
+        Some(Ranks::Slurm { nodes, per_node })
+    }
+}
+
 /// Where the ranks of a data-parallel world (`scaling`) run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ranks {

@@ -81,6 +81,17 @@ pub enum NodeDevicesError {
     Missing,
 }
 
+impl SlurmOptions {
+    /// What the script asks Slurm for, in words: `4 array tasks`, `one task on 2 nodes`.
+    pub fn tasks(&self) -> String {
+        if self.across_nodes {
+            format!("one task on {} nodes", self.nodes)
+        } else {
+            format!("{} array tasks", self.nodes)
+        }
+    }
+}
+
 /// The sbatch script text.
 pub fn sbatch_script(o: &SlurmOptions) -> String {
     let jobs_name = crate::plan::jobs_name(&o.jobs);

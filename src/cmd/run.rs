@@ -73,6 +73,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         output::to_stdout(text.as_bytes())?;
         return Ok(Outcome::Ok);
     }
+    ranks(args, &plans)?;
     output::check_folder(&args.out)?;
     check_pack_destination(args)?;
     if !args.append {
@@ -205,25 +206,15 @@ fn check_pack_destination(args: &RunArgs) -> Result<(), CommandError> {
 }
 
 /// Where data-parallel worlds start their ranks: this machine, or (`--across-nodes`) the
-/// nodes of the Slurm allocation this runs in, each with the devices `--devices` gives.
+/// nodes of the Slurm allocation this runs in.
 fn ranks(args: &RunArgs, plans: &[Plan]) -> Result<Ranks, CommandError> {
-    if !args.across_nodes {
-        return Ok(Ranks::Local);
-    }
-    let nodes = std::env::var("SLURM_JOB_NUM_NODES").ok();
-    let nodes = nodes
-        .as_deref()
-        .and_then(|n| n.trim().parse::<u32>().ok())
-        .filter(|&n| n > 0);
-    let Some(nodes) = nodes else {
-        return Err(CommandError::Usage(
-            "--across-nodes runs inside a Slurm allocation (SLURM_JOB_NUM_NODES is not set); \
-             --slurm --across-nodes writes the script that makes one"
-                .into(),
-        ));
-    };
     let per_node = plans.first().map_or(1, |p| p.devices.count());
-    Ok(Ranks::Slurm { nodes, per_node })
+    let outside = "--across-nodes runs inside a Slurm allocation (SLURM_JOB_NUM_NODES is not \
+                   set); --slurm --across-nodes writes the script that makes one";
+    match args.across_nodes {
+        false => Ok(Ranks::Local),
+        true => Ranks::of_allocation(per_node).ok_or_else(|| CommandError::Usage(outside.into())),
+    }
 }
 
 /// Executes the plans, one process per copy, with a progress bar of configurations.
@@ -375,12 +366,7 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
 /// tasks that did not complete (0 without `--wait`).
 fn submit_and_wait(args: &RunArgs, options: &SlurmOptions) -> Result<u32, CommandError> {
     let job = slurm::submit(&sbatch_script(options))?;
-    let tasks = if options.across_nodes {
-        format!("one task on {} nodes", options.nodes)
-    } else {
-        format!("{} array tasks", options.nodes)
-    };
-    eprintln!("submitted Slurm job {job} ({tasks})");
+    eprintln!("submitted Slurm job {job} ({})", options.tasks());
     if !args.wait {
         return Ok(0);
     }

@@ -650,3 +650,26 @@ fn a_rank_that_dies_fails_its_world_size_and_the_sweep_still_writes_every_entry(
         assert_eq!(vcd, [Some("0".into()), Some("0,1".into())]);
     }
 }
+
+/// `--across-nodes` outside a Slurm allocation is a usage error found before anything is
+/// written.
+#[test]
+fn across_nodes_outside_an_allocation_is_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("baselines.json");
+    std::fs::write(&jobs, SCALING).unwrap();
+    let out = tmp.path().join("out");
+    mlbench()
+        .env_remove("SLURM_JOB_NUM_NODES")
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args(["--devices", "2", "--across-nodes", "--out-dir"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--across-nodes runs inside a Slurm allocation (SLURM_JOB_NUM_NODES is not set)",
+        ));
+    assert!(!out.exists());
+}
