@@ -10,6 +10,7 @@ use crate::bench::{BenchFactory, DeviceSpec, RankTiming};
 use crate::confine::{
     allowed_cpus, keep_freed_memory, limit_memory, machine_memory, pin_current_thread, share_of,
 };
+use crate::devices::DeviceSet;
 use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failure};
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
 use crate::rendezvous::Rendezvous;
@@ -124,31 +125,7 @@ pub fn run_child(
         Some(r) => (plan.devices.student(r.local as u32), false),
         None => (copy.device, execution.whole_machine),
     };
-    let is_cpu = matches!(device, DeviceSpec::Cpu { .. });
-    // The host memory limit only for CPU devices: a CUDA process maps address space far
-    // beyond its data, and a GPU copy's memory is the GPU's own.
-    let memory = if is_cpu { machine_memory() } else { None };
-    let share = share_of(
-        &plan.devices,
-        device,
-        whole_machine,
-        &allowed_cpus(),
-        memory,
-    );
-    // Before libtorch starts a thread, so all of them inherit it.
-    if let Err(e) = pin_current_thread(&share.cpus) {
-        eprintln!("warning: cannot pin copy to CPUs {:?}: {e}", share.cpus);
-    }
-    if let Some(bytes) = share.memory
-        && let Err(e) = limit_memory(bytes)
-    {
-        eprintln!("warning: cannot limit copy's memory to {bytes} bytes: {e}");
-    }
-    // libtorch's freed activations stay in the heap for the next step.
-    keep_freed_memory();
-    if !is_cpu {
-        threads(share.cpus.len().max(1));
-    }
+    confine(&plan.devices, device, whole_machine, threads);
     // Fault injection for the tests of a dying copy (tests/cli/run.rs): the process aborts
     // as libtorch does on a fatal error, before writing anything.
     if std::env::var("MLBENCH_TEST_ABORT_COPY")
@@ -157,19 +134,7 @@ pub fn run_child(
         std::process::abort();
     }
     if let Some(rendezvous) = rendezvous {
-        // Fault injection for the tests of a dying rank: `RANK:WORLD` aborts that rank.
-        if std::env::var("MLBENCH_TEST_ABORT_RANK")
-            .is_ok_and(|v| v == format!("{}:{}", rendezvous.rank, rendezvous.world))
-        {
-            std::process::abort();
-        }
-        let result = factory.rank(&execution.name, &copy.args, device, &rendezvous);
-        let line = ResultLine {
-            written: None,
-            failure: result.as_ref().err().map(ToString::to_string),
-            timing: result.ok(),
-        };
-        println!("{}", serde_json::to_string(&line).unwrap_or_default());
+        run_rank(&execution.name, copy, device, &rendezvous, factory);
         return Ok(());
     }
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
@@ -194,6 +159,53 @@ pub fn run_child(
     // Cannot fail (a path and a string); an empty line reads as "ended without a result".
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
     Ok(())
+}
+
+/// Confines this process to its device's share of the machine (CPUs, memory), before
+/// libtorch starts a thread so that all of them inherit it; `threads` sets a GPU copy's
+/// intra-op threads to its CPUs.
+fn confine(devices: &DeviceSet, device: DeviceSpec, whole_machine: bool, threads: &dyn Fn(usize)) {
+    let is_cpu = matches!(device, DeviceSpec::Cpu { .. });
+    // The host memory limit only for CPU devices: a CUDA process maps address space far
+    // beyond its data, and a GPU copy's memory is the GPU's own.
+    let memory = if is_cpu { machine_memory() } else { None };
+    let share = share_of(devices, device, whole_machine, &allowed_cpus(), memory);
+    if let Err(e) = pin_current_thread(&share.cpus) {
+        eprintln!("warning: cannot pin copy to CPUs {:?}: {e}", share.cpus);
+    }
+    if let Some(bytes) = share.memory
+        && let Err(e) = limit_memory(bytes)
+    {
+        eprintln!("warning: cannot limit copy's memory to {bytes} bytes: {e}");
+    }
+    // libtorch's freed activations stay in the heap for the next step.
+    keep_freed_memory();
+    if !is_cpu {
+        threads(share.cpus.len().max(1));
+    }
+}
+
+/// One rank of a data-parallel world: runs it and prints its result line (its timing).
+fn run_rank(
+    name: &str,
+    copy: &crate::plan::CopyPlan,
+    device: DeviceSpec,
+    rendezvous: &Rendezvous,
+    factory: &dyn BenchFactory,
+) {
+    // Fault injection for the tests of a dying rank: `RANK:WORLD` aborts that rank.
+    if std::env::var("MLBENCH_TEST_ABORT_RANK")
+        .is_ok_and(|v| v == format!("{}:{}", rendezvous.rank, rendezvous.world))
+    {
+        std::process::abort();
+    }
+    let result = factory.rank(name, &copy.args, device, rendezvous);
+    let line = ResultLine {
+        written: None,
+        failure: result.as_ref().err().map(ToString::to_string),
+        timing: result.ok(),
+    };
+    println!("{}", serde_json::to_string(&line).unwrap_or_default());
 }
 
 /// How the parent starts a child: the arguments it repeats.

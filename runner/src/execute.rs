@@ -7,6 +7,7 @@
 
 use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
+pub use crate::report::CopyResult;
 use crate::report::{self, EntryContext, version_of};
 use crate::timing::{Clock, LoopSize, Measurement, measure};
 use mlbench_schema::ReportEntry;
@@ -108,15 +109,60 @@ pub struct ExecuteError {
     pub source: std::io::Error,
 }
 
-/// The outcome of one copy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CopyResult {
-    /// The stream its entry was appended to; `None` when no entry could be written.
-    pub written: Option<PathBuf>,
-    /// Why it failed (its entry then says `completed: false`).
-    pub failure: Option<String>,
-    /// Entries written: 1 or 0 for a copy; one per world size for a sweep.
-    pub entries: usize,
+/// Runs the copies of one configuration, together (one thread each), and says how each
+/// went.
+fn run_configuration(
+    plan: &Plan,
+    execution: &Execution,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+) -> Vec<CopyResult> {
+    let one = |c: usize| match options.launcher {
+        Some(launch) => launch(plan, execution, c),
+        None if crate::scaling::is_sweep(&execution.name) => {
+            sweep_in_threads(plan, execution, c, factory, &options.hostname)
+        }
+        None => run_copy(plan, execution, c, factory, options),
+    };
+    if execution.copies.len() == 1 {
+        return vec![one(0)];
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..execution.copies.len())
+            .map(|c| s.spawn(move || one(c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                // run_copy catches the bench's panics; one here is the runner's.
+                h.join().unwrap_or_else(|_| CopyResult {
+                    written: None,
+                    failure: Some("the runner thread panicked".into()),
+                    entries: 0,
+                })
+            })
+            .collect()
+    })
+}
+
+/// A sweep over world sizes with its ranks in threads of this process (no launcher).
+fn sweep_in_threads(
+    plan: &Plan,
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+    hostname: &str,
+) -> CopyResult {
+    let Some(copy) = execution.copies.get(index) else {
+        return CopyResult {
+            written: None,
+            failure: Some(format!("no copy {index}")),
+            entries: 0,
+        };
+    };
+    let world = |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
+    let largest = crate::scaling::largest_world(copy);
+    crate::scaling::run_sweep(plan, execution, index, factory, hostname, largest, &world)
 }
 
 /// Runs `plan` with benches from `factory`.
@@ -146,47 +192,7 @@ pub fn execute(
             total,
         });
         let t0 = Instant::now();
-        let one = |c: usize| match options.launcher {
-            Some(launch) => launch(plan, execution, c),
-            None if crate::scaling::is_sweep(&execution.name) => {
-                let Some(copy) = execution.copies.get(c) else {
-                    return run_copy(plan, execution, c, factory, options);
-                };
-                let world =
-                    |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
-                let largest = crate::scaling::largest_world(copy);
-                crate::scaling::run_sweep(
-                    plan,
-                    execution,
-                    c,
-                    factory,
-                    &options.hostname,
-                    largest,
-                    &world,
-                )
-            }
-            None => run_copy(plan, execution, c, factory, options),
-        };
-        let results: Vec<CopyResult> = if execution.copies.len() == 1 {
-            vec![one(0)]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = (0..execution.copies.len())
-                    .map(|c| s.spawn(move || one(c)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        // run_copy catches the bench's panics; one here is the runner's.
-                        h.join().unwrap_or_else(|_| CopyResult {
-                            written: None,
-                            failure: Some("the runner thread panicked".into()),
-                            entries: 0,
-                        })
-                    })
-                    .collect()
-            })
-        };
+        let results = run_configuration(plan, execution, factory, options);
         let minutes = t0.elapsed().as_secs_f64() / 60.0;
         let mut failed = 0;
         for (copy, result) in execution.copies.iter().zip(&results) {

@@ -139,6 +139,17 @@ fn with_unique_id(fields: Object) -> ReportEntry {
     entry
 }
 
+/// The outcome of one copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyResult {
+    /// The stream its entry was appended to; `None` when no entry could be written.
+    pub written: Option<PathBuf>,
+    /// Why it failed (its entry then says `completed: false`).
+    pub failure: Option<String>,
+    /// Entries written: 1 or 0 for a copy; one per world size for a sweep.
+    pub entries: usize,
+}
+
 /// The peak memory of the process that ran a copy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PeakMemory {

@@ -11,9 +11,8 @@
 //! scaling.py's `train` stage is empty (its timer drops 10 observations of N), mlbench
 //! writes the timed loop of k's rank 0: one observation of `number` steps.
 use crate::bench::{BenchFactory, RankTiming};
-use crate::execute::CopyResult;
 use crate::plan::{CopyPlan, Execution, Plan};
-use crate::report::{self, EntryContext};
+use crate::report::{self, CopyResult, EntryContext};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::value::{Object, Value};
 
