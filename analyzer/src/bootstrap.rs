@@ -5,9 +5,9 @@
 //! a resample keeps every GPU with as many runs as it had and only redraws which runs.
 //! The statistic is the mean over all samples of the bench, as the score scheme pools.
 //!
-//! The random numbers come from a generator written here, not from a crate: the
-//! published intervals must be the same on every platform and with every version of
-//! the dependencies, given the seed. [`SplitMix64`] expands seeds, [`Xoshiro256`]
+//! The random numbers come from generators written in this workspace, not from a crate:
+//! the published intervals must be the same on every platform and with every version of
+//! the dependencies, given the seed. [`SplitMix64`] (`mlbench_schema::rng`) expands seeds, [`Xoshiro256`]
 //! (xoshiro256\*\*, Blackman and Vigna 2018) draws; both are pinned to the reference
 //! implementations' outputs by tests. Every (submission, bench) gets its own stream,
 //! derived from the seed and the names (see [`stream`]), so a figure does not depend on
@@ -16,28 +16,9 @@
 use crate::samples::SampleSet;
 use std::collections::BTreeMap;
 
-/// SplitMix64 (Steele, Lea and Flood 2014): the generator used to expand one 64-bit seed
-/// into the state of [`Xoshiro256`], as its authors recommend.
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator starting at `seed`.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
-    }
-
-    /// The next output.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+/// SplitMix64 (`mlbench_schema::rng`): expands one 64-bit seed into the state of
+/// [`Xoshiro256`], as its authors recommend.
+pub use mlbench_schema::rng::SplitMix64;
 
 /// xoshiro256\*\* 1.0: fast, 256 bits of state, all output bits of good quality.
 #[derive(Debug, Clone)]
@@ -706,24 +687,6 @@ pub fn bench_mean_cis(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix64_matches_the_reference_outputs() {
-        // The reference vector of SplitMix64 (Vigna's splitmix64.c, Java's
-        // SplittableRandom) for seed 1234567.
-        let mut g = SplitMix64::new(1_234_567);
-        let got: Vec<u64> = (0..5).map(|_| g.next_u64()).collect();
-        assert_eq!(
-            got,
-            [
-                6_457_827_717_110_365_317,
-                3_203_168_211_198_807_973,
-                9_817_491_932_198_370_423,
-                4_593_380_528_125_082_431,
-                16_408_922_859_458_223_821
-            ]
-        );
-    }
 
     #[test]
     fn xoshiro256starstar_matches_the_reference_outputs() {

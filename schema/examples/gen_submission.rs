@@ -24,6 +24,7 @@
 //! `train_item` is the scaling efficiency.
 
 use mlbench_schema::jobs::{JobsFile, flag_dest};
+use mlbench_schema::rng::SplitMix64;
 use mlbench_schema::scripts::ScriptMap;
 use mlbench_schema::timing::{StatStream, train_item};
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
@@ -190,19 +191,12 @@ impl Bench {
     }
 }
 
-/// splitmix64: small, deterministic, good enough for noise.
-struct Rng(u64);
+/// SplitMix64 (`mlbench_schema::rng`): small, deterministic, good enough for noise.
+struct Rng(SplitMix64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit_f64()
     }
     /// Roughly normal (sum of 4 uniforms), mean 0, sd `sd`.
     fn noise(&mut self, sd: f64) -> f64 {
@@ -555,7 +549,7 @@ fn write(path: &Path, text: &str, bytes: &mut usize) -> std::io::Result<()> {
 }
 
 fn run(o: &Options, jobs: &[u8], benches: &[Bench]) -> std::io::Result<(usize, usize, usize)> {
-    let mut rng = Rng(o.seed);
+    let mut rng = Rng(SplitMix64::new(o.seed));
     let (mut files, mut entries, mut bytes) = (0, 0, 0);
     // Counted apart: `files` also numbers the per-test time stamps.
     let mut jobs_files = 0;

@@ -28,6 +28,7 @@ pub mod pyjson;
 pub mod pyrepr;
 pub mod read_buffer;
 pub mod reader;
+pub mod rng;
 pub mod runs;
 pub mod runtime;
 pub mod scripts;

@@ -30,6 +30,7 @@
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_schema::rng::SplitMix64;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
@@ -462,24 +463,8 @@ const AGENT: u8 = 147;
 const OPPONENT: u8 = 123;
 const BALL_GRAY: u8 = 236;
 
-/// splitmix64: a tiny deterministic generator for the game (serves, no-ops).
-#[derive(Debug, Clone, PartialEq)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn uniform(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+/// The game's generator (serves, no-ops): SplitMix64.
+type Rng = SplitMix64;
 
 /// Where things are, for drawing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -517,7 +502,7 @@ impl Pong {
             opponent_y: 0.0,
             score: (0, 0),
             points,
-            rng: Rng(seed),
+            rng: Rng::new(seed),
             frame: vec![0; FRAME_LEN],
         };
         game.reset();
@@ -542,14 +527,14 @@ impl Pong {
 
     /// The ball from the centre, towards a random side, at a random height and slope.
     fn serve(&mut self) {
-        let y = TOP + 16.0 + self.rng.uniform() * (BOTTOM - TOP - 32.0 - BALL);
+        let y = TOP + 16.0 + self.rng.unit_f32() * (BOTTOM - TOP - 32.0 - BALL);
         self.ball = ((FRAME as f32 - BALL) / 2.0, y.floor());
         let vx = if self.rng.next_u64() & 1 == 0 {
             BALL_VX
         } else {
             -BALL_VX
         };
-        self.velocity = (vx, (self.rng.uniform() * 2.0 - 1.0) * MAX_VY * 0.5);
+        self.velocity = (vx, (self.rng.unit_f32() * 2.0 - 1.0) * MAX_VY * 0.5);
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -888,7 +873,7 @@ mod tests {
     /// and episode end.
     fn play(seed: i64, steps: usize) -> (Vec<u8>, Vec<f32>, Vec<bool>) {
         let mut envs = VecGame::new(4, seed, 3);
-        let mut actions = Rng(99);
+        let mut actions = Rng::new(99);
         let (mut frames, mut rewards, mut dones) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..steps {
             let a: Vec<i64> = (0..4).map(|_| (actions.next_u64() % 6) as i64).collect();

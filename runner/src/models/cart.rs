@@ -19,6 +19,7 @@
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_schema::rng::{GAMMA, SplitMix64};
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Tensor};
 
@@ -43,7 +44,7 @@ const MAX_STEPS: u32 = 200;
 struct CartPole {
     state: [f64; 4],
     steps: u32,
-    rng: u64,
+    rng: SplitMix64,
 }
 
 impl CartPole {
@@ -51,19 +52,15 @@ impl CartPole {
         let mut env = CartPole {
             state: [0.0; 4],
             steps: 0,
-            rng: seed ^ 0x9e37_79b9_7f4a_7c15,
+            rng: SplitMix64::new(seed ^ GAMMA),
         };
         env.reset();
         env
     }
 
-    /// SplitMix64, uniform in [0, 1).
+    /// Uniform in [0, 1).
     fn uniform(&mut self) -> f64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.unit_f64()
     }
 
     fn reset(&mut self) {

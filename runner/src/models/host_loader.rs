@@ -14,6 +14,7 @@
 //! the script makes anew each observation, inside its timer.
 
 use super::loader::Rng;
+use mlbench_schema::rng::GAMMA;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -93,10 +94,8 @@ impl Maker for Recipe {
 
 /// The SplitMix64 stream of batch `index` (the image loader's generator).
 pub(super) fn stream(seed: u64, index: u64) -> Rng {
-    let mut rng = Rng(seed ^ 0x6a09_e667_f3bc_c909);
-    rng.0 = rng
-        .0
-        .wrapping_add(index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let state = (seed ^ 0x6a09_e667_f3bc_c909).wrapping_add(index.wrapping_mul(GAMMA));
+    let mut rng = Rng::from_state(state);
     rng.next();
     rng
 }

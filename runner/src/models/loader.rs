@@ -26,6 +26,7 @@
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_schema::rng::SplitMix64;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use tch::{Kind, Tensor};
@@ -41,29 +42,30 @@ const CLASSES: usize = 8;
 /// SplitMix64: the stream of one image's draws, from the seed, the step and the image
 /// (also the host loader's, `host_loader`).
 #[derive(Debug, Clone)]
-pub(super) struct Rng(pub(super) u64);
+pub(super) struct Rng(SplitMix64);
 
 impl Rng {
     fn new(parts: &[u64]) -> Rng {
-        let mut r = Rng(0x243f_6a88_85a3_08d3);
+        let mut r = SplitMix64::new(0x243f_6a88_85a3_08d3);
         for p in parts {
-            r.0 ^= *p;
-            r.next();
+            r.xor_state(*p);
+            r.next_u64();
         }
-        r
+        Rng(r)
+    }
+
+    /// The stream whose state is `state`.
+    pub(super) fn from_state(state: u64) -> Rng {
+        Rng(SplitMix64::new(state))
     }
 
     pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in [lo, hi).
     fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+        lo + (hi - lo) * self.0.unit_f64()
     }
 
     /// Uniform integer in [0, n).
