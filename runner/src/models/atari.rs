@@ -330,15 +330,15 @@ impl Ppo {
 }
 
 impl Train for Ppo {
-    fn train_step(&mut self) -> Tensor {
-        self.ppo_step().1
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
+        Ok(self.ppo_step().1)
     }
 
-    fn step(&mut self) -> Logs {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         // main.py:257-258: `log_batch_loss(action_loss)`, `log_metric('value_loss', …)`.
         let (value_loss, action_loss) = self.ppo_step();
         let read = |t: Tensor| t.to_kind(Kind::Double).double_value(&[]);
-        Logs::loss(read(action_loss)).metric("value_loss", read(value_loss))
+        Ok(Logs::loss(read(action_loss)).metric("value_loss", read(value_loss)))
     }
 }
 

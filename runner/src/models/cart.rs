@@ -173,7 +173,7 @@ impl Train for Reinforce {
         self.env.reset();
     }
 
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let state: Vec<f32> = self.env.state.iter().map(|v| *v as f32).collect();
         let x = Tensor::from_slice(&state).view([1, 4]);
         let probs = self.policy.forward(&x).softmax(-1, Kind::Float);
@@ -184,7 +184,7 @@ impl Train for Reinforce {
         if done {
             self.env.reset();
         }
-        Tensor::from(reward)
+        Ok(Tensor::from(reward))
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
@@ -298,7 +298,7 @@ mod tests {
         model.begin_observation(0);
         assert!(model.env.state.iter().all(|v| v.abs() <= 0.05) && model.env.steps == 0);
         for _ in 0..4 {
-            assert_eq!(model.train_step().double_value(&[]), 1.0);
+            assert_eq!(model.train_step().unwrap().double_value(&[]), 1.0);
         }
         assert_eq!(weights(&model), before);
         assert_eq!(model.rewards.len(), 4);

@@ -149,20 +149,20 @@ impl ConvNet {
 }
 
 impl Train for ConvNet {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let (images, labels) = self.next_on_device();
-        self.train_on(&images, &labels)
+        Ok(self.train_on(&images, &labels))
     }
 
-    fn step(&mut self) -> Logs {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         let device = self.device;
         let ((images, labels), loading) = timed(&|| sync(device), || self.next_on_device());
         let (loss, compute) = timed(&|| sync(device), || {
             let loss = self.train_on(&images, &labels);
             loss.to_kind(Kind::Double).double_value(&[])
         });
-        Logs::loss(loss)
+        Ok(Logs::loss(loss)
             .stage("loading", loading)
-            .stage("compute", compute)
+            .stage("compute", compute))
     }
 }

@@ -192,12 +192,12 @@ impl ConvNetDistributed {
 }
 
 impl Train for ConvNetDistributed {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let inputs = self.next_on_devices();
-        self.train_on(inputs)
+        Ok(self.train_on(inputs))
     }
 
-    fn step(&mut self) -> Logs {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         let devices = self.devices.clone();
         let sync = || Self::sync_all(&devices);
         let (inputs, loading) = timed(&sync, || self.next_on_devices());
@@ -206,9 +206,9 @@ impl Train for ConvNetDistributed {
                 .to_kind(Kind::Double)
                 .double_value(&[])
         });
-        Logs::loss(loss)
+        Ok(Logs::loss(loss)
             .stage("loading", loading)
-            .stage("compute", compute)
+            .stage("compute", compute))
     }
 }
 
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(model.params.len(), 3);
         let before: Vec<Tensor> = model.params[0].iter().map(Tensor::copy).collect();
         for _ in 0..2 {
-            let loss = model.train_step().double_value(&[]);
+            let loss = model.train_step().unwrap().double_value(&[]);
             assert!(loss.is_finite());
             for (i, replica) in model.params.iter().enumerate() {
                 for (j, p) in replica.iter().enumerate() {

@@ -327,14 +327,14 @@ pub(super) fn sigmoid_mean(logits: &Tensor) -> Tensor {
 }
 
 impl Train for Dcgan {
-    fn train_step(&mut self) -> Tensor {
-        self.update(&mut |_, _| {})
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
+        Ok(self.update(&mut |_, _| {}))
     }
 
-    fn step(&mut self) -> Logs {
-        logged_step(|read| {
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        Ok(logged_step(|read| {
             let _ = self.update(read);
-        })
+        }))
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -404,7 +404,7 @@ mod tests {
         for r in 0..2 {
             model.begin_observation(r);
             for _ in 0..3 {
-                assert_eq!(model.step().metrics.len(), 3);
+                assert_eq!(model.step().unwrap().metrics.len(), 3);
             }
             let _ = model.end_observation(r);
         }

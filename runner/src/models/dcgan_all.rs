@@ -300,14 +300,14 @@ fn net_d(r: &mut Replica, x: &Tensor) -> Tensor {
 }
 
 impl Train for DcganAll {
-    fn train_step(&mut self) -> Tensor {
-        self.update(&mut |_, _| {})
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
+        Ok(self.update(&mut |_, _| {}))
     }
 
-    fn step(&mut self) -> Logs {
-        dcgan::logged_step(|read| {
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        Ok(dcgan::logged_step(|read| {
             let _ = self.update(read);
-        })
+        }))
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -399,7 +399,7 @@ mod tests {
     /// `steps` losses of `model`.
     fn losses_of(model: &mut dyn Train, steps: usize) -> Vec<f64> {
         (0..steps)
-            .map(|_| model.train_step().double_value(&[]))
+            .map(|_| model.train_step().unwrap().double_value(&[]))
             .collect()
     }
 
@@ -503,7 +503,7 @@ mod tests {
             }
         }
         // And the whole step runs split.
-        let loss = split.train_step().double_value(&[]);
+        let loss = split.train_step().unwrap().double_value(&[]);
         assert!(loss.is_finite(), "{loss}");
     }
 }

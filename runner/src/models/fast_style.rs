@@ -440,13 +440,13 @@ impl FastStyle {
 }
 
 impl Train for FastStyle {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let batch = self.content.next_batch();
         let x = on_device(&batch.images, &self.shape, self.device, self.kind);
         let y = self.transformer.forward(&x);
         let loss = self.loss(&y, &x);
         self.opt.backward_step(&loss);
-        loss
+        Ok(loss)
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -455,11 +455,11 @@ impl Train for FastStyle {
         self.content.begin();
     }
 
-    fn step(&mut self) -> Logs {
-        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        let loss = self.train_step()?.to_kind(Kind::Double).double_value(&[]);
         // agg_content_loss + agg_style_loss: the sum of the steps' total losses.
         self.agg_loss += loss;
-        Logs::loss(loss)
+        Ok(Logs::loss(loss))
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
@@ -634,7 +634,7 @@ mod tests {
         (0..4)
             .map(|r| {
                 model.begin_observation(r);
-                let loss = model.train_step().double_value(&[]);
+                let loss = model.train_step().unwrap().double_value(&[]);
                 let _ = model.end_observation(r);
                 loss
             })
@@ -667,8 +667,8 @@ mod tests {
         assert_eq!(observation(&mut model, 1), first);
         // The model takes one a step, from the observation's first.
         model.begin_observation(2);
-        let _ = model.train_step();
-        let _ = model.train_step();
+        let _ = model.train_step().unwrap();
+        let _ = model.train_step().unwrap();
         assert_eq!(model.content.position(), 2);
         let _ = model.end_observation(2);
         let other = tiny(8);
@@ -714,7 +714,7 @@ mod tests {
                 .collect()
         };
         let (net_before, vgg_before) = (snapshot(&model._vs.0), snapshot(&model._vs.1));
-        let _ = model.train_step();
+        let _ = model.train_step().unwrap();
         let moved = |before: &BTreeMap<String, Tensor>, vs: &nn::VarStore| -> Vec<String> {
             let after = snapshot(vs);
             before
@@ -759,7 +759,7 @@ mod tests {
         let mut model = build(&ctx, &args).unwrap();
         let built = start.elapsed();
         let losses: Vec<f64> = (0..3)
-            .map(|_| model.train_step().double_value(&[]))
+            .map(|_| model.train_step().unwrap().double_value(&[]))
             .collect();
         eprintln!(
             "built in {built:.2?}, 3 steps in {:.2?}: {losses:?}",

@@ -417,7 +417,7 @@ fn floats_mut(t: &mut Tensor) -> &mut [f32] {
 }
 
 impl Train for Loader {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let picks = self.indices();
         let (seed, step, crop) = (self.seed, self.step, self.crop);
         let files = &self.files;
@@ -452,8 +452,12 @@ impl Train for Loader {
         for sum in sums {
             match sum {
                 Ok(s) => total += s,
-                // A step fails the way a model's does: through libtorch's error path.
-                Err(e) => panic!("{e}"),
+                Err(message) => {
+                    return Err(BenchError::Failed {
+                        bench: "loader".to_owned(),
+                        message,
+                    });
+                }
             }
         }
         // The batch on the model's device (on the CPU: itself, no copy), as a DataLoader's
@@ -461,15 +465,15 @@ impl Train for Loader {
         let labels: Vec<i64> = picks.iter().map(|&i| files[i].1).collect();
         let _images = self.images.to_device(self.device);
         let _labels = Tensor::from_slice(&labels).to_device(self.device);
-        Tensor::from((total / (picks.len() * plane) as f64) as f32)
+        Ok(Tensor::from((total / (picks.len() * plane) as f64) as f32))
     }
 
-    fn step(&mut self) -> Logs {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         // loaders.py:45-51: next batch, `.to(device)`, `torch.cuda.synchronize()`; no loss
         // is logged (the batch's mean above is only the tests' proof of the batch).
-        let _mean = self.train_step();
+        let _mean = self.train_step()?;
         super::sync(self.device);
-        Logs::none()
+        Ok(Logs::none())
     }
 }
 
@@ -674,7 +678,7 @@ mod tests {
         let mut loader = loader(&ctx, &args).unwrap();
         // The same seed, the same shuffle: a twin's first picks are the step's.
         let picks = super::loader(&ctx, &args).unwrap().indices();
-        let loss = loader.train_step().double_value(&[]);
+        let loss = loader.train_step().unwrap().double_value(&[]);
         let batch = Vec::<f32>::try_from(loader.images.flatten(0, -1)).unwrap();
         assert_eq!(batch.len(), 3 * 3 * 16 * 16);
         for (slot, &i) in picks.iter().enumerate() {
@@ -692,11 +696,47 @@ mod tests {
         let mean = batch.iter().map(|&v| f64::from(v)).sum::<f64>() / batch.len() as f64;
         assert!((loss - mean).abs() < 1e-6, "{loss} vs {mean}");
         // The next step refills the same tensor with other images.
-        let loss2 = loader.train_step().double_value(&[]);
+        let loss2 = loader.train_step().unwrap().double_value(&[]);
         let again = Vec::<f32>::try_from(loader.images.flatten(0, -1)).unwrap();
         assert_ne!(again, batch);
         let mean = again.iter().map(|&v| f64::from(v)).sum::<f64>() / again.len() as f64;
         assert!((loss2 - mean).abs() < 1e-6, "{loss2} vs {mean}");
+    }
+
+    /// A JPEG that cannot be decoded fails the step with an error naming the file, not a
+    /// panic (the bench's entry then says why).
+    #[test]
+    fn an_unreadable_image_is_the_steps_error() {
+        use crate::bench::DeviceSpec;
+        use mlbench_schema::value::Value;
+        let dir = tempfile::tempdir().unwrap();
+        let class = dir.path().join("class00");
+        std::fs::create_dir_all(&class).unwrap();
+        std::fs::write(class.join("broken.jpg"), b"\xff\xd8 not a JPEG").unwrap();
+        let extra = [
+            ("data", Value::from(dir.path().to_str().unwrap())),
+            ("crop_size", Value::Int(8)),
+        ];
+        let args = BenchArgs {
+            batch_size: 1,
+            number: 1,
+            repeat: 1,
+            seed: 1,
+            extra: extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        };
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let ctx = Ctx::new("loader", &args, spec).unwrap();
+        let mut loader = loader(&ctx, &args).unwrap();
+        match loader.train_step() {
+            Err(BenchError::Failed { bench, message }) => {
+                assert_eq!(bench, "loader");
+                assert!(message.contains("broken.jpg"), "{message}");
+            }
+            other => panic!("expected the step's error, got {:?}", other.map(|_| ())),
+        }
     }
 
     #[test]

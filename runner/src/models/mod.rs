@@ -172,12 +172,15 @@ impl BenchFactory for Models {
 /// [`crate::bench`] for where each hook runs). Only [`Train::train_step`] is required: a
 /// script that logs each step's loss and nothing else needs nothing more.
 pub(crate) trait Train: Send {
-    /// Trains on one batch; returns its loss as a scalar tensor.
-    fn train_step(&mut self) -> Tensor;
+    /// Trains on one batch; returns its loss as a scalar tensor, or why the step failed (an
+    /// input that cannot be read; libtorch's own errors arrive as panics, which
+    /// [`TchBench`] catches).
+    fn train_step(&mut self) -> Result<Tensor, BenchError>;
     /// What the script logs for one step: by default the loss of [`Train::train_step`],
     /// read back (which waits for the device, as the script's `loss.item()` does).
-    fn step(&mut self) -> Logs {
-        Logs::loss(self.train_step().to_kind(Kind::Double).double_value(&[]))
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        let loss = self.train_step()?;
+        Ok(Logs::loss(loss.to_kind(Kind::Double).double_value(&[])))
     }
     /// Inside the timer, before the observation's first step.
     fn begin_observation(&mut self, _observation: u64) {}
@@ -238,7 +241,7 @@ impl TchBench {
 
 impl Bench for TchBench {
     fn step(&mut self) -> Result<Logs, BenchError> {
-        self.guarded(|m| m.step())
+        self.guarded(|m| m.step())?
     }
 
     fn sync(&self) {

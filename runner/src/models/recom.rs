@@ -271,7 +271,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<NeuMf, BenchError> {
 }
 
 impl Train for NeuMf {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let (user, item, label) = self.loader.next_batch();
         let user = Tensor::from_slice(&user).to_device(self.device);
         let item = Tensor::from_slice(&item).to_device(self.device);
@@ -291,7 +291,7 @@ impl Train for NeuMf {
         let loss =
             logits.binary_cross_entropy_with_logits::<Tensor>(&label, None, None, Reduction::Mean);
         self.opt.backward_step(&loss);
-        loss
+        Ok(loss)
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -300,16 +300,16 @@ impl Train for NeuMf {
         self.loader.begin();
     }
 
-    fn step(&mut self) -> Logs {
-        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        let loss = self.train_step()?.to_kind(Kind::Double).double_value(&[]);
         // `losses.update(loss.item(), user.size(0))`.
         self.losses_sum += loss * self.batch_size as f64;
         let logs = Logs::loss(loss);
         // Filed with the first step: the stage was timed before the loop, at build.
-        match self.loading_data.take() {
+        Ok(match self.loading_data.take() {
             Some(seconds) => logs.stage("loading_data", seconds),
             None => logs,
-        }
+        })
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
@@ -420,7 +420,7 @@ mod tests {
         for r in 0..2 {
             model.begin_observation(r);
             for _ in 0..3 {
-                let logs = model.step();
+                let logs = model.step().unwrap();
                 assert!(logs.loss.unwrap().is_finite());
                 stages.extend(logs.stages.iter().map(|s| s.0));
             }

@@ -191,14 +191,14 @@ impl Espcn {
 }
 
 impl Train for Espcn {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let (input, target) = self.loader.next_batch();
         let [input_shape, target_shape] = &self.shapes;
         let input = on_device(&input, input_shape, self.device, self.kind);
         let target = on_device(&target, target_shape, self.device, self.kind);
         let loss = self.forward(&input).mse_loss(&target, Reduction::Mean);
         self.opt.backward_step(&loss);
-        loss
+        Ok(loss)
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -207,10 +207,10 @@ impl Train for Espcn {
         self.loader.begin();
     }
 
-    fn step(&mut self) -> Logs {
-        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        let loss = self.train_step()?.to_kind(Kind::Double).double_value(&[]);
         self.epoch_loss += loss;
-        Logs::loss(loss)
+        Ok(Logs::loss(loss))
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
@@ -261,7 +261,7 @@ mod tests {
         for r in 0..2 {
             model.begin_observation(r);
             for _ in 0..3 {
-                assert!(model.step().loss.unwrap().is_finite());
+                assert!(model.step().unwrap().loss.unwrap().is_finite());
             }
             let _ = model.end_observation(r);
         }

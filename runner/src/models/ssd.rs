@@ -494,7 +494,7 @@ impl Ssd {
 }
 
 impl Train for Ssd {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let (images, gloc, glabel) = self.next_on_device();
         // `Variable(img, requires_grad=True)`: a leaf whose gradient the backward computes.
         let images = images.detach().set_requires_grad(true);
@@ -507,7 +507,7 @@ impl Train for Ssd {
             &self.dboxes.to_kind(Kind::Float),
         );
         self.opt.backward_step(&loss);
-        loss.detach()
+        Ok(loss.detach())
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -628,11 +628,11 @@ mod tests {
         assert_eq!(glabel.size(), [1, 8732]);
         let positives = glabel.gt(0).sum(Kind::Int64).int64_value(&[]);
         assert!(positives >= 1, "every ground truth keeps a box");
-        let loss = model.train_step().double_value(&[]);
+        let loss = model.train_step().unwrap().double_value(&[]);
         assert!(loss.is_finite() && loss > 0.0, "{loss}");
         // A batch a step, the next observation's iterator going on from there.
         model.begin_observation(1);
-        let _ = model.train_step();
+        let _ = model.train_step().unwrap();
         let _ = model.end_observation(1);
         assert_eq!(model.loader.as_ref().unwrap().position(), 3);
     }

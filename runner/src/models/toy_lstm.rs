@@ -124,11 +124,11 @@ impl Sequence {
 }
 
 impl Train for ToyLstm {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         // The closure: zero_grad, forward, loss, backward; then SGD's update.
         let loss = self.seq.loss();
         self.opt.backward_step(&loss);
-        loss
+        Ok(loss)
     }
 }
 
@@ -164,7 +164,7 @@ mod tests {
         // The gradient at the starting point, by one backward of the model's loss.
         let loss0 = m.seq.loss();
         let grads = Tensor::run_backward(&[&loss0], &params, false, false);
-        let loss = m.train_step().double_value(&[]);
+        let loss = m.train_step().unwrap().double_value(&[]);
         // The loss of the step is the loss at the starting point: one evaluation, before
         // the update (L-BFGS would return it too, but move by other amounts).
         assert_eq!(loss, loss0.double_value(&[]));

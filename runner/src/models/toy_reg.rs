@@ -70,7 +70,7 @@ impl ToyReg {
 }
 
 impl Train for ToyReg {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         // get_batch on the CPU: make_features ([x, x², x³, x⁴] per row) and f(x).
         let x = Tensor::randn([self.batch_size, 1], (self.kind, Device::Cpu));
         let features = Tensor::cat(
@@ -83,7 +83,7 @@ impl Train for ToyReg {
         // `.to(device)` of both, each step.
         let features = features.to_device(self.device);
         let target = target.to_device(self.device);
-        self.step_on(&features, &target)
+        Ok(self.step_on(&features, &target))
     }
 }
 

@@ -644,18 +644,18 @@ impl Train for Gnmt {
         self.per_token = PerToken::default();
     }
 
-    fn train_step(&mut self) -> Tensor {
-        self.next_batch()
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
+        Ok(self.next_batch())
     }
 
-    fn step(&mut self) -> Logs {
+    fn step(&mut self) -> Result<Logs, BenchError> {
         let b = &self.shard[self.cursor % self.shard.len()];
         let (tokens, sentences) = (b.tgt_tokens, b.tgt.size()[1]);
         let loss = self.next_batch();
         // iterate(): `loss_per_batch = loss.item()`, before the division by the batch.
         let per_batch = loss.to_kind(Kind::Double).double_value(&[]) * sentences as f64;
         self.per_token.update(per_batch, tokens);
-        Logs::none()
+        Ok(Logs::none())
     }
 
     fn end_observation(&mut self, _observation: u64) -> Logs {
@@ -857,7 +857,7 @@ mod tests {
                 assert_eq!(labels.sum(Kind::Int64).int64_value(&[]), tokens);
                 let weights_before = m.iterate(Some(k), false).double_value(&[]);
                 assert!(weights_before.is_finite());
-                assert_eq!(m.step(), Logs::none(), "no batch loss");
+                assert_eq!(m.step().unwrap(), Logs::none(), "no batch loss");
                 if k > 0 {
                     by_hand.0 += weights_before * n as f64;
                     by_hand.1 += tokens;
@@ -958,7 +958,7 @@ mod tests {
             args.seed = seed;
             let mut m = model(&args);
             (0..4)
-                .map(|_| m.train_step().double_value(&[]))
+                .map(|_| m.train_step().unwrap().double_value(&[]))
                 .collect::<Vec<_>>()
         };
         let Some(run) = own_process::runner(

@@ -108,7 +108,7 @@ impl Vae {
 }
 
 impl Train for Vae {
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         let data = self.next_on_device();
         let h1 = self.fc1.forward(&data).relu();
         let (mu, logvar) = (self.fc21.forward(&h1), self.fc22.forward(&h1));
@@ -119,7 +119,7 @@ impl Train for Vae {
         let kld = ((&logvar + 1.0) - mu.pow_tensor_scalar(2) - logvar.exp()).sum(None) * -0.5;
         let loss = bce + kld;
         self.opt.backward_step(&loss);
-        loss
+        Ok(loss)
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -133,10 +133,10 @@ impl Train for Vae {
         Logs::none()
     }
 
-    fn step(&mut self) -> Logs {
-        let loss = self.train_step().to_kind(Kind::Double).double_value(&[]);
+    fn step(&mut self) -> Result<Logs, BenchError> {
+        let loss = self.train_step()?.to_kind(Kind::Double).double_value(&[]);
         self.train_loss += loss;
-        Logs::loss(loss)
+        Ok(Logs::loss(loss))
     }
 
     fn after_observation(&mut self, _observation: u64, _train_seconds: f64) -> Logs {

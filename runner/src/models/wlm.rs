@@ -345,7 +345,7 @@ impl Train for Wlm {
         self.batch = 0;
     }
 
-    fn train_step(&mut self) -> Tensor {
+    fn train_step(&mut self) -> Result<Tensor, BenchError> {
         // The observation's batch `batch`; past its `number` (a caller stepping on without
         // a new observation) the rows start over.
         let batches = (self.train_data.size()[0] - 1) / self.bptt;
@@ -369,7 +369,7 @@ impl Train for Wlm {
                 opt.step_clipped(self.clip);
             }
         }
-        loss
+        Ok(loss)
     }
 
     fn after_observation(&mut self, _observation: u64, train_seconds: f64) -> Logs {
@@ -432,8 +432,8 @@ mod tests {
         assert_eq!(m.val_data.size(), [9, 10], "95 tokens: 9 rows of 10");
         let before = m.train_data.copy();
         m.begin_observation(0);
-        let _ = m.train_step();
-        let _ = m.train_step();
+        let _ = m.train_step().unwrap();
+        let _ = m.train_step().unwrap();
         assert_eq!(m.batch, 2);
         m.begin_observation(1);
         assert_eq!(m.batch, 0);
@@ -512,7 +512,7 @@ mod tests {
             .sqrt();
         // clip_grad_norm_(0.25): scale min(1, 0.25 / (norm + 1e-6)).
         let scale = (0.25 / (norm + 1e-6)).min(1.0);
-        let _ = m.train_step();
+        let _ = m.train_step().unwrap();
         for ((p, b), g) in params.iter().zip(&before).zip(&grads) {
             let want = b - g * (20.0 * scale);
             let diff = (p - &want).abs().max().double_value(&[]);
@@ -583,7 +583,7 @@ mod tests {
             .map(|p| p.copy())
             .collect();
         m.begin_observation(0);
-        let loss = m.train_step().double_value(&[]);
+        let loss = m.train_step().unwrap().double_value(&[]);
         assert!(loss.is_finite(), "{loss}");
         let Optimizer::Fp16(opt) = &m.opt else {
             unreachable!()
