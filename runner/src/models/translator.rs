@@ -51,6 +51,7 @@
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
@@ -101,18 +102,12 @@ fn py_dict(text: &str) -> Option<Vec<(String, String)>> {
         .collect()
 }
 
-/// A dict argument's text: a string, or the words the jobs file's splitting made of it.
+/// A dict argument's text: a string, or the words the jobs file's splitting made of it,
+/// each as Python's `str` writes it.
 fn dict_text(args: &BenchArgs, key: &str) -> Option<String> {
-    let word = |v: &Value| match v {
-        Value::Str(s) => s.clone(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.to_owned(),
-        other => format!("{other:?}"),
-    };
     match args.extra.get(key)? {
-        Value::List(words) => Some(words.iter().map(word).collect::<Vec<_>>().join(" ")),
-        one => Some(word(one)),
+        Value::List(words) => Some(words.iter().map(py_str).collect::<Vec<_>>().join(" ")),
+        one => Some(py_str(one)),
     }
 }
 
