@@ -424,12 +424,23 @@ pub struct SizeArgs {
 /// few seconds and some hundred MB; 10 million aborted at 2.8 GB.
 pub const MAX_RESAMPLES: u64 = 100_000;
 
+/// `--label NAME=SUB`, read as the grid reads it.
+fn label_arg(text: &str) -> Result<(String, PathBuf), String> {
+    mlbench_analyzer::compare::parse_label(text).map_err(|e| e.to_string())
+}
+
+/// `--explain A,B`.
+fn explain_arg(text: &str) -> Result<(String, String), String> {
+    mlbench_analyzer::compare::parse_explain(text).map_err(|e| e.to_string())
+}
+
 /// How submissions are compared (shared by grid and plot grid).
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Name a submission: NAME=SUB (repeatable).
-    #[arg(long = "label", value_name = "NAME=SUB", value_hint = ValueHint::Other)]
-    pub labels: Vec<String>,
+    #[arg(long = "label", value_name = "NAME=SUB", value_hint = ValueHint::Other,
+          value_parser = label_arg)]
+    pub labels: Vec<(String, PathBuf)>,
 
     /// The submission every other is normalized to (a label); default: the first.
     #[arg(long, value_name = "NAME", value_hint = ValueHint::Other)]
@@ -489,8 +500,8 @@ pub struct GridArgs {
     pub compare: CompareArgs,
 
     /// Explain the gap between two vendors bench by bench: A,B.
-    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other)]
-    pub explain: Option<String>,
+    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other, value_parser = explain_arg)]
+    pub explain: Option<(String, String)>,
 
     /// One vendor's submissions at several sizes (1, 2, 4… devices or nodes): each
     /// bench's throughput against the number of devices and the efficiency against

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 /// How submissions are compared (`grid` and `plot` share them).
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
-    /// `NAME=SUB` labels, as given (`--label`); SUB must be one of the submissions.
-    pub labels: Vec<String>,
+    /// The labels given, (name, submission) as [`parse_label`] reads `NAME=SUB`; each
+    /// submission must be one of those compared.
+    pub labels: Vec<(String, PathBuf)>,
     /// The submission every other is normalized to (a label or a row id); default: the
     /// first submission.
     pub baseline: Option<String>,
@@ -162,17 +163,16 @@ pub fn parse_label(text: &str) -> Result<(String, PathBuf), CompareError> {
     Ok((name.to_owned(), PathBuf::from(path)))
 }
 
-/// Parses every label and checks them against the submissions given: each names one of
-/// them, and none twice. Returns (submission, name) pairs in the order given.
-pub fn parse_labels(
-    labels: &[String],
+/// Checks the labels against the submissions given: each names one of them, and none
+/// twice. Returns (submission, name) pairs in the order given.
+pub fn check_labels(
+    labels: &[(String, PathBuf)],
     subs: &[PathBuf],
 ) -> Result<Vec<(PathBuf, String)>, CompareError> {
-    let mut out: Vec<(PathBuf, String)> = Vec::new();
-    for text in labels {
-        let (name, path) = parse_label(text)?;
-        out.push((path, name));
-    }
+    let out: Vec<(PathBuf, String)> = labels
+        .iter()
+        .map(|(name, path)| (path.clone(), name.clone()))
+        .collect();
     for (i, (path, name)) in out.iter().enumerate() {
         if let Some((_, other)) = out[..i].iter().find(|(p, _)| p == path) {
             return Err(CompareError::LabelledTwice {
@@ -259,7 +259,7 @@ pub fn load_all(
     options: &CompareOptions,
     keep: Keep,
 ) -> Result<Vec<Labelled>, CompareError> {
-    let labels = parse_labels(&options.labels, subs)?;
+    let labels = check_labels(&options.labels, subs)?;
     let targets = selection_only()?;
     let limits = Limits {
         max_bytes: options.max_bytes,
@@ -475,8 +475,8 @@ mod tests {
         paths.iter().map(PathBuf::from).collect()
     }
 
-    fn labels(texts: &[&str]) -> Vec<String> {
-        texts.iter().map(|t| (*t).to_owned()).collect()
+    fn labels(texts: &[&str]) -> Vec<(String, PathBuf)> {
+        texts.iter().map(|t| parse_label(t).unwrap()).collect()
     }
 
     #[test]
@@ -487,10 +487,16 @@ mod tests {
         );
         // The name ends at the first `=`: a path may hold one.
         assert_eq!(parse_label("A=x=y").unwrap().1, PathBuf::from("x=y"));
+        assert_eq!(
+            parse_label("Acme").unwrap_err().to_string(),
+            "label `Acme`: expected NAME=SUB"
+        );
+        assert_eq!(
+            parse_label("=a").unwrap_err().to_string(),
+            "label `=a`: the name is empty"
+        );
         let err =
-            |l: &[&str], s: &[&str]| parse_labels(&labels(l), &subs(s)).unwrap_err().to_string();
-        assert_eq!(err(&["Acme"], &["a"]), "label `Acme`: expected NAME=SUB");
-        assert_eq!(err(&["=a"], &["a"]), "label `=a`: the name is empty");
+            |l: &[&str], s: &[&str]| check_labels(&labels(l), &subs(s)).unwrap_err().to_string();
         assert_eq!(
             err(&["A=a", "B=a"], &["a"]),
             "label `B=a`: that submission is already labelled `A`"
@@ -499,7 +505,7 @@ mod tests {
             err(&["A=b"], &["a"]),
             "label `A=b`: not one of the submissions given"
         );
-        let ok = parse_labels(&labels(&["B=b", "A=a"]), &subs(&["a", "b"])).unwrap();
+        let ok = check_labels(&labels(&["B=b", "A=a"]), &subs(&["a", "b"])).unwrap();
         assert_eq!(
             ok,
             [

@@ -30,11 +30,7 @@ fn scaling_exporter(format: GridFormat) -> Result<&'static dyn Exporter<Scaling>
 
 /// Runs `mlbench grid`.
 pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
-    let explain = args
-        .explain
-        .as_deref()
-        .map(compare::parse_explain)
-        .transpose()?;
+    let explain = args.explain.clone();
     if args.format == GridFormat::Parquet && args.output.is_none() {
         return Err(CommandError::Usage(
             "--format parquet writes binary data: give --output FILE".into(),
