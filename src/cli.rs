@@ -252,7 +252,8 @@ pub struct RunArgs {
     pub devices: Option<String>,
 
     /// Suite repetitions: output0 … output{K-1}.
-    #[arg(long, value_name = "K", default_value_t = 1, value_hint = ValueHint::Other)]
+    #[arg(long, value_name = "K", default_value_t = 1, value_hint = ValueHint::Other,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat_suite: u32,
 
     /// Output folder (`--out` is the old spelling).
@@ -678,7 +679,8 @@ pub struct CheckArgs {
     pub size: SizeArgs,
 
     /// Highest compression ratio accepted for an archive entry over 1 MiB.
-    #[arg(long, value_name = "RATIO", default_value_t = 200, value_hint = ValueHint::Other)]
+    #[arg(long, value_name = "RATIO", default_value_t = 200, value_hint = ValueHint::Other,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub max_ratio: u64,
 }
 

@@ -36,9 +36,6 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared, CommandError> {
             )));
         }
     }
-    if args.max_ratio == 0 {
-        return Err(CommandError::Usage("--max-ratio must be at least 1".into()));
-    }
     let options_base = Options {
         suite: args.name.clone(),
         min_runs: args.min_runs,

@@ -31,11 +31,6 @@ fn visible_gpus() -> u32 {
 /// Runs `mlbench run`.
 pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     let jobs = JobsFile::load(&args.jobs)?;
-    if args.repeat_suite == 0 {
-        return Err(CommandError::Usage(
-            "--repeat-suite must be at least 1".into(),
-        ));
-    }
     if args.slurm {
         return slurm(args, &jobs);
     }

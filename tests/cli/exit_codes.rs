@@ -118,6 +118,18 @@ fn cases(p: &Place) -> Vec<Case> {
             ],
         ),
         case("report", 2, "no --gpu-model", &["report", &ex]),
+        case(
+            "validate",
+            2,
+            "--max-ratio 0 (clap's bound)",
+            &["validate", &ex, "--max-ratio", "0"],
+        ),
+        case(
+            "run",
+            2,
+            "--repeat-suite 0 (clap's bound)",
+            &["run", "--jobs", "j.json", "--repeat-suite", "0"],
+        ),
         case("report", 2, "not a zip", &["report", &notzip, "-g", "RTX"]),
         case(
             "report",
