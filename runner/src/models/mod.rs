@@ -29,6 +29,7 @@ mod half;
 mod host_loader;
 mod loader;
 mod parallel;
+mod pong;
 mod recom;
 mod reso;
 mod scaling;
