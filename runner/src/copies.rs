@@ -324,14 +324,7 @@ fn launch_world(
     let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
     let mut ranks = Vec::with_capacity(k);
     for rank in 0..k {
-        let rendezvous = Rendezvous {
-            host: "127.0.0.1".into(),
-            port,
-            rank,
-            local: rank,
-            world: k,
-            timeout: RANK_TIMEOUT,
-        };
+        let rendezvous = Rendezvous::on_this_host(port, rank, k, RANK_TIMEOUT);
         let mut cmd = child.command(run, position, index);
         cmd.envs(rendezvous.vars());
         match RankProcess::spawn(&mut cmd) {

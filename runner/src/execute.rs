@@ -8,7 +8,7 @@
 use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
 pub use crate::report::CopyResult;
-use crate::report::{self, EntryContext, version_of};
+use crate::report::{self, EntryContext};
 use crate::timing::{Clock, LoopSize, Measurement, measure};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::value::Value;
@@ -259,25 +259,14 @@ pub fn summary_line(
     }
 }
 
-/// The entry's context of copy `index`, for [`run_copy`] and [`write_failure`]: its
-/// `version` and `gpu`. As the suite's `make_report` (`if args.cuda: gpu =
-/// torch.cuda.get_device_name()`), `gpu` is written only where the copy records `cuda:
-/// true`: the CUDA device's name ([`BenchFactory::device_name`]); none on a (simulated) CPU
-/// device, nor for a script that keeps its model on the CPU whatever the device (cart's job
-/// passes `--no-cuda`).
+/// [`report::version_and_gpu`] of copy `index`, for [`run_copy`] and [`write_failure`].
 fn entry_parts(
     execution: &Execution,
     index: usize,
     factory: &dyn BenchFactory,
 ) -> Option<(String, Option<String>)> {
     let copy = execution.copies.get(index)?;
-    let version = factory
-        .source(&execution.name)
-        .map(version_of)
-        .unwrap_or_default();
-    let cuda = copy.arguments.get("cuda") == Some(&Value::Bool(true));
-    let gpu = cuda.then(|| factory.device_name(copy.device));
-    Some((version, gpu))
+    Some(report::version_and_gpu(&execution.name, copy, factory))
 }
 
 /// The copy as its entry records it: `batch_size` as the bench's script overwrites it

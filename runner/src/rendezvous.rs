@@ -131,6 +131,19 @@ pub fn free_port() -> std::io::Result<u16> {
 }
 
 impl Rendezvous {
+    /// Rank `rank` of a world of `world` on this machine, its store on `port` of the
+    /// loopback, on device `rank`.
+    pub fn on_this_host(port: u16, rank: usize, world: usize, timeout: Duration) -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port,
+            rank,
+            local: rank,
+            world,
+            timeout,
+        }
+    }
+
     /// The variables that tell a rank's process where it stands, as torchrun sets them.
     pub fn vars(&self) -> [(&'static str, String); 5] {
         [

@@ -11,6 +11,7 @@
 //!   like the E3 failure stubs but with the bench's real `name` (the stubs' `null` was a
 //!   bug of run.py, spec §1.5).
 
+use crate::bench::BenchFactory;
 use crate::plan::CopyPlan;
 use crate::timing::Measurement;
 use mlbench_schema::entry::ReportEntry;
@@ -148,6 +149,22 @@ pub struct CopyResult {
     pub failure: Option<String>,
     /// Entries written: 1 or 0 for a copy; one per world size for a sweep.
     pub entries: usize,
+}
+
+/// An entry's `version` and `gpu` for a copy of bench `name`. As the suite's `make_report`
+/// (`if args.cuda: gpu = torch.cuda.get_device_name()`), `gpu` is written only where the
+/// copy records `cuda: true`: the CUDA device's name ([`BenchFactory::device_name`]); none
+/// on a (simulated) CPU device, nor for a script that keeps its model on the CPU whatever
+/// the device (cart's job passes `--no-cuda`).
+pub fn version_and_gpu(
+    name: &str,
+    copy: &CopyPlan,
+    factory: &dyn BenchFactory,
+) -> (String, Option<String>) {
+    let version = factory.source(name).map(version_of).unwrap_or_default();
+    let cuda = copy.arguments.get("cuda") == Some(&Value::Bool(true));
+    let gpu = cuda.then(|| factory.device_name(copy.device));
+    (version, gpu)
 }
 
 /// The peak memory of the process that ran a copy.

@@ -129,12 +129,7 @@ pub fn run_sweep(
     let start_time = report::ctime_now();
     let worlds: Vec<WorldOutcome> = (1..=largest.max(1)).map(world).collect();
     let end_time = report::ctime_now();
-    let version = factory
-        .source(&execution.name)
-        .map(report::version_of)
-        .unwrap_or_default();
-    let cuda = copy.arguments.get("cuda") == Some(&Value::Bool(true));
-    let gpu = cuda.then(|| factory.device_name(copy.device));
+    let (version, gpu) = report::version_and_gpu(&execution.name, copy, factory);
     let ctx = EntryContext {
         name: &execution.name,
         version: &version,
@@ -194,14 +189,8 @@ pub fn world_in_threads(
     let results: Vec<WorldOutcome> = std::thread::scope(|s| {
         let ranks: Vec<_> = (0..k)
             .map(|rank| {
-                let rendezvous = crate::rendezvous::Rendezvous {
-                    host: "127.0.0.1".into(),
-                    port,
-                    rank,
-                    local: rank,
-                    world: k,
-                    timeout: RANK_TIMEOUT,
-                };
+                let rendezvous =
+                    crate::rendezvous::Rendezvous::on_this_host(port, rank, k, RANK_TIMEOUT);
                 let device = plan.devices.student(rank as u32);
                 s.spawn(move || {
                     factory

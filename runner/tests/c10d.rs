@@ -58,15 +58,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// A port no one listens on now (the kernel's pick, released for rank 0's store).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// Starts `world` ranks playing `part`; returns each one's (exit success, stdout).
 fn ranks(part: &str, world: usize) -> Vec<(bool, String)> {
-    let port = free_port();
+    let port = mlbench_runner::rendezvous::free_port().unwrap();
     let children: Vec<_> = (0..world)
         .map(|rank| {
             Command::new(std::env::current_exe().unwrap())
@@ -87,15 +81,7 @@ fn ranks(part: &str, world: usize) -> Vec<(bool, String)> {
 }
 
 fn group(rank: usize, world: usize, port: u16, timeout: Duration) -> ProcessGroup {
-    ProcessGroup::gloo(&Rendezvous {
-        host: "127.0.0.1".into(),
-        port,
-        rank,
-        local: rank,
-        world,
-        timeout,
-    })
-    .unwrap()
+    ProcessGroup::gloo(&Rendezvous::on_this_host(port, rank, world, timeout)).unwrap()
 }
 
 /// A small network, initialised from `seed`, and its batch (the same for every seed).

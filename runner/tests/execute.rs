@@ -503,8 +503,12 @@ fn a_scaled_batch_is_recorded_and_counts_the_items() {
 }
 
 /// Executes `plans` in this process on host `h`, each observation timed as `seconds` say,
-/// with no progress.
-fn execute_quietly(plans: &[Plan], factory: &dyn BenchFactory, seconds: Vec<f64>) {
+/// with no progress; the outcome of each plan.
+fn execute_quietly(
+    plans: &[Plan],
+    factory: &dyn BenchFactory,
+    seconds: Vec<f64>,
+) -> Vec<mlbench_runner::RunOutcome> {
     let clock = || Box::new(ScriptedClock::new(seconds.clone())) as Box<dyn Clock>;
     let quiet = |_: &Progress<'_>| {};
     let exec = ExecuteOptions {
@@ -513,7 +517,7 @@ fn execute_quietly(plans: &[Plan], factory: &dyn BenchFactory, seconds: Vec<f64>
         progress: &quiet,
         launcher: None,
     };
-    execute_all(plans, factory, &exec).unwrap();
+    execute_all(plans, factory, &exec).unwrap()
 }
 
 /// Ranks that time 10 steps of the world's batch at 100 items/s per rank times the
@@ -590,15 +594,7 @@ fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
         copy.args.extra.get("network"),
         Some(&Value::from("resnet101"))
     );
-    let quiet = |_: &Progress<'_>| {};
-    let clock = || Box::new(ScriptedClock::new(vec![])) as Box<dyn Clock>;
-    let exec = ExecuteOptions {
-        hostname: "h".into(),
-        clock: &clock,
-        progress: &quiet,
-        launcher: None,
-    };
-    let outcome = &execute_all(&plans, &Ranked, &exec).unwrap()[0];
+    let outcome = &execute_quietly(&plans, &Ranked, vec![])[0];
     assert_eq!((outcome.passed, outcome.failed, outcome.entries), (0, 1, 3));
     let failure = &outcome.failures[0].message;
     assert!(

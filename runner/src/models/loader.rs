@@ -650,31 +650,37 @@ mod tests {
         );
     }
 
-    /// A step's batch holds, slot by slot, the transform of its image with the slot's draws,
-    /// and its "loss" is the batch's mean.
-    #[test]
-    fn a_step_fills_the_batch_in_place_and_returns_its_mean() {
+    /// A loader's context and arguments on one CPU thread: its images in `data`, `batch`
+    /// a step, `seed`, and the integer arguments `extra`.
+    fn on_cpu(data: &Path, batch: i64, seed: i64, extra: &[(&str, i64)]) -> (Ctx, BenchArgs) {
         use crate::bench::DeviceSpec;
         use mlbench_schema::value::Value;
-        let dir = tempfile::tempdir().unwrap();
-        let extra = [
-            ("data", Value::from(dir.path().to_str().unwrap())),
-            ("workers", Value::Int(2)),
-            ("crop_size", Value::Int(16)),
-            ("images", Value::Int(5)),
-        ];
-        let args = BenchArgs {
-            batch_size: 3,
+        let mut args = BenchArgs {
+            batch_size: batch,
             number: 1,
             repeat: 1,
-            seed: 4,
-            extra: extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            seed,
+            extra: extra
+                .iter()
+                .map(|&(k, v)| (k.to_owned(), Value::Int(v)))
+                .collect(),
         };
+        let data = Value::from(data.to_str().unwrap());
+        args.extra.insert("data".to_owned(), data);
         let spec = DeviceSpec::Cpu {
             index: 0,
             threads: 1,
         };
-        let ctx = Ctx::new("loader", &args, spec).unwrap();
+        (Ctx::new("loader", &args, spec).unwrap(), args)
+    }
+
+    /// A step's batch holds, slot by slot, the transform of its image with the slot's draws,
+    /// and its "loss" is the batch's mean.
+    #[test]
+    fn a_step_fills_the_batch_in_place_and_returns_its_mean() {
+        let dir = tempfile::tempdir().unwrap();
+        let extra = [("workers", 2), ("crop_size", 16), ("images", 5)];
+        let (ctx, args) = on_cpu(dir.path(), 3, 4, &extra);
         let mut loader = loader(&ctx, &args).unwrap();
         // The same seed, the same shuffle: a twin's first picks are the step's.
         let picks = super::loader(&ctx, &args).unwrap().indices();
@@ -707,28 +713,11 @@ mod tests {
     /// panic (the bench's entry then says why).
     #[test]
     fn an_unreadable_image_is_the_steps_error() {
-        use crate::bench::DeviceSpec;
-        use mlbench_schema::value::Value;
         let dir = tempfile::tempdir().unwrap();
         let class = dir.path().join("class00");
         std::fs::create_dir_all(&class).unwrap();
         std::fs::write(class.join("broken.jpg"), b"\xff\xd8 not a JPEG").unwrap();
-        let extra = [
-            ("data", Value::from(dir.path().to_str().unwrap())),
-            ("crop_size", Value::Int(8)),
-        ];
-        let args = BenchArgs {
-            batch_size: 1,
-            number: 1,
-            repeat: 1,
-            seed: 1,
-            extra: extra.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-        };
-        let spec = DeviceSpec::Cpu {
-            index: 0,
-            threads: 1,
-        };
-        let ctx = Ctx::new("loader", &args, spec).unwrap();
+        let (ctx, args) = on_cpu(dir.path(), 1, 1, &[("crop_size", 8)]);
         let mut loader = loader(&ctx, &args).unwrap();
         match loader.train_step() {
             Err(BenchError::Failed { bench, message }) => {
