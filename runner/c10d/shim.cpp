@@ -1,5 +1,5 @@
 // The runner's bridge to libtorch's c10d: a TCPStore rendezvous and a ProcessGroupGloo,
-// with the collectives the runner needs, behind a C interface for Rust. Every collective
+// with the collectives the runner needs (DDP's and DataParallel's), behind a C interface for Rust. Every collective
 // is c10d's (Gloo's); this file only constructs, calls and waits, and turns C++ exceptions
 // into error strings, since an exception must not cross into Rust.
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -109,6 +109,18 @@ bool mlb_c10d_broadcast(void* group, at::Tensor* tensor, int root, char** err) {
     c10d::BroadcastOptions opts;
     opts.rootRank = root;
     wait(g, g.backend->broadcast(tensors, opts));
+  });
+}
+
+// Sums every rank's `tensor` into rank `root`'s (the others' are left as they were).
+bool mlb_c10d_reduce_sum(void* group, at::Tensor* tensor, int root, char** err) {
+  return guarded(err, [&] {
+    auto& g = *static_cast<Group*>(group);
+    std::vector<at::Tensor> tensors{*tensor};
+    c10d::ReduceOptions opts;
+    opts.reduceOp = c10d::ReduceOp::SUM;
+    opts.rootRank = root;
+    wait(g, g.backend->reduce(tensors, opts));
   });
 }
 

@@ -2,10 +2,12 @@
 //! rendezvous and a `ProcessGroupGloo`, reached through the C++ shim `c10d/shim.cpp`.
 //!
 //! Every collective here is c10d's: this module constructs the group, passes tensors and
-//! turns the shim's error strings into [`C10dError`]. One [`ProcessGroup`] per process, one
-//! process per rank, as `torchrun` starts them.
+//! turns the shim's error strings into [`C10dError`]. For DDP one [`ProcessGroup`] per
+//! process, one process per rank, as `torchrun` starts them; for nn.DataParallel's replicas,
+//! threads of one process, a world of groups in that process.
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use tch::Tensor;
 
@@ -16,7 +18,7 @@ pub use crate::rendezvous::Rendezvous;
 #[derive(Debug, thiserror::Error)]
 #[error("c10d {operation}: {message}")]
 pub struct C10dError {
-    /// What was asked: "rendezvous", "all_reduce", "broadcast", "barrier".
+    /// What was asked: "rendezvous", "all_reduce", "broadcast", "reduce", "barrier".
     pub operation: &'static str,
     /// c10d's message.
     pub message: String,
@@ -48,11 +50,18 @@ mod ffi {
             root: i32,
             err: *mut *mut c_char,
         ) -> bool;
+        pub fn mlb_c10d_reduce_sum(
+            group: *mut c_void,
+            tensor: *mut C_tensor,
+            root: i32,
+            err: *mut *mut c_char,
+        ) -> bool;
         pub fn mlb_c10d_barrier(group: *mut c_void, err: *mut *mut c_char) -> bool;
     }
 }
 
-/// One rank's membership in a Gloo process group (CPU tensors).
+/// One rank's membership in a Gloo process group (CPU tensors). Usually one per process;
+/// [`ProcessGroup::gloo_world_here`] makes a whole world in one process.
 pub struct ProcessGroup {
     raw: NonNull<c_void>,
     rank: usize,
@@ -114,6 +123,37 @@ impl ProcessGroup {
         }
     }
 
+    /// A whole world of `world` ranks in this process, one group per rank (for replicas
+    /// stepped by threads of one process, as nn.DataParallel's): rank i's group at index
+    /// i. Each group is made on a thread of its own, since every rank's construction waits
+    /// for the others'.
+    pub fn gloo_world_here(world: usize, timeout: Duration) -> Result<Vec<Self>, C10dError> {
+        let port = crate::rendezvous::free_port().map_err(|e| C10dError {
+            operation: "rendezvous",
+            message: format!("no free port on the loopback: {e}"),
+        })?;
+        std::thread::scope(|scope| {
+            let joins: Vec<_> = (0..world)
+                .map(|rank| {
+                    scope.spawn(move || {
+                        Self::gloo(&Rendezvous::on_this_host(port, rank, world, timeout))
+                    })
+                })
+                .collect();
+            joins
+                .into_iter()
+                .map(|join| {
+                    join.join().unwrap_or_else(|_| {
+                        Err(C10dError {
+                            operation: "rendezvous",
+                            message: "a rank's thread panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> usize {
         self.rank
@@ -156,6 +196,25 @@ impl ProcessGroup {
             Ok(())
         } else {
             Err(take_error("broadcast", err))
+        }
+    }
+
+    /// Sums every rank's `tensor` into rank `root`'s; the others' keep their values.
+    pub fn reduce_sum(&mut self, tensor: &mut Tensor, root: usize) -> Result<(), C10dError> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: as in `all_reduce_sum`.
+        let ok = unsafe {
+            ffi::mlb_c10d_reduce_sum(
+                self.raw.as_ptr(),
+                tensor.as_mut_ptr(),
+                root as i32,
+                &mut err,
+            )
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(take_error("reduce", err))
         }
     }
 

@@ -163,13 +163,13 @@ impl Ddp {
 }
 
 /// The tensors, flattened and joined into one contiguous tensor.
-fn flatten(tensors: &[Tensor]) -> Tensor {
+pub(crate) fn flatten(tensors: &[Tensor]) -> Tensor {
     let flat: Vec<Tensor> = tensors.iter().map(|t| t.reshape([-1])).collect();
     Tensor::cat(&flat, 0)
 }
 
 /// Copies consecutive slices of `flat` into `tensors`, in place.
-fn unflatten_into(flat: &Tensor, tensors: &[Tensor]) {
+pub(crate) fn unflatten_into(flat: &Tensor, tensors: &[Tensor]) {
     let mut offset = 0i64;
     for t in tensors {
         let n = t.numel() as i64;

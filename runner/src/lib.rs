@@ -7,6 +7,8 @@ pub mod c10d;
 pub mod confine;
 pub mod copies;
 #[cfg(feature = "tch")]
+pub mod data_parallel;
+#[cfg(feature = "tch")]
 pub mod ddp;
 pub mod devices;
 pub mod execute;

@@ -618,7 +618,7 @@ fn scaling_sweeps_world_sizes_with_ranks_on_c10d() {
 }
 
 /// The modules a file uses: models' files it names as `module::` and the crate's training
-/// modules (`crate::ddp`, `crate::c10d`), by path.
+/// modules (`crate::ddp`, `crate::c10d`, `crate::data_parallel`), by path.
 fn used_modules(text: &str, own: &str, models: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for m in models.iter().filter(|m| m.as_str() != own) {
@@ -632,7 +632,7 @@ fn used_modules(text: &str, own: &str, models: &[String]) -> Vec<String> {
             out.push(format!("src/models/{m}.rs"));
         }
     }
-    for m in ["ddp", "c10d"] {
+    for m in ["ddp", "c10d", "data_parallel"] {
         if text.contains(&format!("crate::{m}")) {
             out.push(format!("src/{m}.rs"));
         }

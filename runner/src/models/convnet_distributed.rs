@@ -1,20 +1,24 @@
 //! convnet_distributed / convnet_distributed_fp16 (convnets conv_distributed.py through
-//! run_distributed.sh; whole-machine jobs): the convnet ResNet trained data-parallel over
-//! every device of the machine. One replica per device (`vcd` lists them), each on its share
-//! of `--batch-size` images of a fresh whole batch every step (the script's `--batch-size` is
-//! per GPU: it multiplies it by the device count; its loader, here `host_loader` with
-//! `--workers` threads as convnet's, makes batches of `batch_size × devices`, which the step
-//! splits in equal shares and copies to each replica's device), cross-entropy, and every step the
-//! gradients all-reduced to their average (`parallel::all_reduce_mean`, DDP's arithmetic,
-//! which for equal shares is also the script's nn.DataParallel gradient of the mean loss
-//! over the whole batch), then each replica's plain SGD (the script's: lr 0.1, no momentum,
-//! no weight decay; `--half` through FP16_Optimizer as convnet's, `half`). BatchNorm
-//! buffers are broadcast from replica 0 before each step.
-//! The loss is the mean of the replicas' losses. As the script (conv_distributed.py:95-117)
-//! each step is timed in two stages, each synchronising every device on entry and exit:
-//! `loading` (the wait for the batch and its copies to the devices) and `compute` (the
-//! replicas' forward and backward, the all-reduce, the steps). Not as the script: the
-//! script copies its whole batch to GPU 0 and DataParallel scatters it inside `compute`.
+//! run_distributed.sh; whole-machine jobs): the convnet ResNet trained through
+//! nn.DataParallel over every device of the machine (`vcd` lists them). The script's
+//! `--batch-size` is per GPU: it multiplies it by the device count, and its loader (here
+//! `host_loader` with `--workers` threads, as convnet's) makes batches of
+//! `batch_size × devices`. Each step, as the script's (conv_distributed.py:95-117), is timed
+//! in two stages, each synchronising every device on entry and exit:
+//!
+//! - `loading`: the wait for the next whole batch and its copy to device 0 (`input.cuda()`);
+//! - `compute`: DataParallel's forward (the master, replica 0, replicated onto the other
+//!   devices through c10d; the batch scattered as `torch.chunk` splits it; the replicas run
+//!   in their threads; the outputs gathered onto device 0), the cross-entropy of the whole
+//!   batch on device 0, its backward (the gradient scattered back, the replicas' backward,
+//!   their gradients summed into the master's through c10d), and the master's plain SGD
+//!   (the script's: lr 0.1, no momentum, no weight decay; `--half` through FP16_Optimizer
+//!   as convnet's, `half`).
+//!
+//! For equal shares this is DDP's arithmetic too (`parallel`'s tests show both take one
+//! process's step on the whole batch); the cost is DataParallel's: a replication every
+//! step, a reduction onto one device and one optimizer. BatchNorm's running statistics are
+//! the master's, updated by replica 0 on its share, as DataParallel's.
 //! Args: `arch`/`a` (resnet18; the jobs pass resnet101), `batch_size` per device (fast.json:
 //! 64, fp16: 128), `image_size` (224), `num_classes` (1000), `lr` (0.1), `half`, `vcd`,
 //! `workers` (fast.json: 8).
@@ -22,7 +26,7 @@
 use super::convnet::{IMAGENET_MEAN, IMAGENET_SD, ResNetArgs};
 use super::half::{Sgd, batch_norm_to_float};
 use super::host_loader::{HostLoader, Recipe};
-use super::parallel::{self, Workers};
+use super::parallel::{self, Rank, Workers};
 use super::{Ctx, Train, sync};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use crate::timing::timed;
@@ -32,6 +36,9 @@ use tch::{Device, Kind, Tensor};
 pub(super) const SOURCE: &str = concat!(
     include_str!("convnet_distributed.rs"),
     include_str!("parallel.rs"),
+    include_str!("../data_parallel.rs"),
+    include_str!("../ddp.rs"),
+    include_str!("../c10d.rs"),
     include_str!("host_loader.rs"),
     include_str!("loader.rs"),
     include_str!("half.rs"),
@@ -46,25 +53,25 @@ pub(super) fn batch_size(args: &BenchArgs) -> i64 {
 
 struct Replica {
     net: Box<dyn ModuleT>,
-    opt: Sgd,
-    device: Device,
+    rank: Rank,
+    /// Parameters and buffers in name order: what replication copies.
+    vars: Vec<Tensor>,
+    /// Trainable parameters: what the reduction sums.
+    params: Vec<Tensor>,
     _vs: nn::VarStore,
 }
 
 struct ConvNetDistributed {
+    bench: &'static str,
     workers: Workers<Replica>,
-    /// Trainable parameters, replica × parameter.
-    params: Vec<Vec<Tensor>>,
-    /// BatchNorm running statistics, replica × buffer.
-    buffers: Vec<Vec<Tensor>>,
-    /// Each replica's share of the parameters in a split all-reduce.
-    parts: Vec<std::ops::Range<usize>>,
+    /// The master's optimizer (replica 0's parameters), stepped on this thread.
+    opt: Sgd,
     device0: Device,
     /// Every replica's device.
     devices: Vec<Device>,
     /// The script's loader: whole batches of `batch_size × devices`.
     loader: HostLoader,
-    /// One replica's share: `[batch_size, 3, size, size]`.
+    /// The whole batch: `[batch_size × devices, 3, size, size]`.
     shape: [i64; 4],
     kind: Kind,
     coordinator: parallel::Coordinator,
@@ -77,6 +84,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> {
     let devices = parallel::device_count(ctx, args)?;
     let placements = parallel::placements(ctx, devices)?;
+    let ranks = parallel::ranks(ctx, &placements)?;
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let resnet = ResNetArgs::read(ctx, args)?;
     let lr = ctx.float(args, &["lr", "learning_rate"], 0.1)?;
@@ -85,34 +93,27 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
     }
     let size = resnet.image_size;
     let mut replicas = Vec::with_capacity(devices);
-    let (mut params, mut all, mut buffers) = (Vec::new(), Vec::new(), Vec::new());
     // Built here, one after the other, so the random streams do not depend on threads.
-    for placement in &placements {
-        let device = placement.device;
-        let mut vs = nn::VarStore::new(device);
+    for (placement, rank) in placements.iter().zip(ranks) {
+        let mut vs = nn::VarStore::new(placement.device);
         let net = resnet.net(ctx, &vs.root())?;
         vs.set_kind(ctx.kind);
         batch_norm_to_float(&vs);
-        let opt = Sgd::new(&vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
-        params.push(vs.trainable_variables());
-        let (vars, bufs) = parallel::named(&vs);
-        all.push(vars);
-        buffers.push(bufs);
         replicas.push(Replica {
             net,
-            opt,
-            device,
+            rank,
+            vars: parallel::named(&vs).0,
+            params: vs.trainable_variables(),
             _vs: vs,
         });
     }
-    // DDP's construction: every replica starts from replica 0's weights and buffers.
-    parallel::broadcast(&all, devices);
+    let opt = Sgd::new(&replicas[0]._vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
-    let parts = parallel::partition(&params[0], devices);
     let workers_threads = ctx.int(args, &["workers"], 0)?.max(0) as usize;
+    let whole = batch_size * devices as i64;
     let recipe = Recipe::normalized(
-        batch_size as usize * devices,
+        whole as usize,
         (size * size) as usize,
         resnet.classes as u64,
         &IMAGENET_MEAN,
@@ -121,38 +122,28 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
     // conv_distributed.py:83: one iterator, made before the loop (not shuffled).
     let loader = HostLoader::new(recipe, args.seed as u64, workers_threads, 0);
     Ok(ConvNetDistributed {
+        bench: ctx.name,
         workers,
-        parts,
-        params,
-        buffers,
+        opt,
         device0: placements[0].device,
         devices: placements.iter().map(|p| p.device).collect(),
         loader,
-        shape: [batch_size, 3, size, size],
+        shape: [whole, 3, size, size],
         kind: ctx.kind,
         coordinator: parallel::Coordinator::default(),
     })
 }
 
 impl ConvNetDistributed {
-    /// The next whole batch, split in equal shares, each on its replica's device.
-    fn next_on_devices(&mut self) -> Vec<(Tensor, Tensor)> {
+    /// The next whole batch on device 0 (the script's `input.cuda()`, `target.cuda()`).
+    fn next_on_device0(&mut self) -> (Tensor, Tensor) {
         let batch = self.loader.next_batch();
-        let share = self.shape[0] as usize;
-        let values = batch.images.len() / self.devices.len();
-        self.devices
-            .iter()
-            .enumerate()
-            .map(|(i, &device)| {
-                let images = Tensor::from_slice(&batch.images[i * values..(i + 1) * values])
-                    .view(self.shape)
-                    .to_device(device)
-                    .to_kind(self.kind);
-                let labels =
-                    Tensor::from_slice(&batch.labels[i * share..(i + 1) * share]).to_device(device);
-                (images, labels)
-            })
-            .collect()
+        let images = Tensor::from_slice(&batch.images)
+            .view(self.shape)
+            .to_device(self.device0)
+            .to_kind(self.kind);
+        let labels = Tensor::from_slice(&batch.labels).to_device(self.device0);
+        (images, labels)
     }
 
     /// Waits for every replica's device.
@@ -162,51 +153,44 @@ impl ConvNetDistributed {
         }
     }
 
-    /// One step on the replicas' shares: the mean of their losses.
-    fn train_on(&mut self, inputs: Vec<(Tensor, Tensor)>) -> Tensor {
+    /// One step of the script's loop through DataParallel: the whole batch's loss.
+    fn train_on(&mut self, images: Tensor, labels: Tensor) -> Result<Tensor, BenchError> {
         self.coordinator.enter(self.device0);
-        // DDP's broadcast_buffers: replica 0's running statistics before the forward.
-        parallel::broadcast(&self.buffers, self.buffers.len());
-        let losses = self.workers.map(inputs, |_, r, (images, labels)| {
-            r.opt.zero_grad();
-            let logits = r.net.forward_t(&images, true);
-            // Cross-entropy in float32 even for half models, as convnet.
-            let loss = logits
-                .to_kind(Kind::Float)
-                .cross_entropy_for_logits(&labels);
-            r.opt.backward(&loss);
-            loss.detach()
+        let (workers, bench) = (&self.workers, self.bench);
+        parallel::collective(bench, workers.each(|_, r| r.rank.replicate(&r.vars)))?;
+        let applied = parallel::apply(workers, &self.devices, &images, false, |r, x| {
+            r.net.forward_t(x, true)
         });
-        parallel::all_reduce_mean_on(&self.workers, &self.params, &self.parts);
-        self.workers.each(|_, r| {
-            r.opt.step();
-            // Each device finished with its step, as each process's loss.item() waits for
-            // its own: the step's time covers every device.
-            if let Device::Cuda(i) = r.device {
-                tch::Cuda::synchronize(i as i64);
-            }
-        });
-        let losses: Vec<Tensor> = losses.iter().map(|l| l.to_device(self.device0)).collect();
-        Tensor::stack(&losses, 0).mean(Kind::Float)
+        // Cross-entropy in float32 even for half models, as convnet.
+        let loss = applied
+            .output
+            .to_kind(Kind::Float)
+            .cross_entropy_for_logits(&labels);
+        self.opt.zero_grad();
+        self.opt.backward(&loss);
+        let grad = applied.output.grad();
+        parallel::backward(workers, applied, &grad);
+        parallel::collective(bench, workers.each(|_, r| r.rank.reduce_grads(&r.params)))?;
+        self.opt.step();
+        Ok(loss.detach())
     }
 }
 
 impl Train for ConvNetDistributed {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let inputs = self.next_on_devices();
-        Ok(self.train_on(inputs))
+        let (images, labels) = self.next_on_device0();
+        self.train_on(images, labels)
     }
 
     fn step(&mut self) -> Result<Logs, BenchError> {
         let devices = self.devices.clone();
         let sync = || Self::sync_all(&devices);
-        let (inputs, loading) = timed(&sync, || self.next_on_devices());
+        let ((images, labels), loading) = timed(&sync, || self.next_on_device0());
         let (loss, compute) = timed(&sync, || {
-            self.train_on(inputs)
-                .to_kind(Kind::Double)
-                .double_value(&[])
+            self.train_on(images, labels)
+                .map(|loss| loss.to_kind(Kind::Double).double_value(&[]))
         });
-        Ok(Logs::loss(loss)
+        Ok(Logs::loss(loss?)
             .stage("loading", loading)
             .stage("compute", compute))
     }
@@ -218,10 +202,11 @@ mod tests {
     use crate::bench::DeviceSpec;
     use mlbench_schema::value::Value;
 
-    /// Three replicas on their own batches: after each step every replica holds the same
-    /// weights (the averaged gradients reached each optimizer), which the step changed.
+    /// Three replicas through DataParallel: each step moves the master's weights, leaves
+    /// the replicas' gradients zeroed (summed into the master's), and the next replication
+    /// makes every replica the master, bit for bit.
     #[test]
-    fn replicas_stay_identical_while_training() {
+    fn the_master_steps_and_replication_copies_it() {
         let extra = [
             ("arch", Value::from("resnet18")),
             ("image_size", Value::Int(32)),
@@ -241,22 +226,40 @@ mod tests {
         };
         let ctx = Ctx::new("convnet_distributed", &args, spec).unwrap();
         let mut model = model(&ctx, &args).unwrap();
-        assert_eq!(model.params.len(), 3);
-        let before: Vec<Tensor> = model.params[0].iter().map(Tensor::copy).collect();
+        assert_eq!(model.shape[0], 6, "the whole batch: 2 per device");
+        let copies = |model: &ConvNetDistributed| {
+            model
+                .workers
+                .each(|_, r| r.vars.iter().map(Tensor::copy).collect::<Vec<_>>())
+        };
+        let before = copies(&model).swap_remove(0);
         for _ in 0..2 {
             let loss = model.train_step().unwrap().double_value(&[]);
             assert!(loss.is_finite());
-            for (i, replica) in model.params.iter().enumerate() {
-                for (j, p) in replica.iter().enumerate() {
-                    let d = (p - &model.params[0][j]).abs().max().double_value(&[]);
-                    assert_eq!(d, 0.0, "replica {i}, parameter {j}");
-                }
-            }
+            let zeroed = model.workers.each(|i, r| {
+                i == 0
+                    || r.params
+                        .iter()
+                        .all(|p| p.grad().abs().max().double_value(&[]) == 0.0)
+            });
+            assert_eq!(
+                zeroed, [true; 3],
+                "the replicas' gradients went to the master"
+            );
         }
+        let after = copies(&model);
         let moved = before
             .iter()
-            .zip(&model.params[0])
+            .zip(&after[0])
             .any(|(a, b)| (a - b).abs().max().double_value(&[]) > 0.0);
-        assert!(moved, "the step changed the weights");
+        assert!(moved, "the step changed the master's weights");
+        let replicated = model.workers.each(|_, r| r.rank.replicate(&r.vars));
+        assert!(replicated.iter().all(Result::is_ok));
+        for (i, vars) in copies(&model).iter().enumerate() {
+            for (j, (v, m)) in vars.iter().zip(&after[0]).enumerate() {
+                let d = (v - m).abs().max().double_value(&[]);
+                assert_eq!(d, 0.0, "replica {i}, variable {j}");
+            }
+        }
     }
 }

@@ -1,41 +1,35 @@
-//! Data parallelism over the devices of a whole-machine copy, for the suite's multi-GPU
-//! jobs. tch has no c10d/NCCL, so the collectives are tensor copies through device 0.
+//! nn.DataParallel for the suite's whole-machine jobs: one replica of a model per device,
+//! each stepped by an OS thread of its own, as DataParallel's `parallel_apply` runs them.
 //!
-//! - [`Workers`]: one replica of a model per device, each stepped in an OS thread of its
-//!   own. On simulated CPU devices every replica lives on `Device::Cpu` and its thread gets
-//!   its share of the copy's cores: torch's intra-op thread count (per OS thread) and, as
-//!   the per-device copies, the matching contiguous run of CPUs ([`placements`]). On CUDA
-//!   replica i lives on `Device::Cuda(i)`. The thread that steps the model ([`Coordinator`])
-//!   runs on one intra-op thread on CPU devices.
-//! - DistributedDataParallel: [`all_reduce_mean`] averages the replicas' gradients (each
-//!   divided by the number of replicas, summed onto device 0, broadcast back), coalesced
-//!   into buckets of up to 25 MiB as DDP's; [`broadcast`] copies device 0's parameters or
-//!   buffers to the others (DDP's start and its per-step buffer broadcast).
-//! - One memory: on simulated CPU devices the collectives go tensor by tensor, in place,
-//!   without the buckets' flattened copies (the same arithmetic), and work on every
-//!   replica's tensors can be split by tensors between the replicas' threads ([`partition`],
-//!   [`on_parts`], [`all_reduce_mean_on`]), so that it uses every core without the
-//!   coordinating thread's own intra-op threads.
-//! - nn.DataParallel: [`apply`] scatters a batch held on device 0 along its first dimension
-//!   as `torch.chunk` splits it ([`chunk_sizes`]), runs each chunk through its replica and
-//!   gathers the outputs onto device 0; [`backward`] sends the output's gradient back the
-//!   same way and returns the input's; [`reduce_add_grads`] sums the replicas' gradients
-//!   into the master's (replica 0, the one the optimizer steps), and [`broadcast`] is the
-//!   replication of the master onto the other devices.
+//! - [`Workers`]: the replicas' threads. On simulated CPU devices every replica lives on
+//!   `Device::Cpu` and its thread gets its share of the copy's cores: torch's intra-op
+//!   thread count (per OS thread) and, as the per-device copies, the matching contiguous run
+//!   of CPUs ([`placements`]). On CUDA replica i lives on `Device::Cuda(i)`. The thread that
+//!   steps the model ([`Coordinator`]) runs on one intra-op thread on CPU devices.
+//! - The communication is c10d's ([`crate::data_parallel`]): each replica's thread holds its
+//!   rank of a process group made for the replicas ([`groups`]); replication (the master's
+//!   parameters and buffers broadcast before every forward) and the gradients' reduction
+//!   onto the master go through it. Gloo's group takes CPU tensors; NCCL, which CUDA
+//!   replicas need, is not built into this runner yet, so more than one CUDA device is
+//!   refused with that reason.
+//! - [`apply`] scatters a batch held on device 0 along its first dimension as `torch.chunk`
+//!   splits it ([`chunk_sizes`]), runs each chunk through its replica and gathers the
+//!   outputs onto device 0; [`backward`] sends the output's gradient back the same way and
+//!   returns the input's. Scatter and gather are device copies, as `comm.scatter` and
+//!   `comm.gather` are in PyTorch (on simulated CPU devices, views of one memory).
 
 use super::{Ctx, panic_message};
-use crate::bench::{BenchArgs, DeviceSpec};
+use crate::bench::{BenchArgs, BenchError, DeviceSpec};
+use crate::c10d::{C10dError, ProcessGroup};
 use crate::confine::{allowed_cpus, pin_current_thread, share_of};
+use crate::data_parallel;
 use crate::devices::{DeviceSet, split_cores};
 use mlbench_schema::value::Value;
-use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 use tch::{Device, Tensor};
-
-/// DDP's `bucket_cap_mb`: gradients are reduced in buckets of at most this many bytes.
-const BUCKET_BYTES: usize = 25 << 20;
 
 /// The devices a whole-machine copy spans: the entries of its `vcd` argument
 /// (`CUDA_VISIBLE_DEVICES`, `"0,1,…"`), 1 without one. `None` for a malformed `vcd`.
@@ -119,6 +113,71 @@ pub(super) fn placements(ctx: &Ctx, n: usize) -> Result<Vec<Placement>, crate::b
             }
         })
         .collect())
+}
+
+/// How long a replica waits for the others at a collective: c10d's default.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A replica's part in DataParallel's communication: its rank in the replicas' process
+/// group, rank 0 being the master; none with one replica (DataParallel on one device calls
+/// the module itself, without replication or reduction).
+pub(super) struct Rank(Option<ProcessGroup>);
+
+impl Rank {
+    /// Replication: the master's `vars` (parameters and buffers) copied into this
+    /// replica's, as DataParallel does before every forward.
+    pub(super) fn replicate(&mut self, vars: &[Tensor]) -> Result<(), C10dError> {
+        match &mut self.0 {
+            Some(group) => data_parallel::broadcast_coalesced(group, vars),
+            None => Ok(()),
+        }
+    }
+
+    /// The gradients of `params` summed into the master's, this replica's then zeroed, as
+    /// DataParallel's backward does after each call.
+    pub(super) fn reduce_grads(&mut self, params: &[Tensor]) -> Result<(), C10dError> {
+        match &mut self.0 {
+            Some(group) => data_parallel::reduce_add_coalesced(group, params),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The replicas' ranks, replica i's at index i: Gloo's process group over the loopback on
+/// CPU devices, nothing for one replica. More than one CUDA device needs NCCL, which this
+/// runner's c10d shim does not build yet: refused, saying so.
+pub(super) fn ranks(ctx: &Ctx, placements: &[Placement]) -> Result<Vec<Rank>, BenchError> {
+    let n = placements.len();
+    if n <= 1 {
+        return Ok((0..n).map(|_| Rank(None)).collect());
+    }
+    if placements.iter().any(|p| p.device.is_cuda()) {
+        return Err(ctx.device_error(format!(
+            "DataParallel over {n} CUDA devices needs c10d's NCCL group, not built into this \
+             runner yet (one device runs without it)"
+        )));
+    }
+    let groups = ProcessGroup::gloo_world_here(n, TIMEOUT)
+        .map_err(|e| ctx.failed(format!("the replicas' process group: {e}")))?;
+    Ok(groups.into_iter().map(|g| Rank(Some(g))).collect())
+}
+
+/// The replicas' results of one collective: the first failure, naming its replica.
+pub(super) fn collective(
+    bench: &str,
+    results: Vec<Result<(), C10dError>>,
+) -> Result<(), BenchError> {
+    match results
+        .into_iter()
+        .enumerate()
+        .find_map(|(i, r)| r.err().map(|e| (i, e)))
+    {
+        None => Ok(()),
+        Some((i, e)) => Err(BenchError::Failed {
+            bench: bench.to_owned(),
+            message: format!("replica {i}: {e}"),
+        }),
+    }
 }
 
 /// Sets this thread's libtorch intra-op threads for good. ATen's count is per OS thread, but
@@ -268,288 +327,6 @@ fn to(t: &Tensor, device: Device) -> Tensor {
         t.shallow_clone()
     } else {
         t.to_device_(device, t.kind(), true, false)
-    }
-}
-
-/// Consecutive runs of `tensors` of one kind and at most [`BUCKET_BYTES`] (at least one
-/// tensor each).
-fn buckets(tensors: &[Tensor]) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut bytes = 0;
-    for (j, t) in tensors.iter().enumerate() {
-        let size = t.numel() * t.kind().elt_size_in_bytes();
-        if j > start && (bytes + size > BUCKET_BYTES || t.kind() != tensors[start].kind()) {
-            out.push(start..j);
-            start = j;
-            bytes = 0;
-        }
-        bytes += size;
-    }
-    if start < tensors.len() {
-        out.push(start..tensors.len());
-    }
-    out
-}
-
-/// The tensors flattened into one new contiguous vector.
-fn flatten(tensors: &[Tensor]) -> Tensor {
-    let flat: Vec<Tensor> = tensors.iter().map(|t| t.reshape([-1])).collect();
-    Tensor::cat(&flat, 0)
-}
-
-/// Each tensor's elements of `flat` (laid out as [`flatten`] does), by `f(tensor, slice)`.
-fn unflatten(flat: &Tensor, tensors: &mut [Tensor], mut f: impl FnMut(&mut Tensor, &Tensor)) {
-    let mut offset = 0;
-    for t in tensors {
-        let n = t.numel() as i64;
-        let part = flat.narrow(0, offset, n).view(t.size().as_slice());
-        f(t, &part);
-        offset += n;
-    }
-}
-
-/// The gradients of `params` (replica × parameter) at the parameters whose gradient replica
-/// 0 has, checking that every replica has the same ones.
-fn grads(params: &[Vec<Tensor>], replicas: usize) -> (Vec<usize>, Vec<Vec<Tensor>>) {
-    let all: Vec<Vec<Tensor>> = params[..replicas]
-        .iter()
-        .map(|ps| ps.iter().map(Tensor::grad).collect())
-        .collect();
-    let defined: Vec<usize> = (0..all[0].len()).filter(|&j| all[0][j].defined()).collect();
-    for (i, g) in all.iter().enumerate() {
-        for (j, t) in g.iter().enumerate() {
-            assert_eq!(
-                t.defined(),
-                all[0][j].defined(),
-                "parameter {j}: replica {i} and replica 0 disagree on having a gradient"
-            );
-        }
-    }
-    let picked = all
-        .into_iter()
-        .map(|g| defined.iter().map(|&j| g[j].shallow_clone()).collect())
-        .collect();
-    (defined, picked)
-}
-
-/// Whether the first `replicas` replicas' `tensors[..][range]` are all on replica 0's
-/// device: simulated CPU devices, which share one memory. There a collective goes tensor by
-/// tensor, in place, with a bucket's arithmetic in the same order but without its flattened
-/// copies (copies within one memory, which would double the traffic and allocate a bucket's
-/// worth each time).
-fn one_memory(tensors: &[Vec<Tensor>], replicas: usize, range: &Range<usize>) -> bool {
-    let device0 = tensors[0][range.start].device();
-    tensors[..replicas]
-        .iter()
-        .all(|ts| ts[range.clone()].iter().all(|t| t.device() == device0))
-}
-
-/// DistributedDataParallel's gradient all-reduce over every replica: each replica's
-/// gradient divided by the number of replicas (DDP's division by the world size), summed
-/// onto replica 0's device and copied back to every replica, bucket by bucket.
-/// `params[i][j]` is parameter j of replica i (the same order on every replica). Afterwards
-/// every replica holds the same averaged gradients.
-pub(super) fn all_reduce_mean(params: &[Vec<Tensor>]) {
-    all_reduce_mean_with(params, false);
-}
-
-/// [`all_reduce_mean`], with `coalesce` flattening the buckets even in one memory.
-fn all_reduce_mean_with(params: &[Vec<Tensor>], coalesce: bool) {
-    let n = params.len();
-    if n < 2 {
-        return;
-    }
-    let _guard = tch::no_grad_guard();
-    let (_, mut grads) = grads(params, n);
-    for range in buckets(&grads[0]) {
-        if !coalesce && one_memory(&grads, n, &range) {
-            for j in range {
-                for g in &mut grads {
-                    let _ = g[j].g_div_scalar_(n as f64);
-                }
-                let (total, others) = grads.split_at_mut(1);
-                for g in others.iter() {
-                    total[0][j] += &g[j];
-                }
-                for g in others.iter_mut() {
-                    g[j].copy_(&total[0][j]);
-                }
-            }
-            continue;
-        }
-        let device0 = grads[0][range.start].device();
-        let mut flats: Vec<Tensor> = grads.iter().map(|g| flatten(&g[range.clone()])).collect();
-        for flat in &mut flats {
-            let _ = flat.g_div_scalar_(n as f64);
-        }
-        let mut total = flats[0].shallow_clone();
-        for flat in &flats[1..] {
-            total += to(flat, device0);
-        }
-        for g in &mut grads {
-            let local = to(&total, g[range.start].device());
-            unflatten(&local, &mut g[range.clone()], |t, part| {
-                t.copy_(part);
-            });
-        }
-    }
-}
-
-/// The first `replicas` replicas' `tensors` (parameters or buffers) set to replica 0's,
-/// bucket by bucket: DDP's broadcast from rank 0, DataParallel's replication.
-pub(super) fn broadcast(tensors: &[Vec<Tensor>], replicas: usize) {
-    broadcast_with(tensors, replicas, false);
-}
-
-/// [`broadcast`], with `coalesce` flattening the buckets even in one memory.
-fn broadcast_with(tensors: &[Vec<Tensor>], replicas: usize, coalesce: bool) {
-    if replicas < 2 {
-        return;
-    }
-    let _guard = tch::no_grad_guard();
-    for range in buckets(&tensors[0]) {
-        if !coalesce && one_memory(tensors, replicas, &range) {
-            for replica in &tensors[1..replicas] {
-                for j in range.clone() {
-                    replica[j].shallow_clone().copy_(&tensors[0][j]);
-                }
-            }
-            continue;
-        }
-        let flat = flatten(&tensors[0][range.clone()]);
-        for replica in &tensors[1..replicas] {
-            let mut dst: Vec<Tensor> = replica[range.clone()]
-                .iter()
-                .map(Tensor::shallow_clone)
-                .collect();
-            let local = to(&flat, dst[0].device());
-            unflatten(&local, &mut dst, |t, part| {
-                t.copy_(part);
-            });
-        }
-    }
-}
-
-/// DataParallel's gradient reduction: replicas 1..`replicas` add their gradients into
-/// replica 0's (the master, the module its optimizer steps), bucket by bucket, and are
-/// zeroed (DataParallel's replicas are made afresh each call).
-pub(super) fn reduce_add_grads(params: &[Vec<Tensor>], replicas: usize) {
-    reduce_add_grads_with(params, replicas, false);
-}
-
-/// [`reduce_add_grads`], with `coalesce` flattening the buckets even in one memory.
-fn reduce_add_grads_with(params: &[Vec<Tensor>], replicas: usize, coalesce: bool) {
-    if replicas < 2 {
-        return;
-    }
-    let _guard = tch::no_grad_guard();
-    let (_, mut grads) = grads(params, replicas);
-    let buckets: Vec<(Range<usize>, bool)> = buckets(&grads[0])
-        .into_iter()
-        .map(|range| {
-            let direct = !coalesce && one_memory(&grads, replicas, &range);
-            (range, direct)
-        })
-        .collect();
-    let (master, others) = grads.split_at_mut(1);
-    let master = &mut master[0];
-    for (range, direct) in buckets {
-        let device0 = master[range.start].device();
-        for g in others.iter_mut() {
-            if direct {
-                for j in range.clone() {
-                    master[j] += &g[j];
-                }
-            } else {
-                let flat = to(&flatten(&g[range.clone()]), device0);
-                unflatten(&flat, &mut master[range.clone()], |t, part| {
-                    *t += part;
-                });
-            }
-            for t in &mut g[range.clone()] {
-                let _ = t.zero_();
-            }
-        }
-    }
-}
-
-/// Whether every tensor of `tensors` (replica × tensor) is on one device: the simulated CPU
-/// devices, which share one memory.
-pub(super) fn shares_memory(tensors: &[Vec<Tensor>]) -> bool {
-    match tensors.first().and_then(|ts| ts.first()) {
-        Some(t) => {
-            let device = t.device();
-            tensors.iter().flatten().all(|t| t.device() == device)
-        }
-        None => true,
-    }
-}
-
-/// Contiguous runs of `tensors`' indices, `parts` of them, of about equal numbers of
-/// elements (each tensor goes to the part its middle element falls in; a run may be empty).
-pub(super) fn partition(tensors: &[Tensor], parts: usize) -> Vec<Range<usize>> {
-    let parts = parts.max(1);
-    let total: usize = tensors.iter().map(Tensor::numel).sum();
-    let mut before = 0;
-    let part_of: Vec<usize> = tensors
-        .iter()
-        .map(|t| {
-            let n = t.numel();
-            let middle = before + n / 2;
-            before += n;
-            (middle * parts / total.max(1)).min(parts - 1)
-        })
-        .collect();
-    (0..parts)
-        .map(|p| part_of.partition_point(|&q| q < p)..part_of.partition_point(|&q| q <= p))
-        .collect()
-}
-
-/// Runs `f(replica i, share i)` in every replica's thread at once, share i being every
-/// replica's tensors of `parts[i]` (replica × tensor, as `tensors`). For work on tensors in
-/// one memory split by tensors between the replicas' threads, each on its own share of the
-/// cores, instead of this thread: the same arithmetic on every tensor.
-pub(super) fn on_parts<R, F>(
-    workers: &Workers<R>,
-    tensors: &[Vec<Tensor>],
-    parts: &[Range<usize>],
-    f: F,
-) where
-    R: Send + 'static,
-    F: Fn(&mut R, &[Vec<Tensor>]) + Send + Sync + 'static,
-{
-    let shares: Vec<Vec<Vec<Tensor>>> = parts
-        .iter()
-        .map(|range| {
-            tensors
-                .iter()
-                .map(|ts| {
-                    ts[range.clone()]
-                        .iter()
-                        .map(Tensor::shallow_clone)
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    workers.map(shares, move |_, replica, share| f(replica, &share));
-}
-
-/// [`all_reduce_mean`] with the work split between the replicas' threads by `parts` (one per
-/// replica, see [`partition`]) when the replicas share one memory; else on this thread.
-pub(super) fn all_reduce_mean_on<R: Send + 'static>(
-    workers: &Workers<R>,
-    params: &[Vec<Tensor>],
-    parts: &[Range<usize>],
-) {
-    if params.len() < 2 {
-        return;
-    }
-    if shares_memory(params) {
-        on_parts(workers, params, parts, |_, share| all_reduce_mean(share));
-    } else {
-        all_reduce_mean(params);
     }
 }
 
@@ -725,9 +502,33 @@ mod tests {
         (a - b).abs().max().double_value(&[])
     }
 
-    /// Replicas of `make` with the reference's weights, each stepping SGD on its share of the
-    /// batch after the all-reduce, against the reference's one step on the whole batch.
-    fn ddp_matches_one_step_on_the_whole_batch(make: fn() -> Net, input: &[i64], n: usize) {
+    /// A replica for DataParallel: a net and its rank.
+    struct Replica {
+        net: Net,
+        rank: Rank,
+    }
+
+    fn replicas_of(make: fn() -> Net, n: usize) -> Vec<Replica> {
+        let ranks = ProcessGroup::gloo_world_here(n, TIMEOUT).unwrap();
+        ranks
+            .into_iter()
+            .map(|g| Replica {
+                net: make(),
+                rank: Rank(Some(g)),
+            })
+            .collect()
+    }
+
+    /// One step of the suite's nn.DataParallel over `n` replicas (replicate the master,
+    /// scatter, forward, gather, the mean loss on device 0, backward, reduce onto the
+    /// master, SGD on the master alone), one of DDP over `n` ranks (each replica on its share,
+    /// its loss's mean, the gradients averaged by `ddp::Ddp`, SGD on every rank), and one of
+    /// a single process on the whole batch: the same weights (to 1e-6) and the same loss.
+    fn data_parallel_and_ddp_take_the_whole_batchs_step(
+        make: fn() -> Net,
+        input: &[i64],
+        n: usize,
+    ) {
         tch::manual_seed(7);
         let reference = make();
         let x = Tensor::randn(input, (Kind::Float, Device::Cpu));
@@ -735,37 +536,74 @@ mod tests {
         let y = Tensor::randn(target_shape.as_slice(), (Kind::Float, Device::Cpu));
         let lr = 0.5;
 
-        let mut replicas: Vec<Net> = (0..n).map(|_| make()).collect();
-        let params: Vec<Vec<Tensor>> = replicas
-            .iter()
-            .map(|r| r.vs.trainable_variables())
-            .collect();
-        // Different initial weights until broadcast from replica 0, itself the reference's.
-        replicas[0].vs.copy(&reference.vs).unwrap();
-        let differ =
-            |a: &[Tensor], b: &[Tensor]| a.iter().zip(b).any(|(a, b)| max_diff(a, b) > 0.0);
-        assert!(differ(&params[0], &params[1]));
-        let all: Vec<Vec<Tensor>> = replicas.iter().map(|r| named(&r.vs).0).collect();
-        broadcast(&all, n);
-        let mut opts: Vec<nn::Optimizer> = replicas
-            .iter()
-            .map(|r| nn::Sgd::default().build(&r.vs, lr).unwrap())
-            .collect();
-
-        let per = input[0] / n as i64;
-        let shares: Vec<(Tensor, Tensor)> = (0..n as i64)
-            .map(|i| (x.narrow(0, i * per, per), y.narrow(0, i * per, per)))
-            .collect();
+        // DataParallel: the replicas start from other weights; replication makes them the
+        // master's, and the master (replica 0) is the reference's.
+        let mut replicas = replicas_of(make, n);
+        replicas[0].net.vs.copy(&reference.vs).unwrap();
+        let master = replicas[0].net.vs.trainable_variables();
+        let mut opt = nn::Sgd::default().build(&replicas[0].net.vs, lr).unwrap();
+        let devices = vec![Device::Cpu; n];
         let workers = Workers::start(replicas, &cpu_placements(n)).unwrap();
-        let losses = workers.map(shares, |_, r, (x, y)| {
-            let loss = r.module.forward(&x).mse_loss(&y, tch::Reduction::Mean);
-            loss.backward();
-            loss.detach()
+        let replicated = workers.each(|_, r| {
+            let vars = named(&r.net.vs).0;
+            r.rank.replicate(&vars).unwrap();
+            vars.iter().map(Tensor::copy).collect::<Vec<_>>()
         });
-        all_reduce_mean(&params);
-        for opt in &mut opts {
-            opt.step();
+        for vars in &replicated[1..] {
+            for (a, b) in vars.iter().zip(&replicated[0]) {
+                assert_eq!(max_diff(a, b), 0.0, "replication");
+            }
         }
+        let applied = apply(&workers, &devices, &x, false, |r: &mut Replica, x| {
+            r.net.module.forward(x)
+        });
+        let dp_loss = applied.output.mse_loss(&y, tch::Reduction::Mean);
+        dp_loss.backward();
+        let grad = applied.output.grad();
+        assert!(backward(&workers, applied, &grad).is_none());
+        workers.each(|_, r| {
+            let params = r.net.vs.trainable_variables();
+            r.rank.reduce_grads(&params).unwrap()
+        });
+        opt.step();
+
+        // DDP: rank i on share i, in threads of this process.
+        let per = input[0] / n as i64;
+        let groups = ProcessGroup::gloo_world_here(n, TIMEOUT).unwrap();
+        let ddp: Vec<Vec<Tensor>> = std::thread::scope(|scope| {
+            let joins: Vec<_> = groups
+                .into_iter()
+                .enumerate()
+                .map(|(i, group)| {
+                    let (x, y) = (
+                        x.narrow(0, i as i64 * per, per),
+                        y.narrow(0, i as i64 * per, per),
+                    );
+                    let weights = (i == 0).then(|| named(&reference.vs).0);
+                    scope.spawn(move || {
+                        let net = make();
+                        if let Some(weights) = weights {
+                            tch::no_grad(|| {
+                                for (mine, theirs) in named(&net.vs).0.iter().zip(&weights) {
+                                    mine.shallow_clone().copy_(theirs);
+                                }
+                            });
+                        }
+                        let params = net.vs.trainable_variables();
+                        let mut ddp = crate::ddp::Ddp::new(group, params, Vec::new()).unwrap();
+                        let mut opt = nn::Sgd::default().build(&net.vs, lr).unwrap();
+                        net.module
+                            .forward(&x)
+                            .mse_loss(&y, tch::Reduction::Mean)
+                            .backward();
+                        ddp.average_gradients().unwrap();
+                        opt.step();
+                        net.vs.trainable_variables()
+                    })
+                })
+                .collect();
+            joins.into_iter().map(|j| j.join().unwrap()).collect()
+        });
 
         let mut reference_opt = nn::Sgd::default().build(&reference.vs, lr).unwrap();
         let loss = reference
@@ -773,133 +611,64 @@ mod tests {
             .forward(&x)
             .mse_loss(&y, tch::Reduction::Mean);
         reference_opt.backward_step(&loss);
-        let mean = Tensor::stack(&losses, 0).mean(Kind::Float);
-        assert!(
-            max_diff(&mean, &loss) < 1e-6,
-            "the mean loss is the batch's"
-        );
-
+        assert!(max_diff(&dp_loss, &loss) < 1e-6, "DataParallel's loss");
         let expected = reference.vs.trainable_variables();
-        for (i, replica) in params.iter().enumerate() {
-            for (j, p) in replica.iter().enumerate() {
-                let d = max_diff(p, &expected[j]);
+        for (j, p) in expected.iter().enumerate() {
+            let d = max_diff(&master[j], p);
+            assert!(
+                d < 1e-6,
+                "DataParallel, parameter {j}: {d} from one process"
+            );
+            for (rank, weights) in ddp.iter().enumerate() {
+                let d = max_diff(&weights[j], p);
                 assert!(
                     d < 1e-6,
-                    "replica {i}, parameter {j}: {d} from the reference"
+                    "DDP rank {rank}, parameter {j}: {d} from one process"
                 );
-                assert_eq!(max_diff(p, &params[0][j]), 0.0, "replicas {i} and 0 differ");
             }
         }
         drop(workers);
     }
 
     #[test]
-    fn all_reduce_averages_as_ddp_two_and_three_linear_replicas() {
-        ddp_matches_one_step_on_the_whole_batch(linear, &[6, 4], 2);
-        ddp_matches_one_step_on_the_whole_batch(linear, &[6, 4], 3);
+    fn data_parallel_and_ddp_take_one_step_linear_replicas() {
+        data_parallel_and_ddp_take_the_whole_batchs_step(linear, &[6, 4], 2);
+        data_parallel_and_ddp_take_the_whole_batchs_step(linear, &[6, 4], 3);
     }
 
     #[test]
-    fn all_reduce_averages_as_ddp_two_and_three_conv_replicas() {
-        ddp_matches_one_step_on_the_whole_batch(conv, &[6, 2, 7, 7], 2);
-        ddp_matches_one_step_on_the_whole_batch(conv, &[6, 2, 7, 7], 3);
+    fn data_parallel_and_ddp_take_one_step_conv_replicas() {
+        data_parallel_and_ddp_take_the_whole_batchs_step(conv, &[6, 2, 7, 7], 2);
+        data_parallel_and_ddp_take_the_whole_batchs_step(conv, &[6, 2, 7, 7], 3);
     }
 
     #[test]
-    fn all_reduce_is_a_mean_not_a_sum() {
-        let grads = [1.0f32, 4.0, 7.0];
-        let params: Vec<Vec<Tensor>> = grads
-            .iter()
-            .map(|&g| {
-                let p = Tensor::zeros([2], (Kind::Float, Device::Cpu)).set_requires_grad(true);
-                (&p * g as f64).sum(Kind::Float).backward();
-                vec![p]
-            })
-            .collect();
-        all_reduce_mean(&params);
-        for p in &params {
-            let grad = Vec::<f32>::try_from(p[0].grad()).unwrap();
-            assert!(grad.iter().all(|g| (g - 4.0).abs() < 1e-6), "{grad:?}");
-        }
-    }
-
-    /// The collectives in one memory (tensor by tensor, in place) give bit for bit what the
-    /// flattened buckets give.
-    #[test]
-    fn collectives_in_one_memory_match_the_flattened_buckets() {
-        let shapes: [&[i64]; 4] = [&[3, 4], &[5], &[2, 3, 2], &[7]];
-        let make = || -> Vec<Vec<Tensor>> {
-            (0..3)
-                .map(|_| {
-                    shapes
-                        .iter()
-                        .map(|&shape| {
-                            let p = Tensor::randn(shape, (Kind::Float, Device::Cpu))
-                                .set_requires_grad(true);
-                            (&p * Tensor::randn(shape, (Kind::Float, Device::Cpu)))
-                                .sum(Kind::Float)
-                                .backward();
-                            p
-                        })
-                        .collect()
-                })
-                .collect()
+    fn more_than_one_cuda_device_is_refused_without_nccl() {
+        let args = BenchArgs {
+            batch_size: 1,
+            number: 1,
+            repeat: 1,
+            seed: 0,
+            extra: Default::default(),
         };
-        // A twin with the same values and gradients.
-        let twin = |set: &[Vec<Tensor>]| -> Vec<Vec<Tensor>> {
-            set.iter()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| {
-                            let q = p.detach().copy().set_requires_grad(true);
-                            (&q * p.grad().copy()).sum(Kind::Float).backward();
-                            q
-                        })
-                        .collect()
-                })
-                .collect()
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
         };
-        let same = |a: &[Vec<Tensor>], b: &[Vec<Tensor>]| {
-            for (ra, rb) in a.iter().zip(b) {
-                for (pa, pb) in ra.iter().zip(rb) {
-                    assert_eq!(max_diff(pa, pb), 0.0);
-                    assert_eq!(max_diff(&pa.grad(), &pb.grad()), 0.0);
-                }
-            }
+        let ctx = Ctx::new("convnet_distributed", &args, spec).unwrap();
+        let cuda = |i| Placement {
+            device: Device::Cuda(i),
+            threads: None,
+            cpus: Vec::new(),
         };
-        type Collective = fn(&[Vec<Tensor>], bool);
-        let collectives: [(&str, Collective); 4] = [
-            ("all-reduce", all_reduce_mean_with),
-            ("broadcast", |t, c| broadcast_with(t, 3, c)),
-            ("broadcast to 2", |t, c| broadcast_with(t, 2, c)),
-            ("reduce-add", |t, c| reduce_add_grads_with(t, 3, c)),
-        ];
-        // (What each does is the other tests'; they run the one-memory way.)
-        for (_, collective) in collectives {
-            let direct = make();
-            let coalesced = twin(&direct);
-            same(&direct, &coalesced);
-            collective(&direct, false);
-            collective(&coalesced, true);
-            same(&direct, &coalesced);
-        }
-    }
-
-    #[test]
-    fn partitions_are_contiguous_and_balanced_by_elements() {
-        let ts = |sizes: &[i64]| -> Vec<Tensor> {
-            sizes
-                .iter()
-                .map(|&n| Tensor::zeros([n], (Kind::Float, Device::Cpu)))
-                .collect()
+        let message = match ranks(&ctx, &[cuda(0), cuda(1)]) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("two CUDA replicas without NCCL"),
         };
-        assert_eq!(partition(&ts(&[10, 10, 10, 10]), 2), [0..2, 2..4]);
-        assert_eq!(partition(&ts(&[100, 1, 1, 1]), 2), [0..1, 1..4]);
-        assert_eq!(partition(&ts(&[1, 1, 1, 100]), 2), [0..3, 3..4]);
-        assert_eq!(partition(&ts(&[5, 5, 5]), 3), [0..1, 1..2, 2..3]);
-        assert_eq!(partition(&ts(&[5]), 3), [0..0, 0..1, 1..1]);
-        assert_eq!(partition(&ts(&[]), 2), [0..0, 0..0]);
-        assert_eq!(partition(&ts(&[3, 4]), 1), vec![0..2_usize]);
+        assert!(message.contains("NCCL"), "{message}");
+        assert!(ranks(&ctx, &[cuda(0)]).unwrap()[0].0.is_none());
+        let two = ranks(&ctx, &cpu_placements(2)).unwrap();
+        assert!(two.iter().all(|r| r.0.is_some()));
     }
 
     #[test]
@@ -912,17 +681,6 @@ mod tests {
         assert!(chunk_sizes(0, 2).is_empty());
     }
 
-    #[test]
-    fn buckets_split_by_size_and_kind() {
-        let f = |n: i64| Tensor::zeros([n], (Kind::Float, Device::Cpu));
-        let d = Tensor::zeros([3], (Kind::Double, Device::Cpu));
-        let big = (BUCKET_BYTES / 4) as i64;
-        let ts = [f(2), f(big - 1), f(3), d, f(1)];
-        assert_eq!(buckets(&ts), [0..1, 1..2, 2..3, 3..4, 4..5]);
-        let one = buckets(&[f(2), f(3), f(4)]);
-        assert_eq!((one.len(), one[0].clone()), (1, 0..3));
-    }
-
     /// Two chained modules (as dcgan's D after G) through DataParallel on 2 replicas, batch 5
     /// scattered 3 + 2: the gathered output, the loss, the master's reduced gradients and the
     /// input's gradient are the single model's on the whole batch; the replicas' gradients
@@ -933,17 +691,20 @@ mod tests {
         struct Pair {
             first: Net,
             second: Net,
+            rank: Rank,
         }
-        let make = || Pair {
+        let make = |rank| Pair {
             first: linear(),
             second: {
                 let vs = nn::VarStore::new(Device::Cpu);
                 let module = Box::new(nn::linear(vs.root() / "fc", 3, 2, Default::default()));
                 Net { module, vs }
             },
+            rank,
         };
-        let reference = make();
-        let mut replicas = vec![make(), make()];
+        let reference = make(Rank(None));
+        let groups = ProcessGroup::gloo_world_here(2, TIMEOUT).unwrap();
+        let mut replicas: Vec<Pair> = groups.into_iter().map(|g| make(Rank(Some(g)))).collect();
         for r in &mut replicas {
             r.first.vs.copy(&reference.first.vs).unwrap();
             r.second.vs.copy(&reference.second.vs).unwrap();
@@ -980,8 +741,15 @@ mod tests {
         let grad_b = b.output.grad();
         let grad_a = backward(&workers, b, &grad_b).expect("the input needed a gradient");
         assert!(backward(&workers, a, &grad_a).is_none());
-        reduce_add_grads(&first, 2);
-        reduce_add_grads(&second, 2);
+        let reduced = workers.each(|_, r| {
+            let (a, b) = (
+                r.first.vs.trainable_variables(),
+                r.second.vs.trainable_variables(),
+            );
+            r.rank.reduce_grads(&a)?;
+            r.rank.reduce_grads(&b)
+        });
+        assert!(reduced.iter().all(Result::is_ok), "{reduced:?}");
 
         let expected_a = reference.first.module.forward(&x);
         let expected_b = reference.second.module.forward(&expected_a);
@@ -1004,7 +772,8 @@ mod tests {
             let _ = first[0][0].shallow_clone().g_add_scalar_(1.0);
         });
         assert!(max_diff(&first[0][0], &first[1][0]) > 0.5);
-        broadcast(&first, 2);
+        let replicated = workers.each(|_, r| r.rank.replicate(&named(&r.first.vs).0));
+        assert!(replicated.iter().all(Result::is_ok), "{replicated:?}");
         assert_eq!(max_diff(&first[0][0], &first[1][0]), 0.0);
     }
 
