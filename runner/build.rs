@@ -41,16 +41,48 @@ fn main() {
 }
 
 /// Compiles `c10d/shim.cpp` against the libtorch whose `lib/` is `lib`. Only with the `tch`
-/// feature, the one that links libtorch (and sets DEP_TCH_LIBTORCH_LIB).
+/// feature, the one that links libtorch (and sets DEP_TCH_LIBTORCH_LIB). With NCCL too when
+/// that libtorch is a CUDA one carrying the nvidia wheels' headers (`setup-libtorch.sh
+/// --cuda`); if that build fails, the shim is built with Gloo alone and a warning says why.
 #[cfg(feature = "tch")]
 fn build_c10d_shim(lib: &Path) {
     println!("cargo:rerun-if-changed=c10d");
     let include = lib.join("../include");
-    cc::Build::new()
+    let nvidia = include.join("nvidia");
+    let cuda = lib.join("libtorch_cuda.so").exists();
+    if cuda && nvidia.join("nccl.h").exists() {
+        match shim(&include)
+            .include(&nvidia)
+            .define("USE_C10D_NCCL", None)
+            .define("USE_CUDA", None)
+            .define("MLB_NCCL", None)
+            .try_compile("mlbench_c10d")
+        {
+            Ok(()) => return link_shim(),
+            Err(e) => {
+                println!("cargo:warning=the c10d shim without NCCL: its NCCL build failed: {e}")
+            }
+        }
+    } else if cuda {
+        println!(
+            "cargo:warning=the c10d shim without NCCL: {} lacks NCCL's header (runner/setup-libtorch.sh --cuda puts the nvidia headers there)",
+            nvidia.display()
+        );
+    }
+    shim(&include).compile("mlbench_c10d");
+    link_shim();
+}
+
+/// The shim's build against libtorch's headers under `include` and the gloo headers kept in
+/// `c10d/gloo`.
+#[cfg(feature = "tch")]
+fn shim(include: &Path) -> cc::Build {
+    let mut build = cc::Build::new();
+    build
         .cpp(true)
         .pic(true)
         .warnings(false)
-        .include(&include)
+        .include(include)
         .include(include.join("torch/csrc/api/include"))
         .include("c10d/gloo")
         // torch 2.13's headers need C++20; its wheels use the C++11 ABI; c10d's Gloo
@@ -59,9 +91,14 @@ fn build_c10d_shim(lib: &Path) {
         .define("_GLIBCXX_USE_CXX11_ABI", "1")
         .define("USE_C10D_GLOO", None)
         .define("GLOG_USE_GLOG_EXPORT", None)
-        .file("c10d/shim.cpp")
-        .compile("mlbench_c10d");
-    // The shim's c10d symbols live in libtorch_cpu; name it after the shim's archive.
+        .file("c10d/shim.cpp");
+    build
+}
+
+/// The shim's c10d symbols live in libtorch_cpu (and libtorch_cuda, linked already for a
+/// CUDA libtorch); name them after the shim's archive.
+#[cfg(feature = "tch")]
+fn link_shim() {
     println!("cargo:rustc-link-lib=dylib=torch_cpu");
     println!("cargo:rustc-link-lib=dylib=c10");
 }

@@ -15,7 +15,8 @@
 # (torch-sys always links -ltorch) and `lib/libgomp.so` -> `libgomp.so.1`.
 #
 # --cuda: the whole torch wheel's lib/ and include/ plus every shared library of its nvidia-*
-# dependencies (pip download with deps, several GB), all flat in PREFIX/lib, for GPU machines.
+# dependencies (pip download with deps, several GB), all flat in PREFIX/lib, and their headers
+# merged into PREFIX/include/nvidia (the c10d shim's NCCL part needs them), for GPU machines.
 #
 # Idempotent: if PREFIX holds a complete tree (stamp file with the same versions and variant,
 # key files present) nothing is downloaded. The tree is assembled in a staging folder beside
@@ -26,6 +27,10 @@ set -euo pipefail
 TORCH_VERSION=2.13.0
 CUDART_SPEC='nvidia-cuda-runtime==13.0.96.*'
 CUPTI_SPEC='nvidia-cuda-cupti==13.0.85.*'
+# --cuda only: headers the CUDA runtime's own headers include (crt/, nv/target), which torch's
+# dependencies do not carry; the versions of that CUDA 13.0 (nvrtc 13.0.88, cupti 13.0.85).
+CRT_SPEC='nvidia-cuda-crt==13.0.88'
+CCCL_SPEC='nvidia-cuda-cccl==13.0.85'
 PY_VERSION=3.11
 STAMP_NAME=.mlbench-libtorch-stamp
 
@@ -53,6 +58,7 @@ log() { echo "setup-libtorch: $*" >&2; }
 mkdir -p "$(dirname -- "$PREFIX")"
 PREFIX="$(cd -- "$(dirname -- "$PREFIX")" && pwd)/$(basename -- "$PREFIX")"
 STAMP_TEXT="torch=$TORCH_VERSION variant=$VARIANT cudart=$CUDART_SPEC cupti=$CUPTI_SPEC"
+[[ "$VARIANT" == cpu ]] || STAMP_TEXT="$STAMP_TEXT crt=$CRT_SPEC cccl=$CCCL_SPEC headers=nvidia"
 
 print_exports() {
     echo "export LIBTORCH=$PREFIX"
@@ -70,7 +76,10 @@ complete_tree() {
         [[ -e "$dir/$f" ]] || return 1
     done
     if [[ "$VARIANT" == cuda ]]; then
-        [[ -e "$dir/lib/libtorch_cuda.so" ]] || return 1
+        for f in lib/libtorch_cuda.so include/nvidia/nccl.h include/nvidia/crt/host_config.h \
+            include/nvidia/nv/target; do
+            [[ -e "$dir/$f" ]] || return 1
+        done
     fi
 }
 
@@ -114,6 +123,7 @@ if [[ "$VARIANT" == cpu ]]; then
 else
     # With dependencies: the nvidia-* wheels torch pins (cuBLAS, cuDNN, NCCL, ...).
     python3 -m pip download "${PIP_TARGET[@]}" "torch==$TORCH_VERSION" >&2
+    python3 -m pip download --no-deps "${PIP_TARGET[@]}" "$CRT_SPEC" "$CCCL_SPEC" >&2
 fi
 
 shopt -s nullglob
@@ -143,11 +153,17 @@ for whl in "${nvidia_whls[@]}"; do
     if [[ "$VARIANT" == cpu ]]; then
         unzip -q -j "$whl" '*/libcudart.so.13' '*/libcupti.so.13' -d "$WORK/n" 2>/dev/null || true
     else
-        unzip -q "$whl" '*.so*' -d "$WORK/n" 2>/dev/null || true
+        unzip -q "$whl" '*.so*' '*/include/*' -d "$WORK/n" 2>/dev/null || true
+        # Their headers (CUDA runtime, cuBLAS, NCCL, ...), merged into include/nvidia, for
+        # the runner's c10d shim: ProcessGroupNCCL.hpp includes them.
+        while IFS= read -r -d '' inc; do
+            mkdir -p "$STAGE/include/nvidia"
+            cp -rn -- "$inc/." "$STAGE/include/nvidia/"
+        done < <(find "$WORK/n" -type d -name include -path '*/nvidia/*' -print0)
     fi
     while IFS= read -r -d '' so; do
         mv -f -- "$so" "$STAGE/lib/"
-    done < <(find "$WORK/n" -type f -name '*.so*' -print0)
+    done < <(find "$WORK/n" -type f -name '*.so*' -not -path '*/include/*' -print0)
 done
 
 if [[ "$VARIANT" == cpu ]]; then

@@ -7,8 +7,9 @@
 #
 # It takes the binary from .gpu/mlbench.xz (xz-compressed, stripped; .gpu/mlbench.sha256
 # beside it) and loads libtorch from the machine's Python torch (`torch/lib`), so the binary
-# must be built against that torch's version: for torch 2.11, tch/torch-sys 0.24 and the
-# PyPI wheel torch==2.11.0's include/ and lib/ as LIBTORCH (docs/runner.md). Writes into $OUT:
+# must be built against that torch's version (docs/runner.md, "GPU status"): for NCCL, against
+# a CUDA libtorch (runner/setup-libtorch.sh PREFIX --cuda), whose headers the shim's NCCL part
+# needs. Writes into $OUT:
 #   log.txt                  every step's output
 #   system.json              the smoke run's system.json
 #   smoke-report.json        report --format json (classic scoring; results null < 3 runs)
@@ -121,6 +122,28 @@ run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring sco
     --format json > "$OUT/smoke-report-score.json"
 run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --scoring score --format table
 
+# ---------------------------------------------------------------- 2b. NCCL
+# c10d's ProcessGroupNCCL through the shim (built only against a CUDA libtorch with NCCL's
+# headers: runner/setup-libtorch.sh --cuda): scaling's DDP at world size 1, and, with two GPUs
+# or more, the whole-machine jobs' DataParallel over two (replication and reduction in NCCL).
+say "2b. NCCL: scaling at world size 1 (baselines.json --smoke --devices 1)"
+run_t 120 "$BIN" run --jobs "$REPO/baselines/jobs/baselines.json" --smoke --devices 1 \
+    --repeat-suite 1 --name scaling --out-dir /tmp/smoke/nccl
+cat /tmp/smoke/nccl/output0/summary.txt 2>/dev/null
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if (( GPUS >= 2 )); then
+    say "2b. NCCL: scaling over world sizes 1..2, convnet_distributed and dcgan_all on 2 GPUs"
+    run_t 150 "$BIN" run --jobs "$REPO/baselines/jobs/baselines.json" --smoke --devices 2 \
+        --repeat-suite 1 --name scaling --out-dir /tmp/smoke/nccl2
+    for name in convnet_distributed dcgan_all; do
+        run_t 120 "$BIN" run --jobs "$REPO/baselines/jobs/fast.json" --smoke --devices 2 \
+            --repeat-suite 1 --name "$name" --out-dir /tmp/smoke/nccl2 --append
+    done
+    cat /tmp/smoke/nccl2/output0/summary.txt 2>/dev/null
+else
+    echo "one GPU: DataParallel over NCCL needs two (not checked)"
+fi
+
 # ---------------------------------------------------------------- 3. real sizes
 say "3. real sizes (a subset of fast.json, its arguments verbatim), one job at a time"
 REAL_JOBS=(convnet_fp16 convnet_distributed_fp16 convnet_distributed dcgan_all convnet translator recom reso wlmfp16 dcgan vae wlm ssd fast_style)
@@ -155,7 +178,7 @@ run_t 60 "$BIN" report /tmp/real/out --gpu-model RTX --min-runs 1 --scoring scor
 say "4. outputs"
 cp /tmp/smoke/out/system.json "$OUT/system.json" 2>/dev/null || cp /tmp/real/out/system.json "$OUT/system.json"
 cat "$OUT/system.json"; echo
-run_t 60 tar -C /tmp -cJf "$OUT/outputs.tar.xz" smoke/out real/out
+run_t 60 tar -C /tmp -cJf "$OUT/outputs.tar.xz" smoke real/out
 ls -la "$OUT"
 
 say "summary (train_item.avg in items/s, mean over copies; FAIL = an entry with completed false)"

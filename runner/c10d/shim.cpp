@@ -1,9 +1,14 @@
-// The runner's bridge to libtorch's c10d: a TCPStore rendezvous and a ProcessGroupGloo,
-// with the collectives the runner needs (DDP's and DataParallel's), behind a C interface for Rust. Every collective
-// is c10d's (Gloo's); this file only constructs, calls and waits, and turns C++ exceptions
-// into error strings, since an exception must not cross into Rust.
+// The runner's bridge to libtorch's c10d: a TCPStore rendezvous and a ProcessGroupGloo
+// (CPU tensors) or, built against a CUDA libtorch with NCCL's headers (MLB_NCCL, set by
+// build.rs), a ProcessGroupNCCL (CUDA tensors), with the collectives the runner needs (DDP's
+// and DataParallel's), behind a C interface for Rust. Every collective is c10d's; this file
+// only constructs, calls and waits, and turns C++ exceptions into error strings, since an
+// exception must not cross into Rust.
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef MLB_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +39,9 @@ bool guarded(char** err, F body) {
   try {
     body();
     return true;
+  } catch (const c10::Error& e) {
+    // Its message without the C++ backtrace what() appends.
+    *err = copy_error(e.what_without_backtrace());
   } catch (const std::exception& e) {
     *err = copy_error(e.what());
   } catch (...) {
@@ -48,6 +56,23 @@ void wait(const Group& g, c10::intrusive_ptr<c10d::Work> work) {
   }
 }
 
+// The store of a world of `world` ranks whose rank 0 serves it at host:port: rank 0 listens
+// there, the others connect, each waiting at most `timeout`.
+c10::intrusive_ptr<c10d::Store> tcp_store(
+    const char* host,
+    uint16_t port,
+    int rank,
+    int world,
+    std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions opts;
+  opts.port = port;
+  opts.isServer = rank == 0;
+  opts.numWorkers = world;
+  opts.waitWorkers = true;
+  opts.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(host, opts);
+}
+
 } // namespace
 
 extern "C" {
@@ -56,8 +81,7 @@ void mlb_c10d_free_error(char* err) {
   std::free(err);
 }
 
-// Joins the group of `world` ranks whose store rank 0 serves at host:port. Rank 0 listens
-// there; the others connect, each waiting at most `timeout_ms`.
+// Joins, with Gloo, the group of `world` ranks whose store rank 0 serves at host:port.
 void* mlb_c10d_gloo_new(
     const char* host,
     uint16_t port,
@@ -68,13 +92,7 @@ void* mlb_c10d_gloo_new(
   Group* out = nullptr;
   guarded(err, [&] {
     std::chrono::milliseconds timeout(timeout_ms);
-    c10d::TCPStoreOptions opts;
-    opts.port = port;
-    opts.isServer = rank == 0;
-    opts.numWorkers = world;
-    opts.waitWorkers = true;
-    opts.timeout = timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(host, opts);
+    auto store = tcp_store(host, port, rank, world, timeout);
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(
         c10d::ProcessGroupGloo::createDeviceForHostname(host));
@@ -84,6 +102,50 @@ void* mlb_c10d_gloo_new(
     out = new Group{store, backend, timeout};
   });
   return out;
+}
+
+// Joins, with NCCL, the group of `world` ranks whose store rank 0 serves at host:port. NCCL's
+// communicator is made at the first collective, on the device of its tensors. Without
+// MLB_NCCL: an error saying so.
+void* mlb_c10d_nccl_new(
+    const char* host,
+    uint16_t port,
+    int rank,
+    int world,
+    int64_t timeout_ms,
+    char** err) {
+#ifdef MLB_NCCL
+  Group* out = nullptr;
+  guarded(err, [&] {
+    std::chrono::milliseconds timeout(timeout_ms);
+    auto store = tcp_store(host, port, rank, world, timeout);
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    auto backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+        store, rank, world, options);
+    out = new Group{store, backend, timeout};
+  });
+  return out;
+#else
+  (void)host;
+  (void)port;
+  (void)rank;
+  (void)world;
+  (void)timeout_ms;
+  *err = copy_error(
+      "NCCL is not built into this runner: its c10d shim was compiled without a CUDA "
+      "libtorch and NCCL's headers (runner/setup-libtorch.sh --cuda)");
+  return nullptr;
+#endif
+}
+
+// Whether this shim was built with NCCL.
+bool mlb_c10d_has_nccl() {
+#ifdef MLB_NCCL
+  return true;
+#else
+  return false;
+#endif
 }
 
 void mlb_c10d_free(void* group) {

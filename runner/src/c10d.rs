@@ -1,5 +1,6 @@
 //! libtorch's c10d, the engine PyTorch's `torch.distributed` runs on: a `TCPStore`
-//! rendezvous and a `ProcessGroupGloo`, reached through the C++ shim `c10d/shim.cpp`.
+//! rendezvous and a `ProcessGroupGloo` or (built against a CUDA libtorch) a
+//! `ProcessGroupNCCL`, reached through the C++ shim `c10d/shim.cpp`.
 //!
 //! Every collective here is c10d's: this module constructs the group, passes tensors and
 //! turns the shim's error strings into [`C10dError`]. For DDP one [`ProcessGroup`] per
@@ -38,6 +39,15 @@ mod ffi {
             timeout_ms: i64,
             err: *mut *mut c_char,
         ) -> *mut c_void;
+        pub fn mlb_c10d_nccl_new(
+            host: *const c_char,
+            port: u16,
+            rank: i32,
+            world: i32,
+            timeout_ms: i64,
+            err: *mut *mut c_char,
+        ) -> *mut c_void;
+        pub fn mlb_c10d_has_nccl() -> bool;
         pub fn mlb_c10d_free(group: *mut c_void);
         pub fn mlb_c10d_all_reduce_sum(
             group: *mut c_void,
@@ -60,8 +70,35 @@ mod ffi {
     }
 }
 
-/// One rank's membership in a Gloo process group (CPU tensors). Usually one per process;
-/// [`ProcessGroup::gloo_world_here`] makes a whole world in one process.
+/// Which of c10d's process groups: Gloo's for CPU tensors, NCCL's for CUDA tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// `ProcessGroupGloo`.
+    Gloo,
+    /// `ProcessGroupNCCL`: only in a runner built against a CUDA libtorch with NCCL's
+    /// headers ([`Engine::nccl_built`]); elsewhere joining fails, saying so.
+    Nccl,
+}
+
+impl Engine {
+    /// The engine for tensors on `device`, as `torch.distributed` picks its default backend.
+    pub fn for_device(device: tch::Device) -> Self {
+        if device.is_cuda() {
+            Engine::Nccl
+        } else {
+            Engine::Gloo
+        }
+    }
+
+    /// Whether this runner's shim was built with NCCL.
+    pub fn nccl_built() -> bool {
+        // SAFETY: a function of no arguments returning a constant.
+        unsafe { ffi::mlb_c10d_has_nccl() }
+    }
+}
+
+/// One rank's membership in a c10d process group. Usually one per process;
+/// [`ProcessGroup::world_here`] makes a whole world in one process.
 pub struct ProcessGroup {
     raw: NonNull<c_void>,
     rank: usize,
@@ -90,9 +127,15 @@ fn take_error(operation: &'static str, err: *mut c_char) -> C10dError {
 }
 
 impl ProcessGroup {
-    /// Joins the group: blocks until all `world` ranks have reached `rendezvous`'s store, or
-    /// its timeout passes.
+    /// Joins the Gloo group: blocks until all `world` ranks have reached `rendezvous`'s
+    /// store, or its timeout passes.
     pub fn gloo(rendezvous: &Rendezvous) -> Result<Self, C10dError> {
+        Self::join(Engine::Gloo, rendezvous)
+    }
+
+    /// Joins the group of `engine`: blocks until all `world` ranks have reached
+    /// `rendezvous`'s store, or its timeout passes.
+    pub fn join(engine: Engine, rendezvous: &Rendezvous) -> Result<Self, C10dError> {
         let host = CString::new(rendezvous.host.as_str()).map_err(|_| C10dError {
             operation: "rendezvous",
             message: format!("host {:?} holds a NUL byte", rendezvous.host),
@@ -106,9 +149,13 @@ impl ProcessGroup {
         }
         let timeout_ms = i64::try_from(rendezvous.timeout.as_millis()).unwrap_or(i64::MAX);
         let mut err = std::ptr::null_mut();
+        let new = match engine {
+            Engine::Gloo => ffi::mlb_c10d_gloo_new,
+            Engine::Nccl => ffi::mlb_c10d_nccl_new,
+        };
         // SAFETY: `host` outlives the call; `err` is a valid out-pointer.
         let raw = unsafe {
-            ffi::mlb_c10d_gloo_new(
+            new(
                 host.as_ptr(),
                 rendezvous.port,
                 rank as i32,
@@ -123,11 +170,20 @@ impl ProcessGroup {
         }
     }
 
-    /// A whole world of `world` ranks in this process, one group per rank (for replicas
-    /// stepped by threads of one process, as nn.DataParallel's): rank i's group at index
-    /// i. Each group is made on a thread of its own, since every rank's construction waits
-    /// for the others'.
+    /// A whole Gloo world of `world` ranks in this process ([`ProcessGroup::world_here`]).
     pub fn gloo_world_here(world: usize, timeout: Duration) -> Result<Vec<Self>, C10dError> {
+        Self::world_here(Engine::Gloo, world, timeout)
+    }
+
+    /// A whole world of `world` ranks of `engine` in this process, one group per rank (for
+    /// replicas stepped by threads of one process, as nn.DataParallel's): rank i's group at
+    /// index i. Each group is made on a thread of its own, since every rank's construction
+    /// waits for the others'.
+    pub fn world_here(
+        engine: Engine,
+        world: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Self>, C10dError> {
         let port = crate::rendezvous::free_port().map_err(|e| C10dError {
             operation: "rendezvous",
             message: format!("no free port on the loopback: {e}"),
@@ -136,7 +192,8 @@ impl ProcessGroup {
             let joins: Vec<_> = (0..world)
                 .map(|rank| {
                     scope.spawn(move || {
-                        Self::gloo(&Rendezvous::on_this_host(port, rank, world, timeout))
+                        let rendezvous = Rendezvous::on_this_host(port, rank, world, timeout);
+                        Self::join(engine, &rendezvous)
                     })
                 })
                 .collect();

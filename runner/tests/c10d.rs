@@ -4,7 +4,7 @@
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use mlbench_runner::c10d::{ProcessGroup, Rendezvous};
+use mlbench_runner::c10d::{Engine, ProcessGroup, Rendezvous};
 use mlbench_runner::ddp::Ddp;
 use tch::{Kind, Tensor, nn, nn::Module};
 
@@ -16,7 +16,11 @@ fn main() -> ExitCode {
     if let Ok(role) = std::env::var(ROLE) {
         return play(&role);
     }
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
+        (
+            "nccl_without_it_or_without_a_gpu_is_an_error_that_says_so",
+            nccl_without_it_or_without_a_gpu_is_an_error_that_says_so,
+        ),
         (
             "ddp_ranks_take_rank_0s_replica_and_step_as_one_process_on_the_whole_batch",
             ddp_ranks_take_rank_0s_replica_and_step_as_one_process_on_the_whole_batch,
@@ -284,4 +288,28 @@ fn a_rank_that_dies_fails_the_others_collective_without_a_hang() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// Joining NCCL's group in a runner built without it (this CPU libtorch) says that NCCL is not
+/// built; with it but without a GPU, c10d's own refusal comes back as an error, without the
+/// C++ backtrace.
+fn nccl_without_it_or_without_a_gpu_is_an_error_that_says_so() {
+    if tch::Cuda::is_available() {
+        return;
+    }
+    let port = mlbench_runner::rendezvous::free_port().unwrap();
+    let rendezvous = Rendezvous::on_this_host(port, 0, 1, Duration::from_secs(30));
+    let started = Instant::now();
+    let message = match ProcessGroup::join(Engine::Nccl, &rendezvous) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("an NCCL group without a GPU"),
+    };
+    let expected = if Engine::nccl_built() {
+        "c10d rendezvous: ProcessGroupNCCL is only supported with GPUs"
+    } else {
+        "c10d rendezvous: NCCL is not built into this runner"
+    };
+    assert!(message.starts_with(expected), "{message}");
+    assert!(!message.contains("frame #"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(10));
 }

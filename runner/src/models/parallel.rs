@@ -9,9 +9,9 @@
 //! - The communication is c10d's ([`crate::data_parallel`]): each replica's thread holds its
 //!   rank of a process group made for the replicas ([`groups`]); replication (the master's
 //!   parameters and buffers broadcast before every forward) and the gradients' reduction
-//!   onto the master go through it. Gloo's group takes CPU tensors; NCCL, which CUDA
-//!   replicas need, is not built into this runner yet, so more than one CUDA device is
-//!   refused with that reason.
+//!   onto the master go through it: Gloo's group for CPU tensors, NCCL's for CUDA ones
+//!   (built only against a CUDA libtorch; elsewhere more than one CUDA device is refused,
+//!   saying so).
 //! - [`apply`] scatters a batch held on device 0 along its first dimension as `torch.chunk`
 //!   splits it ([`chunk_sizes`]), runs each chunk through its replica and gathers the
 //!   outputs onto device 0; [`backward`] sends the output's gradient back the same way and
@@ -20,7 +20,7 @@
 
 use super::{Ctx, panic_message};
 use crate::bench::{BenchArgs, BenchError, DeviceSpec};
-use crate::c10d::{C10dError, ProcessGroup};
+use crate::c10d::{C10dError, Engine, ProcessGroup};
 use crate::confine::{allowed_cpus, pin_current_thread, share_of};
 use crate::data_parallel;
 use crate::devices::{DeviceSet, split_cores};
@@ -143,22 +143,18 @@ impl Rank {
     }
 }
 
-/// The replicas' ranks, replica i's at index i: Gloo's process group over the loopback on
-/// CPU devices, nothing for one replica. More than one CUDA device needs NCCL, which this
-/// runner's c10d shim does not build yet: refused, saying so.
+/// The replicas' ranks, replica i's at index i: a process group in this process over the
+/// loopback, Gloo's on CPU devices and NCCL's on CUDA devices (the engine DataParallel's
+/// `comm` calls there); nothing for one replica. A runner built without NCCL refuses more
+/// than one CUDA device, saying so.
 pub(super) fn ranks(ctx: &Ctx, placements: &[Placement]) -> Result<Vec<Rank>, BenchError> {
     let n = placements.len();
     if n <= 1 {
         return Ok((0..n).map(|_| Rank(None)).collect());
     }
-    if placements.iter().any(|p| p.device.is_cuda()) {
-        return Err(ctx.device_error(format!(
-            "DataParallel over {n} CUDA devices needs c10d's NCCL group, not built into this \
-             runner yet (one device runs without it)"
-        )));
-    }
-    let groups = ProcessGroup::gloo_world_here(n, TIMEOUT)
-        .map_err(|e| ctx.failed(format!("the replicas' process group: {e}")))?;
+    let engine = Engine::for_device(placements[0].device);
+    let groups = ProcessGroup::world_here(engine, n, TIMEOUT)
+        .map_err(|e| ctx.device_error(format!("the replicas' process group: {e}")))?;
     Ok(groups.into_iter().map(|g| Rank(Some(g))).collect())
 }
 
@@ -643,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn more_than_one_cuda_device_is_refused_without_nccl() {
+    fn more_than_one_cuda_device_needs_nccl() {
         let args = BenchArgs {
             batch_size: 1,
             number: 1,
@@ -661,11 +657,13 @@ mod tests {
             threads: None,
             cpus: Vec::new(),
         };
-        let message = match ranks(&ctx, &[cuda(0), cuda(1)]) {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("two CUDA replicas without NCCL"),
-        };
-        assert!(message.contains("NCCL"), "{message}");
+        if !Engine::nccl_built() {
+            let message = match ranks(&ctx, &[cuda(0), cuda(1)]) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("two CUDA replicas without NCCL"),
+            };
+            assert!(message.contains("NCCL is not built"), "{message}");
+        }
         assert!(ranks(&ctx, &[cuda(0)]).unwrap()[0].0.is_none());
         let two = ranks(&ctx, &cpu_placements(2)).unwrap();
         assert!(two.iter().all(|r| r.0.is_some()));

@@ -11,12 +11,13 @@
 //! synchronisations; the world's speed is batch × world × steps ÷ seconds.
 //!
 //! `image_size` (not an argument of the script; 224 by default) lets `--smoke` shrink the
-//! input. The process group is Gloo's, on CPU devices; NCCL for CUDA devices is not built
-//! into this runner yet, so a CUDA rank fails with a message that says so.
+//! input. The process group is Gloo's on CPU devices and NCCL's on CUDA devices, as
+//! `torch.distributed`'s default backends; a runner whose shim was built without NCCL (any
+//! but a CUDA libtorch's) fails a CUDA rank with a message that says so.
 use super::Ctx;
 use super::convnet::ResNetArgs;
 use crate::bench::{BenchArgs, BenchError, DeviceSpec, RankTiming};
-use crate::c10d::ProcessGroup;
+use crate::c10d::{Engine, ProcessGroup};
 use crate::ddp::Ddp;
 use crate::rendezvous::Rendezvous;
 use std::time::Instant;
@@ -43,11 +44,6 @@ pub(super) fn rank(
     rendezvous: &Rendezvous,
 ) -> Result<RankTiming, BenchError> {
     let ctx = Ctx::new("scaling", args, device)?;
-    if ctx.is_cuda() {
-        return Err(ctx.device_error(
-            "data parallelism on CUDA needs c10d's NCCL group, not built into this runner yet",
-        ));
-    }
     let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let network = ResNetArgs {
         arch: ctx
@@ -59,7 +55,8 @@ pub(super) fn rank(
     let vs = nn::VarStore::new(ctx.device);
     let net = network.net(&ctx, &vs.root())?;
     let (params, buffers) = split_variables(&vs);
-    let group = ProcessGroup::gloo(rendezvous).map_err(|e| ctx.failed(e.to_string()))?;
+    let group = ProcessGroup::join(Engine::for_device(ctx.device), rendezvous)
+        .map_err(|e| ctx.failed(e.to_string()))?;
     let mut ddp = Ddp::new(group, params, buffers).map_err(|e| ctx.failed(e.to_string()))?;
     let mut opt = nn::Sgd {
         momentum: 0.9,
