@@ -421,6 +421,15 @@ impl<W: Write> TelemetryWriter<W> {
         self.line(&Line::Mark(mark.clone()))
     }
 
+    /// Flushes the underlying writer (a sampler does so every period: a crash then loses
+    /// at most one).
+    ///
+    /// # Errors
+    /// The underlying writer's.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Flushes and returns the underlying writer.
     ///
     /// # Errors
@@ -546,7 +555,10 @@ mod tests {
         bytes.clear();
         bytes.extend_from_slice(broken.as_bytes());
         let err = parse(Path::new("out/telemetry/a.0.jsonl"), &bytes).unwrap_err();
-        assert!(matches!(err, TelemetryReadError::Line { line: 3, .. }), "{err}");
+        assert!(
+            matches!(err, TelemetryReadError::Line { line: 3, .. }),
+            "{err}"
+        );
         assert!(err.to_string().starts_with("out/telemetry/a.0.jsonl:3: "));
     }
 

@@ -1,0 +1,165 @@
+//! Which sources sample a run's devices.
+//!
+//! A CUDA device is NVIDIA's through NVML where NVML loads, else AMD's (ROCm's PyTorch
+//! calls its GPUs `cuda` too) through amdsmi or hwmon. The CPU's sources (RAPL packages,
+//! `/proc`) are added once for every run, whatever its devices: the CPU draws power in
+//! every bench. What could not be opened is a fact for the file's header.
+
+use crate::amdsmi;
+use crate::cpu::{self, ProcSource};
+use crate::nvml::{self, NvmlSource};
+use crate::source::{Source, Unavailable};
+use nvml_wrapper::Nvml;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One device a copy runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceSpec {
+    /// CUDA device index, as the copy sees it (after `CUDA_VISIBLE_DEVICES`).
+    Cuda(u32),
+    /// The CPU.
+    Cpu,
+}
+
+/// Where sources look, and for which process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectOptions {
+    /// The process whose resident memory is sampled (the copy).
+    pub pid: u32,
+    /// The run's processes: any other process on a GPU is recorded.
+    pub own_pids: Vec<u32>,
+    /// `/sys`.
+    pub sys_root: PathBuf,
+    /// `/proc`.
+    pub proc_root: PathBuf,
+    /// `CUDA_VISIBLE_DEVICES` as the copy has it.
+    pub cuda_visible_devices: Option<String>,
+}
+
+impl DetectOptions {
+    /// The real roots, the environment's `CUDA_VISIBLE_DEVICES`, for process `pid`.
+    pub fn for_process(pid: u32) -> Self {
+        Self {
+            pid,
+            own_pids: vec![pid],
+            sys_root: PathBuf::from("/sys"),
+            proc_root: PathBuf::from("/proc"),
+            cuda_visible_devices: std::env::var("CUDA_VISIBLE_DEVICES").ok(),
+        }
+    }
+}
+
+/// The sources chosen, and the facts of what could not be opened.
+#[derive(Default)]
+pub struct Detected {
+    /// One per device sampled, in the order they go in the file's header.
+    pub sources: Vec<Box<dyn Source>>,
+    /// Sources not available, and why.
+    pub facts: Vec<String>,
+}
+
+impl std::fmt::Debug for Detected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.sources.iter().map(|s| s.probe().id.as_str()).collect();
+        f.debug_struct("Detected")
+            .field("sources", &ids)
+            .field("facts", &self.facts)
+            .finish()
+    }
+}
+
+/// A GPU as NVML names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Physical {
+    /// NVML's index.
+    Index(u32),
+    /// Its UUID (`GPU-…`).
+    Uuid(String),
+}
+
+/// The GPU behind CUDA index `cuda` under `CUDA_VISIBLE_DEVICES` = `visible`.
+///
+/// The list's entries are indices or UUIDs (`GPU-…`); without a list the CUDA index is
+/// NVML's. Both orders are the PCI bus order only under `CUDA_DEVICE_ORDER=PCI_BUS_ID`
+/// (CUDA's default puts the fastest GPU first): on a machine of one GPU model they agree.
+///
+/// # Errors
+/// The reason in words: an index past the list, a MIG instance, an entry not understood.
+pub fn physical(visible: Option<&str>, cuda: u32) -> Result<Physical, String> {
+    let Some(list) = visible.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(Physical::Index(cuda));
+    };
+    let entries: Vec<&str> = list.split(',').map(str::trim).collect();
+    let entry = entries
+        .get(cuda as usize)
+        .ok_or_else(|| format!("CUDA_VISIBLE_DEVICES={list} has no device {cuda}"))?;
+    if entry.starts_with("MIG-") {
+        return Err(format!(
+            "{entry} is a MIG instance: energy is the whole board's, which NVML gives by the GPU, not by the instance"
+        ));
+    }
+    if entry.starts_with("GPU-") {
+        return Ok(Physical::Uuid((*entry).to_owned()));
+    }
+    entry.parse().map(Physical::Index).map_err(|_| {
+        format!("CUDA_VISIBLE_DEVICES entry `{entry}` is neither an index nor a GPU UUID")
+    })
+}
+
+/// NVML's source for CUDA device `cuda`.
+fn nvidia(nvml: &Arc<Nvml>, cuda: u32, opts: &DetectOptions) -> Result<NvmlSource, Unavailable> {
+    let id = format!("cuda:{cuda}");
+    let what = format!("NVML ({id})");
+    let index = match physical(opts.cuda_visible_devices.as_deref(), cuda)
+        .map_err(|e| Unavailable::new(&what, e))?
+    {
+        Physical::Index(i) => i,
+        Physical::Uuid(uuid) => nvml
+            .device_by_uuid(uuid.as_str())
+            .and_then(|d| d.index())
+            .map_err(|e| Unavailable::new(&what, format!("{uuid}: {e}")))?,
+    };
+    NvmlSource::open(Arc::clone(nvml), index, &id, &opts.own_pids)
+}
+
+/// The sources for `devices`, and the CPU's.
+pub fn detect(devices: &[DeviceSpec], opts: &DetectOptions) -> Detected {
+    let mut out = Detected::default();
+    let mut nvml: Option<Result<Arc<Nvml>, Unavailable>> = None;
+    for &spec in devices {
+        let DeviceSpec::Cuda(cuda) = spec else {
+            continue;
+        };
+        let loaded = nvml.get_or_insert_with(nvml::load);
+        let nvidia_reason = match loaded {
+            Ok(n) => match nvidia(n, cuda, opts) {
+                Ok(s) => {
+                    out.sources.push(Box::new(s));
+                    continue;
+                }
+                Err(u) => u.to_string(),
+            },
+            Err(u) => u.to_string(),
+        };
+        match amdsmi::open(cuda as usize, &format!("cuda:{cuda}"), &opts.sys_root) {
+            Ok((source, facts)) => {
+                out.sources.push(source);
+                out.facts.extend(facts);
+            }
+            Err(u) => {
+                out.facts.push(nvidia_reason);
+                out.facts.push(u.to_string());
+            }
+        }
+    }
+    let (zones, facts) = cpu::rapl(&opts.sys_root.join("class/powercap"));
+    out.sources
+        .extend(zones.into_iter().map(|z| Box::new(z) as Box<dyn Source>));
+    out.facts.extend(facts);
+    match ProcSource::open(&opts.proc_root, opts.pid) {
+        Ok(s) => out.sources.push(Box::new(s)),
+        Err(u) => out.facts.push(u.to_string()),
+    }
+    out
+}

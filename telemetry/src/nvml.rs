@@ -1,0 +1,221 @@
+//! NVIDIA GPUs through NVML (`nvml-wrapper`, which loads `libnvidia-ml.so` at run time).
+//!
+//! - Energy: `nvmlDeviceGetTotalEnergyConsumption`, mJ since the driver was loaded,
+//!   Volta and newer; NOT_SUPPORTED on older parts is a fact, and power is then the only
+//!   measure. The counter is 64 bits: it does not wrap in practice, so a backward step is
+//!   a reset (a driver reload).
+//! - Power: `nvmlDeviceGetPowerUsage`, mW: a 1 s average on Ampere and newer except GA100
+//!   (A100, A30, A800), instantaneous on older parts and on GA100 ([`power_reading_of`]).
+//! - Utilisation, memory used, GPU temperature, SM and memory clocks where supported.
+//!
+//! What a device does not support is found when it is opened and written as a fact, so
+//! each reading asks only for what it can give.
+
+use crate::source::{Reading, Source, Unavailable};
+use mlbench_schema::telemetry::{Counter, Device, PowerReading, SourceKind};
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::DeviceArchitecture;
+use nvml_wrapper::error::NvmlError;
+use std::ffi::OsStr;
+use std::sync::Arc;
+
+/// The library names tried, in order: the driver installs the versioned name; the bare
+/// one comes with the development package.
+const LIBRARIES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
+
+/// Loads and initialises NVML.
+///
+/// # Errors
+/// [`Unavailable`] when no library loads or it does not initialise (no driver, no GPU).
+pub fn load() -> Result<Arc<Nvml>, Unavailable> {
+    let mut reasons = Vec::new();
+    for lib in LIBRARIES {
+        match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+            Ok(nvml) => return Ok(Arc::new(nvml)),
+            Err(e) => reasons.push(format!("{lib}: {e}")),
+        }
+    }
+    Err(Unavailable::new("NVML", reasons.join("; ")))
+}
+
+/// What `nvmlDeviceGetPowerUsage` returns on a device of `arch` named `name`: a 1 s
+/// average on Ampere and newer, except GA100 (A100, A30, A800), which reads
+/// instantaneously like the generations before Ampere.
+pub fn power_reading_of(arch: Option<DeviceArchitecture>, name: &str) -> PowerReading {
+    use DeviceArchitecture as A;
+    let ga100 = name
+        .split(|c: char| c.is_whitespace() || c == '-')
+        .any(|w| matches!(w, "A100" | "A30" | "A800"));
+    match arch {
+        Some(A::Ampere) if ga100 => PowerReading::Instantaneous,
+        Some(A::Ampere | A::Ada | A::Hopper | A::Blackwell) => PowerReading::Average,
+        Some(A::Kepler | A::Maxwell | A::Pascal | A::Volta | A::Turing) => {
+            PowerReading::Instantaneous
+        }
+        Some(A::Unknown) | None => PowerReading::Unknown,
+    }
+}
+
+/// Which readings a device gave when it was opened.
+#[derive(Debug, Clone, Copy, Default)]
+struct Supported {
+    energy: bool,
+    power: bool,
+    utilisation: bool,
+    memory: bool,
+    temperature: bool,
+    sm_clock: bool,
+    memory_clock: bool,
+}
+
+/// One NVIDIA GPU.
+pub struct NvmlSource {
+    nvml: Arc<Nvml>,
+    index: u32,
+    supported: Supported,
+    device: Device,
+}
+
+impl std::fmt::Debug for NvmlSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NvmlSource")
+            .field("index", &self.index)
+            .field("device", &self.device)
+            .finish()
+    }
+}
+
+/// A supported reading: its value, or its failure in `failed`; nothing asked when `on` is
+/// false (not supported).
+fn get<T>(
+    on: bool,
+    field: &str,
+    failed: &mut Vec<String>,
+    read: impl FnOnce() -> Result<T, NvmlError>,
+) -> Option<T> {
+    if !on {
+        return None;
+    }
+    read()
+        .map_err(|e| failed.push(format!("{field}: {e}")))
+        .ok()
+}
+
+/// `Ok` as `true`; NOT_SUPPORTED as `false` with a fact; another error as `false` with
+/// another fact.
+fn supports<T>(what: &str, result: Result<T, NvmlError>, facts: &mut Vec<String>) -> bool {
+    match result {
+        Ok(_) => true,
+        Err(NvmlError::NotSupported) => {
+            facts.push(format!("{what}: not supported by this device"));
+            false
+        }
+        Err(e) => {
+            facts.push(format!("{what}: {e}"));
+            false
+        }
+    }
+}
+
+impl NvmlSource {
+    /// Opens the GPU of NVML index `index` as the device `id` (`cuda:0`); `own_pids` are
+    /// the run's processes, so that any other process on the GPU is recorded.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when NVML has no such device.
+    pub fn open(
+        nvml: Arc<Nvml>,
+        index: u32,
+        id: &str,
+        own_pids: &[u32],
+    ) -> Result<Self, Unavailable> {
+        let gpu = nvml
+            .device_by_index(index)
+            .map_err(|e| Unavailable::new(format!("NVML ({id}, index {index})"), e))?;
+        let mut facts = Vec::new();
+        let name = gpu.name().ok();
+        let supported = Supported {
+            energy: supports(
+                "energy counter (Volta and newer)",
+                gpu.total_energy_consumption(),
+                &mut facts,
+            ),
+            power: supports("power", gpu.power_usage(), &mut facts),
+            utilisation: supports("utilisation", gpu.utilization_rates(), &mut facts),
+            memory: supports("memory used", gpu.memory_info(), &mut facts),
+            temperature: supports(
+                "temperature",
+                gpu.temperature(TemperatureSensor::Gpu),
+                &mut facts,
+            ),
+            sm_clock: supports("SM clock", gpu.clock_info(Clock::SM), &mut facts),
+            memory_clock: supports("memory clock", gpu.clock_info(Clock::Memory), &mut facts),
+        };
+        let mig = gpu.mig_mode().ok().map(|m| m.current == 1);
+        let other_processes = gpu.running_compute_processes().ok().map(|ps| {
+            ps.iter()
+                .map(|p| p.pid)
+                .filter(|p| !own_pids.contains(p))
+                .collect::<Vec<u32>>()
+        });
+        let power_reading =
+            power_reading_of(gpu.architecture().ok(), name.as_deref().unwrap_or(""));
+        let device = Device {
+            id: id.to_owned(),
+            source: SourceKind::Nvml,
+            name,
+            power_reading,
+            counter: supported.energy.then_some(Counter {
+                resolution_uj: 1000.0,
+                wrap_raw: None,
+            }),
+            power_limit_mw: gpu.enforced_power_limit().ok().map(f64::from),
+            whole_board: true,
+            mig,
+            other_processes,
+            facts,
+        };
+        drop(gpu);
+        Ok(Self {
+            nvml,
+            index,
+            supported,
+            device,
+        })
+    }
+}
+
+impl Source for NvmlSource {
+    fn probe(&self) -> &Device {
+        &self.device
+    }
+
+    fn read(&mut self) -> Reading {
+        let mut r = Reading::default();
+        let gpu = match self.nvml.device_by_index(self.index) {
+            Ok(gpu) => gpu,
+            Err(e) => {
+                r.fail("device", e);
+                return r;
+            }
+        };
+        let s = self.supported;
+        let f = &mut r.failed;
+        let v = &mut r.values;
+        v.energy_raw = get(s.energy, "energy_raw", f, || gpu.total_energy_consumption());
+        v.power_mw = get(s.power, "power_mw", f, || gpu.power_usage()).map(f64::from);
+        v.util_pct =
+            get(s.utilisation, "util_pct", f, || gpu.utilization_rates()).map(|u| f64::from(u.gpu));
+        v.memory_bytes = get(s.memory, "memory_bytes", f, || gpu.memory_info()).map(|m| m.used);
+        v.temperature_c = get(s.temperature, "temperature_c", f, || {
+            gpu.temperature(TemperatureSensor::Gpu)
+        })
+        .map(f64::from);
+        v.sm_clock_mhz = get(s.sm_clock, "sm_clock_mhz", f, || gpu.clock_info(Clock::SM));
+        v.memory_clock_mhz = get(s.memory_clock, "memory_clock_mhz", f, || {
+            gpu.clock_info(Clock::Memory)
+        });
+        r
+    }
+}
