@@ -317,3 +317,34 @@ pub fn open(
         vec![format!("{reason}; hwmon used for {id}")],
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bdf_ids_are_pci_addresses() {
+        // Domain 0, bus 0xc1, device 0, function 0; then domain 1, bus 3, device 0x1f, function 7.
+        assert_eq!(pci_address(0xc1 << 8), "0000:c1:00.0");
+        assert_eq!(pci_address((1 << 32) | (3 << 8) | (0x1f << 3) | 7), "0001:03:1f.7");
+    }
+
+    #[test]
+    fn without_amdsmi_the_hwmon_fallback_is_used_and_said() {
+        let root = tempfile::tempdir().unwrap();
+        let hw = root.path().join("class/hwmon/hwmon4");
+        std::fs::create_dir_all(&hw).unwrap();
+        std::fs::write(hw.join("name"), "amdgpu\n").unwrap();
+        std::fs::write(hw.join("power1_average"), "250000000\n").unwrap();
+        let Err(_) = load() else {
+            // A machine with amdsmi: the fallback is not what is used; nothing to check here.
+            return;
+        };
+        let (mut source, facts) = open(0, "cuda:0", root.path()).unwrap();
+        assert_eq!(source.probe().source, mlbench_schema::telemetry::SourceKind::Hwmon);
+        assert_eq!(source.read().values.power_mw, Some(250_000.0));
+        assert!(facts[0].starts_with("amdsmi: not available: libamd_smi.so: "), "{facts:?}");
+        let err = open(1, "cuda:1", root.path()).unwrap_err();
+        assert!(err.reason.ends_with("and 1 amdgpu hwmon devices"), "{err}");
+    }
+}

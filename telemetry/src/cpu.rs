@@ -254,3 +254,135 @@ impl Source for ProcSource {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter::{self, Step};
+    use std::fs;
+
+    #[test]
+    fn stat_times_and_utilisation_by_hand() {
+        // user 100, nice 20, system 30, idle 400, iowait 50, irq 5, softirq 5, steal 0,
+        // guest 7 (already in user: left out): total 610, idle 450, busy 160.
+        let a = parse_stat("cpu  100 20 30 400 50 5 5 0 7 0\ncpu0 1 2 3 4\n").unwrap();
+        assert_eq!(a, CpuTimes { busy: 160, total: 610 });
+        // 100 more busy ticks out of 200: 50 %.
+        let b = CpuTimes { busy: 260, total: 810 };
+        assert_eq!(utilisation(a, b), Some(50.0));
+        assert_eq!(utilisation(a, a), None);
+        assert_eq!(utilisation(b, a), None);
+        assert_eq!(parse_stat("cpu0 1 2 3 4\n"), None);
+        assert_eq!(parse_stat("cpu 1 x 3 4\n"), None);
+    }
+
+    #[test]
+    fn resident_memory_is_vmrss_in_bytes() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir(root.path().join("42")).unwrap();
+        fs::write(root.path().join("42/status"), "Name:\tpython\nVmRSS:\t    2048 kB\nThreads:\t9\n").unwrap();
+        assert_eq!(rss_bytes(root.path(), 42).unwrap(), 2048 * 1024);
+        fs::create_dir(root.path().join("2")).unwrap();
+        fs::write(root.path().join("2/status"), "Name:\tkthreadd\n").unwrap();
+        assert_eq!(rss_bytes(root.path(), 2).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert_eq!(rss_bytes(root.path(), 7).unwrap_err().kind(), io::ErrorKind::NotFound);
+    }
+
+    fn zone(root: &Path, dir: &str, files: &[(&str, &str)]) -> PathBuf {
+        let d = root.join(dir);
+        fs::create_dir_all(&d).unwrap();
+        for (name, text) in files {
+            fs::write(d.join(name), text).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn rapl_zones_wrap_at_their_range_and_unreadable_ones_are_facts() {
+        let root = tempfile::tempdir().unwrap();
+        let z0 = zone(
+            root.path(),
+            "intel-rapl:0",
+            &[
+                ("name", "package-0\n"),
+                ("energy_uj", "262143328000\n"),
+                ("max_energy_range_uj", "262143328850\n"),
+            ],
+        );
+        // A subzone (counted in its package) and a zone whose counter cannot be read (a
+        // folder where the file should be: the fixture's stand-in for an unreadable file,
+        // as the tests may run as root, whom permissions do not stop).
+        zone(root.path(), "intel-rapl:0:0", &[("name", "core\n"), ("energy_uj", "5\n")]);
+        let z1 = zone(root.path(), "intel-rapl:1", &[("name", "package-1\n")]);
+        fs::create_dir(z1.join("energy_uj")).unwrap();
+        let (mut zones, facts) = rapl(root.path());
+        assert_eq!(zones.len(), 1);
+        assert_eq!(facts.len(), 1);
+        assert!(facts[0].starts_with("RAPL (cpu:package-1): not available: "), "{facts:?}");
+        let d = zones[0].probe().clone();
+        assert_eq!(d.id, "cpu:package-0");
+        assert_eq!(d.counter.unwrap().wrap_raw, Some(262_143_328_851));
+        let first = zones[0].read().values.energy_raw.unwrap();
+        fs::write(z0.join("energy_uj"), "1149\n").unwrap();
+        let second = zones[0].read().values.energy_raw.unwrap();
+        // 851 µJ to the end of the range, then 1 149 after it.
+        assert_eq!(counter::step(first, second, d.counter.unwrap().wrap_raw), Step::Wrapped(2000));
+    }
+
+    #[test]
+    fn a_denied_counter_says_root_only_and_a_missing_range_says_reset() {
+        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+        let fact = rapl_fact(Path::new("/sys/class/powercap/intel-rapl:0/energy_uj"), &denied);
+        assert!(fact.ends_with(ROOT_ONLY), "{fact}");
+        assert!(fact.contains("root-only since Linux 5.10"));
+        let root = tempfile::tempdir().unwrap();
+        zone(root.path(), "intel-rapl:0", &[("name", "package-0\n"), ("energy_uj", "7\n")]);
+        let (zones, facts) = rapl(root.path());
+        assert!(facts.is_empty());
+        let d = zones[0].probe();
+        assert_eq!(d.counter.unwrap().wrap_raw, None);
+        assert!(d.facts[0].contains("max_energy_range_uj: unreadable"), "{:?}", d.facts);
+        let (none, facts) = rapl(&root.path().join("absent"));
+        assert!(none.is_empty());
+        assert!(facts[0].contains("no intel-rapl zones"), "{facts:?}");
+    }
+
+    #[test]
+    fn this_machines_proc_gives_utilisation_and_resident_memory() {
+        let pid = std::process::id();
+        let mut s = ProcSource::open(Path::new("/proc"), pid).unwrap();
+        // Burn a little CPU so some ticks pass between the two reads of /proc/stat.
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(50) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        assert_ne!(x, 1);
+        let r = s.read();
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        let rss = r.values.memory_bytes.unwrap();
+        // A test binary's resident set: more than a page, less than the machine.
+        assert!(rss > 4096 && rss < 1 << 40, "{rss}");
+        if let Some(u) = r.values.util_pct {
+            assert!((0.0..=100.0).contains(&u), "{u}");
+        }
+    }
+
+    #[test]
+    fn this_machines_rapl_is_read_or_said_unreadable() {
+        let (zones, facts) = rapl(Path::new("/sys/class/powercap"));
+        if zones.is_empty() {
+            assert!(!facts.is_empty());
+            assert!(
+                facts.iter().all(|f| f.contains(ROOT_ONLY) || f.contains("no intel-rapl zones") || f.contains("unreadable")),
+                "{facts:?}"
+            );
+            eprintln!("RAPL on this machine: {facts:?}");
+        }
+        for mut z in zones {
+            let r = z.read();
+            assert!(r.values.energy_raw.is_some(), "{:?}", r.failed);
+            eprintln!("RAPL on this machine: {} reads {:?} µJ", z.probe().id, r.values.energy_raw);
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::fmt;
 /// A source is opened by its module's `open` (which probes what the device supports and
 /// records it in the [`Device`] it describes) and then read once per sampling period by
 /// the sampler's thread, hence `Send`.
-pub trait Source: Send {
+pub trait Source: Send + std::fmt::Debug {
     /// What opening the source found: the device, its counter, its power reading's kind,
     /// its limit, its facts. Written to the file's header.
     fn probe(&self) -> &Device;
