@@ -326,7 +326,10 @@ mod tests {
     fn bdf_ids_are_pci_addresses() {
         // Domain 0, bus 0xc1, device 0, function 0; then domain 1, bus 3, device 0x1f, function 7.
         assert_eq!(pci_address(0xc1 << 8), "0000:c1:00.0");
-        assert_eq!(pci_address((1 << 32) | (3 << 8) | (0x1f << 3) | 7), "0001:03:1f.7");
+        assert_eq!(
+            pci_address((1 << 32) | (3 << 8) | (0x1f << 3) | 7),
+            "0001:03:1f.7"
+        );
     }
 
     #[test]
@@ -341,9 +344,15 @@ mod tests {
             return;
         };
         let (mut source, facts) = open(0, "cuda:0", root.path()).unwrap();
-        assert_eq!(source.probe().source, mlbench_schema::telemetry::SourceKind::Hwmon);
+        assert_eq!(
+            source.probe().source,
+            mlbench_schema::telemetry::SourceKind::Hwmon
+        );
         assert_eq!(source.read().values.power_mw, Some(250_000.0));
-        assert!(facts[0].starts_with("amdsmi: not available: libamd_smi.so: "), "{facts:?}");
+        assert!(
+            facts[0].starts_with("amdsmi: not available: libamd_smi.so: "),
+            "{facts:?}"
+        );
         let err = open(1, "cuda:1", root.path()).unwrap_err();
         assert!(err.reason.ends_with("and 1 amdgpu hwmon devices"), "{err}");
     }

@@ -266,9 +266,18 @@ mod tests {
         // user 100, nice 20, system 30, idle 400, iowait 50, irq 5, softirq 5, steal 0,
         // guest 7 (already in user: left out): total 610, idle 450, busy 160.
         let a = parse_stat("cpu  100 20 30 400 50 5 5 0 7 0\ncpu0 1 2 3 4\n").unwrap();
-        assert_eq!(a, CpuTimes { busy: 160, total: 610 });
+        assert_eq!(
+            a,
+            CpuTimes {
+                busy: 160,
+                total: 610
+            }
+        );
         // 100 more busy ticks out of 200: 50 %.
-        let b = CpuTimes { busy: 260, total: 810 };
+        let b = CpuTimes {
+            busy: 260,
+            total: 810,
+        };
         assert_eq!(utilisation(a, b), Some(50.0));
         assert_eq!(utilisation(a, a), None);
         assert_eq!(utilisation(b, a), None);
@@ -280,12 +289,22 @@ mod tests {
     fn resident_memory_is_vmrss_in_bytes() {
         let root = tempfile::tempdir().unwrap();
         fs::create_dir(root.path().join("42")).unwrap();
-        fs::write(root.path().join("42/status"), "Name:\tpython\nVmRSS:\t    2048 kB\nThreads:\t9\n").unwrap();
+        fs::write(
+            root.path().join("42/status"),
+            "Name:\tpython\nVmRSS:\t    2048 kB\nThreads:\t9\n",
+        )
+        .unwrap();
         assert_eq!(rss_bytes(root.path(), 42).unwrap(), 2048 * 1024);
         fs::create_dir(root.path().join("2")).unwrap();
         fs::write(root.path().join("2/status"), "Name:\tkthreadd\n").unwrap();
-        assert_eq!(rss_bytes(root.path(), 2).unwrap_err().kind(), io::ErrorKind::InvalidData);
-        assert_eq!(rss_bytes(root.path(), 7).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            rss_bytes(root.path(), 2).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        assert_eq!(
+            rss_bytes(root.path(), 7).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     fn zone(root: &Path, dir: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -312,13 +331,20 @@ mod tests {
         // A subzone (counted in its package) and a zone whose counter cannot be read (a
         // folder where the file should be: the fixture's stand-in for an unreadable file,
         // as the tests may run as root, whom permissions do not stop).
-        zone(root.path(), "intel-rapl:0:0", &[("name", "core\n"), ("energy_uj", "5\n")]);
+        zone(
+            root.path(),
+            "intel-rapl:0:0",
+            &[("name", "core\n"), ("energy_uj", "5\n")],
+        );
         let z1 = zone(root.path(), "intel-rapl:1", &[("name", "package-1\n")]);
         fs::create_dir(z1.join("energy_uj")).unwrap();
         let (mut zones, facts) = rapl(root.path());
         assert_eq!(zones.len(), 1);
         assert_eq!(facts.len(), 1);
-        assert!(facts[0].starts_with("RAPL (cpu:package-1): not available: "), "{facts:?}");
+        assert!(
+            facts[0].starts_with("RAPL (cpu:package-1): not available: "),
+            "{facts:?}"
+        );
         let d = zones[0].probe().clone();
         assert_eq!(d.id, "cpu:package-0");
         assert_eq!(d.counter.unwrap().wrap_raw, Some(262_143_328_851));
@@ -326,22 +352,36 @@ mod tests {
         fs::write(z0.join("energy_uj"), "1149\n").unwrap();
         let second = zones[0].read().values.energy_raw.unwrap();
         // 851 µJ to the end of the range, then 1 149 after it.
-        assert_eq!(counter::step(first, second, d.counter.unwrap().wrap_raw), Step::Wrapped(2000));
+        assert_eq!(
+            counter::step(first, second, d.counter.unwrap().wrap_raw),
+            Step::Wrapped(2000)
+        );
     }
 
     #[test]
     fn a_denied_counter_says_root_only_and_a_missing_range_says_reset() {
         let denied = io::Error::from(io::ErrorKind::PermissionDenied);
-        let fact = rapl_fact(Path::new("/sys/class/powercap/intel-rapl:0/energy_uj"), &denied);
+        let fact = rapl_fact(
+            Path::new("/sys/class/powercap/intel-rapl:0/energy_uj"),
+            &denied,
+        );
         assert!(fact.ends_with(ROOT_ONLY), "{fact}");
         assert!(fact.contains("root-only since Linux 5.10"));
         let root = tempfile::tempdir().unwrap();
-        zone(root.path(), "intel-rapl:0", &[("name", "package-0\n"), ("energy_uj", "7\n")]);
+        zone(
+            root.path(),
+            "intel-rapl:0",
+            &[("name", "package-0\n"), ("energy_uj", "7\n")],
+        );
         let (zones, facts) = rapl(root.path());
         assert!(facts.is_empty());
         let d = zones[0].probe();
         assert_eq!(d.counter.unwrap().wrap_raw, None);
-        assert!(d.facts[0].contains("max_energy_range_uj: unreadable"), "{:?}", d.facts);
+        assert!(
+            d.facts[0].contains("max_energy_range_uj: unreadable"),
+            "{:?}",
+            d.facts
+        );
         let (none, facts) = rapl(&root.path().join("absent"));
         assert!(none.is_empty());
         assert!(facts[0].contains("no intel-rapl zones"), "{facts:?}");
@@ -374,7 +414,9 @@ mod tests {
         if zones.is_empty() {
             assert!(!facts.is_empty());
             assert!(
-                facts.iter().all(|f| f.contains(ROOT_ONLY) || f.contains("no intel-rapl zones") || f.contains("unreadable")),
+                facts.iter().all(|f| f.contains(ROOT_ONLY)
+                    || f.contains("no intel-rapl zones")
+                    || f.contains("unreadable")),
                 "{facts:?}"
             );
             eprintln!("RAPL on this machine: {facts:?}");
@@ -382,7 +424,11 @@ mod tests {
         for mut z in zones {
             let r = z.read();
             assert!(r.values.energy_raw.is_some(), "{:?}", r.failed);
-            eprintln!("RAPL on this machine: {} reads {:?} µJ", z.probe().id, r.values.energy_raw);
+            eprintln!(
+                "RAPL on this machine: {} reads {:?} µJ",
+                z.probe().id,
+                r.values.energy_raw
+            );
         }
     }
 }

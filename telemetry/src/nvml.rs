@@ -176,7 +176,6 @@ impl NvmlSource {
             other_processes,
             facts,
         };
-        drop(gpu);
         Ok(Self {
             nvml,
             index,
@@ -228,13 +227,28 @@ mod tests {
     fn the_power_reading_follows_the_architecture_and_ga100() {
         use DeviceArchitecture as A;
         let r = power_reading_of;
-        assert_eq!(r(Some(A::Hopper), "NVIDIA H100 80GB HBM3"), PowerReading::Average);
-        assert_eq!(r(Some(A::Ampere), "NVIDIA A100-SXM4-80GB"), PowerReading::Instantaneous);
-        assert_eq!(r(Some(A::Ampere), "NVIDIA A30"), PowerReading::Instantaneous);
+        assert_eq!(
+            r(Some(A::Hopper), "NVIDIA H100 80GB HBM3"),
+            PowerReading::Average
+        );
+        assert_eq!(
+            r(Some(A::Ampere), "NVIDIA A100-SXM4-80GB"),
+            PowerReading::Instantaneous
+        );
+        assert_eq!(
+            r(Some(A::Ampere), "NVIDIA A30"),
+            PowerReading::Instantaneous
+        );
         // GA102/GA104 parts are averaged, whatever digits their names share with GA100's.
-        assert_eq!(r(Some(A::Ampere), "NVIDIA RTX A3000 Laptop GPU"), PowerReading::Average);
+        assert_eq!(
+            r(Some(A::Ampere), "NVIDIA RTX A3000 Laptop GPU"),
+            PowerReading::Average
+        );
         assert_eq!(r(Some(A::Ampere), "NVIDIA A10"), PowerReading::Average);
-        assert_eq!(r(Some(A::Volta), "Tesla V100-SXM2-32GB"), PowerReading::Instantaneous);
+        assert_eq!(
+            r(Some(A::Volta), "Tesla V100-SXM2-32GB"),
+            PowerReading::Instantaneous
+        );
         assert_eq!(r(Some(A::Unknown), "NVIDIA B300"), PowerReading::Unknown);
         assert_eq!(r(None, ""), PowerReading::Unknown);
     }
@@ -246,7 +260,8 @@ mod tests {
             Ok(nvml) => {
                 let n = nvml.device_count().unwrap();
                 for i in 0..n {
-                    let mut s = NvmlSource::open(Arc::clone(&nvml), i, &format!("cuda:{i}"), &[]).unwrap();
+                    let mut s =
+                        NvmlSource::open(Arc::clone(&nvml), i, &format!("cuda:{i}"), &[]).unwrap();
                     let r = s.read();
                     eprintln!("{:?}\n{r:?}", s.probe());
                     assert!(r.values.power_mw.is_some() || !s.supported.power);
@@ -255,7 +270,11 @@ mod tests {
             // This machine (no GPU, no driver): a fact naming both libraries tried.
             Err(u) => {
                 assert_eq!(u.what, "NVML");
-                assert!(u.reason.contains("libnvidia-ml.so.1: ") && u.reason.contains("libnvidia-ml.so: "), "{u}");
+                assert!(
+                    u.reason.contains("libnvidia-ml.so.1: ")
+                        && u.reason.contains("libnvidia-ml.so: "),
+                    "{u}"
+                );
             }
         }
     }

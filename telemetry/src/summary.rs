@@ -325,14 +325,202 @@ pub fn summarize(file: &TelemetryFile) -> Summary {
         let before = |i: &&WindowSummary| i.end_ns <= w.start_ns;
         let baseline = idle
             .iter()
-            .filter(before)
-            .filter(|i| i.copy == w.copy)
-            .next_back()
-            .or_else(|| idle.iter().filter(before).next_back());
+            .rfind(|i| before(i) && i.copy == w.copy)
+            .or_else(|| idle.iter().rfind(before));
         subtract_idle(w, baseline);
     }
     Summary {
         windows: out,
         facts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_schema::telemetry::{Counter, Header, Mark, Sample, Values};
+
+    const S: u64 = 1_000_000_000;
+
+    fn gpu() -> Device {
+        Device {
+            id: "cuda:0".into(),
+            counter: Some(Counter {
+                resolution_uj: 1000.0,
+                wrap_raw: None,
+            }),
+            whole_board: true,
+            ..Device::default()
+        }
+    }
+
+    fn sample(t_ns: u64, raw: Option<u64>, power_mw: Option<f64>) -> Sample {
+        Sample {
+            t_ns,
+            values: Values {
+                energy_raw: raw,
+                power_mw,
+                ..Values::default()
+            },
+            ..Sample::default()
+        }
+    }
+
+    fn mark(t_ns: u64, edge: Edge, window: &str) -> Mark {
+        Mark {
+            t_ns,
+            edge,
+            window: window.into(),
+            copy: 0,
+        }
+    }
+
+    fn file(devices: Vec<Device>, samples: Vec<Sample>, marks: Vec<Mark>) -> TelemetryFile {
+        TelemetryFile {
+            header: Header {
+                sample_period_ns: S,
+                devices,
+                ..Header::default()
+            },
+            samples,
+            marks,
+            ..TelemetryFile::default()
+        }
+    }
+
+    /// 50 W up to 5 s, 200 W from 6 s (linear between), one sample a second to 100 s;
+    /// the counter (mJ) holds the same energy: E(t) = 50 t J to 5 s, 375 J at 6 s, then
+    /// 375 + 200 (t − 6) J.
+    fn idle_then_busy(power_scale: f64) -> Vec<Sample> {
+        (0..=100u64)
+            .map(|s| {
+                let (w, j) = if s <= 5 {
+                    (50.0, 50.0 * s as f64)
+                } else {
+                    (200.0, 375.0 + 200.0 * (s - 6) as f64)
+                };
+                sample(
+                    s * S,
+                    Some((j * 1000.0) as u64),
+                    Some(w * 1000.0 * power_scale),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn gross_and_net_energy_by_counter_and_by_power() {
+        let marks = vec![
+            mark(0, Edge::Start, IDLE_WINDOW),
+            mark(5 * S, Edge::End, IDLE_WINDOW),
+            mark(10 * S + S / 2, Edge::Start, "train"),
+            mark(80 * S + S / 2, Edge::End, "train"),
+        ];
+        let s = summarize(&file(vec![gpu()], idle_then_busy(1.0), marks));
+        assert!(s.facts.is_empty(), "{:?}", s.facts);
+        assert_eq!(s.windows.len(), 2);
+        let idle = &s.windows[0].devices[0];
+        assert!((idle.counter_j.unwrap() - 250.0).abs() < 1e-9);
+        assert_eq!(idle.net_counter_j, None);
+        let train = &s.windows[1];
+        assert_eq!(
+            (train.name.as_str(), train.start_ns, train.end_ns),
+            ("train", 10 * S + S / 2, 80 * S + S / 2)
+        );
+        let d = &train.devices[0];
+        // 70 s at 200 W: 14 000 J by both; idle 250 J / 5 s = 50 W, × 70 s = 3 500 J.
+        assert!((d.counter_j.unwrap() - 14_000.0).abs() < 1e-6);
+        assert!((d.power_j.unwrap() - 14_000.0).abs() < 1e-6);
+        assert!((d.idle_w.unwrap() - 50.0).abs() < 1e-12);
+        assert!((d.net_counter_j.unwrap() - 10_500.0).abs() < 1e-6);
+        assert!((d.net_power_j.unwrap() - 10_500.0).abs() < 1e-6);
+        assert!(d.disagreement.unwrap() < 1e-12);
+        // 11 s … 80 s: 70 samples, one a second.
+        assert_eq!(d.samples, 70);
+        assert_eq!(d.flags, vec![SummaryFlag::WholeBoard]);
+    }
+
+    #[test]
+    fn power_ten_percent_high_is_a_disagreement_and_no_idle_window_no_net() {
+        let marks = vec![
+            mark(10 * S, Edge::Start, "train"),
+            mark(80 * S, Edge::End, "train"),
+        ];
+        let s = summarize(&file(vec![gpu()], idle_then_busy(1.1), marks));
+        let d = &s.windows[0].devices[0];
+        assert!((d.disagreement.unwrap() - 0.1).abs() < 1e-9);
+        assert!(d.flags.contains(&SummaryFlag::Disagreement));
+        assert!(d.flags.contains(&SummaryFlag::NoIdleBaseline));
+        assert_eq!((d.idle_w, d.net_counter_j), (None, None));
+    }
+
+    #[test]
+    fn few_samples_and_a_gap_are_flagged() {
+        let samples = [0, 1, 2, 6, 7]
+            .map(|s| sample(s * S, None, Some(1000.0)))
+            .to_vec();
+        let marks = vec![
+            mark(S / 2, Edge::Start, "w"),
+            mark(6 * S + S / 2, Edge::End, "w"),
+        ];
+        let s = summarize(&file(vec![Device::default()], samples, marks));
+        let d = &s.windows[0].devices[0];
+        // 1, 2 and 6 s are inside; 2 → 6 s is 4 s, over two 1 s periods.
+        assert_eq!(d.samples, 3);
+        assert!(d.flags.contains(&SummaryFlag::TooFewSamples));
+        assert!(d.flags.contains(&SummaryFlag::Gap { longest_ns: 4 * S }));
+        // 1 W for 6 s.
+        assert!((d.power_j.unwrap() - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_reset_in_a_window_is_filled_from_power_and_said() {
+        // 100 W throughout; the counter (mJ) resets between 2 and 3 s.
+        let raws = [0, 100_000, 200_000, 5, 100_005];
+        let samples = raws
+            .iter()
+            .zip(0u64..)
+            .map(|(&raw, s)| sample(s * S, Some(raw), Some(100_000.0)))
+            .collect();
+        let marks = vec![mark(0, Edge::Start, "w"), mark(4 * S, Edge::End, "w")];
+        let s = summarize(&file(vec![gpu()], samples, marks));
+        let d = &s.windows[0].devices[0];
+        // 100 + 100 + (the reset second, from power) 100 + 100 J.
+        assert!((d.counter_j.unwrap() - 400.0).abs() < 1e-9);
+        assert!(d.flags.contains(&SummaryFlag::CounterResetFilled(1)));
+    }
+
+    #[test]
+    fn a_window_past_the_samples_is_not_covered() {
+        let samples = (0..3u64)
+            .map(|s| sample(s * S, Some(s * 1000), Some(1000.0)))
+            .collect();
+        let marks = vec![mark(S, Edge::Start, "w"), mark(5 * S, Edge::End, "w")];
+        let s = summarize(&file(vec![gpu()], samples, marks));
+        let d = &s.windows[0].devices[0];
+        assert_eq!((d.counter_j, d.power_j), (None, None));
+        assert!(d.flags.contains(&SummaryFlag::NotCovered));
+    }
+
+    #[test]
+    fn marks_that_do_not_pair_are_facts() {
+        let marks = vec![
+            mark(1, Edge::End, "a"),
+            mark(2, Edge::Start, "b"),
+            mark(3, Edge::Start, "c"),
+            mark(4, Edge::Start, "c"),
+            mark(5, Edge::End, "c"),
+        ];
+        let s = summarize(&file(vec![], vec![], marks));
+        assert_eq!(s.windows.len(), 1);
+        assert_eq!((s.windows[0].start_ns, s.windows[0].end_ns), (4, 5));
+        assert_eq!(
+            s.facts,
+            vec![
+                "window `a` of copy 0 ends without a start",
+                "window `c` of copy 0 starts again before it ended; the later start is kept",
+                "window `b` of copy 0 starts and never ends",
+            ]
+        );
     }
 }
