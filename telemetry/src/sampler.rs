@@ -127,13 +127,23 @@ impl Sampler {
             path: part.clone(),
             source,
         };
-        writer.header(&header).map_err(io_err)?;
+        // A sampler that does not start leaves no `.part` behind.
+        let discard = |e| {
+            let _ = fs::remove_file(&part);
+            e
+        };
+        writer
+            .header(&header)
+            .and_then(|()| writer.flush())
+            .map_err(io_err)
+            .map_err(discard)?;
         let control = Arc::new(Control::default());
         let worker = Worker::new(sources, writer, Arc::clone(&control), origin, period);
         let thread = std::thread::Builder::new()
             .name("mlbench-telemetry".into())
             .spawn(move || worker.run())
-            .map_err(TelemetryError::Thread)?;
+            .map_err(TelemetryError::Thread)
+            .map_err(discard)?;
         Ok(Self {
             control,
             origin,
