@@ -163,3 +163,91 @@ pub fn detect(devices: &[DeviceSpec], opts: &DetectOptions) -> Detected {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_schema::telemetry::SourceKind;
+    use std::fs;
+    use std::path::Path;
+
+    #[test]
+    fn cuda_indices_go_through_cuda_visible_devices() {
+        assert_eq!(physical(None, 3), Ok(Physical::Index(3)));
+        assert_eq!(physical(Some(" "), 1), Ok(Physical::Index(1)));
+        assert_eq!(physical(Some("4,6"), 1), Ok(Physical::Index(6)));
+        assert_eq!(
+            physical(Some("GPU-8f7e, 2"), 0),
+            Ok(Physical::Uuid("GPU-8f7e".into()))
+        );
+        assert_eq!(physical(Some("GPU-8f7e, 2"), 1), Ok(Physical::Index(2)));
+        assert!(
+            physical(Some("4,6"), 2)
+                .unwrap_err()
+                .contains("has no device 2")
+        );
+        assert!(
+            physical(Some("MIG-1234"), 0)
+                .unwrap_err()
+                .contains("MIG instance")
+        );
+        assert!(
+            physical(Some("gpu0"), 0)
+                .unwrap_err()
+                .contains("neither an index nor")
+        );
+    }
+
+    fn write(path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn without_vendor_libraries_a_gpu_falls_to_hwmon_and_the_cpu_is_always_there() {
+        if nvml::load().is_ok() || amdsmi::load().is_ok() {
+            // A machine with a vendor library takes another path; this one is for those without.
+            return;
+        }
+        let sys = tempfile::tempdir().unwrap();
+        write(&sys.path().join("class/hwmon/hwmon0/name"), "amdgpu\n");
+        write(
+            &sys.path().join("class/hwmon/hwmon0/power1_input"),
+            "90000000\n",
+        );
+        write(
+            &sys.path().join("class/powercap/intel-rapl:0/name"),
+            "package-0\n",
+        );
+        write(
+            &sys.path().join("class/powercap/intel-rapl:0/energy_uj"),
+            "12\n",
+        );
+        let opts = DetectOptions {
+            sys_root: sys.path().to_owned(),
+            ..DetectOptions::for_process(std::process::id())
+        };
+        let found = detect(
+            &[DeviceSpec::Cuda(0), DeviceSpec::Cuda(1), DeviceSpec::Cpu],
+            &opts,
+        );
+        let kinds: Vec<(&str, SourceKind)> = found
+            .sources
+            .iter()
+            .map(|s| (s.probe().id.as_str(), s.probe().source))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("cuda:0", SourceKind::Hwmon),
+                ("cpu:package-0", SourceKind::Rapl),
+                ("cpu:proc", SourceKind::Procfs),
+            ]
+        );
+        // cuda:0: why amdsmi was passed over; cuda:1: why neither NVML nor AMD's sources.
+        assert_eq!(found.facts.len(), 3, "{:?}", found.facts);
+        assert!(found.facts[0].ends_with("hwmon used for cuda:0"));
+        assert!(found.facts[1].starts_with("NVML: not available: "));
+        assert!(found.facts[2].starts_with("AMD GPU (cuda:1): not available: "));
+    }
+}

@@ -14,7 +14,8 @@ pub fn interpolate(points: &[(u64, f64)], t: u64) -> Option<f64> {
         return Some(v1);
     }
     let (t0, v0) = *points.get(i.checked_sub(1)?)?;
-    let f = (t - t0) as f64 / (t1 - t0) as f64;
+    // Saturating: a series out of order gives a wrong number, never a panic.
+    let f = t.saturating_sub(t0) as f64 / t1.saturating_sub(t0) as f64;
     Some(v0 + f * (v1 - v0))
 }
 
@@ -32,7 +33,7 @@ pub fn trapezoid(points: &[(u64, f64)], start: u64, end: u64) -> Option<f64> {
     let mut total = 0.0;
     let mut prev = (start, first);
     for &point in inside.chain(std::iter::once(&(end, last))) {
-        total += (point.0 - prev.0) as f64 * (point.1 + prev.1) / 2.0;
+        total += point.0.saturating_sub(prev.0) as f64 * (point.1 + prev.1) / 2.0;
         prev = point;
     }
     Some(total)

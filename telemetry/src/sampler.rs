@@ -86,7 +86,8 @@ pub struct Sampler {
 
 impl Sampler {
     /// Starts sampling `sources` into `path` (through `<path>.part`), the first reading
-    /// now. The file's origin, time 0 of its samples and marks, is this call.
+    /// now, on the caller's thread. The file's origin, time 0 of its samples and marks, is
+    /// this call.
     ///
     /// # Errors
     /// [`TelemetryError::Rate`] for a rate out of range, [`TelemetryError::Exists`] when
@@ -138,7 +139,10 @@ impl Sampler {
             .map_err(io_err)
             .map_err(discard)?;
         let control = Arc::new(Control::default());
-        let worker = Worker::new(sources, writer, Arc::clone(&control), origin, period);
+        let mut worker = Worker::new(sources, writer, Arc::clone(&control), origin, period);
+        // The first reading before the caller can mark anything: a window that starts at
+        // once is covered from its start.
+        worker.read_all().map_err(io_err).map_err(discard)?;
         let thread = std::thread::Builder::new()
             .name("mlbench-telemetry".into())
             .spawn(move || worker.run())
@@ -301,19 +305,17 @@ impl Worker {
     }
 
     fn run(mut self) -> io::Result<()> {
-        loop {
+        while self.wait() {
             self.read_all()?;
-            if !self.wait() {
-                // One last reading after the stop, so the last window's end is covered.
-                self.read_all()?;
-                let marks = std::mem::take(&mut self.control.lock().marks);
-                for mark in &marks {
-                    self.writer.mark(mark)?;
-                }
-                self.writer.into_inner()?;
-                return Ok(());
-            }
         }
+        // One last reading after the stop, so the last window's end is covered.
+        self.read_all()?;
+        let marks = std::mem::take(&mut self.control.lock().marks);
+        for mark in &marks {
+            self.writer.mark(mark)?;
+        }
+        self.writer.into_inner()?;
+        Ok(())
     }
 
     /// Waits for the next tick of the period's grid (ticks missed while reading are

@@ -108,14 +108,20 @@ fn series(file: &TelemetryFile, device: usize) -> Series {
             out.power_mw.push((s.t_ns, mw));
         }
     }
+    // The arithmetic needs time order; a file out of order is the validator's to report.
+    out.times.sort_unstable();
+    out.counter.sort_by_key(|p| p.0);
+    out.power_mw.sort_by_key(|p| p.0);
     out
 }
 
 /// The points of a time-ordered series that bear on `[start, end]`: those inside, and
 /// the nearest one on each side.
-fn around<T>(points: &[(u64, T)], start: u64, end: u64) -> &[(u64, T)] {
-    let lo = points.partition_point(|p| p.0 <= start).saturating_sub(1);
-    let hi = (points.partition_point(|p| p.0 < end) + 1).min(points.len());
+fn around<T>(points: &[T], time: impl Fn(&T) -> u64, start: u64, end: u64) -> &[T] {
+    let lo = points
+        .partition_point(|p| time(p) <= start)
+        .saturating_sub(1);
+    let hi = (points.partition_point(|p| time(p) < end) + 1).min(points.len());
     &points[lo..hi.max(lo)]
 }
 
@@ -177,7 +183,7 @@ fn counter_energy(
     flags: &mut Vec<SummaryFlag>,
 ) -> Option<f64> {
     let info = device.counter.as_ref()?;
-    let readings = around(&series.counter, start, end);
+    let readings = around(&series.counter, |p| p.0, start, end);
     // A reset interval's energy from the power trapezoid (µJ), where there is power.
     let fill = |a, b| power_energy_j(&series.power_mw, a, b).map(|j| j * 1e6);
     let cum = counter::cumulative(readings, info, fill);
@@ -209,14 +215,9 @@ fn sampling_flags(series: &Series, w: &Window, period_ns: u64) -> (usize, Vec<Su
     if inside < MIN_SAMPLES {
         flags.push(SummaryFlag::TooFewSamples);
     }
-    let lo = series
-        .times
-        .partition_point(|&t| t <= w.start)
-        .saturating_sub(1);
-    let hi = (series.times.partition_point(|&t| t < w.end) + 1).min(series.times.len());
-    let longest_ns = series.times[lo..hi.max(lo)]
+    let longest_ns = around(&series.times, |&t| t, w.start, w.end)
         .windows(2)
-        .map(|p| p[1] - p[0])
+        .map(|p| p[1].saturating_sub(p[0]))
         .max()
         .unwrap_or(0);
     if period_ns > 0 && longest_ns > 2 * period_ns {
@@ -500,6 +501,23 @@ mod tests {
         let d = &s.windows[0].devices[0];
         assert_eq!((d.counter_j, d.power_j), (None, None));
         assert!(d.flags.contains(&SummaryFlag::NotCovered));
+    }
+
+    #[test]
+    fn samples_out_of_order_give_the_same_energy_and_no_panic() {
+        let marks = || {
+            vec![
+                mark(10 * S, Edge::Start, "train"),
+                mark(80 * S, Edge::End, "train"),
+            ]
+        };
+        let ordered = summarize(&file(vec![gpu()], idle_then_busy(1.0), marks()));
+        let mut shuffled = idle_then_busy(1.0);
+        shuffled.reverse();
+        shuffled.swap(3, 40);
+        let s = summarize(&file(vec![gpu()], shuffled, marks()));
+        assert_eq!(s, ordered);
+        assert!((s.windows[0].devices[0].counter_j.unwrap() - 14_000.0).abs() < 1e-6);
     }
 
     #[test]

@@ -248,3 +248,20 @@ fn this_machines_cpu_sources_sample_into_a_file() {
     );
     assert_eq!(summary.windows[0].devices.len(), file.header.devices.len());
 }
+
+#[test]
+fn a_window_marked_at_once_is_covered_from_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("at-once.jsonl");
+    let sampler = Sampler::start(&path, vec![Box::new(Scripted::new())], config()).unwrap();
+    let start = sampler.mark_start("train");
+    std::thread::sleep(Duration::from_millis(60));
+    sampler.mark_end("train");
+    let summary = sampler.finish().unwrap();
+    let file = telemetry::read(&path).unwrap();
+    // The first reading was taken in `start`, before the mark.
+    assert!(file.samples[0].t_ns < start);
+    let d = &summary.windows[0].devices[0];
+    assert!(!d.flags.contains(&SummaryFlag::NotCovered), "{d:?}");
+    assert!(d.power_j.is_some() && d.counter_j.is_some());
+}
