@@ -77,9 +77,10 @@ unsafe fn symbol<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
 }
 
 impl AmdSmi {
-    fn open(path: &str) -> Result<Self, String> {
+    fn open(path: &Path) -> Result<Self, String> {
+        let path = path.display();
         // SAFETY: loading runs the library's initialisers; amdsmi's are plain C++ statics.
-        let lib = unsafe { Library::new(path) }.map_err(|e| format!("{path}: {e}"))?;
+        let lib = unsafe { Library::new(path.to_string()) }.map_err(|e| format!("{path}: {e}"))?;
         // SAFETY: each type is the signature of the header quoted in the module's docs.
         let init: InitFn = unsafe { symbol(&lib, "amdsmi_init")? };
         // SAFETY: as above.
@@ -175,19 +176,30 @@ pub fn pci_address(id: u64) -> String {
     )
 }
 
-/// Loads and initialises amdsmi.
+/// Loads and initialises amdsmi from its usual places.
 ///
 /// # Errors
 /// [`Unavailable`] when no library loads, lacks a function, or does not initialise.
 pub fn load() -> Result<Arc<AmdSmi>, Unavailable> {
     let mut reasons = Vec::new();
     for path in LIBRARIES {
-        match AmdSmi::open(path) {
-            Ok(smi) => return Ok(Arc::new(smi)),
-            Err(e) => reasons.push(e),
+        match load_from(Path::new(path)) {
+            Ok(smi) => return Ok(smi),
+            Err(u) => reasons.push(u.reason),
         }
     }
     Err(Unavailable::new("amdsmi", reasons.join("; ")))
+}
+
+/// Loads and initialises the amdsmi library at `path` (a bare name is looked for where
+/// the dynamic loader looks).
+///
+/// # Errors
+/// [`Unavailable`] when it does not load, lacks a function, or does not initialise.
+pub fn load_from(path: &Path) -> Result<Arc<AmdSmi>, Unavailable> {
+    AmdSmi::open(path)
+        .map(Arc::new)
+        .map_err(|e| Unavailable::new("amdsmi", e))
 }
 
 /// One AMD GPU: energy from amdsmi, the rest from its hwmon device.

@@ -17,26 +17,39 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::enums::device::DeviceArchitecture;
 use nvml_wrapper::error::NvmlError;
-use std::ffi::OsStr;
+use std::path::Path;
 use std::sync::Arc;
 
 /// The library names tried, in order: the driver installs the versioned name; the bare
 /// one comes with the development package.
 const LIBRARIES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
-/// Loads and initialises NVML.
+/// Loads and initialises NVML from its usual names.
 ///
 /// # Errors
 /// [`Unavailable`] when no library loads or it does not initialise (no driver, no GPU).
 pub fn load() -> Result<Arc<Nvml>, Unavailable> {
     let mut reasons = Vec::new();
     for lib in LIBRARIES {
-        match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-            Ok(nvml) => return Ok(Arc::new(nvml)),
-            Err(e) => reasons.push(format!("{lib}: {e}")),
+        match load_from(Path::new(lib)) {
+            Ok(nvml) => return Ok(nvml),
+            Err(u) => reasons.push(u.reason),
         }
     }
     Err(Unavailable::new("NVML", reasons.join("; ")))
+}
+
+/// Loads and initialises the NVML library at `path` (a bare name is looked for where the
+/// dynamic loader looks).
+///
+/// # Errors
+/// [`Unavailable`] when it does not load or does not initialise.
+pub fn load_from(path: &Path) -> Result<Arc<Nvml>, Unavailable> {
+    Nvml::builder()
+        .lib_path(path.as_os_str())
+        .init()
+        .map(Arc::new)
+        .map_err(|e| Unavailable::new("NVML", format!("{}: {e}", path.display())))
 }
 
 /// What `nvmlDeviceGetPowerUsage` returns on a device of `arch` named `name`: a 1 s
