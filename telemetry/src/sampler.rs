@@ -393,3 +393,69 @@ impl Worker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_schema::telemetry::{Counter, Device};
+
+    /// A source that is never read here: `Worker::sample` is given the readings.
+    #[derive(Debug)]
+    struct Wrapping(Device);
+
+    impl Source for Wrapping {
+        fn probe(&self) -> &Device {
+            &self.0
+        }
+        fn read(&mut self) -> Reading {
+            Reading::default()
+        }
+    }
+
+    fn worker(dir: &Path) -> Worker {
+        let device = Device {
+            counter: Some(Counter {
+                resolution_uj: 2.5,
+                wrap_raw: Some(1000),
+            }),
+            ..Device::default()
+        };
+        let file = File::create(dir.join("w.jsonl")).unwrap();
+        Worker::new(
+            vec![Box::new(Wrapping(device))],
+            TelemetryWriter::new(BufWriter::new(file)),
+            Arc::default(),
+            Instant::now(),
+            Duration::from_secs(1),
+        )
+    }
+
+    fn reading(raw: Option<u64>, failed: &[&str]) -> Reading {
+        let mut r = Reading::default();
+        r.values.energy_raw = raw;
+        r.failed = failed.iter().map(|f| (*f).to_owned()).collect();
+        r
+    }
+
+    #[test]
+    fn samples_are_flagged_late_wrapped_and_failed_by_hand() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = worker(dir.path());
+        const S: u64 = 1_000_000_000;
+        let a = w.sample(0, 0, reading(Some(900), &[]));
+        assert_eq!((a.flags, a.values.energy_uj), (vec![], Some(2250)));
+        // Exactly two periods later: on time. 900 → 950 forward.
+        let b = w.sample(0, 2 * S, reading(Some(950), &[]));
+        assert_eq!(b.flags, vec![]);
+        // 2.1 s later: late; 950 → 30 with a range of 1000: a wrap.
+        let c = w.sample(0, 4 * S + S / 10, reading(Some(30), &[]));
+        assert_eq!(c.flags, vec![Flag::Late, Flag::CounterWrapped]);
+        assert_eq!(c.values.energy_uj, Some(75));
+        // A failed counter read: flagged, and the next step counted from 30.
+        let d = w.sample(0, 5 * S, reading(None, &["energy_raw: lost"]));
+        assert_eq!(d.flags, vec![Flag::ReadFailed]);
+        assert_eq!(d.failed, vec!["energy_raw: lost"]);
+        let e = w.sample(0, 6 * S, reading(Some(20), &[]));
+        assert_eq!(e.flags, vec![Flag::CounterWrapped]);
+    }
+}

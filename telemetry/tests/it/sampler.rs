@@ -15,6 +15,8 @@ struct Scripted {
     device: Device,
     born: Instant,
     reads: u32,
+    /// The reading that takes 100 ms (five periods at 50 Hz), if any.
+    slow: Option<u32>,
 }
 
 const WATTS: f64 = 100.0;
@@ -34,6 +36,7 @@ impl Scripted {
             },
             born: Instant::now() - Duration::from_secs(100),
             reads: 0,
+            slow: None,
         }
     }
 }
@@ -45,6 +48,9 @@ impl Source for Scripted {
 
     fn read(&mut self) -> Reading {
         self.reads += 1;
+        if self.slow == Some(self.reads) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let uj = WATTS * self.born.elapsed().as_secs_f64() * 1e6;
         let reset = if self.reads > 5 { 10e6 } else { 0.0 };
         let mut r = Reading::default();
@@ -82,15 +88,16 @@ fn a_sampler_writes_monotonic_samples_marks_in_order_and_a_summary() {
     assert_eq!(file.header.sample_period_ns, 20_000_000);
     assert_eq!(file.header.copy, Some(2));
     assert_eq!(file.header.devices[0].id, "test:0");
-    // ~0.3 s at 50 Hz is ~15 ticks, and one more at the stop; a slow machine may skip some.
+    // ~0.3 s at 50 Hz is ~15 ticks, one reading at the start and one at the stop; a
+    // loaded machine skips some ticks, never adds any.
     let n = file.samples.len();
-    assert!((8..=20).contains(&n), "{n} samples");
+    assert!((6..=18).contains(&n), "{n} samples");
     assert!(
         file.samples.windows(2).all(|p| p[0].t_ns < p[1].t_ns),
         "monotonic"
     );
     // The reset after the fifth reading is flagged on the sixth.
-    assert_eq!(file.samples[5].flags, vec![Flag::CounterReset]);
+    assert!(file.samples[5].flags.contains(&Flag::CounterReset));
     assert!(
         file.samples
             .iter()
@@ -264,4 +271,31 @@ fn a_window_marked_at_once_is_covered_from_its_start() {
     let d = &summary.windows[0].devices[0];
     assert!(!d.flags.contains(&SummaryFlag::NotCovered), "{d:?}");
     assert!(d.power_j.is_some() && d.counter_j.is_some());
+}
+
+#[test]
+fn a_slow_reading_makes_the_next_sample_late_and_a_gap_in_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.jsonl");
+    let source = Scripted {
+        slow: Some(3),
+        ..Scripted::new()
+    };
+    let sampler = Sampler::start(&path, vec![Box::new(source)], config()).unwrap();
+    sampler.mark_start("train");
+    std::thread::sleep(Duration::from_millis(250));
+    sampler.mark_end("train");
+    let summary = sampler.finish().unwrap();
+    let file = telemetry::read(&path).unwrap();
+    // The third reading's time is taken before it; the fourth comes 100 ms later, over
+    // two 20 ms periods.
+    assert!(file.samples[3].flags.contains(&Flag::Late));
+    assert!(file.samples[3].t_ns - file.samples[2].t_ns >= 100_000_000);
+    let flags = &summary.windows[0].devices[0].flags;
+    assert!(
+        flags
+            .iter()
+            .any(|f| matches!(f, SummaryFlag::Gap { longest_ns } if *longest_ns >= 100_000_000)),
+        "{flags:?}"
+    );
 }
