@@ -135,9 +135,11 @@ fn a_sampler_writes_monotonic_samples_marks_in_order_and_a_summary() {
     let d = &w.devices[0];
     let expected = WATTS * (end - start) as f64 * 1e-9;
     assert!((d.power_j.unwrap() - expected).abs() < 1e-9 * expected);
-    // The counter agrees with the power to well within 1 % (its reset interval filled).
+    // The counter agrees with the power (its reset interval filled from it). Not exactly:
+    // a reading's time is taken just before the read, and a loaded machine can delay the
+    // read by milliseconds, a few per cent of this 0.2 s window at most.
     assert!(
-        (d.counter_j.unwrap() - expected).abs() < 0.01 * expected,
+        (d.counter_j.unwrap() - expected).abs() < 0.05 * expected,
         "{d:?} vs {expected}"
     );
     assert!(d.flags.contains(&SummaryFlag::TooFewSamples));
