@@ -6,7 +6,7 @@
 //! - [`Source`]: one device's readings, behind one trait; the sources are [`nvml`]
 //!   (NVIDIA), [`amdsmi`] (AMD, with [`hwmon`] as its fallback), [`hwmon`] (AMD and Intel
 //!   GPUs), [`cpu`] (RAPL packages, `/proc/stat` utilisation, the copy's resident memory);
-//!   [`detect`] chooses them for a run's devices. Every vendor library is loaded at run
+//!   [`detect()`] chooses them for a run's devices. Every vendor library is loaded at run
 //!   time: one that is missing or broken is a recorded fact ([`Unavailable`]), never a
 //!   panic, and the crate builds without any.
 //! - [`counter`]: energy from counter differences (wraps, resets, resolution);
