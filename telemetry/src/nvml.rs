@@ -59,7 +59,8 @@ pub fn power_reading_of(arch: Option<DeviceArchitecture>, name: &str) -> PowerRe
     use DeviceArchitecture as A;
     let ga100 = name
         .split(|c: char| c.is_whitespace() || c == '-')
-        .any(|w| matches!(w, "A100" | "A30" | "A800"));
+        // A100 and A800 in every form (A100X too), A30 and A30X.
+        .any(|w| w.starts_with("A100") || w.starts_with("A800") || matches!(w, "A30" | "A30X"));
     match arch {
         Some(A::Ampere) if ga100 => PowerReading::Instantaneous,
         Some(A::Ampere | A::Ada | A::Hopper | A::Blackwell) => PowerReading::Average,
