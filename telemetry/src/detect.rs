@@ -1,12 +1,14 @@
 //! Which sources sample a run's devices.
 //!
 //! A CUDA device is NVIDIA's through NVML where NVML loads, else AMD's (ROCm's PyTorch
-//! calls its GPUs `cuda` too) through amdsmi or hwmon. The CPU's sources (RAPL packages,
+//! calls its GPUs `cuda` too) through amdsmi or hwmon; an XPU device is an Intel GPU's
+//! hwmon device. The CPU's sources (RAPL packages,
 //! `/proc`) are added once for every run, whatever its devices: the CPU draws power in
 //! every bench. What could not be opened is a fact for the file's header.
 
 use crate::amdsmi;
 use crate::cpu::{self, ProcSource};
+use crate::hwmon::{self, HwmonSource};
 use crate::nvml::{self, NvmlSource};
 use crate::source::{Source, Unavailable};
 use nvml_wrapper::Nvml;
@@ -18,6 +20,8 @@ use std::sync::Arc;
 pub enum DeviceSpec {
     /// CUDA device index, as the copy sees it (after `CUDA_VISIBLE_DEVICES`).
     Cuda(u32),
+    /// Intel GPU index (`xpu:N`): the N-th `i915` or `xe` hwmon device in PCI order.
+    Xpu(u32),
     /// The CPU.
     Cpu,
 }
@@ -123,13 +127,34 @@ fn nvidia(nvml: &Arc<Nvml>, cuda: u32, opts: &DetectOptions) -> Result<NvmlSourc
     NvmlSource::open(Arc::clone(nvml), index, &id, &opts.own_pids)
 }
 
+/// hwmon's source for Intel GPU `xpu`.
+fn intel(xpu: u32, opts: &DetectOptions) -> Result<HwmonSource, Unavailable> {
+    let id = format!("xpu:{xpu}");
+    let dirs = hwmon::find(&opts.sys_root.join("class/hwmon"), &["i915", "xe"]);
+    let dir = dirs.get(xpu as usize).ok_or_else(|| {
+        Unavailable::new(
+            format!("hwmon ({id})"),
+            format!("{} i915/xe hwmon devices", dirs.len()),
+        )
+    })?;
+    HwmonSource::open(dir, &id)
+}
+
 /// The sources for `devices`, and the CPU's.
 pub fn detect(devices: &[DeviceSpec], opts: &DetectOptions) -> Detected {
     let mut out = Detected::default();
     let mut nvml: Option<Result<Arc<Nvml>, Unavailable>> = None;
     for &spec in devices {
-        let DeviceSpec::Cuda(cuda) = spec else {
-            continue;
+        let cuda = match spec {
+            DeviceSpec::Cuda(cuda) => cuda,
+            DeviceSpec::Xpu(xpu) => {
+                match intel(xpu, opts) {
+                    Ok(s) => out.sources.push(Box::new(s)),
+                    Err(u) => out.facts.push(u.to_string()),
+                }
+                continue;
+            }
+            DeviceSpec::Cpu => continue,
         };
         let loaded = nvml.get_or_insert_with(nvml::load);
         let nvidia_reason = match loaded {
@@ -215,6 +240,8 @@ mod tests {
             &sys.path().join("class/hwmon/hwmon0/power1_input"),
             "90000000\n",
         );
+        write(&sys.path().join("class/hwmon/hwmon1/name"), "xe\n");
+        write(&sys.path().join("class/hwmon/hwmon1/energy1_input"), "5\n");
         write(
             &sys.path().join("class/powercap/intel-rapl:0/name"),
             "package-0\n",
@@ -228,7 +255,13 @@ mod tests {
             ..DetectOptions::for_process(std::process::id())
         };
         let found = detect(
-            &[DeviceSpec::Cuda(0), DeviceSpec::Cuda(1), DeviceSpec::Cpu],
+            &[
+                DeviceSpec::Cuda(0),
+                DeviceSpec::Cuda(1),
+                DeviceSpec::Xpu(0),
+                DeviceSpec::Xpu(1),
+                DeviceSpec::Cpu,
+            ],
             &opts,
         );
         let kinds: Vec<(&str, SourceKind)> = found
@@ -240,14 +273,20 @@ mod tests {
             kinds,
             [
                 ("cuda:0", SourceKind::Hwmon),
+                ("xpu:0", SourceKind::Hwmon),
                 ("cpu:package-0", SourceKind::Rapl),
                 ("cpu:proc", SourceKind::Procfs),
             ]
         );
-        // cuda:0: why amdsmi was passed over; cuda:1: why neither NVML nor AMD's sources.
-        assert_eq!(found.facts.len(), 3, "{:?}", found.facts);
+        // cuda:0: why amdsmi was passed over; cuda:1: why neither NVML nor AMD's sources;
+        // xpu:1: there is one Intel GPU.
+        assert_eq!(found.facts.len(), 4, "{:?}", found.facts);
         assert!(found.facts[0].ends_with("hwmon used for cuda:0"));
         assert!(found.facts[1].starts_with("NVML: not available: "));
         assert!(found.facts[2].starts_with("AMD GPU (cuda:1): not available: "));
+        assert_eq!(
+            found.facts[3],
+            "hwmon (xpu:1): not available: 1 i915/xe hwmon devices"
+        );
     }
 }
