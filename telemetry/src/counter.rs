@@ -190,4 +190,34 @@ mod tests {
         assert_eq!(to_uj(3, &amd), 46); // 45.9
         assert_eq!(to_uj(0, &amd), 0);
     }
+
+    proptest::proptest! {
+        /// Any run of steps shorter than the range, on a counter counting modulo it:
+        /// the cumulative energy is the steps' sum, and each crossing is one wrap.
+        #[test]
+        fn wrapped_counters_add_up(
+            range in 1_000u64..1_000_000,
+            start_frac in 0.0f64..1.0,
+            steps_frac in proptest::collection::vec(0.0f64..1.0, 1..50),
+            resolution in 0.5f64..2000.0,
+        ) {
+            let start = (start_frac * range as f64) as u64 % range;
+            let steps: Vec<u64> = steps_frac.iter().map(|f| (f * range as f64) as u64 % range).collect();
+            let mut raw = start;
+            let mut absolute = start;
+            let mut readings = vec![(0, start)];
+            for (i, d) in steps.iter().enumerate() {
+                absolute += d;
+                raw = (raw + d) % range;
+                readings.push((i as u64 + 1, raw));
+            }
+            let info = Counter { resolution_uj: resolution, wrap_raw: Some(range) };
+            let c = cumulative(&readings, &info, |_, _| None);
+            let sum: u64 = steps.iter().sum();
+            let last = c.points.last().unwrap().1;
+            proptest::prop_assert!((last - sum as f64 * resolution).abs() <= 1e-9 * last.max(1.0));
+            proptest::prop_assert_eq!(c.wraps as u64, absolute / range - start / range);
+            proptest::prop_assert_eq!((c.resets_filled, c.resets_dropped), (0, 0));
+        }
+    }
 }

@@ -147,4 +147,29 @@ mod tests {
         assert!((net_j(100.0, 50.0, 10 * S) + 400.0).abs() < 1e-9);
         assert_eq!(mean_power_w(1.0, 0), None);
     }
+
+    proptest::proptest! {
+        /// The integral over [a, c] is the integral over [a, b] plus [b, c], wherever the
+        /// edges fall between samples; a constant integrates to itself × the duration.
+        #[test]
+        fn the_trapezoid_is_additive_and_exact_on_constants(
+            values in proptest::collection::vec(0.0f64..1000.0, 2..40),
+            cuts in proptest::collection::vec(0.0f64..1.0, 3),
+            level in 0.0f64..1000.0,
+        ) {
+            let points: Vec<(u64, f64)> =
+                values.iter().enumerate().map(|(i, &v)| (i as u64 * S, v)).collect();
+            let span = (values.len() as u64 - 1) * S;
+            let mut edges: Vec<u64> = cuts.iter().map(|f| (f * span as f64) as u64).collect();
+            edges.sort_unstable();
+            let [a, b, c] = [edges[0], edges[1], edges[2]];
+            proptest::prop_assume!(a < b && b < c);
+            let whole = trapezoid(&points, a, c).unwrap();
+            let parts = trapezoid(&points, a, b).unwrap() + trapezoid(&points, b, c).unwrap();
+            proptest::prop_assert!((whole - parts).abs() <= 1e-9 * whole.max(1.0));
+            let flat: Vec<(u64, f64)> = points.iter().map(|p| (p.0, level)).collect();
+            let exact = level * (c - a) as f64;
+            proptest::prop_assert!((trapezoid(&flat, a, c).unwrap() - exact).abs() <= 1e-9 * exact.max(1.0));
+        }
+    }
 }
