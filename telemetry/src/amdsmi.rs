@@ -241,6 +241,11 @@ impl AmdSmiSource {
         let (_, resolution) = smi
             .energy(gpu)
             .map_err(|s| Unavailable::new(&what, format!("amdsmi_get_energy_count: status {s}")))?;
+        // A resolution that converts nothing would make every energy 0: no counter at all.
+        if !(resolution > 0.0 && resolution.is_finite()) {
+            let reason = format!("amdsmi_get_energy_count: counter_resolution {resolution}");
+            return Err(Unavailable::new(&what, reason));
+        }
         let mut facts = vec![format!(
             "index {index} is amdsmi's order (socket, then processor)"
         )];

@@ -32,7 +32,11 @@ uint32_t amdsmi_get_processor_handles(void *s, uint32_t *n, void **h) {
 }
 uint32_t amdsmi_get_energy_count(void *g, uint64_t *acc, float *res, uint64_t *ts) {
     if (g != gpus[1]) return 2;
-    calls++; *acc = 1000 * calls; *res = 15.3f; *ts = 0; return 0;
+    calls++; *acc = 1000 * calls; *res = 15.3f; *ts = 0;
+#ifdef ZERO_RESOLUTION
+    *res = 0.0f;
+#endif
+    return 0;
 }
 uint32_t amdsmi_get_gpu_bdf_id(void *g, uint64_t *id) {
     *id = g == gpus[1] ? (0xc1 << 8) : (0x03 << 8); return 0;
@@ -77,11 +81,16 @@ fn a_gpu_reads_its_energy_from_amdsmi_and_its_power_from_hwmon() {
 }
 
 #[test]
-fn a_library_that_does_not_initialise_or_is_not_amdsmi_is_not_available() {
+fn a_library_that_does_not_initialise_is_not_amdsmi_or_counts_nothing_is_not_available() {
     let dir = tempfile::tempdir().unwrap();
     let failing = build(dir.path(), "libfailing.so", FAKE, &["-DFAIL_INIT"]);
     let err = load_from(&failing).unwrap_err();
     assert_eq!(err.reason, "amdsmi_init: status 1");
+    // A counter whose resolution is 0 would make every energy 0: not a counter.
+    let zero = build(dir.path(), "libzero.so", FAKE, &["-DZERO_RESOLUTION"]);
+    let smi = load_from(&zero).unwrap();
+    let err = AmdSmiSource::open(smi, 1, "cuda:1", dir.path()).unwrap_err();
+    assert!(err.reason.ends_with("counter_resolution 0"), "{err}");
     // A library without amdsmi's functions (the C library itself).
     let err = load_from(Path::new("libc.so.6")).unwrap_err();
     assert!(err.reason.contains("amdsmi_init: "), "{err}");
