@@ -14,6 +14,8 @@
 //!   splitter) and the map from bench to entry script;
 //! - [`suite`]: which suite of report files is read; [`track`]: the submission track;
 //! - [`timings`]: the `MLBENCH_TIMINGS` switch;
+//! - [`telemetry`]: the sampler's files (energy, power, utilisation beside a bench):
+//!   header, samples, window marks, their reader and writer;
 //! - [`destination`]: where mlbench writes (regular files, checked before the work);
 //!   [`tree`]: the one walk of a submission's folders; [`read_buffer`]: how input files
 //!   are opened (regular files only, never blocking).
@@ -36,6 +38,7 @@ pub mod stopping;
 pub mod suite;
 pub mod system;
 pub mod targets;
+pub mod telemetry;
 pub mod timing;
 pub mod timings;
 pub mod track;

@@ -1,0 +1,35 @@
+//! Energy and telemetry beside a bench: the sources that read a device's energy counter,
+//! power, utilisation, memory, temperature and clocks, the sampler thread that writes
+//! them to a telemetry file ([`mlbench_schema::telemetry`]), and the arithmetic that turns
+//! a file into energy per timed window (docs/telemetry.md).
+//!
+//! - [`Source`]: one device's readings, behind one trait; the sources are [`nvml`]
+//!   (NVIDIA), [`amdsmi`] (AMD, with [`hwmon`] as its fallback), [`hwmon`] (AMD and Intel
+//!   GPUs), [`cpu`] (RAPL packages, `/proc/stat` utilisation, the copy's resident memory);
+//!   [`detect()`] chooses them for a run's devices. Every vendor library is loaded at run
+//!   time: one that is missing or broken is a recorded fact ([`Unavailable`]), never a
+//!   panic, and the crate builds without any.
+//! - [`counter`]: energy from counter differences (wraps, resets, resolution);
+//!   [`integrate`]: the trapezoid of power samples, the cross-check, the idle baseline;
+//!   [`summary`]: both over each timed window of a file.
+//! - [`Sampler`]: the thread that samples at a fixed rate on the monotonic clock, marks
+//!   windows on the same clock, and writes the file (never half a file under its name).
+#![warn(missing_docs)]
+
+pub mod amdsmi;
+pub mod counter;
+pub mod cpu;
+pub mod detect;
+mod error;
+pub mod hwmon;
+pub mod integrate;
+pub mod nvml;
+mod sampler;
+mod source;
+pub mod summary;
+
+pub use detect::{DetectOptions, Detected, DeviceSpec, detect};
+pub use error::TelemetryError;
+pub use sampler::{Sampler, SamplerConfig};
+pub use source::{Reading, Source, Unavailable};
+pub use summary::{DeviceEnergy, Summary, SummaryFlag, WindowSummary, summarize};
