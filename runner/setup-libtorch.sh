@@ -155,11 +155,13 @@ for whl in "${nvidia_whls[@]}"; do
     else
         unzip -q "$whl" '*.so*' '*/include/*' -d "$WORK/n" 2>/dev/null || true
         # Their headers (CUDA runtime, cuBLAS, NCCL, ...), merged into include/nvidia, for
-        # the runner's c10d shim: ProcessGroupNCCL.hpp includes them.
+        # the runner's c10d shim: ProcessGroupNCCL.hpp includes them. Only each wheel's own
+        # nvidia/<package>/include: folders named include deeper down (libcu++'s) must not
+        # land on top, where their <ratio> would shadow the C++ library's.
         while IFS= read -r -d '' inc; do
             mkdir -p "$STAGE/include/nvidia"
             cp -rn -- "$inc/." "$STAGE/include/nvidia/"
-        done < <(find "$WORK/n" -type d -name include -path '*/nvidia/*' -print0)
+        done < <(find "$WORK/n/nvidia" -mindepth 2 -maxdepth 2 -type d -name include -print0 2>/dev/null)
     fi
     while IFS= read -r -d '' so; do
         mv -f -- "$so" "$STAGE/lib/"
