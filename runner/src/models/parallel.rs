@@ -186,8 +186,8 @@ fn set_own_threads(threads: usize) {
 }
 
 /// The coordinating thread of a whole-machine copy on CPU devices, the one that steps the
-/// model: while the replicas' threads run it waits, and between their runs it does the
-/// collectives, the losses and (for DataParallel) the master's optimizer step. It runs that
+/// model: while the replicas' threads run (their forward, backward and collectives) it waits,
+/// and between their runs it takes the losses and steps the master's optimizer. It runs that
 /// work on one libtorch thread: with more, libgomp's helper threads spin after each parallel
 /// region (for milliseconds, by default) on the cores the replicas' threads need, often
 /// while the thread they wait for is not scheduled.
