@@ -73,6 +73,26 @@ c10::intrusive_ptr<c10d::Store> tcp_store(
   return c10::make_intrusive<c10d::TCPStore>(host, opts);
 }
 
+// Joins, with the backend `make` builds, the group of `world` ranks whose store rank 0 serves
+// at host:port.
+template <typename Make>
+void* join(
+    const char* host,
+    uint16_t port,
+    int rank,
+    int world,
+    int64_t timeout_ms,
+    char** err,
+    Make make) {
+  Group* out = nullptr;
+  guarded(err, [&] {
+    std::chrono::milliseconds timeout(timeout_ms);
+    auto store = tcp_store(host, port, rank, world, timeout);
+    out = new Group{store, make(store, timeout), timeout};
+  });
+  return out;
+}
+
 } // namespace
 
 extern "C" {
@@ -89,19 +109,14 @@ void* mlb_c10d_gloo_new(
     int world,
     int64_t timeout_ms,
     char** err) {
-  Group* out = nullptr;
-  guarded(err, [&] {
-    std::chrono::milliseconds timeout(timeout_ms);
-    auto store = tcp_store(host, port, rank, world, timeout);
+  return join(host, port, rank, world, timeout_ms, err, [&](auto store, auto timeout) {
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(
         c10d::ProcessGroupGloo::createDeviceForHostname(host));
     options->threads = 1;
-    auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        store, rank, world, options);
-    out = new Group{store, backend, timeout};
+    return c10::intrusive_ptr<c10d::Backend>(
+        c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options));
   });
-  return out;
 }
 
 // Joins, with NCCL, the group of `world` ranks whose store rank 0 serves at host:port. NCCL's
@@ -115,17 +130,12 @@ void* mlb_c10d_nccl_new(
     int64_t timeout_ms,
     char** err) {
 #ifdef MLB_NCCL
-  Group* out = nullptr;
-  guarded(err, [&] {
-    std::chrono::milliseconds timeout(timeout_ms);
-    auto store = tcp_store(host, port, rank, world, timeout);
+  return join(host, port, rank, world, timeout_ms, err, [&](auto store, auto timeout) {
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
-    auto backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-        store, rank, world, options);
-    out = new Group{store, backend, timeout};
+    return c10::intrusive_ptr<c10d::Backend>(
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world, options));
   });
-  return out;
 #else
   (void)host;
   (void)port;

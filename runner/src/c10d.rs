@@ -221,70 +221,53 @@ impl ProcessGroup {
         self.world
     }
 
-    /// Sums `tensor` in place over the ranks (a dense CPU tensor, the same shape and kind on
-    /// every rank).
-    pub fn all_reduce_sum(&mut self, tensor: &mut Tensor) -> Result<(), C10dError> {
+    /// Runs one of the shim's collectives, `call(group, err)`, turning its failure into a
+    /// [`C10dError`] of `operation`.
+    fn collective(
+        &mut self,
+        operation: &'static str,
+        call: impl FnOnce(*mut c_void, *mut *mut c_char) -> bool,
+    ) -> Result<(), C10dError> {
         let mut err = std::ptr::null_mut();
-        // SAFETY: `self.raw` is a live group; `tensor` stays borrowed for the call, and tch's
-        // tensor pointer is the `at::Tensor*` the shim takes.
-        let ok = unsafe {
-            ffi::mlb_c10d_all_reduce_sum(self.raw.as_ptr(), tensor.as_mut_ptr(), &mut err)
-        };
-        if ok {
+        if call(self.raw.as_ptr(), &mut err) {
             Ok(())
         } else {
-            Err(take_error("all_reduce", err))
+            Err(take_error(operation, err))
         }
+    }
+
+    /// Sums `tensor` in place over the ranks (a dense tensor, the same shape and kind on
+    /// every rank, on the engine's device kind).
+    pub fn all_reduce_sum(&mut self, tensor: &mut Tensor) -> Result<(), C10dError> {
+        // SAFETY: the group is live; `tensor` stays borrowed for the call, and tch's tensor
+        // pointer is the `at::Tensor*` the shim takes; `err` is a valid out-pointer.
+        self.collective("all_reduce", |group, err| unsafe {
+            ffi::mlb_c10d_all_reduce_sum(group, tensor.as_mut_ptr(), err)
+        })
     }
 
     /// Copies rank `root`'s `tensor` into every rank's.
     pub fn broadcast(&mut self, tensor: &mut Tensor, root: usize) -> Result<(), C10dError> {
-        let mut err = std::ptr::null_mut();
         // SAFETY: as in `all_reduce_sum`.
-        let ok = unsafe {
-            ffi::mlb_c10d_broadcast(
-                self.raw.as_ptr(),
-                tensor.as_mut_ptr(),
-                root as i32,
-                &mut err,
-            )
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(take_error("broadcast", err))
-        }
+        self.collective("broadcast", |group, err| unsafe {
+            ffi::mlb_c10d_broadcast(group, tensor.as_mut_ptr(), root as i32, err)
+        })
     }
 
     /// Sums every rank's `tensor` into rank `root`'s; the others' keep their values.
     pub fn reduce_sum(&mut self, tensor: &mut Tensor, root: usize) -> Result<(), C10dError> {
-        let mut err = std::ptr::null_mut();
         // SAFETY: as in `all_reduce_sum`.
-        let ok = unsafe {
-            ffi::mlb_c10d_reduce_sum(
-                self.raw.as_ptr(),
-                tensor.as_mut_ptr(),
-                root as i32,
-                &mut err,
-            )
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(take_error("reduce", err))
-        }
+        self.collective("reduce", |group, err| unsafe {
+            ffi::mlb_c10d_reduce_sum(group, tensor.as_mut_ptr(), root as i32, err)
+        })
     }
 
     /// Returns once every rank has called it.
     pub fn barrier(&mut self) -> Result<(), C10dError> {
-        let mut err = std::ptr::null_mut();
-        // SAFETY: `self.raw` is a live group.
-        let ok = unsafe { ffi::mlb_c10d_barrier(self.raw.as_ptr(), &mut err) };
-        if ok {
-            Ok(())
-        } else {
-            Err(take_error("barrier", err))
-        }
+        // SAFETY: the group is live; `err` is a valid out-pointer.
+        self.collective("barrier", |group, err| unsafe {
+            ffi::mlb_c10d_barrier(group, err)
+        })
     }
 }
 
