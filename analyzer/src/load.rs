@@ -18,6 +18,7 @@
 
 use crate::expected::pick_jobs_file;
 use crate::samples::{FileSamples, SampleSet};
+use mlbench_results::Severity;
 use mlbench_schema::SystemInfo;
 use mlbench_schema::choose_suite;
 use mlbench_schema::read_buffer::{Links, read_regular};
@@ -26,7 +27,7 @@ use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteChoice, SuiteError, 
 use mlbench_validator::layout::{Role, classify};
 
 use mlbench_validator::{
-    Intake, IntakeError, Limits, Listing, Severity, SubmittedFile, list_submission, read_submission,
+    Intake, IntakeError, Limits, Listing, SubmittedFile, list_submission, read_submission,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};

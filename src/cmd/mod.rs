@@ -81,12 +81,11 @@ pub fn checks_of_inputs(
 /// The validation a page shows of one submission (`label`, its files `intake`): the
 /// default rules with `min_runs`. Every page validates its inputs here.
 pub fn page_check(label: String, intake: &Intake, min_runs: usize) -> SubmissionCheck {
-    let options = mlbench_validator::Options {
+    use mlbench_validator::{Options, validate};
+    let options = Options {
         min_runs,
-        ..mlbench_validator::Options::default()
+        ..Options::default()
     };
-    SubmissionCheck {
-        label,
-        validation: mlbench_validator::validate(intake, &options),
-    }
+    let validation = validate(intake, &options);
+    SubmissionCheck { label, validation }
 }

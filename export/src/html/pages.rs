@@ -7,9 +7,9 @@ use crate::charts::{gpu_heatmap_chart, grid_charts, runs_chart};
 use crate::rows::benches::bench_table;
 use crate::rows::system::system_rows;
 use crate::rows::{Form, Rows, grid as grid_rows, plural, report as report_rows};
+use mlbench_results::Severity;
 use mlbench_results::report::SystemInfo;
 use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
-use mlbench_validator::Severity;
 
 /// Findings listed per submission on a page, at most (the JSON of `validate` has them all).
 const MAX_FINDINGS: usize = 50;
