@@ -102,7 +102,7 @@ pub struct LoadedSubmission {
     pub set: SampleSet,
 }
 
-/// A report file of the suite read, reduced to its samples as soon as it arrived.
+/// A report file read, reduced to its samples as soon as it arrived.
 struct Arrived {
     /// Its path in the submission (relative, `/`-separated: its display).
     path: String,
