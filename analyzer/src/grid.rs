@@ -33,7 +33,7 @@ pub struct GridInput {
     pub label: String,
     /// Its track; a vendor may give one submission per track.
     pub track: Track,
-    /// Its samples (`FileSamples::extract` then `SampleSet::assemble`).
+    /// Its samples (`FileSamples::extract_content` then `SampleSet::assemble`).
     pub set: SampleSet,
 }
 

@@ -1,11 +1,13 @@
 //! Aggregation, statistics and scores over benchmark reports.
 //!
-//! The flow: [`SampleSet::build`] turns loaded report files into samples (plain Rust:
-//! exclusions, selection rules, failures, configuration conflicts); [`classic_report`]
-//! and [`score_report`] compute the two scorings with Polars lazy frames and statrs.
-//! [`load`] reads submissions (folders, or zips through the validator's intake) into
-//! samples; [`compare`] puts several side by side for the [`grid()`]; [`views`] gives the
-//! charts their data.
+//! The flow: [`load`] reads a submission (a folder tree found by
+//! [`mlbench_schema::discover()`], or a zip or folder through the validator's intake) and
+//! reduces each report file to its samples as it is parsed ([`samples::FileSamples`]),
+//! then puts them together into a [`SampleSet`] (plain Rust: exclusions, selection rules,
+//! failures, configuration conflicts); [`report_of`] computes either scoring over it
+//! ([`classic_report`], [`score_report`]: Polars lazy frames and statrs), and
+//! [`report_document`] adds intervals, stragglers and notes. [`compare`] loads several
+//! submissions side by side for the [`grid()`]; [`views`] gives the charts their data.
 #![warn(missing_docs)]
 
 pub mod anytime;
@@ -45,7 +47,7 @@ pub use samples::SampleSet;
 pub use score::score_report;
 pub use straggler::{Straggler, StragglerOptions, stragglers};
 
-use mlbench_schema::{LoadedReports, Scoring, TargetTable};
+use mlbench_schema::{Scoring, TargetTable};
 
 /// Why a report could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -81,26 +83,8 @@ pub struct ReportOptions {
     pub expected: Option<Expected>,
 }
 
-/// Computes a report over files already loaded.
-pub fn report(
-    reports: &LoadedReports,
-    targets: &TargetTable,
-    options: &ReportOptions,
-) -> Result<(SampleSet, Report), AnalyzeError> {
-    report_samples(SampleSet::build(reports, targets), targets, options)
-}
-
-/// Computes a report over samples.
-pub fn report_samples(
-    set: SampleSet,
-    targets: &TargetTable,
-    options: &ReportOptions,
-) -> Result<(SampleSet, Report), AnalyzeError> {
-    let report = report_of(&set, targets, options)?;
-    Ok((set, report))
-}
-
-/// The report of `set` ([`report_samples`] without taking the samples).
+/// The report of `set` under `options`: its scoring, after the check that there are
+/// samples and enough runs.
 pub fn report_of(
     set: &SampleSet,
     targets: &TargetTable,

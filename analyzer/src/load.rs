@@ -1,25 +1,33 @@
 //! The loader: report files into samples, for every command that computes on them.
 //!
-//! Two ways in, one way through:
+//! One way through, parametrized by how the bytes arrive:
 //! - a folder tree (or files) found by [`mlbench_schema::discover()`], read from disk in
 //!   parallel ([`load_samples`]: `report`'s fast path, never through the intake);
-//! - a submission as the validator's intake reads it, a zip in place or a folder, with
-//!   the same limits and container checks ([`load_submission`], [`samples_of_intake`]:
-//!   `grid`, `plot`, and `report` on a zip).
+//! - a submission read whole by the validator's intake, a zip in place or a folder, with
+//!   the same limits and container checks ([`samples_of_intake`], [`load_submission`]:
+//!   `report` on a zip, `plot`, `targets`, `grid` with its page);
+//! - a submission listed by the intake and its reports read apart, each reduced as it is
+//!   read ([`load_submission_lean`]: `grid`).
 //!
-//! Both choose the suite with [`mlbench_schema::choose_suite`], extract each file's
-//! samples as soon as it is parsed ([`FileSamples::extract`], lean), put them together
-//! with [`SampleSet::assemble`] and pick the jobs file with [`pick_jobs_file`].
+//! Every way chooses the suite with [`mlbench_schema::choose_suite`] (a discovery has
+//! chosen it already), reduces each report to its samples as it is parsed
+//! ([`FileSamples::extract_content`], lean), and goes through the rest as one: the
+//! reports sorted by run then path, their samples put together with
+//! [`SampleSet::assemble`], the jobs file picked with [`pick_jobs_file`]. Only where an
+//! entry is read again (to describe a configuration conflict) do the ways differ.
 
 use crate::expected::pick_jobs_file;
 use crate::samples::{FileSamples, SampleSet};
+use mlbench_results::Severity;
 use mlbench_schema::SystemInfo;
+use mlbench_schema::choose_suite;
 use mlbench_schema::read_buffer::{Links, read_regular};
-use mlbench_schema::reader::{FileName, ReadError, ReportFile, parse_report, parse_report_lean};
-use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteError, TargetTable, choose_suite};
+use mlbench_schema::reader::{Content, FileName, ReadError, parse_report, read_entry_at};
+use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteChoice, SuiteError, TargetTable};
 use mlbench_validator::layout::{Role, classify};
+
 use mlbench_validator::{
-    Intake, IntakeError, Limits, Severity, SubmittedFile, list_submission, read_submission,
+    Intake, IntakeError, Limits, Listing, SubmittedFile, list_submission, read_submission,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -94,95 +102,205 @@ pub struct LoadedSubmission {
     pub set: SampleSet,
 }
 
-/// What every loader does once each file is extracted: the problems collected, the
-/// samples put together, the jobs file picked.
-struct Gathered<'a> {
-    suite: &'a str,
-    other_suites: Vec<String>,
-    ignored: usize,
-    jobs: Vec<(String, Vec<u8>)>,
-    systems: Vec<SystemInfo>,
+/// A report file read, reduced to its samples as soon as it arrived.
+struct Arrived {
+    /// Its path in the submission (relative, `/`-separated: its display).
+    path: String,
+    /// Its run.
+    run: String,
+    /// Where its bytes are, in the [`Bytes`] it arrived by.
+    at: usize,
+    /// Its problems.
+    errors: Vec<ReadError>,
+    /// Its samples.
+    part: FileSamples,
 }
 
-impl Gathered<'_> {
-    fn into_loaded(
-        self,
+impl Arrived {
+    /// The report `path` (`name`, `run`, at `at`) reduced as it is parsed from `content`.
+    fn reduce(
+        (path, name, run, at): (&str, &FileName, &str, usize),
+        content: Result<Content<'_>, ReadError>,
         targets: &TargetTable,
-        parts: Vec<(Vec<ReadError>, FileSamples)>,
-        entry_at: impl Fn(usize, usize) -> Option<ReportEntry>,
-    ) -> LoadedSamples {
-        let mut errors = Vec::new();
-        let parts = parts
-            .into_iter()
-            .map(|(e, part)| {
-                errors.extend(e);
-                part
-            })
-            .collect();
-        let set = SampleSet::assemble(self.suite, targets, parts, entry_at);
-        LoadedSamples {
-            set,
+    ) -> Arrived {
+        let (errors, part) = match content {
+            Ok(content) => FileSamples::extract_content(path, run, name, content, targets),
+            Err(e) => (vec![e], FileSamples::begin(path, run, name)),
+        };
+        Arrived {
+            path: path.to_owned(),
+            run: run.to_owned(),
+            at,
             errors,
-            other_suites: self.other_suites,
-            ignored: self.ignored,
-            systems: self.systems,
-            jobs: pick_jobs_file(self.suite, &self.jobs),
-            jobs_files: self.jobs.into_iter().map(|(name, _)| name).collect(),
+            part,
         }
     }
 }
 
-/// One file's problems and samples, as soon as it is parsed.
-fn extract(file: &ReportFile, targets: &TargetTable) -> (Vec<ReadError>, FileSamples) {
-    (
-        file.parsed.errors.clone(),
-        FileSamples::extract(file, targets),
-    )
+/// Where the bytes of a submission are: the one thing the ways in differ by, and what an
+/// entry is read again from (to describe a configuration conflict).
+enum Bytes<'a> {
+    /// Files on disk found by [`mlbench_schema::discover()`], read and streamed in
+    /// parallel (the discovery's order).
+    Disk(Vec<PathBuf>),
+    /// Held whole in the validator's intake (the intake's order).
+    Held(&'a Intake),
+    /// Listed by the validator's intake and read apart, each file in its reading thread's
+    /// reused buffer.
+    Listed(&'a Listing),
 }
 
-/// Reads the files of a discovery in parallel, extracting samples from each as soon as
-/// it is parsed (memory stays small however large the submission).
-pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSamples {
-    // Jobs files are small (discovery read those it recognised, up to 4 MiB).
-    let jobs: Vec<(String, Vec<u8>)> = discovery
-        .jobs_files
-        .iter()
-        .zip(&discovery.jobs_paths)
-        .filter_map(|(name, path)| Some((name.clone(), read_regular(path, Links::Refuse).ok()?)))
-        .collect();
-    let mut systems: Vec<SystemInfo> = discovery
-        .system_paths
-        .iter()
-        .filter_map(|path| SystemInfo::from_json(&read_regular(path, Links::Refuse).ok()?))
-        .collect();
-    systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
-    let suite = discovery.suite.clone();
-    let gathered = Gathered {
-        suite: &suite,
-        other_suites: discovery.other_suites.clone(),
-        ignored: discovery.ignored,
-        jobs,
-        systems,
-    };
-    let paths: Vec<(PathBuf, String)> = discovery
-        .files
-        .iter()
-        .map(|f| (f.path.clone(), f.display.clone()))
-        .collect();
-    let clock = mlbench_schema::Timings::start();
-    // Each entry reduced to its sample as it is parsed: a large stream is never whole.
-    let parts = mlbench_schema::discover::map_contents(discovery, |found, content| {
-        let (display, run, name) = (&found.display, &found.run, &found.name);
-        match content {
-            Ok(content) => FileSamples::extract_content(display, run, name, content, targets),
-            Err(e) => (vec![e], FileSamples::begin(display, run, name)),
+impl Bytes<'_> {
+    /// Entry `entry` of the report `path` (at `at`), read again in full.
+    fn entry_at(&self, at: usize, path: &str, entry: usize) -> Option<ReportEntry> {
+        let again;
+        let bytes = match self {
+            Bytes::Disk(paths) => return read_entry_at(&paths[at], path, entry),
+            Bytes::Held(intake) => &intake.files[at].bytes,
+            Bytes::Listed(listing) => {
+                again = listing.read_again(path)?;
+                &again
+            }
+        };
+        parse_report(path, bytes)
+            .entries
+            .into_iter()
+            .find(|(i, _)| *i == entry)
+            .map(|(_, e)| e)
+    }
+}
+
+/// What a submission's files other than reports add.
+#[derive(Default)]
+struct Others {
+    /// Jobs files (name, bytes).
+    jobs: Vec<(String, Vec<u8>)>,
+    /// The machines the runs ran on.
+    systems: Vec<SystemInfo>,
+    /// Files passed over.
+    ignored: usize,
+}
+
+impl Others {
+    /// What the submitted `file` of role `role` adds: a jobs file, or one more file passed
+    /// over (the pack's manifest and description and the runs' logs are expected, not
+    /// counted).
+    fn add(&mut self, file: &SubmittedFile, role: Role) {
+        match role {
+            Role::Jobs => self.jobs.push((file.path.clone(), file.bytes.clone())),
+            Role::Unknown => self.ignored += 1,
+            Role::Report { .. } | Role::Pack => {}
         }
+    }
+
+    /// What the files of an intake other than reports add.
+    fn of_intake(intake: &Intake) -> Others {
+        let mut others = Others {
+            systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
+            ..Others::default()
+        };
+        for file in &intake.files {
+            match classify(file) {
+                Role::Report { .. } => {}
+                role => others.add(file, role),
+            }
+        }
+        others
+    }
+
+    /// What the files a discovery met other than reports add (jobs files are small:
+    /// discovery read those it recognised, up to 4 MiB).
+    fn of_discovery(discovery: &Discovery) -> Others {
+        let jobs = (discovery.jobs_files.iter().zip(&discovery.jobs_paths))
+            .filter_map(|(name, path)| {
+                Some((name.clone(), read_regular(path, Links::Refuse).ok()?))
+            })
+            .collect();
+        let mut systems: Vec<SystemInfo> = (discovery.system_paths.iter())
+            .filter_map(|path| SystemInfo::from_json(&read_regular(path, Links::Refuse).ok()?))
+            .collect();
+        systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
+        Others {
+            jobs,
+            systems,
+            ignored: discovery.ignored,
+        }
+    }
+}
+
+/// The one way through, however the bytes arrived: the reports of the suite chosen,
+/// sorted by run then path, their problems collected, their samples put together
+/// ([`SampleSet::assemble`]), the jobs file picked ([`pick_jobs_file`]).
+fn through(
+    mut reports: Vec<Arrived>,
+    choice: SuiteChoice,
+    others: Others,
+    bytes: &Bytes<'_>,
+    targets: &TargetTable,
+) -> LoadedSamples {
+    reports.sort_by(|a, b| (&a.run, &a.path).cmp(&(&b.run, &b.path)));
+    let mut errors = Vec::new();
+    let (places, parts): (Vec<(usize, String)>, Vec<FileSamples>) = reports
+        .into_iter()
+        .map(|r| {
+            errors.extend(r.errors);
+            ((r.at, r.path), r.part)
+        })
+        .unzip();
+    let set = SampleSet::assemble(&choice.suite, targets, parts, |file, entry| {
+        let (at, path) = &places[file];
+        bytes.entry_at(*at, path, entry)
     });
+    LoadedSamples {
+        set,
+        errors,
+        other_suites: choice.others,
+        ignored: others.ignored,
+        systems: others.systems,
+        jobs: pick_jobs_file(&choice.suite, &others.jobs),
+        jobs_files: others.jobs.into_iter().map(|(name, _)| name).collect(),
+    }
+}
+
+/// The suite to read among the reports found (`suite`, or the only one present:
+/// [`choose_suite`]), and the reports of it.
+fn of_suite<T>(
+    reports: Vec<T>,
+    suite_of: impl Fn(&T) -> &str,
+    suite: Option<&str>,
+    path: &Path,
+) -> Result<(SuiteChoice, Vec<T>), LoadError> {
+    let choice =
+        choose_suite(reports.iter().map(&suite_of), suite).map_err(|error| LoadError::Suite {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    let kept = (reports.into_iter())
+        .filter(|r| suite_of(r) == choice.suite)
+        .collect();
+    Ok((choice, kept))
+}
+
+/// Reads the files of a discovery (its suite chosen) in parallel, reducing each entry to
+/// its sample as it is parsed: a large stream is never whole, and memory stays small
+/// however large the submission.
+pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSamples {
+    let others = Others::of_discovery(&discovery);
+    let choice = SuiteChoice {
+        suite: discovery.suite.clone(),
+        others: discovery.other_suites.clone(),
+    };
+    let paths = discovery.files.iter().map(|f| f.path.clone()).collect();
+    let clock = mlbench_schema::Timings::start();
+    let reports = mlbench_schema::discover::map_contents(discovery, |found, content| {
+        let found = (found.display.as_str(), &found.name, found.run.as_str(), 0);
+        Arrived::reduce(found, content, targets)
+    });
+    let reports = (reports.into_iter().enumerate())
+        .map(|(at, report)| Arrived { at, ..report })
+        .collect();
     clock.lap("  parse files and extract samples");
-    let loaded = gathered.into_loaded(targets, parts, |file, entry| {
-        let (path, display) = &paths[file];
-        mlbench_schema::reader::read_entry_at(path, display, entry)
-    });
+    let loaded = through(reports, choice, others, &Bytes::Disk(paths), targets);
     clock.lap("  assemble the samples");
     loaded
 }
@@ -221,74 +339,29 @@ pub fn samples_of_intake(
     suite: Option<&str>,
     targets: &TargetTable,
 ) -> Result<LoadedSamples, LoadError> {
-    let mut reports: Vec<(usize, FileName, String)> = Vec::new();
-    let mut jobs: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut ignored = 0;
-    for (i, file) in intake.files.iter().enumerate() {
-        match classify(file) {
-            Role::Report { name, run } => reports.push((i, name, run)),
-            role => sort_other(file, role, &mut jobs, &mut ignored),
-        }
-    }
-    let choice = choose_suite_of(reports.iter().map(|(_, name, _)| name.suite()), suite, path)?;
-    reports.retain(|(_, name, _)| name.suite() == choice.suite);
-    reports.sort_by(|a, b| (&a.2, &intake.files[a.0].path).cmp(&(&b.2, &intake.files[b.0].path)));
-    let parts: Vec<(Vec<ReadError>, FileSamples)> = reports
-        .par_iter()
-        .map(|(i, name, run)| {
-            let file = &intake.files[*i];
-            let report = ReportFile {
-                path: PathBuf::from(&file.path),
-                display: file.path.clone(),
-                name: name.clone(),
-                run: run.clone(),
-                parsed: parse_report_lean(&file.path, &file.bytes),
-            };
-            extract(&report, targets)
+    let found: Vec<(usize, FileName, String)> = (intake.files.iter().enumerate())
+        .filter_map(|(at, file)| match classify(file) {
+            Role::Report { name, run } => Some((at, name, run)),
+            _ => None,
         })
         .collect();
-    let gathered = Gathered {
-        suite: &choice.suite,
-        other_suites: choice.others.clone(),
-        ignored,
-        jobs,
-        systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
-    };
-    Ok(gathered.into_loaded(targets, parts, |file, entry| {
-        let f = &intake.files[reports[file].0];
-        parse_report(&f.path, &f.bytes)
-            .entries
-            .into_iter()
-            .find(|(i, _)| *i == entry)
-            .map(|(_, e)| e)
-    }))
-}
-
-/// What a file that is not a report adds: a jobs file, or one more file passed over (the
-/// pack's manifest and description and the runs' logs are expected, not counted).
-fn sort_other(
-    file: &SubmittedFile,
-    role: Role,
-    jobs: &mut Vec<(String, Vec<u8>)>,
-    ignored: &mut usize,
-) {
-    match role {
-        Role::Jobs => jobs.push((file.path.clone(), file.bytes.clone())),
-        Role::Unknown => *ignored += 1,
-        Role::Report { .. } | Role::Pack => {}
-    }
-}
-
-/// The suite to read among the reports' suites ([`choose_suite`]).
-fn choose_suite_of<'a>(
-    suites: impl Iterator<Item = &'a str>,
-    suite: Option<&str>,
-    path: &Path,
-) -> Result<mlbench_schema::SuiteChoice, LoadError> {
-    choose_suite(suites, suite).map_err(|error| LoadError::Suite {
-        path: path.to_path_buf(),
-        error,
-    })
+    let (choice, found) = of_suite(found, |(_, name, _)| name.suite(), suite, path)?;
+    let reports = found
+        .par_iter()
+        .map(|(at, name, run)| {
+            let file = &intake.files[*at];
+            let content = Ok(Content::Bytes(&file.bytes));
+            Arrived::reduce((&file.path, name, run, *at), content, targets)
+        })
+        .collect();
+    let others = Others::of_intake(intake);
+    Ok(through(
+        reports,
+        choice,
+        others,
+        &Bytes::Held(intake),
+        targets,
+    ))
 }
 
 /// [`load_submission`] for a caller that needs the samples but not the report files'
@@ -304,57 +377,25 @@ pub fn load_submission_lean(
     limits: &Limits,
 ) -> Result<LoadedSubmission, LoadError> {
     let listing = list_submission(path, limits)?;
-    let is_report = |p: &str| {
-        matches!(
-            mlbench_schema::layout::classify(p, || false),
-            Role::Report { .. }
-        )
+    let report_role = |p: &str| match mlbench_schema::layout::classify(p, || false) {
+        Role::Report { name, run } => Some((name, run)),
+        _ => None,
     };
-    let (intake, reduced) = listing.read_apart(is_report, |p, content| {
-        // Only reports are read apart: the role is always a report's.
-        let Role::Report { name, run } = mlbench_schema::layout::classify(p, || false) else {
-            return None;
-        };
-        let part = FileSamples::extract_content(p, &run, &name, content, targets);
-        Some((name, run, part))
-    });
-    let reduced: Vec<_> = reduced
-        .into_iter()
-        .filter_map(|(p, part)| Some((p, part?)))
-        .collect();
+    let (intake, reduced) = listing.read_apart(
+        |p| report_role(p).is_some(),
+        |p, content| {
+            // Only reports are read apart: the role is always a report's.
+            let (name, run) = report_role(p)?;
+            let report = Arrived::reduce((p, &name, &run, 0), Ok(content), targets);
+            Some((name, report))
+        },
+    );
     let intake = refuse_broken(intake, path)?;
-    let (mut jobs, mut ignored) = (Vec::new(), 0);
-    for file in &intake.files {
-        sort_other(file, classify(file), &mut jobs, &mut ignored);
-    }
-    let choice = choose_suite_of(
-        reduced.iter().map(|(_, (name, _, _))| name.suite()),
-        suite,
-        path,
-    )?;
-    let mut reports: Vec<(String, String, (Vec<ReadError>, FileSamples))> = reduced
-        .into_iter()
-        .filter(|(_, (name, _, _))| name.suite() == choice.suite)
-        .map(|(p, (_, run, part))| (p, run, part))
-        .collect();
-    reports.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
-    let (paths, parts): (Vec<String>, Vec<_>) =
-        reports.into_iter().map(|(p, _, part)| (p, part)).unzip();
-    let gathered = Gathered {
-        suite: &choice.suite,
-        other_suites: choice.others.clone(),
-        ignored,
-        jobs,
-        systems: mlbench_validator::SubmissionInfo::systems_of(&intake.files),
-    };
-    let loaded = gathered.into_loaded(targets, parts, |file, entry| {
-        let bytes = listing.read_again(&paths[file])?;
-        parse_report(&paths[file], &bytes)
-            .entries
-            .into_iter()
-            .find(|(i, _)| *i == entry)
-            .map(|(_, e)| e)
-    });
+    let reduced: Vec<(FileName, Arrived)> = reduced.into_iter().filter_map(|(_, r)| r).collect();
+    let (choice, reports) = of_suite(reduced, |(name, _)| name.suite(), suite, path)?;
+    let reports = reports.into_iter().map(|(_, report)| report).collect();
+    let others = Others::of_intake(&intake);
+    let loaded = through(reports, choice, others, &Bytes::Listed(&listing), targets);
     whole_submission(intake, loaded, path)
 }
 

@@ -8,7 +8,7 @@ use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIds, RunSplit, resolve, run_id_of};
 use mlbench_schema::runtime::{RuntimeTally, entry_runtime};
 use mlbench_schema::value::Value;
-use mlbench_schema::{FailureKind, LoadedReports, ReportEntry, ReportFile, TargetTable};
+use mlbench_schema::{FailureKind, ReportEntry, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
 
@@ -132,17 +132,6 @@ fn index_of(names: &mut Vec<String>, name: &str) -> u32 {
 }
 
 impl FileSamples {
-    /// Extracts the samples of one file under `targets`' exclusions and selection rules.
-    pub fn extract(file: &ReportFile, targets: &TargetTable) -> FileSamples {
-        let mut out = FileSamples::begin(&file.display, &file.run, &file.name);
-        out.samples.reserve(file.parsed.entries.len());
-        out.keys.reserve(file.parsed.entries.len());
-        for (entry_idx, entry) in &file.parsed.entries {
-            out.push(*entry_idx, entry, targets);
-        }
-        out
-    }
-
     /// The samples of the report `display` (its `run` and `name`) read from `content`,
     /// each entry taken as it is parsed (lean): a stream is never held whole. Returns the
     /// file's problems too.
@@ -279,23 +268,6 @@ fn number_gpus_across_hosts(samples: &mut [Sample], hosts: &[String]) -> Vec<Str
 }
 
 impl SampleSet {
-    /// Builds the samples of files already loaded.
-    pub fn build(reports: &LoadedReports, targets: &TargetTable) -> SampleSet {
-        let parts = reports
-            .files
-            .iter()
-            .map(|f| FileSamples::extract(f, targets))
-            .collect();
-        Self::assemble(&reports.suite, targets, parts, |file, entry| {
-            reports.files[file]
-                .parsed
-                .entries
-                .iter()
-                .find(|(i, _)| *i == entry)
-                .map(|(_, e)| e.clone())
-        })
-    }
-
     /// Puts the files' samples together. `entry_at(file, entry)` fetches an entry again,
     /// to describe a configuration conflict (rare: only then is anything re-read).
     pub fn assemble(

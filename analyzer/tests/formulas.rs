@@ -1,9 +1,11 @@
 //! Every formula against numbers computed by hand (the arithmetic is in the comments).
 
-use mlbench_analyzer::{AnalyzeError, Report, ReportOptions, report};
+mod common;
+
+use common::load_legacy;
+use mlbench_analyzer::{AnalyzeError, Report, ReportOptions, report_of};
 use mlbench_results::report::{ClassicReport, ScoreReport};
-use mlbench_schema::reader::{Container, FileName, ParsedFile, ReportFile};
-use mlbench_schema::{LoadedReports, Object, ReportEntry, Scoring, Target, TargetTable, Value};
+use mlbench_schema::{Object, ReportEntry, Scoring, Target, TargetTable, Value};
 
 fn entry(name: &str, value: f64, vcd: &str) -> ReportEntry {
     let mut item = Object::new();
@@ -16,33 +18,6 @@ fn entry(name: &str, value: f64, vcd: &str) -> ReportEntry {
     o.insert("train_item", Value::Object(item));
     o.insert("batch_loss", Value::from(vec![1.0, 0.5]));
     ReportEntry::new(o)
-}
-
-/// Legacy files `output{run}/fast_{gpu}.json` holding the given entries.
-fn reports(files: Vec<(usize, u32, Vec<ReportEntry>)>) -> LoadedReports {
-    LoadedReports {
-        suite: "fast".into(),
-        files: files
-            .into_iter()
-            .map(|(run, gpu, entries)| ReportFile {
-                path: format!("output{run}/fast_{gpu}.json").into(),
-                display: format!("output{run}/fast_{gpu}.json"),
-                name: FileName::Legacy {
-                    suite: "fast".into(),
-                    job_id: gpu,
-                },
-                run: format!("output{run}"),
-                parsed: ParsedFile {
-                    container: Some(Container::Stream),
-                    entries: entries.into_iter().enumerate().collect(),
-                    errors: vec![],
-                },
-            })
-            .collect(),
-        errors: vec![],
-        other_suites: vec![],
-        ignored: 0,
-    }
 }
 
 fn targets(rows: &[(&str, f64)]) -> TargetTable {
@@ -115,7 +90,7 @@ fn classic(
         price: None,
         expected: None,
     };
-    match report(&reports(files), t, &options).unwrap().1 {
+    match report_of(&load_legacy(&files, t), t, &options).unwrap() {
         Report::Classic(r) => r,
         Report::Score(_) => unreachable!(),
     }
@@ -132,7 +107,7 @@ fn score(
         price,
         expected: None,
     };
-    match report(&reports(files), t, &options).unwrap().1 {
+    match report_of(&load_legacy(&files, t), t, &options).unwrap() {
         Report::Score(r) => r,
         Report::Classic(_) => unreachable!(),
     }
@@ -219,12 +194,8 @@ fn too_few_runs_is_an_error_naming_the_count() {
         price: None,
         expected: None,
     };
-    let err = report(
-        &reports(two_bench_submission()),
-        &targets(&[("a", 1.0)]),
-        &options,
-    )
-    .unwrap_err();
+    let t = targets(&[("a", 1.0)]);
+    let err = report_of(&load_legacy(&two_bench_submission(), &t), &t, &options).unwrap_err();
     assert!(matches!(
         err,
         AnalyzeError::TooFewRuns {

@@ -5,9 +5,11 @@
 //! variance (e² + e²)/3 = sd²). The classic report over it must give the README's sd%,
 //! diff and statistics (+0.2129 performance, 1.1458% deviation quantile).
 
-use mlbench_analyzer::{Report, ReportOptions, report};
-use mlbench_schema::reader::{Container, FileName, ParsedFile, ReportFile};
-use mlbench_schema::{LoadedReports, Object, ReportEntry, Scoring, TargetTable, Value};
+mod common;
+
+use common::load_legacy;
+use mlbench_analyzer::{Report, ReportOptions, report_of};
+use mlbench_schema::{Object, ReportEntry, Scoring, TargetTable, Value};
 
 /// bench, result, sd, sd%, diff — as printed in seed 000.
 const TABLE: &[(&str, f64, f64, f64, f64)] = &[
@@ -68,7 +70,7 @@ fn entry(bench: &str, value: f64) -> ReportEntry {
 
 #[test]
 fn classic_report_reproduces_the_seed_readme() {
-    let files = (0..4)
+    let files: Vec<(usize, u32, Vec<ReportEntry>)> = (0..4)
         .map(|run| {
             let entries = TABLE
                 .iter()
@@ -76,31 +78,10 @@ fn classic_report_reproduces_the_seed_readme() {
                     let e = sd * 1.5f64.sqrt();
                     entry(bench, [result - e, *result, *result, result + e][run])
                 })
-                .enumerate()
                 .collect();
-            ReportFile {
-                path: format!("output{run}/fast_0.json").into(),
-                display: format!("output{run}/fast_0.json"),
-                name: FileName::Legacy {
-                    suite: "fast".into(),
-                    job_id: 0,
-                },
-                run: format!("output{run}"),
-                parsed: ParsedFile {
-                    container: Some(Container::Stream),
-                    entries,
-                    errors: vec![],
-                },
-            }
+            (run, 0, entries)
         })
         .collect();
-    let loaded = LoadedReports {
-        suite: "fast".into(),
-        files,
-        errors: vec![],
-        other_suites: vec![],
-        ignored: 0,
-    };
     let targets = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
     let options = ReportOptions {
         scoring: Scoring::Classic,
@@ -108,7 +89,8 @@ fn classic_report_reproduces_the_seed_readme() {
         price: None,
         expected: None,
     };
-    let Report::Classic(r) = report(&loaded, &targets, &options).unwrap().1 else {
+    let set = load_legacy(&files, &targets);
+    let Report::Classic(r) = report_of(&set, &targets, &options).unwrap() else {
         unreachable!()
     };
     assert_eq!(r.benches.len(), 19);

@@ -1,5 +1,5 @@
 //! The charts of a grid, a report, runs and loss curves: from the result models (the
-//! grid, the analyzer's views, the validator's curve groups) to `mlbench_plots` specs,
+//! grid, the analyzer's views, the validator's loss view) to `mlbench_plots` specs,
 //! drawn as PNG and SVG. `plot` writes them to files; the HTML pages inline the SVG.
 
 use crate::ExportError;
@@ -12,10 +12,7 @@ use mlbench_plots::{
 use mlbench_results::Scaling;
 use mlbench_results::grid::{Grid, VendorRow};
 use mlbench_results::report::Fleet;
-use mlbench_results::views::{GpuRelative, RunMeans};
-use mlbench_validator::facts::{Device, EntryFacts};
-use mlbench_validator::rules::loss::{CurveGroup, SubmissionCurves, curve_groups};
-use std::collections::{BTreeMap, BTreeSet};
+use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
 
 /// A chart with the file name it is written under (without extension).
 pub type Named = (String, Chart);
@@ -149,27 +146,18 @@ pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Cha
 /// validator's `loss.divergent` compares, with the band it draws over them (when it has
 /// enough curves for one). One chart per bench, or per configuration where a bench ran
 /// several.
-pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, ExportError> {
-    let groups = curve_groups(&read.entries);
-    let runs = Runs::new(read);
-    let mut per_bench: BTreeMap<&str, usize> = BTreeMap::new();
-    for g in &groups {
-        *per_bench.entry(g.bench).or_default() += 1;
-    }
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, ExportError> {
     let mut out = Vec::new();
-    for group in &groups {
-        let bench = group.bench;
-        let k = seen.entry(bench).or_default();
-        *k += 1;
-        let (name, which) = match per_bench[bench] {
-            1 => (format!("loss-{}-{bench}", label), String::new()),
-            n => (
+    for group in groups {
+        let bench = &group.bench;
+        let (name, which) = match group.configuration {
+            None => (format!("loss-{}-{bench}", label), String::new()),
+            Some((k, n)) => (
                 format!("loss-{}-{bench}-{k}", label),
                 format!(" (configuration {k} of {n})"),
             ),
         };
-        let band = group.band().map(|(lo, hi)| Band {
+        let band = group.band.clone().map(|(lo, hi)| Band {
             lo,
             hi,
             label: Some("validator's band (q10 − w − t … q90 + w + t)".into()),
@@ -177,20 +165,14 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
         let lines = group
             .curves
             .iter()
-            .map(|e| {
-                let (run, device) = (runs.of(e), e.device.to_string());
-                let file = read.files.get(e.file).map_or("?", String::as_str);
-                let label = format!("{run} {device} ({file}#{})", e.entry);
+            .map(|c| {
+                let label = format!("{} {} ({}#{})", c.run, c.device, c.file, c.entry);
                 // Colour by run, dash by device: 8 runs × 4 devices stay distinct.
-                LossLine::new(label, e.losses.to_vec()).grouped(run, device)
+                LossLine::new(label, c.losses.clone()).grouped(c.run.clone(), c.device.clone())
             })
             .collect();
         let chart = mlbench_plots::loss_curves(&LossCurves {
-            title: format!(
-                "{}: {bench} batch loss{which}, {}",
-                label,
-                coverage(group, &runs)
-            ),
+            title: format!("{}: {bench} batch loss{which}, {}", label, coverage(group)),
             lines,
             band,
             ..LossCurves::default()
@@ -201,55 +183,24 @@ pub fn loss_charts(label: &str, read: &SubmissionCurves) -> Result<Vec<Named>, E
     Ok(out)
 }
 
-/// The runs of a submission's curves.
-struct Runs<'a> {
-    read: &'a SubmissionCurves,
-    /// Files whose entries carry several `run_id`s (streams of several runs).
-    shared: BTreeSet<usize>,
-}
-
-impl<'a> Runs<'a> {
-    fn new(read: &'a SubmissionCurves) -> Self {
-        let mut ids: BTreeMap<usize, BTreeSet<Option<&str>>> = BTreeMap::new();
-        for e in &read.entries {
-            ids.entry(e.file).or_default().insert(e.run_id.as_deref());
-        }
-        let shared = ids
-            .into_iter()
-            .filter(|(_, ids)| ids.len() > 1)
-            .map(|(file, _)| file)
-            .collect();
-        Self { read, shared }
-    }
-
-    /// A curve's run: its file's run, with the entry's `run_id` where a stream holds
-    /// several runs.
-    fn of(&self, e: &EntryFacts) -> String {
-        let run = self.read.runs.get(e.file).map_or("?", String::as_str);
-        match &e.run_id {
-            Some(id) if self.shared.contains(&e.file) => format!("{run} {id}"),
-            _ => run.to_owned(),
-        }
-    }
-}
-
 /// What a group's curves cover, counted: `5 runs × 4 GPUs`, `1 run on the whole
 /// machine`, with the number of curves when some are missing.
-fn coverage(group: &CurveGroup, runs: &Runs) -> String {
-    let runs: BTreeSet<String> = group.curves.iter().map(|e| runs.of(e)).collect();
-    let devices: BTreeSet<Device> = group.curves.iter().map(|e| e.device).collect();
-    let gpus_only = devices.iter().all(|d| matches!(d, Device::Gpu(_)));
+fn coverage(group: &LossGroup) -> String {
+    let (runs, devices) = (group.runs, &group.devices);
     let mut out = match devices.first() {
-        Some(d) if !gpus_only && devices.len() == 1 => {
-            format!("{} on {d}", plural(runs.len(), "run"))
+        Some(d) if !group.gpus_only && devices.len() == 1 => {
+            format!("{} on {d}", plural(runs, "run"))
         }
         _ => format!(
             "{} × {}",
-            plural(runs.len(), "run"),
-            plural(devices.len(), if gpus_only { "GPU" } else { "device" })
+            plural(runs, "run"),
+            plural(
+                devices.len(),
+                if group.gpus_only { "GPU" } else { "device" }
+            )
         ),
     };
-    if group.curves.len() != runs.len() * devices.len() {
+    if group.curves.len() != runs * devices.len() {
         out.push_str(&format!(" ({})", plural(group.curves.len(), "curve")));
     }
     out

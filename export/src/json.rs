@@ -2,7 +2,7 @@
 //! documented in docs/report-json.md, docs/grid-json.md and docs/validate-json.md.
 
 use crate::{ExportError, Exporter};
-use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, SubmissionInfo, ValidationDoc};
+use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
 use serde::Serialize;
 
 /// JSON (`--format json`).
@@ -36,12 +36,6 @@ impl Exporter<Scaling> for Json {
 impl Exporter<ValidationDoc> for Json {
     fn export(&self, doc: &ValidationDoc) -> Result<Vec<u8>, ExportError> {
         pretty(doc)
-    }
-}
-
-impl Exporter<SubmissionInfo> for Json {
-    fn export(&self, info: &SubmissionInfo) -> Result<Vec<u8>, ExportError> {
-        pretty(info)
     }
 }
 

@@ -3,8 +3,8 @@
 
 use crate::rows::findings::message;
 use crate::{ExportError, Exporter, Json};
+use mlbench_results::Finding;
 use mlbench_results::{RuleList, ValidationDoc};
-use mlbench_validator::Finding;
 use serde_json::{Value, json};
 
 /// SARIF 2.1.0 (`--format sarif`).
@@ -38,7 +38,8 @@ fn result(f: &Finding, suppressed: bool) -> Value {
 
 impl Exporter<ValidationDoc> for Sarif {
     fn export(&self, doc: &ValidationDoc) -> Result<Vec<u8>, ExportError> {
-        let rules: Vec<Value> = RuleList::all()
+        let rules: Vec<Value> = doc
+            .rules
             .0
             .iter()
             .map(|r| {
@@ -98,7 +99,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .len(),
-            mlbench_validator::rules::RULES.len()
+            testdata::rules().0.len()
         );
     }
 }

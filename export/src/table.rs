@@ -1,7 +1,7 @@
 //! For a terminal: comfy-table tables, the statistics block and the verdict in words; the
 //! findings as lines grouped by rule.
 
-use crate::rows::{Rows, findings, grid as grid_rows, report as report_rows};
+use crate::rows::{Form, Rows, benches, findings, grid as grid_rows, report as report_rows};
 use crate::{ExportError, Exporter, bytes};
 use comfy_table::{CellAlignment, presets};
 use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
@@ -77,9 +77,8 @@ impl Exporter<ReportDoc> for Table {
             let _ = writeln!(out, "  {line}");
         }
         out.push('\n');
-        let (header, rows) = report_rows::bench_rows(report);
-        let header = header.into_iter().map(String::from).collect();
-        let _ = writeln!(out, "{}\n", comfy(header, rows));
+        let t = benches::bench_table(report, Form::People);
+        let _ = writeln!(out, "{}\n", comfy(t.header, t.rows));
         if let Some(t) = report_rows::world_size_rows(report) {
             titled(&mut out, t);
         }
@@ -156,7 +155,7 @@ impl Exporter<ValidationDoc> for Table {
     /// Findings grouped by rule (errors first), waivers, the summary line; when all is
     /// well, the summary line alone.
     fn export(&self, doc: &ValidationDoc) -> Result<Vec<u8>, ExportError> {
-        bytes(findings::human(&doc.validation))
+        bytes(findings::human(&doc.validation, &doc.rules))
     }
 }
 
@@ -259,8 +258,8 @@ mod tests {
 
     #[test]
     fn rule_list_names_every_rule() {
-        let out = text(Table.export(&RuleList::all()));
-        assert_eq!(out.lines().count(), mlbench_validator::rules::RULES.len());
+        let out = text(Table.export(&testdata::rules()));
+        assert_eq!(out.lines().count(), testdata::rules().0.len());
         assert!(out.contains("loss.nan"), "{out}");
     }
 

@@ -5,10 +5,11 @@ use mlbench_results::grid::{
     Attribution, AttributionTerm, Cell, GRID_SCHEMA_VERSION, Grid, VendorRow,
 };
 use mlbench_results::report::*;
+use mlbench_results::validation::{
+    Finding, Rule, RuleList, Severity, Summary, Validation, VersionNote,
+};
 use mlbench_results::{Provenance, ValidationDoc};
 use mlbench_schema::Track;
-use mlbench_validator::rules::versions::VersionNote;
-use mlbench_validator::{Finding, Summary, Validation};
 use std::collections::BTreeMap;
 
 fn context(expected: &[&str]) -> ReportContext {
@@ -302,17 +303,57 @@ pub fn grid() -> Grid {
     }
 }
 
+/// The rules the findings of [`validation`] are of, as the validator's catalogue has them.
+pub fn rules() -> RuleList {
+    const RULES: &[Rule] = &[
+        Rule {
+            id: "runs.too-few",
+            severity: Severity::Error,
+            summary: "fewer runs of a bench on a GPU than --min-runs",
+            hint: "repeat the suite until every bench has the required runs on every GPU",
+        },
+        Rule {
+            id: "bench.missing",
+            severity: Severity::Error,
+            summary: "a bench of the jobs file is absent on a GPU in a run",
+            hint: "re-run the bench (run.sh --name <bench>) in that run",
+        },
+        Rule {
+            id: "loss.nan",
+            severity: Severity::Error,
+            summary: "NaN or ±Infinity in batch_loss",
+            hint: "the training diverged; fix the configuration or the platform and re-run",
+        },
+    ];
+    RuleList(RULES)
+}
+
+/// A finding of `rule` (one of [`rules`]) with its severity and hint.
+fn finding(rule: &'static str, expected: &str, found: &str) -> Finding {
+    let r = rules().rule(rule).expect("a rule of the test catalogue");
+    Finding {
+        rule,
+        severity: r.severity,
+        file: None,
+        entry: None,
+        field: None,
+        expected: expected.into(),
+        found: found.into(),
+        hint: r.hint.into(),
+    }
+}
+
 /// A validation with an error, a warning, a waived error and a version note.
 pub fn validation() -> ValidationDoc {
     let validation = Validation {
         findings: vec![
-            Finding::new("runs.too-few", "at least 4 runs", "3 runs"),
-            Finding::new("loss.nan", "finite losses", "NaN at step 12")
+            finding("runs.too-few", "at least 4 runs", "3 runs"),
+            finding("loss.nan", "finite losses", "NaN at step 12")
                 .file("output1/fast.0.json")
                 .entry(3)
                 .field("batch_loss"),
         ],
-        waived: vec![Finding::new("bench.missing", "cart, convnet", "cart").file("output2, \"x\"")],
+        waived: vec![finding("bench.missing", "cart, convnet", "cart").file("output2, \"x\"")],
         versions: vec![VersionNote {
             bench: "cart".into(),
             version: "abc123".into(),
@@ -331,12 +372,12 @@ pub fn validation() -> ValidationDoc {
             jobs_file: Some("fast.json".into()),
             baselines: None,
         },
-        phases: Vec::new(),
         omitted: Vec::new(),
     };
     ValidationDoc {
         submission: "vendor.zip".into(),
         validation,
+        rules: rules(),
     }
 }
 

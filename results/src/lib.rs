@@ -16,5 +16,5 @@ pub use grid::Grid;
 pub use pages::{GridPage, Provenance, ReportPage, SubmissionCheck};
 pub use report::{Report, ReportDoc};
 pub use scaling::Scaling;
-pub use validation::{RuleList, SubmissionInfo, ValidationDoc};
-pub use views::{GpuRelative, RunMeans};
+pub use validation::{Finding, Rule, RuleList, Severity, Validation, ValidationDoc};
+pub use views::{GpuRelative, LossCurve, LossGroup, RunMeans};

@@ -3,8 +3,8 @@
 
 use crate::grid::Grid;
 use crate::report::{ReportDoc, SystemInfo};
+use crate::validation::Validation;
 use crate::views::{GpuRelative, RunMeans};
-use mlbench_validator::Validation;
 
 /// Where a page came from: shown at its end.
 #[derive(Debug, Clone, Default, PartialEq)]

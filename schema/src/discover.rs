@@ -6,7 +6,7 @@
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
 use crate::layout::{Role, classify};
-use crate::reader::{FileName, ParsedFile, ReadError, ReportFile, read_file, read_file_lean};
+use crate::reader::{FileName, ReadError, ReportFile, read_file};
 use crate::suite::{SuiteChoice, SuiteError, choose_suite};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -235,12 +235,21 @@ pub struct LoadedReports {
 }
 
 /// Reads every file found, in parallel, keeping every entry with every field (a full
-/// read, loss curves included; [`load_map`] is the lean one).
+/// read, loss curves included). Scoring never holds files whole: the analyzer's loader
+/// reduces each entry as it is parsed ([`map_contents`]).
 pub fn load(discovery: Discovery) -> LoadedReports {
     let suite = discovery.suite.clone();
     let other_suites = discovery.other_suites.clone();
     let ignored = discovery.ignored;
-    let files = map_files(discovery, read_file, |file| file);
+    let files: Vec<ReportFile> = (discovery.files.into_par_iter())
+        .map(|f| ReportFile {
+            parsed: read_file(&f.path, &f.display),
+            path: f.path,
+            display: f.display,
+            name: f.name,
+            run: f.run,
+        })
+        .collect();
     let errors = files
         .iter()
         .flat_map(|f| f.parsed.errors.iter().cloned())
@@ -252,23 +261,6 @@ pub fn load(discovery: Discovery) -> LoadedReports {
         other_suites,
         ignored,
     }
-}
-
-/// Reads every file found, in parallel, and hands each to `reduce` as soon as it is
-/// parsed: what `reduce` returns is kept, the parsed entries are dropped. A large
-/// submission then never sits in memory whole.
-///
-/// This is the scoring path: files are read lean ([`read_file_lean`]), so entries have
-/// no `epoch_loss` and `metrics`, and `batch_loss` only as [`ReportEntry::loss_scan`]
-/// when it is a list of numbers. [`load`] keeps every field.
-///
-/// [`ReportEntry::loss_scan`]: crate::entry::ReportEntry::loss_scan
-pub fn load_map<T, F>(discovery: Discovery, reduce: F) -> Vec<T>
-where
-    T: Send,
-    F: Fn(ReportFile) -> T + Sync + Send,
-{
-    map_files(discovery, read_file_lean, reduce)
 }
 
 impl Discovery {
@@ -328,27 +320,6 @@ fn cannot_read(display: &str, e: &dyn std::fmt::Display) -> ReadError {
         location: crate::reader::Location::File,
         message: format!("cannot read: {e}"),
     }
-}
-
-fn map_files<T, F>(discovery: Discovery, read: fn(&Path, &str) -> ParsedFile, reduce: F) -> Vec<T>
-where
-    T: Send,
-    F: Fn(ReportFile) -> T + Sync + Send,
-{
-    discovery
-        .files
-        .into_par_iter()
-        .map(|f| {
-            let parsed = read(&f.path, &f.display);
-            reduce(ReportFile {
-                path: f.path,
-                display: f.display,
-                name: f.name,
-                run: f.run,
-                parsed,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

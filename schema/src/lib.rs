@@ -47,7 +47,7 @@ pub mod unique_id;
 pub mod value;
 pub mod writer;
 
-pub use discover::{Discovery, LoadedReports, discover, load, load_map};
+pub use discover::{Discovery, LoadedReports, discover, load};
 pub use entry::{FailureKind, ReportEntry};
 pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
 pub use reader::{FileName, ReadError, ReportFile};

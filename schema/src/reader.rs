@@ -739,12 +739,6 @@ pub fn read_entry_at(path: &Path, display: &str, index: usize) -> Option<ReportE
     read.ok()?.out
 }
 
-/// [`read_file`] with [`parse_report_lean`]: for scoring, which needs neither the loss
-/// values nor the metrics.
-pub fn read_file_lean(path: &Path, display: &str) -> ParsedFile {
-    read_with(path, display, Read::Lean)
-}
-
 fn read_with(path: &Path, display: &str, read: Read) -> ParsedFile {
     let reading = match read {
         Read::Full => Reading::Full,

@@ -3,9 +3,10 @@
 
 use crate::cli::CheckArgs;
 use crate::exit::CommandError;
+use mlbench_results::Validation;
 use mlbench_schema::jobs::JobsFile;
 use mlbench_validator::rules::versions::VersionOracle;
-use mlbench_validator::{Limits, Listing, Options, Validation, Waiver, validate_listing};
+use mlbench_validator::{Limits, Listing, Options, Phases, Waiver, validate_listing_timed};
 use std::path::Path;
 
 fn read_jobs(path: &Path) -> Result<(String, JobsFile), CommandError> {
@@ -79,8 +80,14 @@ pub fn limits(args: &CheckArgs) -> Limits {
     }
 }
 
-pub fn validate_intake(intake: &Listing, args: &CheckArgs, prepared: Prepared) -> Validation {
-    with_options(args, prepared, |options| validate_listing(intake, &options))
+pub fn validate_intake(
+    intake: &Listing,
+    args: &CheckArgs,
+    prepared: Prepared,
+) -> (Validation, Phases) {
+    with_options(args, prepared, |options| {
+        validate_listing_timed(intake, &options)
+    })
 }
 
 /// Calls `f` with the validation options, the repository's version check included.

@@ -1,7 +1,7 @@
 //! `mlbench grid`: submissions against a baseline submission (the analyzer compares, the
 //! exporters present).
 
-use super::{provenance, write};
+use super::{page_check, provenance, write};
 use crate::cli::{GridArgs, GridFormat};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
@@ -9,7 +9,7 @@ use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
-use mlbench_validator::{Options, SubmissionInfo, validate};
+use mlbench_validator::SubmissionInfo;
 
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
@@ -60,16 +60,9 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     // What the HTML page shows besides the grid: each submission validated, with the
     // default rules, and its machines, before the samples are consumed.
     let extras = args.html.as_ref().map(|_| {
-        let options = Options {
-            min_runs: PAGE_MIN_RUNS,
-            ..Options::default()
-        };
         let checks: Vec<SubmissionCheck> = loaded
             .iter()
-            .map(|l| SubmissionCheck {
-                label: l.label.clone(),
-                validation: validate(&l.sub.intake, &options),
-            })
+            .map(|l| page_check(l.label.clone(), &l.sub.intake, PAGE_MIN_RUNS))
             .collect();
         let systems = loaded
             .iter()

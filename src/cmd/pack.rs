@@ -8,6 +8,7 @@ use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_export::rows::findings::human;
 use mlbench_validator::pack::{PackError, PackOptions, check_destination, pack_folder};
+use mlbench_validator::rules::catalogue;
 
 /// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
 /// what it did.
@@ -32,13 +33,13 @@ pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(PackError::Refused { dir, validation }) => {
-            eprint!("{}", human(&validation));
+            eprint!("{}", human(&validation, &catalogue()));
             return Err(PackError::Refused { dir, validation }.into());
         }
         Err(e) => return Err(e.into()),
     };
     if outcome.validation.errors() > 0 {
-        eprint!("{}", human(&outcome.validation));
+        eprint!("{}", human(&outcome.validation, &catalogue()));
         eprintln!(
             "warning: packed with {} error{} (--allow-errors); SUBMISSION.json records them",
             outcome.info.errors,

@@ -11,6 +11,7 @@ use mlbench_export::charts::{
 };
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
+use mlbench_validator::rules::loss_view::loss_view;
 use std::path::{Path, PathBuf};
 
 /// Runs `mlbench plot`.
@@ -72,7 +73,7 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.
                 let curves = submission_curves(&l.sub.intake.files, &l.sub.set.suite);
-                charts.extend(loss_charts(&l.label, &curves)?);
+                charts.extend(loss_charts(&l.label, &loss_view(&curves))?);
             }
         }
     }

@@ -435,7 +435,11 @@ fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, C
         // The validator found errors: the reports stay, the zip is not written.
         Err(refused @ PackError::Refused { .. }) => {
             if let PackError::Refused { validation, .. } = &refused {
-                eprint!("{}", mlbench_export::rows::findings::human(validation));
+                let rules = mlbench_validator::rules::catalogue();
+                eprint!(
+                    "{}",
+                    mlbench_export::rows::findings::human(validation, &rules)
+                );
             }
             eprintln!("error: {refused}");
             Ok(Outcome::Failed)

@@ -7,7 +7,7 @@ use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_export::rows::findings::summary_line;
 use mlbench_export::{Csv, Exporter, Json, Markdown, Sarif, Table};
-use mlbench_results::{RuleList, ValidationDoc};
+use mlbench_results::ValidationDoc;
 use mlbench_schema::Timings;
 use mlbench_validator::list_submission;
 
@@ -32,7 +32,7 @@ where
 pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     output::check_files(args.output.iter(), args.force)?;
     if args.list_rules {
-        let list = RuleList::all();
+        let list = mlbench_validator::rules::catalogue();
         write(
             exporter(args.format),
             &list,
@@ -49,11 +49,12 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     // Listed, then read file by file as it is validated: never held whole.
     let intake = list_submission(path, &limits(&args.check))?;
     clock.lap("list the submission");
-    let validation = validate_intake(&intake, &args.check, prepared);
-    clock.phases(&validation.phases);
+    let (validation, phases) = validate_intake(&intake, &args.check, prepared);
+    clock.phases(&phases.0);
     let doc = ValidationDoc {
         submission: path.display().to_string(),
         validation,
+        rules: mlbench_validator::rules::catalogue(),
     };
     write(
         exporter(args.format),

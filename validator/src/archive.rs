@@ -6,8 +6,9 @@
 //! becomes a [`Finding`] and the entry is skipped; only a file that cannot be opened at all
 //! is an [`IntakeError`].
 
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::source::{IntakeError, Limits, Settled};
+use mlbench_results::validation::Finding;
 use shared_file::SharedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -137,7 +138,7 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     let archive = match ZipArchive::new(SharedFile::new(file, archive_len)) {
         Ok(archive) => archive,
         Err(e) => {
-            findings.push(Finding::new(
+            findings.push(catalogued(
                 "archive.unreadable",
                 "a zip archive",
                 e.to_string(),
@@ -191,7 +192,7 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     // Reported after the entries that fail to read, as when they were read here.
     let mut tail = Vec::new();
     if budgets.file_entries > limits.max_files {
-        tail.push(Finding::new(
+        tail.push(catalogued(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
             format!("{} files", budgets.file_entries),
@@ -247,7 +248,7 @@ fn entry_meta(
             compressed: entry.compressed_size(),
         }),
         Err(e) => {
-            findings.push(Finding::new(
+            findings.push(catalogued(
                 "archive.corrupt",
                 "a readable entry",
                 format!("entry {index}: {e}"),
@@ -308,11 +309,11 @@ impl<'l> Budgets<'l> {
             Verdict::Skip
         };
         if meta.mode.is_some_and(|m| m & S_IFMT == S_IFLNK) {
-            let finding = Finding::new("archive.symlink", "a regular file", "a symbolic link");
+            let finding = catalogued("archive.symlink", "a regular file", "a symbolic link");
             return refuse(findings, finding);
         }
         if meta.encrypted {
-            let finding = Finding::new(
+            let finding = catalogued(
                 "archive.encrypted",
                 "an unencrypted entry",
                 "an encrypted entry",
@@ -324,7 +325,7 @@ impl<'l> Budgets<'l> {
                 "another entry named {}",
                 String::from_utf8_lossy(&meta.raw_name)
             );
-            let finding = Finding::new("archive.duplicate", "each name once", found);
+            let finding = catalogued("archive.duplicate", "each name once", found);
             return refuse(findings, finding);
         }
         self.file_entries += 1;
@@ -444,7 +445,7 @@ impl ZipSource {
         for (i, problem) in failed {
             let (read, path) = (&self.reads[i], paths[i].clone());
             settled.findings.push(match problem {
-                ReadProblem::WrongSize(len) => Finding::new(
+                ReadProblem::WrongSize(len) => catalogued(
                     "archive.corrupt",
                     format!("{} bytes (declared in the header)", read.size),
                     format!("{len} bytes"),
@@ -458,7 +459,7 @@ impl ZipSource {
                     ratio_finding(limits, read.cap.saturating_add(1), read.compressed).file(path)
                 }
                 ReadProblem::Corrupt(message) => {
-                    Finding::new("archive.corrupt", "an intact entry", message.as_str()).file(path)
+                    catalogued("archive.corrupt", "an intact entry", message.as_str()).file(path)
                 }
             });
             settled.dropped.push(i);
@@ -487,7 +488,7 @@ impl ZipSource {
 fn check_name(meta: &EntryMeta, findings: &mut Vec<Finding>) -> Option<String> {
     let Ok(name) = std::str::from_utf8(&meta.raw_name) else {
         findings.push(
-            Finding::new(
+            catalogued(
                 "archive.name-encoding",
                 "a UTF-8 name",
                 "a name that is not valid UTF-8",
@@ -504,7 +505,7 @@ fn check_name(meta: &EntryMeta, findings: &mut Vec<Finding>) -> Option<String> {
         Err(problem) => problem,
     };
     findings.push(
-        Finding::new(
+        catalogued(
             "archive.unsafe-path",
             "a relative path inside the archive",
             problem.describe(),
@@ -520,7 +521,7 @@ fn ratio_exceeded(size: u64, compressed: u64, max_ratio: u64) -> bool {
 }
 
 fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Finding {
-    Finding::new(
+    catalogued(
         "archive.ratio",
         format!(
             "a compression ratio of at most {} (--max-ratio)",
@@ -531,7 +532,7 @@ fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Finding {
 }
 
 fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Finding {
-    Finding::new(
+    catalogued(
         "archive.ratio",
         format!(
             "at most {} times the archive's {archive_len} bytes in all (--max-ratio)",
@@ -542,7 +543,7 @@ fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Finding {
 }
 
 fn too_large_finding(limits: &Limits, size: u64) -> Finding {
-    Finding::new(
+    catalogued(
         "archive.too-large",
         format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
         format!("{size} bytes in this entry, over what is left"),
@@ -602,7 +603,7 @@ fn report_exact_duplicates(path: &Path, dir_start: u64, findings: &mut Vec<Findi
         Ok(names) if !names.is_empty() => {
             for (name, count) in names {
                 findings.push(
-                    Finding::new(
+                    catalogued(
                         "archive.duplicate",
                         "each name once",
                         format!("{count} entries with this name"),
@@ -613,7 +614,7 @@ fn report_exact_duplicates(path: &Path, dir_start: u64, findings: &mut Vec<Findi
         }
         // The zip crate saw a repeat that the walk did not (e.g. a name replaced by a
         // Unicode-path extra field): still worth saying.
-        _ => findings.push(Finding::new(
+        _ => findings.push(catalogued(
             "archive.duplicate",
             "each name once",
             "entries with the same name",

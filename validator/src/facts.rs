@@ -3,8 +3,9 @@
 //! submission never sits in memory whole).
 
 use crate::curve::Curve;
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::rules::entry::{At, JobConfigs, check};
+use mlbench_results::validation::Finding;
 use mlbench_schema::entry::{FailureKind, ReportEntry, configuration_key_of};
 use mlbench_schema::reader::{Content, FileName, Location, ReadError, Reading, parse_each_of};
 use mlbench_schema::value::Value;
@@ -124,13 +125,13 @@ pub fn read_error_finding(e: &ReadError) -> Finding {
             } else {
                 "parse.type"
             };
-            Finding::new(rule, expected, found).field(field.clone())
+            catalogued(rule, expected, found).field(field.clone())
         }
         Location::Offset {
             offset,
             line,
             column,
-        } => Finding::new(
+        } => catalogued(
             "parse.json",
             "valid JSON",
             format!(
@@ -138,7 +139,7 @@ pub fn read_error_finding(e: &ReadError) -> Finding {
                 e.message
             ),
         ),
-        Location::File => Finding::new("parse.json", "a report file", e.message.clone()),
+        Location::File => catalogued("parse.json", "a report file", e.message.clone()),
     };
     let finding = finding.file(e.file.clone());
     match e.entry {

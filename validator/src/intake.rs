@@ -10,8 +10,9 @@
 //! report the same findings.
 
 use crate::archive::{ReadProblem, ZipListing, ZipSource};
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::source::Settled;
+use mlbench_results::validation::Finding;
 use mlbench_schema::read_buffer::{Links, read_file_into, with_content, with_thread_buffer};
 use mlbench_schema::reader::Content;
 use mlbench_schema::tree::TreeKind;
@@ -101,7 +102,7 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
     for (path, size) in std::mem::take(&mut paths).into_iter().zip(sizes) {
         if planned.saturating_add(size) > limits.max_bytes {
             findings.push(
-                Finding::new(
+                catalogued(
                     "archive.too-large",
                     format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
                     format!("{size} bytes with {planned} read before it: set aside, not read"),
@@ -115,7 +116,7 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
     }
     let mut paths = kept;
     if paths.len() > limits.max_files {
-        findings.push(Finding::new(
+        findings.push(catalogued(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
             format!("{} files", paths.len()),
@@ -426,7 +427,7 @@ impl Listing {
                             total += len;
                             if total > *max_bytes {
                                 settled.findings.push(
-                                    Finding::new(
+                                    catalogued(
                                         "archive.too-large",
                                         format!("at most {max_bytes} bytes in all (--max-bytes)"),
                                         format!("over {total} bytes by this file"),
@@ -441,7 +442,7 @@ impl Listing {
                         }
                         Err(e) => {
                             settled.findings.push(
-                                Finding::new("file.unreadable", "a readable file", e.to_string())
+                                catalogued("file.unreadable", "a readable file", e.to_string())
                                     .file(path),
                             );
                             settled.dropped.push(*i);
@@ -658,7 +659,7 @@ fn walk(
     })?;
     for entry in entries {
         let finding = |expected: &str, found: &str| {
-            Finding::new("file.unreadable", expected, found).file(entry.display.clone())
+            catalogued("file.unreadable", expected, found).file(entry.display.clone())
         };
         match &entry.kind {
             TreeKind::File => {
@@ -666,7 +667,7 @@ fn walk(
                     let rel = entry.path.strip_prefix(root).unwrap_or(&entry.path);
                     odd_names.push((entry.display.clone(), rel.to_path_buf()));
                     findings.push(
-                        Finding::new(
+                        catalogued(
                             "file.name-encoding",
                             "a UTF-8 name",
                             "bytes that are not UTF-8",
@@ -677,8 +678,7 @@ fn walk(
                 paths.push(entry.display);
             }
             TreeKind::Symlink => findings.push(
-                Finding::new("file.symlink", "a regular file", "a symbolic link")
-                    .file(entry.display),
+                catalogued("file.symlink", "a regular file", "a symbolic link").file(entry.display),
             ),
             TreeKind::Special(kind) => findings.push(finding("a regular file", kind)),
             TreeKind::Unknown => findings.push(finding("a file", "no file type")),

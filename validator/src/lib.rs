@@ -25,7 +25,6 @@ pub mod source;
 pub mod submission;
 pub mod validate;
 
-pub use finding::{Finding, Severity};
 pub use intake::{
     Intake, IntakeError, Limits, Listing, SourceKind, SubmittedFile, list_submission,
     read_submission,
@@ -33,6 +32,6 @@ pub use intake::{
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
 pub use submission::SubmissionInfo;
 pub use validate::{
-    DEFAULT_MIN_RUNS, LISTED_PER_RULE, Omitted, Options, Summary, Validation, Waiver, validate,
-    validate_listing,
+    DEFAULT_MIN_RUNS, LISTED_PER_RULE, Options, Phases, Waiver, validate, validate_listing,
+    validate_listing_timed,
 };

@@ -6,7 +6,8 @@ use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
 use crate::submission::{
     MANIFEST_NAME, SUBMISSION_NAME, SUBMISSION_SCHEMA_VERSION, SubmissionInfo, with_manifest,
 };
-use crate::validate::{Options, Validation, validate};
+use crate::validate::{Options, validate};
+use mlbench_results::validation::Validation;
 use mlbench_schema::Track;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! came to. Below both the zip reader ([`crate::archive`]) and the front
 //! ([`crate::intake`]), which re-exports the public types.
 
-use crate::finding::Finding;
+use mlbench_results::validation::Finding;
 use std::path::PathBuf;
 
 /// One file of a submission.

@@ -2,15 +2,16 @@
 //! per-file pass in parallel, then the cross-file rules, then the waivers.
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::catalogued;
 use crate::intake::{FileSource, Intake, Listing, ReadFailure, outcomes_in_order};
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
-use crate::rules::versions::{VersionNote, VersionOracle};
+use crate::rules::versions::VersionOracle;
 use crate::rules::{self, pattern_matches};
 use crate::source::Settled;
 use crate::submission::{SubmissionInfo, sha256_hex};
+use mlbench_results::validation::{Finding, Omitted, Severity, Summary, Validation};
 use mlbench_schema::Track;
 use mlbench_schema::jobs::{Job, JobsFile};
 use mlbench_schema::reader::Content;
@@ -84,63 +85,9 @@ pub struct Options<'a> {
     pub versions: Option<&'a dyn VersionOracle>,
 }
 
-/// Counts describing what was validated.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Summary {
-    /// The suite.
-    pub suite: Option<String>,
-    /// Files in the submission.
-    pub files: usize,
-    /// Report files of the suite.
-    pub report_files: usize,
-    /// Entries read.
-    pub entries: usize,
-    /// Runs.
-    pub runs: usize,
-    /// How the runs were told apart: `folders` (each run's streams in a folder of its
-    /// own, or per-test names), or `run_id` (a folder's streams held several runs).
-    pub runs_from: String,
-    /// GPUs.
-    pub gpus: usize,
-    /// Distinct bench names.
-    pub benches: usize,
-    /// The vendor's jobs file used.
-    pub jobs_file: Option<String>,
-    /// The baselines compared with.
-    pub baselines: Option<String>,
-}
-
-/// The result of a validation.
+/// The wall time of each phase of a validation, in turn (for `MLBENCH_TIMINGS=1`).
 #[derive(Debug, Clone, Default)]
-pub struct Validation {
-    /// Findings not waived, sorted by rule, file, entry, field.
-    pub findings: Vec<Finding>,
-    /// Errors turned into waivers, sorted the same way.
-    pub waived: Vec<Finding>,
-    /// How each bench's version was checked against the repository.
-    pub versions: Vec<VersionNote>,
-    /// What was validated.
-    pub summary: Summary,
-    /// Wall time of each phase, for `MLBENCH_TIMINGS=1`.
-    pub phases: Vec<(&'static str, std::time::Duration)>,
-    /// Findings past [`LISTED_PER_RULE`] of their rule, counted and not listed (waived
-    /// ones counted apart), by rule.
-    pub omitted: Vec<Omitted>,
-}
-
-/// The findings of one rule left out of the list: the document stays bounded on any
-/// input, and the counts stay exact.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Omitted {
-    /// The rule.
-    pub rule: &'static str,
-    /// Its findings' severity.
-    pub severity: Severity,
-    /// Whether they were waived.
-    pub waived: bool,
-    /// How many were left out.
-    pub count: usize,
-}
+pub struct Phases(pub Vec<(&'static str, std::time::Duration)>);
 
 /// The most findings of one rule listed (the first, in sorted order); the rest are
 /// counted in [`Validation::omitted`].
@@ -165,65 +112,6 @@ fn bounded(mut findings: Vec<Finding>, waived: bool, omitted: &mut Vec<Omitted>)
         }
     }
     kept
-}
-
-impl Validation {
-    /// Number of errors (waived ones excluded), those left out of the list included.
-    pub fn errors(&self) -> usize {
-        self.count(Severity::Error)
-    }
-
-    fn count(&self, severity: Severity) -> usize {
-        let listed = self
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count();
-        let omitted: usize = (self.omitted.iter())
-            .filter(|o| o.severity == severity && !o.waived)
-            .map(|o| o.count)
-            .sum();
-        listed + omitted
-    }
-
-    /// Number of waived errors, those left out of the list included.
-    pub fn waived_count(&self) -> usize {
-        let omitted: usize = self
-            .omitted
-            .iter()
-            .filter(|o| o.waived)
-            .map(|o| o.count)
-            .sum();
-        self.waived.len() + omitted
-    }
-
-    /// Whether the submission could not be read at all: an error, not waived, of a rule
-    /// of [`rules::catalog::UNREADABLE`] (not a zip, no report file in it).
-    pub fn unreadable(&self) -> bool {
-        self.unreadable_because().is_some()
-    }
-
-    /// What the first such error found (`invalid Zip archive: …`, `no report files`).
-    pub fn unreadable_because(&self) -> Option<&str> {
-        self.findings
-            .iter()
-            .find(|f| f.severity == Severity::Error && rules::catalog::UNREADABLE.contains(&f.rule))
-            .map(|f| f.found.as_str())
-    }
-
-    /// Number of warnings, those left out of the list included.
-    pub fn warnings(&self) -> usize {
-        self.count(Severity::Warning)
-    }
-
-    /// Number of distinct files the findings are in (the submission as a whole counts once).
-    pub fn files_with_findings(&self) -> usize {
-        self.findings
-            .iter()
-            .map(|f| f.file.as_deref())
-            .collect::<BTreeSet<_>>()
-            .len()
-    }
 }
 
 /// Why a `*.json` file at the submission's root, which no rule recognised, does not
@@ -337,7 +225,7 @@ fn held_whole(path: &str) -> bool {
 /// Validates a submission read by [`crate::intake::read_submission`].
 pub fn validate(intake: &Intake, options: &Options) -> Validation {
     // Files in memory have been read: none fails, so the one attempt stands.
-    attempt(intake, options).unwrap_or_default()
+    attempt(intake, options).map(|(v, _)| v).unwrap_or_default()
 }
 
 /// Validates a submission listed by [`crate::intake::list_submission`], reading each file
@@ -346,11 +234,17 @@ pub fn validate(intake: &Intake, options: &Options) -> Validation {
 /// submission read whole: where a file fails to read, the intake's finding is made and the
 /// validation starts over without it, as if the intake had left it out.
 pub fn validate_listing(listing: &Listing, options: &Options) -> Validation {
+    validate_listing_timed(listing, options).0
+}
+
+/// [`validate_listing`], with the wall time of each of its phases (for
+/// `MLBENCH_TIMINGS=1`; profiling, not a result).
+pub fn validate_listing_timed(listing: &Listing, options: &Options) -> (Validation, Phases) {
     let mut retry: Option<Listing> = None;
     loop {
         let current = retry.as_ref().unwrap_or(listing);
         match attempt(current, options) {
-            Ok(validation) => return validation,
+            Ok(done) => return done,
             // Each round leaves out at least one more file, so this ends.
             Err(settled) => retry = Some(current.without(settled)),
         }
@@ -362,7 +256,7 @@ pub fn validate_listing(listing: &Listing, options: &Options) -> Validation {
 /// suite and the jobs files are chosen; the per-file pass reads, parses and hashes the
 /// rest; the entries are given their runs; the cross-file rules run; the summary is
 /// counted and the waivers applied.
-fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Settled> {
+fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Phases), Settled> {
     let mut phases = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |phase: &'static str| {
@@ -445,14 +339,14 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<Validation, Sett
         ..summary_of(reports.len(), &entries, &run_index, &places)
     };
     let (kept, waived, omitted) = apply_waivers(findings, options);
-    Ok(Validation {
+    let validation = Validation {
         findings: kept,
         waived,
         versions,
         summary,
-        phases,
         omitted,
-    })
+    };
+    Ok((validation, Phases(phases)))
 }
 
 /// The summary's counts: report files, entries, runs and how they were told apart, GPUs,
@@ -525,11 +419,11 @@ fn classify_files<'a, S: FileSource>(
                 Some(e) => {
                     out.broken_jobs = true;
                     let found = format!("not JSON: {e}");
-                    let finding = Finding::new("jobs.invalid", "a jobs file", found);
+                    let finding = catalogued("jobs.invalid", "a jobs file", found);
                     findings.push(finding.file(path));
                 }
                 None => findings.push(
-                    Finding::new(
+                    catalogued(
                         "file.unknown",
                         "report files, the jobs file and the pack manifest",
                         "an unexpected file",
@@ -571,7 +465,7 @@ fn suite_of(
                     .iter()
                     .map(|(s, n)| format!("{s} ({n} files)"))
                     .collect();
-                findings.push(Finding::new(
+                findings.push(catalogued(
                     "reports.mixed-suites",
                     "report files of one suite",
                     format!(
@@ -588,7 +482,7 @@ fn suite_of(
     // An archive that could not be read says nothing about what it holds.
     if reports.is_empty() && !intake_unreadable {
         let found = none_of_suite.unwrap_or_else(|| "no report files".to_owned());
-        findings.push(Finding::new("reports.none", "report files", found));
+        findings.push(catalogued("reports.none", "report files", found));
     }
     suite
 }
@@ -622,7 +516,7 @@ fn jobs_of(
             findings,
         ),
         (Some((vendor_name, _)), None) => findings.push(
-            Finding::new(
+            catalogued(
                 "jobs.no-baselines",
                 format!("baselines for suite `{}`", suite.unwrap_or("")),
                 "none shipped and none given",
@@ -740,7 +634,7 @@ fn entries_of(
     let entries = all_entries(of_files, &run_index.of_entry);
     let smoke = entries.iter().filter(|e| e.smoke).count();
     if smoke > 0 {
-        findings.push(Finding::new(
+        findings.push(catalogued(
             "run.smoke",
             "entries at the jobs file's sizes",
             format!("{smoke} of {} entries ran with --smoke", entries.len()),
@@ -954,7 +848,7 @@ fn pick_jobs(
     }
     let chosen = match candidates {
         [] => {
-            findings.push(Finding::new(
+            findings.push(catalogued(
                 "jobs.missing",
                 "the jobs file the suite ran with",
                 "none",
@@ -969,7 +863,7 @@ fn pick_jobs(
                 .find(|f| Some(base_name(f.path)) == wanted.as_deref())
                 .unwrap_or(&several[0]);
             let names: Vec<&str> = several.iter().map(|f| f.path).collect();
-            findings.push(Finding::new(
+            findings.push(catalogued(
                 "jobs.several",
                 "one jobs file",
                 format!("{}; used {}", names.join(", "), chosen.path),
@@ -981,7 +875,7 @@ fn pick_jobs(
         Ok(jobs) => Some((chosen.path.to_owned(), jobs)),
         Err(e) => {
             findings
-                .push(Finding::new("jobs.invalid", "a jobs file", e.to_string()).file(chosen.path));
+                .push(catalogued("jobs.invalid", "a jobs file", e.to_string()).file(chosen.path));
             None
         }
     }

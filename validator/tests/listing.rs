@@ -5,9 +5,10 @@
 //! damaged, with a manifest to check or without, and when files change between the listing
 //! and the reads (a file that no longer reads, a folder grown past `--max-bytes`).
 
+use mlbench_results::Validation;
 use mlbench_validator::intake::{Limits, Listing, list_submission, read_submission};
 use mlbench_validator::submission::{MANIFEST_NAME, SUBMISSION_NAME, manifest_text};
-use mlbench_validator::{Options, SubmittedFile, Validation, validate, validate_listing};
+use mlbench_validator::{Options, SubmittedFile, validate, validate_listing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;

@@ -5,6 +5,9 @@ use super::*;
 use crate::rows::grid as grid_rows;
 use crate::testdata::{self, assert_texts_fit, svg_lines};
 use mlbench_validator::curve::Curve;
+use mlbench_validator::facts::{Device, EntryFacts};
+use mlbench_validator::rules::loss::SubmissionCurves;
+use mlbench_validator::rules::loss_view::loss_view;
 
 fn texts(chart: &Chart) -> Vec<String> {
     svg_lines(&chart.svg).lines().map(String::from).collect()
@@ -44,7 +47,7 @@ fn curves(runs: usize, gpus: usize) -> SubmissionCurves {
 }
 
 fn loss_title(read: &SubmissionCurves) -> String {
-    let charts = loss_charts("acme", read).expect("charts");
+    let charts = loss_charts("acme", &loss_view(read)).expect("charts");
     assert_eq!(charts.len(), 1);
     texts(&charts[0].1)[0].clone()
 }
@@ -84,7 +87,7 @@ fn loss_titles_count_runs_and_gpus() {
 #[test]
 fn loss_chart_of_twenty_curves_names_each_in_full() {
     let read = curves(5, 4);
-    let charts = loss_charts("acme", &read).expect("charts");
+    let charts = loss_charts("acme", &loss_view(&read)).expect("charts");
     let (name, chart) = &charts[0];
     assert_eq!(name, "loss-acme-vae");
     let texts = texts(chart);

@@ -4,11 +4,12 @@
 use super::{Block, FindingLine, HtmlDoc, HtmlTable, Section};
 use crate::ExportError;
 use crate::charts::{gpu_heatmap_chart, grid_charts, runs_chart};
+use crate::rows::benches::bench_table;
 use crate::rows::system::system_rows;
-use crate::rows::{Rows, grid as grid_rows, plural, report as report_rows};
+use crate::rows::{Form, Rows, grid as grid_rows, plural, report as report_rows};
+use mlbench_results::Severity;
 use mlbench_results::report::SystemInfo;
 use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
-use mlbench_validator::Severity;
 
 /// Findings listed per submission on a page, at most (the JSON of `validate` has them all).
 const MAX_FINDINGS: usize = 50;
@@ -158,14 +159,17 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
 pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
     let doc = &page.doc;
     let report = &doc.report;
-    let (header, rows) = report_rows::bench_rows(report);
+    let benches = Rows {
+        title: "Benches".into(),
+        ..bench_table(report, Form::People)
+    };
     let mut result = vec![
         Block::Status {
             passed: report.passed(),
             text: report_rows::heading(report),
         },
         Block::Notes(doc.notes.clone()),
-        table("benches", Rows::new("Benches", &header, rows)),
+        table("benches", benches),
     ];
     if let Some(t) = report_rows::world_size_rows(report) {
         result.push(table("world-sizes", t));

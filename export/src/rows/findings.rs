@@ -1,8 +1,7 @@
 //! The findings as lines for people and as rows (CSV, Markdown).
 
 use super::plural;
-use mlbench_results::ValidationDoc;
-use mlbench_validator::{Finding, Omitted, Validation};
+use mlbench_results::validation::{Finding, Omitted, RuleList, Validation, ValidationDoc};
 use std::fmt::Write as _;
 
 /// `N errors, M warnings in K files` (K = files in the submission), plus the waivers.
@@ -38,9 +37,14 @@ pub fn line(f: &Finding) -> String {
     out
 }
 
-/// Findings grouped by rule, each group under its rule's summary and hint (and how many
-/// of the rule's findings were left out of the list, from `omitted`).
-pub fn grouped(out: &mut String, findings: &[Finding], omitted: &[Omitted], waived: bool) {
+/// Findings grouped by rule, each group under its rule's summary (from `rules`) and hint
+/// (and how many of the rule's findings were left out of the list, from `omitted`).
+pub fn grouped(
+    out: &mut String,
+    (findings, omitted): (&[Finding], &[Omitted]),
+    rules: &RuleList,
+    waived: bool,
+) {
     let mut i = 0;
     while i < findings.len() {
         let rule = findings[i].rule;
@@ -49,7 +53,7 @@ pub fn grouped(out: &mut String, findings: &[Finding], omitted: &[Omitted], waiv
             .take_while(|f| f.rule == rule)
             .collect();
         i += group.len();
-        let summary = mlbench_validator::rules::rule(rule).map_or("", |r| r.summary);
+        let summary = rules.rule(rule).map_or("", |r| r.summary);
         let level = if waived {
             "waived"
         } else {
@@ -75,14 +79,14 @@ pub fn grouped(out: &mut String, findings: &[Finding], omitted: &[Omitted], waiv
     }
 }
 
-/// The human output: findings grouped by rule (errors first), waivers, the summary line.
-/// When all is well it is the summary line alone.
-pub fn human(v: &Validation) -> String {
+/// The human output: findings grouped by rule (errors first) under the summaries of
+/// `rules`, waivers, the summary line. When all is well it is the summary line alone.
+pub fn human(v: &Validation, rules: &RuleList) -> String {
     let mut out = String::new();
     let mut ordered = v.findings.clone();
     ordered.sort_by(|a, b| (a.severity, a.sort_key()).cmp(&(b.severity, b.sort_key())));
-    grouped(&mut out, &ordered, &v.omitted, false);
-    grouped(&mut out, &v.waived, &v.omitted, true);
+    grouped(&mut out, (&ordered, &v.omitted), rules, false);
+    grouped(&mut out, (&v.waived, &v.omitted), rules, true);
     out.push_str(&summary_line(v));
     out
 }

@@ -1,7 +1,8 @@
-//! Cells and rows shared by the formats that draw tables (terminal, Markdown, HTML): the
-//! number formats for people and each model's tables. Built from the models' figures and
-//! verdicts; nothing is recomputed.
+//! Cells and rows shared by the formats that draw tables (terminal, Markdown, HTML, and
+//! CSV where a table has both forms): the number formats for people and each model's
+//! tables. Built from the models' figures and verdicts; nothing is recomputed.
 
+pub mod benches;
 pub mod findings;
 pub mod grid;
 pub mod report;
@@ -28,6 +29,21 @@ impl Rows {
             rows,
         }
     }
+}
+
+/// The form a table's cells take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// For people: figures rounded for reading, `—` for none, PASS or FAIL (table,
+    /// Markdown, HTML).
+    People,
+    /// Data: every figure at full precision, empty when missing, `true` or `false` (CSV).
+    Data,
+}
+
+/// A figure as data: full precision, empty when missing.
+pub fn raw(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |v| format!("{v}"))
 }
 
 /// A measured value for people: 4 significant figures at least, no exponent, `—` for none.

@@ -13,62 +13,6 @@ pub fn heading(report: &Report) -> String {
     format!("mlbench report: suite `{name}`, {model} targets, {scoring} scoring")
 }
 
-/// The rows of the bench table: header and cells, shared by the table and Markdown.
-pub fn bench_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    match report {
-        Report::Classic(r) => (
-            vec!["bench", "n", "target", "result", "sd", "sd%", "diff"],
-            r.benches
-                .iter()
-                .map(|b| {
-                    vec![
-                        b.bench.clone(),
-                        b.n.to_string(),
-                        num(b.target),
-                        num(b.result),
-                        num(b.sd),
-                        pct(b.sd_pct),
-                        signed_pct(b.diff),
-                    ]
-                })
-                .collect(),
-        ),
-        Report::Score(r) => (
-            vec![
-                "bench",
-                "n",
-                "target",
-                "perf_tgt",
-                "sd%_tgt",
-                "mean",
-                "perf",
-                "perf_pass",
-                "sd%",
-                "sd%_pass",
-            ],
-            r.benches
-                .iter()
-                .map(|b| {
-                    vec![
-                        b.bench.clone(),
-                        b.n.to_string(),
-                        num(b.target),
-                        b.perf_target.map_or_else(|| "—".into(), |v| format!("{v}")),
-                        b.sd_target
-                            .map_or_else(|| "—".into(), |v| format!("{:.0}%", v * 100.0)),
-                        num(b.mean),
-                        b.perf.map_or_else(|| "—".into(), |v| format!("{v:.2}")),
-                        verdict(b.perf_pass).into(),
-                        b.sd_pct
-                            .map_or_else(|| "—".into(), |v| format!("{:.1}%", v * 100.0)),
-                        verdict(b.sd_pass).into(),
-                    ]
-                })
-                .collect(),
-        ),
-    }
-}
-
 /// The world-size breakdown of the benches pooled over world sizes (`scaling`), as
 /// (title, header, rows); `None` when no bench is pooled.
 pub fn world_size_rows(report: &Report) -> Option<Rows> {

@@ -4,7 +4,8 @@
 //! a tool that trusts local headers), and a size could point past the end of the file,
 //! without a word. Each disagreement is an `archive.inconsistent` finding.
 
-use crate::finding::Finding;
+use crate::finding::catalogued;
+use mlbench_results::validation::Finding;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -30,7 +31,7 @@ pub(crate) struct Described<'a> {
 }
 
 fn inconsistent(expected: impl Into<String>, found: impl Into<String>) -> Finding {
-    Finding::new("archive.inconsistent", expected, found)
+    catalogued("archive.inconsistent", expected, found)
 }
 
 fn u16_at(bytes: &[u8], at: usize) -> u16 {

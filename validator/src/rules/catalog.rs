@@ -1,20 +1,7 @@
 //! The catalogue of rules: stable ids, default severities and hints. `docs/validate.md`
 //! lists the same table; a unit test keeps ids unique and well formed.
 
-use crate::finding::Severity;
-
-/// A rule of the validator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
-    /// The stable id, `family.name`.
-    pub id: &'static str,
-    /// Its default severity.
-    pub severity: Severity,
-    /// What it checks, one line.
-    pub summary: &'static str,
-    /// The default hint printed with a finding.
-    pub hint: &'static str,
-}
+use mlbench_results::validation::{Rule, RuleList, Severity};
 
 const fn def(
     id: &'static str,
@@ -32,10 +19,11 @@ const fn def(
 
 use Severity::{Error, Warning};
 
-/// The rules whose error means there is no submission to validate at all: the archive
-/// cannot be opened, or it holds no report file. Every command exits 2 on such input
-/// (docs/exit-codes.md); `validate` still writes its findings.
-pub const UNREADABLE: &[&str] = &["archive.unreadable", "reports.none"];
+/// The catalogue as the result models carry it (`validate --list-rules`, the rules'
+/// summaries beside the findings).
+pub fn catalogue() -> RuleList {
+    RuleList(RULES)
+}
 
 /// Every rule, grouped by family.
 pub const RULES: &[Rule] = &[
@@ -404,7 +392,7 @@ mod tests {
 
     #[test]
     fn unreadable_rules_are_errors_of_the_catalogue() {
-        for id in UNREADABLE {
+        for id in mlbench_results::validation::UNREADABLE {
             assert_eq!(rule(id).map(|r| r.severity), Some(Error), "{id}");
         }
     }

@@ -2,8 +2,9 @@
 //! runs of each.
 
 use crate::facts::{Device, EntryFacts};
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::rules::{EntryMap, EntrySet};
+use mlbench_results::validation::Finding;
 use mlbench_schema::jobs::JobsFile;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -56,7 +57,7 @@ impl Coverage<'_> {
 
     /// A finding `bench.missing` of `expected` in the file where `run` on `device` writes.
     fn missing_finding(&self, run: u32, device: Device, expected: String) -> Finding {
-        let finding = Finding::new("bench.missing", expected, "absent");
+        let finding = catalogued("bench.missing", expected, "absent");
         match self.where_missing(run, device) {
             Some(file) => finding.file(file),
             None => finding,
@@ -156,7 +157,7 @@ impl Coverage<'_> {
                 if same.is_some() || seen.len() >= allowed {
                     let other = same.unwrap_or(seen[0].1);
                     out.push(
-                        Finding::new(
+                        catalogued(
                             "bench.duplicate",
                             format!(
                                 "`{name}` once per configuration on {} in run {}",
@@ -192,7 +193,7 @@ impl Coverage<'_> {
         }
         for (name, (e, count)) in first {
             out.push(
-                Finding::new(
+                catalogued(
                     "bench.unknown",
                     "a bench of the jobs file",
                     format!(
@@ -208,7 +209,7 @@ impl Coverage<'_> {
 
     fn too_few(&self, benches: &Benches, out: &mut Vec<Finding>) {
         if self.runs.len() < self.min_runs {
-            out.push(Finding::new(
+            out.push(catalogued(
                 "runs.too-few",
                 format!("at least {} runs (--min-runs)", self.min_runs),
                 format!(
@@ -267,7 +268,7 @@ impl Coverage<'_> {
                         .map(|&r| self.runs[r as usize].as_str())
                         .collect();
                     out.push(
-                        Finding::new(
+                        catalogued(
                             "runs.too-few",
                             format!(
                                 "at least {} runs of `{}` on {device} with a usable result",

@@ -1,7 +1,8 @@
 //! Rules that look at one entry at a time: required fields, NaN losses, failures, the
 //! throughput arithmetic, `unique_id`, and the arguments against the jobs file.
 
-use crate::finding::Finding;
+use crate::finding::catalogued;
+use mlbench_results::validation::Finding;
 use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::jobs::{JobsFile, RecordedMatcher, flag_dest};
 use mlbench_schema::pyrepr::py_str;
@@ -40,7 +41,7 @@ impl At<'_> {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> Finding {
-        Finding::new(rule, expected, found)
+        catalogued(rule, expected, found)
             .file(self.file)
             .entry(self.entry)
     }

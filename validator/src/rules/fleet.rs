@@ -5,7 +5,8 @@
 //! `system.<host>.json`), which also say their GPUs, drivers and libraries.
 
 use crate::facts::EntryFacts;
-use crate::finding::Finding;
+use crate::finding::catalogued;
+use mlbench_results::validation::Finding;
 use mlbench_schema::SystemInfo;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,7 +53,7 @@ pub fn check(
             for ((what, a), (_, b)) in first.iter().zip(p) {
                 if a != b {
                     out.push(
-                        Finding::new(
+                        catalogued(
                             "fleet.inconsistent",
                             format!("{what} {a} as on {first_host}"),
                             format!("{b} on {host}"),
@@ -76,7 +77,7 @@ pub fn check(
                     let list =
                         |s: &BTreeSet<&str>| s.iter().copied().collect::<Vec<_>>().join(", ");
                     out.push(
-                        Finding::new(
+                        catalogued(
                             "fleet.inconsistent",
                             format!("GPU model {} as on {first_host}", list(first)),
                             format!("{} on {host}", list(gpus)),
@@ -101,7 +102,7 @@ pub fn check(
         let present = in_run.get(&(run as u32));
         for s in systems {
             if !present.is_some_and(|p| p.contains(s.hostname.as_str())) {
-                out.push(Finding::new(
+                out.push(catalogued(
                     "fleet.node-missing",
                     format!(
                         "entries of node {} (it has a system description)",

@@ -1,7 +1,8 @@
 //! The vendor's jobs file against the baselines (`args.disallowed-change`,
 //! `jobs.missing-job`, `jobs.extra-job`).
 
-use crate::finding::{Finding, Severity};
+use crate::finding::catalogued;
+use mlbench_results::validation::{Finding, Severity};
 use mlbench_schema::jobs::{JobsFile, diff};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
@@ -50,7 +51,7 @@ pub fn check(
     };
     for name in &d.missing_jobs {
         out.push(relax(
-            Finding::new(
+            catalogued(
                 "jobs.missing-job",
                 format!("job `{name}` as in {baseline_name}"),
                 "absent",
@@ -60,7 +61,7 @@ pub fn check(
     }
     for name in &d.extra_jobs {
         out.push(relax(
-            Finding::new(
+            catalogued(
                 "jobs.extra-job",
                 format!("only the jobs of {baseline_name}"),
                 format!("job `{name}`"),
@@ -74,7 +75,7 @@ pub fn check(
         if allowed && !tweaked {
             continue;
         }
-        let finding = Finding::new(
+        let finding = catalogued(
             "args.disallowed-change",
             format!("{} as in {baseline_name}", shown(&change.baseline)),
             shown(&change.vendor),

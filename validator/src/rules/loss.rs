@@ -13,10 +13,11 @@
 
 use crate::curve::Curve;
 use crate::facts::{EntryFacts, file_facts};
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::intake::SubmittedFile;
 use crate::layout::{Role, classify};
 use crate::rules::EntryMap;
+use mlbench_results::validation::Finding;
 use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
 use rayon::prelude::*;
@@ -127,7 +128,7 @@ fn divergent_in(group: CurveGroup, files: &[String], by_step: &mut Vec<f64>) -> 
         if outside as f64 > OUTSIDE_SHARE * len as f64 {
             let e = curves[c];
             out.push(
-                Finding::new(
+                catalogued(
                     "loss.divergent",
                     format!(
                         "`{name}`'s loss within the band of its {} other runs and GPUs at most steps",
@@ -248,7 +249,7 @@ impl<'a> Seen<'a> {
 }
 
 fn copy(e: &EntryFacts, first: &EntryFacts, files: &[String], field: &str, what: &str) -> Finding {
-    Finding::new(
+    catalogued(
         "loss.duplicated",
         format!("a {what} of its own"),
         format!(

@@ -2,9 +2,10 @@
 //! `mlbench pack`), every file must be listed in it with its SHA-256, and nothing else
 //! may be present.
 
-use crate::finding::Finding;
+use crate::finding::catalogued;
 use crate::intake::SubmittedFile;
 use crate::submission::{MANIFEST_NAME, SUBMISSION_NAME, parse_manifest, sha256_hex};
+use mlbench_results::validation::Finding;
 use mlbench_schema::Value;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -46,7 +47,7 @@ pub fn check_manifest_with<'a>(
         )
     {
         findings.push(
-            Finding::new(
+            catalogued(
                 "manifest.malformed",
                 "a JSON object",
                 describe_json(submission),
@@ -69,7 +70,7 @@ pub fn check_manifest_with<'a>(
         Ok(listed) => listed,
         Err((line, message)) => {
             findings.push(
-                Finding::new("manifest.malformed", "lines `<sha256>  <path>`", message)
+                catalogued("manifest.malformed", "lines `<sha256>  <path>`", message)
                     .file(MANIFEST_NAME)
                     .field(format!("line {line}")),
             );
@@ -85,7 +86,7 @@ pub fn check_manifest_with<'a>(
         named.insert(path);
         match present.get(path) {
             None => findings.push(
-                Finding::new(
+                catalogued(
                     "manifest.missing",
                     "the file listed in the manifest",
                     "no such file",
@@ -93,7 +94,7 @@ pub fn check_manifest_with<'a>(
                 .file(path),
             ),
             Some(found) if found != expected => findings.push(
-                Finding::new("manifest.mismatch", expected.as_str(), found.as_str()).file(path),
+                catalogued("manifest.mismatch", expected.as_str(), found.as_str()).file(path),
             ),
             Some(_) => {}
         }
@@ -105,9 +106,8 @@ pub fn check_manifest_with<'a>(
         .collect();
     extra.sort_unstable();
     for path in extra {
-        findings.push(
-            Finding::new("manifest.extra", "listed in the manifest", "not listed").file(path),
-        );
+        findings
+            .push(catalogued("manifest.extra", "listed in the manifest", "not listed").file(path));
     }
     findings
 }

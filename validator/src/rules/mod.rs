@@ -7,12 +7,13 @@ pub mod entry;
 pub mod fleet;
 pub mod jobs;
 pub mod loss;
+pub mod loss_view;
 pub mod manifest;
 pub mod runtime;
 pub mod stopping;
 pub mod versions;
 
-pub use catalog::{RULES, Rule, pattern_matches, pattern_matches_any, rule};
+pub use catalog::{RULES, catalogue, pattern_matches, pattern_matches_any, rule};
 
 /// A map keyed per entry by the cross-file rules (tens of thousands of keys on a large
 /// submission), with the schema's word-at-a-time hasher: SipHash's resistance to chosen

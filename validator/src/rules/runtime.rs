@@ -7,7 +7,8 @@
 //! waived on its own.
 
 use crate::facts::EntryFacts;
-use crate::finding::Finding;
+use crate::finding::catalogued;
+use mlbench_results::validation::Finding;
 use mlbench_schema::RuntimeKind;
 use mlbench_schema::runtime::RuntimeTally;
 use std::collections::BTreeMap;
@@ -56,7 +57,7 @@ pub fn mixed(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
     for (file, (first, count)) in stray_by_file {
         let s = if count == 1 { "y" } else { "ies" };
         out.push(
-            Finding::new(
+            catalogued(
                 "runtime.mixed",
                 format!(
                     "entries written by {}, as the submission's other {} entries{example}",
@@ -98,7 +99,7 @@ mod tests {
         mixed(&entries, &files, &mut out);
         assert_eq!(out.len(), 1, "{out:?}");
         let f = &out[0];
-        assert_eq!(f.severity, crate::finding::Severity::Error);
+        assert_eq!(f.severity, mlbench_results::validation::Severity::Error);
         assert_eq!(
             (f.file.as_deref(), f.entry),
             (Some("output2/fast_0.json"), Some(1))

@@ -10,7 +10,8 @@
 //!   rule would have stopped.
 
 use crate::facts::EntryFacts;
-use crate::finding::Finding;
+use crate::finding::catalogued;
+use mlbench_results::validation::Finding;
 use mlbench_schema::stopping::{
     ANYTIME_PRECISION, Design, LAI_T_MIXTURE, LogSummary, STOPPED_MAX_RUNS, STOPPED_PRECISION,
     StoppingRule, reached, run_means,
@@ -29,7 +30,7 @@ pub fn check(
     for (file, record) in records {
         if let Some((expected, found)) = inconsistency(entries, runs.len(), record) {
             out.push(
-                Finding::new(RULE, expected, found)
+                catalogued(RULE, expected, found)
                     .file(file.clone())
                     .field("stopping"),
             );

@@ -2,8 +2,8 @@
 //! repository, the one the benchmark repository says (`version.*`).
 
 use crate::facts::EntryFacts;
-use crate::finding::Finding;
-use serde::Serialize;
+use crate::finding::catalogued;
+use mlbench_results::validation::{Finding, VersionNote};
 use std::collections::BTreeMap;
 
 /// `version.inconsistent`: every entry whose version differs from its bench's most common
@@ -24,7 +24,7 @@ pub fn inconsistent(entries: &[EntryFacts], files: &[String], out: &mut Vec<Find
             }
             for &(file, entry) in list {
                 out.push(
-                    Finding::new(
+                    catalogued(
                         "version.inconsistent",
                         format!("`{name}` at version {majority} like its other entries"),
                         (*version).to_owned(),
@@ -76,19 +76,6 @@ pub trait VersionOracle {
     fn check(&self, bench: &str, version: &str) -> VersionCheck;
 }
 
-/// How one bench's version was checked, for the JSON output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VersionNote {
-    /// The bench.
-    pub bench: String,
-    /// The version recorded.
-    pub version: String,
-    /// The entries recording it.
-    pub entries: usize,
-    /// How it matched, or the rule it broke.
-    pub result: String,
-}
-
 /// Checks each distinct (bench, version) once; the finding names the first entry.
 pub fn against_repo(
     entries: &[EntryFacts],
@@ -109,7 +96,7 @@ pub fn against_repo(
                         found
                     };
                     out.push(
-                        Finding::new(rule, expected, found)
+                        catalogued(rule, expected, found)
                             .file(files[file].clone())
                             .entry(entry)
                             .field("version"),

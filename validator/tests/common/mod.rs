@@ -1,7 +1,7 @@
 //! Helpers shared by `archive.rs` and `pack.rs`: an archive read from bytes, and what the
 //! intake made of it.
 
-use mlbench_validator::Finding;
+use mlbench_results::Finding;
 use mlbench_validator::intake::read_zip;
 use mlbench_validator::intake::{Intake, Limits};
 
