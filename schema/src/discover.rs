@@ -6,7 +6,7 @@
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
 use crate::layout::{Role, classify};
-use crate::reader::{FileName, ReadError, ReportFile, read_file};
+use crate::reader::{FileName, ReadError};
 use crate::suite::{SuiteChoice, SuiteError, choose_suite};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -216,50 +216,6 @@ impl Tree {
             Role::Pack => {}
             Role::Unknown => self.ignored += 1,
         }
-    }
-}
-
-/// The files of a discovery, read; problems of every file are collected.
-#[derive(Debug, Clone)]
-pub struct LoadedReports {
-    /// The suite.
-    pub suite: String,
-    /// Every file, in discovery order, with the entries that parsed.
-    pub files: Vec<ReportFile>,
-    /// Every problem met, in file order.
-    pub errors: Vec<ReadError>,
-    /// Report files of other suites passed over.
-    pub other_suites: Vec<String>,
-    /// Files not named like reports, passed over.
-    pub ignored: usize,
-}
-
-/// Reads every file found, in parallel, keeping every entry with every field (a full
-/// read, loss curves included). Scoring never holds files whole: the analyzer's loader
-/// reduces each entry as it is parsed ([`map_contents`]).
-pub fn load(discovery: Discovery) -> LoadedReports {
-    let suite = discovery.suite.clone();
-    let other_suites = discovery.other_suites.clone();
-    let ignored = discovery.ignored;
-    let files: Vec<ReportFile> = (discovery.files.into_par_iter())
-        .map(|f| ReportFile {
-            parsed: read_file(&f.path, &f.display),
-            path: f.path,
-            display: f.display,
-            name: f.name,
-            run: f.run,
-        })
-        .collect();
-    let errors = files
-        .iter()
-        .flat_map(|f| f.parsed.errors.iter().cloned())
-        .collect();
-    LoadedReports {
-        suite,
-        files,
-        errors,
-        other_suites,
-        ignored,
     }
 }
 

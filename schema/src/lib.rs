@@ -47,10 +47,10 @@ pub mod unique_id;
 pub mod value;
 pub mod writer;
 
-pub use discover::{Discovery, LoadedReports, discover, load};
+pub use discover::{Discovery, discover};
 pub use entry::{FailureKind, ReportEntry};
 pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
-pub use reader::{FileName, ReadError, ReportFile};
+pub use reader::{FileName, ReadError};
 pub use runtime::{Runtime, RuntimeKind, SubmissionRuntime};
 pub use scripts::{ScriptMap, ScriptsError};
 pub use suite::{SuiteChoice, SuiteError, choose_suite};

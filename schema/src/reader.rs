@@ -14,7 +14,7 @@ use crate::pyjson::{Parser, Skipped, SyntaxError};
 use crate::value::{Object, Value};
 use std::borrow::Cow;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What a report file's name says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -701,21 +701,6 @@ fn article(word: &str) -> &'static str {
     } else {
         "a"
     }
-}
-
-/// One report file found on disk, read.
-#[derive(Debug, Clone)]
-pub struct ReportFile {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its path relative to the folder searched, with `/` separators, for messages.
-    pub display: String,
-    /// What its name says.
-    pub name: FileName,
-    /// The run this file belongs to (see [`crate::discover`]).
-    pub run: String,
-    /// The parsed content.
-    pub parsed: ParsedFile,
 }
 
 /// Reads and parses one file; an I/O failure becomes a [`ReadError`].

@@ -556,10 +556,10 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../submissions/example"
         ));
-        let reports = crate::load(crate::discover(&[root.to_path_buf()], None).unwrap());
+        let discovery = crate::discover(&[root.to_path_buf()], None).unwrap();
         let mut tally = RuntimeTally::default();
-        for file in &reports.files {
-            for (_, e) in &file.parsed.entries {
+        for file in &discovery.files {
+            for (_, e) in &crate::reader::read_file(&file.path, &file.display).entries {
                 tally.add(entry_runtime(e));
             }
         }
