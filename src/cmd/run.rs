@@ -17,12 +17,14 @@ use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_repo
 use mlbench_runner::slurm::{self, SlurmOptions, node_gpus, sbatch_script};
 use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
+use mlbench_runner::telemetry::{DEFAULT_IDLE, SaidOnce, TelemetryOptions};
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::stopping::StoppingRule;
 use mlbench_schema::{Scoring, TargetTable, discover};
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder, would_be_inside};
 use std::path::Path;
+use std::time::Duration;
 
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
@@ -48,7 +50,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         let threads = |n: usize| tch::set_num_threads(i32::try_from(n).unwrap_or(1));
         let smoke = args.smoke.then(Smoke::builtin).transpose()?;
         let spec = CopySpec::parse(spec)?;
-        run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads)?;
+        let hz = args.sample_hz;
+        run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads, hz)?;
         return Ok(Outcome::Ok);
     }
     let smoke = args.smoke.then(Smoke::builtin).transpose()?;
@@ -223,11 +226,17 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
-    let progress = |p: &Progress<'_>| {
-        if let Progress::Finished { line, .. } = p {
+    let said = SaidOnce::default();
+    let progress = |p: &Progress<'_>| match p {
+        Progress::Finished { line, .. } => {
             bar.inc(1);
             bar.set_message(line.trim().to_owned());
         }
+        Progress::Telemetry(note) => said
+            .lines(note)
+            .iter()
+            .for_each(|l| bar.suspend(|| eprintln!("{l}"))),
+        _ => {}
     };
     let hostname = hostname();
     let child = ChildCommand {
@@ -237,6 +246,7 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         devices: args.devices.clone(),
         names: args.name.clone(),
         smoke: args.smoke,
+        sample_hz: args.sample_hz,
         ranks: ranks(args, plans)?,
     };
     let launcher = |plan: &Plan, execution: &Execution, index: usize| {
@@ -250,6 +260,13 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
             clock: &clock,
             progress: &progress,
             launcher: Some(&launcher),
+            telemetry: TelemetryOptions {
+                hz: args.sample_hz,
+                idle: args.idle_baseline.unwrap_or(match args.smoke {
+                    true => Duration::ZERO,
+                    false => DEFAULT_IDLE,
+                }),
+            },
         },
     )?;
     bar.finish_and_clear();
@@ -339,6 +356,8 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         partition: None,
         time: None,
         smoke: args.smoke,
+        sample_hz: (args.sample_hz != 1).then_some(args.sample_hz),
+        idle_baseline: args.idle_baseline,
         log_dir,
         across_nodes: args.across_nodes,
     };

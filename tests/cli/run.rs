@@ -1,6 +1,8 @@
 //! `mlbench run` (feature `runner`, needs libtorch): the output a vendor submits, `--pack`,
 //! and what the runner refuses to touch. The models are tiny so each run takes a second.
 
+mod telemetry;
+
 use crate::fixtures::{mlbench, read_entries, read_zip, validate_json};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ fn run(jobs: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
         .arg(jobs)
         .args(["--devices", "2", "--out"])
         .arg(out)
+        // No idle baseline (30 s a run by default): telemetry.rs tests it.
+        .args(["--idle-baseline", "0"])
         .args(extra)
         .assert()
 }
@@ -326,6 +330,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains(format!(
@@ -344,6 +349,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out2)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains("/srv/suite/data (from $BASE"));
@@ -360,6 +366,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out3)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains("DATA_DIRECTORY").not());
@@ -397,7 +404,15 @@ fn a_copy_whose_process_dies_fails_alone_and_still_has_its_entry() {
         .arg("run")
         .arg("--jobs")
         .arg(&jobs)
-        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .args([
+            "--devices",
+            "2",
+            "--repeat-suite",
+            "2",
+            "--idle-baseline",
+            "0",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .code(1)
@@ -632,7 +647,7 @@ fn a_rank_that_dies_fails_its_world_size_and_the_sweep_still_writes_every_entry(
         .arg("run")
         .arg("--jobs")
         .arg(&jobs)
-        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .args(["--devices", "2", "--repeat-suite", "2", "--idle-baseline", "0", "--out"])
         .arg(&out)
         .assert()
         .code(1)
