@@ -96,7 +96,7 @@ fn entry_keys(stream: &Path) -> BTreeSet<String> {
     let closed = format!("{}]", text.trim_end().trim_end_matches(','));
     let entries: Vec<serde_json::Map<String, serde_json::Value>> =
         serde_json::from_str(&closed).unwrap();
-    entries.into_iter().flat_map(|e| e.into_keys()).collect()
+    entries.into_iter().flat_map(|e| e.into_iter().map(|(k, _)| k)).collect()
 }
 
 #[test]
@@ -217,7 +217,8 @@ fn telemetry_flags_out_of_range_are_usage_errors() {
             .arg("run")
             .arg("--jobs")
             .arg(&jobs)
-            .args([flag, value, "--out-dir"])
+            .arg(format!("{flag}={value}"))
+            .arg("--out-dir")
             .arg(tmp.path().join("out"))
             .assert()
             .code(2)
