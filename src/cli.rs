@@ -289,8 +289,7 @@ pub struct RunArgs {
 
     /// Idle sampling before each run's first job, the baseline of net energy (30s, 2m,
     /// 500ms; 0 skips it). Default 30s, and 0 with --smoke.
-    #[arg(long, value_name = "DURATION", value_hint = ValueHint::Other,
-          value_parser = mlbench_runner::telemetry::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = mlbench_runner::telemetry::parse_duration)]
     pub idle_baseline: Option<std::time::Duration>,
 
     /// Print an sbatch job-array script running the same jobs on a Slurm cluster: one array

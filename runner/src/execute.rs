@@ -9,7 +9,7 @@ use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
 pub use crate::report::CopyResult;
 use crate::report::{self, EntryContext};
-use crate::telemetry::{CopySampler, IdleBaseline, TelemetryNote, TelemetryOptions};
+use crate::telemetry::{CopySampler, IdleBaseline, SaidOnce, TelemetryNote, TelemetryOptions};
 use crate::timing::{Clock, LoopSize, Measurement, TimedWindow, measure_within};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::value::Value;
@@ -43,9 +43,9 @@ pub enum Progress<'a> {
         /// The last loss of it.
         loss: f64,
     },
-    /// Something to say about telemetry: a copy's energy, the idle baseline, the
-    /// samplers' facts (say each fact once: [`crate::telemetry::SaidOnce`]).
-    Telemetry(&'a TelemetryNote),
+    /// Lines to say about telemetry: a copy's energy, the idle baseline, the samplers'
+    /// facts (each fact once in an [`execute`] or [`execute_all`]).
+    Telemetry(&'a [String]),
     /// A configuration finished; `line` is its summary.txt line.
     Finished {
         /// The configuration.
@@ -180,6 +180,16 @@ pub fn execute(
     factory: &dyn BenchFactory,
     options: &ExecuteOptions<'_>,
 ) -> Result<RunOutcome, ExecuteError> {
+    execute_saying(plan, factory, options, &SaidOnce::default())
+}
+
+/// [`execute`], the telemetry facts in `said` said already.
+fn execute_saying(
+    plan: &Plan,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+    said: &SaidOnce,
+) -> Result<RunOutcome, ExecuteError> {
     let summary_path = plan.summary_path();
     let io = |path: &PathBuf| {
         let path = path.clone();
@@ -193,7 +203,7 @@ pub fn execute(
         .map_err(io(&summary_path))?;
     let mut outcome = RunOutcome::default();
     let started = Instant::now();
-    let idle = idle_baseline(plan, options);
+    let idle = idle_baseline(plan, options, said);
     let total = plan.executions.len();
     for (index, execution) in plan.executions.iter().enumerate() {
         (options.progress)(&Progress::Started {
@@ -203,7 +213,7 @@ pub fn execute(
         });
         let t0 = Instant::now();
         let results = run_configuration(plan, execution, factory, options);
-        say_telemetry(execution, &results, &idle, options);
+        say_telemetry(execution, &results, &idle, options, said);
         let minutes = t0.elapsed().as_secs_f64() / 60.0;
         let mut failed = 0;
         for (copy, result) in execution.copies.iter().zip(&results) {
@@ -253,21 +263,21 @@ pub fn execute(
 }
 
 /// The idle baseline of `plan` (none unless its telemetry asks for one), said as it goes.
-fn idle_baseline(plan: &Plan, options: &ExecuteOptions<'_>) -> IdleBaseline {
+fn idle_baseline(plan: &Plan, options: &ExecuteOptions<'_>, said: &SaidOnce) -> IdleBaseline {
     let t = &options.telemetry;
     if t.hz == 0 || t.idle.is_zero() {
         return IdleBaseline::default();
     }
     let starting = TelemetryNote {
         line: Some(format!(
-            "idle baseline: sampling the idle devices for {:.0} s before the first job",
+            "idle baseline: sampling the idle devices for {} s before the first job",
             t.idle.as_secs_f64()
         )),
         facts: Vec::new(),
     };
-    (options.progress)(&Progress::Telemetry(&starting));
+    say(&starting, options, said);
     let idle = crate::telemetry::measure_idle(plan, t);
-    (options.progress)(&Progress::Telemetry(&idle.note));
+    say(&idle.note, options, said);
     idle
 }
 
@@ -278,6 +288,7 @@ fn say_telemetry(
     results: &[CopyResult],
     idle: &IdleBaseline,
     options: &ExecuteOptions<'_>,
+    said: &SaidOnce,
 ) {
     for (copy, result) in execution.copies.iter().zip(results) {
         let label = format!("{} on {}", execution.name, copy.vcd);
@@ -290,7 +301,15 @@ fn say_telemetry(
             line: Some(format!("telemetry of {label}: {e}")),
             facts: Vec::new(),
         });
-        (options.progress)(&Progress::Telemetry(&note));
+        say(&note, options, said);
+    }
+}
+
+/// Says `note`'s lines not said before, if any.
+fn say(note: &TelemetryNote, options: &ExecuteOptions<'_>, said: &SaidOnce) {
+    let lines = said.lines(note);
+    if !lines.is_empty() {
+        (options.progress)(&Progress::Telemetry(&lines));
     }
 }
 
@@ -561,7 +580,11 @@ pub fn execute_all(
     factory: &dyn BenchFactory,
     options: &ExecuteOptions<'_>,
 ) -> Result<Vec<RunOutcome>, ExecuteError> {
-    plans.iter().map(|p| execute(p, factory, options)).collect()
+    let said = SaidOnce::default();
+    plans
+        .iter()
+        .map(|p| execute_saying(p, factory, options, &said))
+        .collect()
 }
 
 #[cfg(test)]

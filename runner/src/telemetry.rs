@@ -44,6 +44,18 @@ pub struct TelemetryOptions {
     pub idle: Duration,
 }
 
+impl TelemetryOptions {
+    /// `mlbench run`'s: `hz`, and `idle` when given, else [`DEFAULT_IDLE`], or none for a
+    /// smoke run (minutes long, a set-up check).
+    pub fn new(hz: u32, idle: Option<Duration>, smoke: bool) -> Self {
+        let default = if smoke { Duration::ZERO } else { DEFAULT_IDLE };
+        Self {
+            hz,
+            idle: idle.unwrap_or(default),
+        }
+    }
+}
+
 /// Why a sampler could not start or finish, in words (the copy goes on without it).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -341,6 +353,11 @@ pub struct SaidOnce {
 }
 
 impl SaidOnce {
+    /// [`SaidOnce::lines`], each ending with a newline (empty when nothing is new).
+    pub fn text(&self, note: &TelemetryNote) -> String {
+        self.lines(note).iter().map(|l| format!("{l}\n")).collect()
+    }
+
     /// The lines of `note` not said before: its line, then its new facts.
     pub fn lines(&self, note: &TelemetryNote) -> Vec<String> {
         let mut said = self
@@ -401,6 +418,16 @@ mod tests {
         assert!(parse_duration("-1s").unwrap_err().contains("zero or more"));
         assert!(parse_duration("s").unwrap_err().contains("not a duration"));
         assert!(parse_duration("").unwrap_err().contains("not a duration"));
+    }
+
+    #[test]
+    fn a_smoke_run_takes_no_idle_baseline_unless_given() {
+        let given = Some(Duration::from_secs(5));
+        let idle = |given, smoke| TelemetryOptions::new(1, given, smoke).idle;
+        assert_eq!(idle(None, false), DEFAULT_IDLE);
+        assert_eq!(idle(None, true), Duration::ZERO);
+        assert_eq!(idle(given, true), Duration::from_secs(5));
+        assert_eq!(idle(given, false), Duration::from_secs(5));
     }
 
     #[test]
@@ -501,5 +528,8 @@ mod tests {
             ["energy: a", "telemetry: RAPL: not available"]
         );
         assert_eq!(said.lines(&note), ["energy: a"]);
+        assert_eq!(said.text(&note), "energy: a\n");
+        let facts = TelemetryNote { line: None, ..note };
+        assert_eq!(said.text(&facts), "");
     }
 }

@@ -661,10 +661,10 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
         env: BTreeMap::new(),
     };
     let plans = plan_runs(&jobs, &options, 1).unwrap();
-    let notes = AtomicUsize::new(0);
+    let said = std::sync::Mutex::new(Vec::new());
     let progress = |p: &Progress<'_>| {
-        if let Progress::Telemetry(_) = p {
-            notes.fetch_add(1, Ordering::Relaxed);
+        if let Progress::Telemetry(lines) = p {
+            said.lock().unwrap().extend(lines.iter().cloned());
         }
     };
     let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
@@ -721,6 +721,19 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
     for name in ["nan.0.jsonl", "panic.1.jsonl", "unknown.0.jsonl"] {
         assert_eq!(edges(name), [], "{name}");
     }
-    // The idle baseline's two notes (starting, done), then one per copy.
-    assert_eq!(notes.load(Ordering::Relaxed), 2 + 11);
+    // The idle baseline first; then whatever this machine's sources give (an energy line
+    // per copy where RAPL is readable), each fact once.
+    let said = said.into_inner().unwrap();
+    assert_eq!(
+        said[0],
+        "idle baseline: sampling the idle devices for 0.2 s before the first job"
+    );
+    let facts: Vec<&String> = said
+        .iter()
+        .filter(|l| l.starts_with("telemetry: "))
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = facts.iter().copied().collect();
+    assert_eq!(facts.len(), unique.len(), "{said:?}");
+    let energy = said.iter().filter(|l| l.starts_with("energy: ")).count();
+    assert!(energy == 0 || energy == 11, "{said:?}");
 }

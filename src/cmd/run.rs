@@ -17,14 +17,13 @@ use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_repo
 use mlbench_runner::slurm::{self, SlurmOptions, node_gpus, sbatch_script};
 use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
-use mlbench_runner::telemetry::{DEFAULT_IDLE, SaidOnce, TelemetryOptions};
+use mlbench_runner::telemetry::TelemetryOptions;
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::stopping::StoppingRule;
 use mlbench_schema::{Scoring, TargetTable, discover};
 use mlbench_validator::pack::{PackError, PackOptions, pack_folder, would_be_inside};
 use std::path::Path;
-use std::time::Duration;
 
 fn visible_gpus() -> u32 {
     u32::try_from(tch::Cuda::device_count().max(0)).unwrap_or(0)
@@ -226,16 +225,12 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
-    let said = SaidOnce::default();
     let progress = |p: &Progress<'_>| match p {
         Progress::Finished { line, .. } => {
             bar.inc(1);
             bar.set_message(line.trim().to_owned());
         }
-        Progress::Telemetry(note) => said
-            .lines(note)
-            .iter()
-            .for_each(|l| bar.suspend(|| eprintln!("{l}"))),
+        Progress::Telemetry(lines) => bar.suspend(|| lines.iter().for_each(|l| eprintln!("{l}"))),
         _ => {}
     };
     let hostname = hostname();
@@ -260,13 +255,7 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
             clock: &clock,
             progress: &progress,
             launcher: Some(&launcher),
-            telemetry: TelemetryOptions {
-                hz: args.sample_hz,
-                idle: args.idle_baseline.unwrap_or(match args.smoke {
-                    true => Duration::ZERO,
-                    false => DEFAULT_IDLE,
-                }),
-            },
+            telemetry: TelemetryOptions::new(args.sample_hz, args.idle_baseline, args.smoke),
         },
     )?;
     bar.finish_and_clear();

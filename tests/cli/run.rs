@@ -56,12 +56,14 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
         "4 configurations passed, 0 failed; 8 entries in",
     ))
     .stderr(predicate::str::contains(format!(
-        "packed 16 files (8 report files, 8 entries) into {}",
+        "packed 24 files (8 report files, 8 entries) into {}",
         zip.display()
     )));
 
     // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the
-    // machine's description, the manifest.
+    // machine's description, the manifest; and each copy's telemetry (no idle baseline
+    // here), which pack takes as it takes any file of OUT (SUBMISSION.json does not list
+    // them yet).
     let mut names: Vec<String> = read_zip(&zip).into_iter().map(|(n, _)| n).collect();
     names.sort();
     let mut expected = vec![
@@ -74,6 +76,8 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
         expected.push(format!("output{r}/summary.txt"));
         expected.push(format!("output{r}/tiny_0.json"));
         expected.push(format!("output{r}/tiny_1.json"));
+        expected.push(format!("output{r}/telemetry/toy_reg.0.jsonl"));
+        expected.push(format!("output{r}/telemetry/toy_reg.1.jsonl"));
     }
     expected.sort();
     assert_eq!(names, expected);

@@ -96,7 +96,10 @@ fn entry_keys(stream: &Path) -> BTreeSet<String> {
     let closed = format!("{}]", text.trim_end().trim_end_matches(','));
     let entries: Vec<serde_json::Map<String, serde_json::Value>> =
         serde_json::from_str(&closed).unwrap();
-    entries.into_iter().flat_map(|e| e.into_iter().map(|(k, _)| k)).collect()
+    entries
+        .into_iter()
+        .flat_map(|e| e.into_iter().map(|(k, _)| k))
+        .collect()
 }
 
 #[test]
