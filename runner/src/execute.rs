@@ -270,7 +270,8 @@ fn idle_baseline(plan: &Plan, options: &ExecuteOptions<'_>, said: &SaidOnce) -> 
     }
     let starting = TelemetryNote {
         line: Some(format!(
-            "idle baseline: sampling the idle devices for {} s before the first job",
+            "idle baseline of {}: sampling the idle devices for {} s before the first job",
+            crate::telemetry::run_label(plan),
             t.idle.as_secs_f64()
         )),
         facts: Vec::new(),

@@ -319,13 +319,21 @@ pub fn measure_idle(plan: &Plan, options: &TelemetryOptions) -> IdleBaseline {
             Err(e) => out.note.facts.push(format!("idle baseline: {e}")),
         }
     }
-    out.note.line = idle_line(&out.windows, options.idle);
+    out.note.line = idle_line(&run_label(plan), &out.windows, options.idle);
     out
 }
 
-/// `idle baseline: 30 s: cpu:package-0 41.3 W`: each device's mean idle power, by counter
-/// where it has one; `None` when no device has energy.
-fn idle_line(windows: &[WindowSummary], duration: Duration) -> Option<String> {
+/// The run folder's name (`output1`), for the lines of its idle baseline.
+pub fn run_label(plan: &Plan) -> String {
+    plan.out_dir.file_name().map_or_else(
+        || plan.out_dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// `idle baseline of output0: 30 s: cpu:package-0 41.3 W`: each device's mean idle power,
+/// by counter where it has one; `None` when no device has energy.
+fn idle_line(run: &str, windows: &[WindowSummary], duration: Duration) -> Option<String> {
     let watts: Vec<String> = windows
         .iter()
         .flat_map(|w| {
@@ -338,7 +346,7 @@ fn idle_line(windows: &[WindowSummary], duration: Duration) -> Option<String> {
         .collect();
     (!watts.is_empty()).then(|| {
         format!(
-            "idle baseline: {:.0} s: {}",
+            "idle baseline of {run}: {} s: {}",
             duration.as_secs_f64(),
             watts.join(", ")
         )
@@ -510,10 +518,10 @@ mod tests {
             }],
         };
         assert_eq!(
-            idle_line(&[idle], Duration::from_secs(30)).as_deref(),
-            Some("idle baseline: 30 s: cpu:package-0 41.3 W")
+            idle_line("output2", &[idle], Duration::from_secs(30)).as_deref(),
+            Some("idle baseline of output2: 30 s: cpu:package-0 41.3 W")
         );
-        assert_eq!(idle_line(&[], Duration::from_secs(30)), None);
+        assert_eq!(idle_line("output2", &[], Duration::from_secs(30)), None);
     }
 
     #[test]

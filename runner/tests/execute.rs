@@ -726,7 +726,7 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
     let said = said.into_inner().unwrap();
     assert_eq!(
         said[0],
-        "idle baseline: sampling the idle devices for 0.2 s before the first job"
+        "idle baseline of output0: sampling the idle devices for 0.2 s before the first job"
     );
     let facts: Vec<&String> = said
         .iter()
