@@ -281,6 +281,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub smoke: bool,
 
+    /// Telemetry samples per second beside every copy (energy, power, utilisation,
+    /// memory, temperature, clocks) into OUT/output<r>/telemetry/; 0 samples nothing.
+    #[arg(long, value_name = "HZ", default_value_t = 1, value_hint = ValueHint::Other,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub sample_hz: u32,
+
+    /// Idle sampling before each run's first job, the baseline of net energy (30s, 2m,
+    /// 500ms; 0 skips it). Default 30s, and 0 with --smoke.
+    #[arg(long, value_name = "DURATION", value_parser = mlbench_runner::telemetry::parse_duration)]
+    pub idle_baseline: Option<std::time::Duration>,
+
     /// Print an sbatch job-array script running the same jobs on a Slurm cluster: one array
     /// task per node, --devices N GPUs per node (or cpu), --repeat-suite runs per node.
     #[arg(long, conflicts_with = "first_run")]

@@ -17,6 +17,7 @@ use crate::rendezvous::Rendezvous;
 use crate::report::PeakMemory;
 use crate::scaling::{RANK_TIMEOUT, WorldOutcome};
 use crate::smoke::Smoke;
+use crate::telemetry::TelemetryOptions;
 use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -82,10 +83,17 @@ struct ResultLine {
     failure: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timing: Option<RankTiming>,
+    /// The copy's telemetry file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    telemetry: Option<PathBuf>,
+    /// Why the copy has no telemetry file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    telemetry_error: Option<String>,
 }
 
 /// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
-/// setting the intra-op threads of a GPU copy (libtorch's), and prints its result line.
+/// setting the intra-op threads of a GPU copy (libtorch's), a sampler beside it at
+/// `sample_hz` (none at 0), and prints its result line.
 pub fn run_child(
     jobs: &mlbench_schema::jobs::JobsFile,
     options: PlanOptions,
@@ -93,6 +101,7 @@ pub fn run_child(
     smoke: Option<&Smoke>,
     factory: &dyn BenchFactory,
     threads: &dyn Fn(usize),
+    sample_hz: u32,
 ) -> Result<(), CopyError> {
     let mut plans = [plan(
         jobs,
@@ -149,12 +158,23 @@ pub fn run_child(
             clock: &clock,
             progress: &quiet,
             launcher: None,
+            telemetry: TelemetryOptions {
+                hz: sample_hz,
+                idle: std::time::Duration::ZERO,
+            },
         },
     );
+    let (telemetry, telemetry_error) = match result.telemetry {
+        Some(Ok(path)) => (Some(path), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
     let line = ResultLine {
         written: result.written,
         failure: result.failure,
         timing: None,
+        telemetry,
+        telemetry_error,
     };
     // Cannot fail (a path and a string); an empty line reads as "ended without a result".
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
@@ -204,6 +224,8 @@ fn run_rank(
         written: None,
         failure: result.as_ref().err().map(ToString::to_string),
         timing: result.ok(),
+        telemetry: None,
+        telemetry_error: None,
     };
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
 }
@@ -223,6 +245,8 @@ pub struct ChildCommand {
     pub names: Vec<String>,
     /// `--smoke`.
     pub smoke: bool,
+    /// `--sample-hz`: the copies' telemetry samples per second (0: none).
+    pub sample_hz: u32,
     /// Where the ranks of a data-parallel world run.
     pub ranks: Ranks,
 }
@@ -282,6 +306,7 @@ impl ChildCommand {
         if self.smoke {
             args.push("--smoke".into());
         }
+        args.extend(["--sample-hz".into(), self.sample_hz.to_string().into()]);
         args
     }
 
@@ -584,6 +609,11 @@ pub fn launch(
             entries: usize::from(r.written.is_some()),
             written: r.written,
             failure: r.failure,
+            telemetry: match (r.telemetry, r.telemetry_error) {
+                (Some(path), _) => Some(Ok(path)),
+                (None, Some(e)) => Some(Err(e)),
+                (None, None) => None,
+            },
         },
         (success, _) => {
             let how = if success {
@@ -697,6 +727,7 @@ mod tests {
             devices: Some("cpu".into()),
             names: vec!["scaling".into()],
             smoke: true,
+            sample_hz: 1,
             ranks: Ranks::Slurm {
                 nodes: 2,
                 per_node: 1,
@@ -734,6 +765,8 @@ mod tests {
                 "--name",
                 "scaling",
                 "--smoke",
+                "--sample-hz",
+                "1",
             ]
         );
         let env: Vec<_> = cmd.get_envs().collect();

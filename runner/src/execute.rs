@@ -9,7 +9,8 @@ use crate::bench::{BenchFactory, DeviceSpec};
 use crate::plan::{CopyPlan, Execution, Plan};
 pub use crate::report::CopyResult;
 use crate::report::{self, EntryContext};
-use crate::timing::{Clock, LoopSize, Measurement, measure};
+use crate::telemetry::{CopySampler, IdleBaseline, SaidOnce, TelemetryNote, TelemetryOptions};
+use crate::timing::{Clock, LoopSize, Measurement, TimedWindow, measure_within};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::value::Value;
 use std::io::Write;
@@ -42,6 +43,9 @@ pub enum Progress<'a> {
         /// The last loss of it.
         loss: f64,
     },
+    /// Lines to say about telemetry: a copy's energy, the idle baseline, the samplers'
+    /// facts (each fact once in an [`execute`] or [`execute_all`]).
+    Telemetry(&'a [String]),
     /// A configuration finished; `line` is its summary.txt line.
     Finished {
         /// The configuration.
@@ -69,6 +73,9 @@ pub struct ExecuteOptions<'a> {
     /// Where copies run: `None` in threads of this process ([`run_copy`]), or by the
     /// launcher (which writes the entry itself, or has [`write_failure`] write it).
     pub launcher: Option<Launcher<'a>>,
+    /// Telemetry beside every copy ([`run_copy`]'s sampler) and the idle baseline before
+    /// each plan's first job ([`execute`]); off by default.
+    pub telemetry: TelemetryOptions,
 }
 
 /// One copy that failed.
@@ -139,6 +146,7 @@ fn run_configuration(
                     written: None,
                     failure: Some("the runner thread panicked".into()),
                     entries: 0,
+                    telemetry: None,
                 })
             })
             .collect()
@@ -158,6 +166,7 @@ fn sweep_in_threads(
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
+            telemetry: None,
         };
     };
     let world = |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
@@ -170,6 +179,16 @@ pub fn execute(
     plan: &Plan,
     factory: &dyn BenchFactory,
     options: &ExecuteOptions<'_>,
+) -> Result<RunOutcome, ExecuteError> {
+    execute_saying(plan, factory, options, &SaidOnce::default())
+}
+
+/// [`execute`], the telemetry facts in `said` said already.
+fn execute_saying(
+    plan: &Plan,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+    said: &SaidOnce,
 ) -> Result<RunOutcome, ExecuteError> {
     let summary_path = plan.summary_path();
     let io = |path: &PathBuf| {
@@ -184,6 +203,7 @@ pub fn execute(
         .map_err(io(&summary_path))?;
     let mut outcome = RunOutcome::default();
     let started = Instant::now();
+    let idle = idle_baseline(plan, options, said);
     let total = plan.executions.len();
     for (index, execution) in plan.executions.iter().enumerate() {
         (options.progress)(&Progress::Started {
@@ -193,6 +213,7 @@ pub fn execute(
         });
         let t0 = Instant::now();
         let results = run_configuration(plan, execution, factory, options);
+        say_telemetry(execution, &results, &idle, options, said);
         let minutes = t0.elapsed().as_secs_f64() / 60.0;
         let mut failed = 0;
         for (copy, result) in execution.copies.iter().zip(&results) {
@@ -239,6 +260,58 @@ pub fn execute(
     outcome.files.sort();
     outcome.files.dedup();
     Ok(outcome)
+}
+
+/// The idle baseline of `plan` (none unless its telemetry asks for one), said as it goes.
+fn idle_baseline(plan: &Plan, options: &ExecuteOptions<'_>, said: &SaidOnce) -> IdleBaseline {
+    let t = &options.telemetry;
+    if t.hz == 0 || t.idle.is_zero() {
+        return IdleBaseline::default();
+    }
+    let starting = TelemetryNote {
+        line: Some(format!(
+            "idle baseline of {}: sampling the idle devices for {} s before the first job",
+            crate::telemetry::run_label(plan),
+            t.idle.as_secs_f64()
+        )),
+        facts: Vec::new(),
+    };
+    say(&starting, options, said);
+    let idle = crate::telemetry::measure_idle(plan, t);
+    say(&idle.note, options, said);
+    idle
+}
+
+/// Says each copy's energy (from its telemetry file, net of the idle baseline) and the
+/// samplers' facts, or why a copy has no telemetry.
+fn say_telemetry(
+    execution: &Execution,
+    results: &[CopyResult],
+    idle: &IdleBaseline,
+    options: &ExecuteOptions<'_>,
+    said: &SaidOnce,
+) {
+    for (copy, result) in execution.copies.iter().zip(results) {
+        let label = format!("{} on {}", execution.name, copy.vcd);
+        let note = match &result.telemetry {
+            None => continue,
+            Some(Ok(path)) => crate::telemetry::copy_note(path, &label, &idle.windows),
+            Some(Err(e)) => Err(e.clone()),
+        };
+        let note = note.unwrap_or_else(|e| TelemetryNote {
+            line: Some(format!("telemetry of {label}: {e}")),
+            facts: Vec::new(),
+        });
+        say(&note, options, said);
+    }
+}
+
+/// Says `note`'s lines not said before, if any.
+fn say(note: &TelemetryNote, options: &ExecuteOptions<'_>, said: &SaidOnce) {
+    let lines = said.lines(note);
+    if !lines.is_empty() {
+        (options.progress)(&Progress::Telemetry(&lines));
+    }
 }
 
 /// run.py's summary line (0255282 → HEAD, spec §4.5). Per-device configurations name
@@ -301,6 +374,7 @@ pub fn write_failure(
             written: None,
             failure: Some(format!("no copy {index}; {message}")),
             entries: 0,
+            telemetry: None,
         };
     };
     // The copy's process died before writing its entry: its start is not known here,
@@ -322,17 +396,20 @@ pub fn write_failure(
             written: Some(copy.report.clone()),
             failure: Some(message),
             entries: 1,
+            telemetry: None,
         },
         Err(e) => CopyResult {
             written: None,
             failure: Some(format!("{message}; {e}")),
             entries: 0,
+            telemetry: None,
         },
     }
 }
 
 /// Runs copy `index` here and writes its entry; never panics out (the bench runs under
-/// `catch_unwind`).
+/// `catch_unwind`). With telemetry on, a sampler in this process reads the copy's devices
+/// and the loop's timed part is marked on its clock.
 pub fn run_copy(
     plan: &Plan,
     execution: &Execution,
@@ -345,42 +422,29 @@ pub fn run_copy(
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
+            telemetry: None,
         };
     };
     let name = execution.name.as_str();
-    let source = factory.source(name);
     let record = recorded(copy, name, factory);
     let (version, gpu) = entry_parts(execution, index, factory).unwrap_or_default();
+    let sampler = CopySampler::start(plan, execution, index, options.telemetry.hz);
     // `get_arguments` sets start_time before the script builds its model.
     let start_time = report::ctime_now();
-    let measured = catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
-        if source.is_none() {
-            return Err(format!(
-                "no model source for `{name}` (its version is unknown)"
-            ));
+    let (measured, telemetry) = match sampler {
+        Ok(Some(mut sampler)) => {
+            let measured = measure_copy(execution, index, factory, options, &mut sampler);
+            (measured, Some(sampler.finish()))
         }
-        let mut bench = factory
-            .create(name, &copy.args, copy.device)
-            .map_err(|e| e.to_string())?;
-        let mut clock = (options.clock)();
-        let size = LoopSize {
-            // The items the script counts per batch: its recorded batch size.
-            batch_size: factory.batch_size(name, &copy.args),
-            number: copy.args.number,
-            repeat: factory.observations(name, copy.args.repeat),
-        };
-        let mut on_observation = |observation, duration, loss| {
-            (options.progress)(&Progress::Observation {
-                execution,
-                copy: index,
-                observation,
-                duration,
-                loss,
-            })
-        };
-        measure(bench.as_mut(), clock.as_mut(), size, &mut on_observation)
-            .map_err(|e| e.to_string())
-    }));
+        Ok(None) => (
+            measure_copy(execution, index, factory, options, &mut ()),
+            None,
+        ),
+        Err(e) => (
+            measure_copy(execution, index, factory, options, &mut ()),
+            Some(Err(e)),
+        ),
+    };
     let end_time = report::ctime_now();
     let ctx = EntryContext {
         name,
@@ -418,7 +482,58 @@ pub fn run_copy(
         written,
         failure,
         entries,
+        telemetry,
     }
+}
+
+/// Builds copy `index`'s bench and runs its loop under `catch_unwind`, its timed part
+/// marked on `window`.
+fn measure_copy(
+    execution: &Execution,
+    index: usize,
+    factory: &dyn BenchFactory,
+    options: &ExecuteOptions<'_>,
+    window: &mut dyn TimedWindow,
+) -> std::thread::Result<Result<Measurement, String>> {
+    let name = execution.name.as_str();
+    catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
+        let copy = execution
+            .copies
+            .get(index)
+            .ok_or_else(|| format!("no copy {index}"))?;
+        if factory.source(name).is_none() {
+            return Err(format!(
+                "no model source for `{name}` (its version is unknown)"
+            ));
+        }
+        let mut bench = factory
+            .create(name, &copy.args, copy.device)
+            .map_err(|e| e.to_string())?;
+        let mut clock = (options.clock)();
+        let size = LoopSize {
+            // The items the script counts per batch: its recorded batch size.
+            batch_size: factory.batch_size(name, &copy.args),
+            number: copy.args.number,
+            repeat: factory.observations(name, copy.args.repeat),
+        };
+        let mut on_observation = |observation, duration, loss| {
+            (options.progress)(&Progress::Observation {
+                execution,
+                copy: index,
+                observation,
+                duration,
+                loss,
+            })
+        };
+        measure_within(
+            bench.as_mut(),
+            clock.as_mut(),
+            size,
+            &mut on_observation,
+            window,
+        )
+        .map_err(|e| e.to_string())
+    }))
 }
 
 /// The entry of a copy and its failure, if any: the measurement's entry (a non-finite
@@ -466,7 +581,11 @@ pub fn execute_all(
     factory: &dyn BenchFactory,
     options: &ExecuteOptions<'_>,
 ) -> Result<Vec<RunOutcome>, ExecuteError> {
-    plans.iter().map(|p| execute(p, factory, options)).collect()
+    let said = SaidOnce::default();
+    plans
+        .iter()
+        .map(|p| execute_saying(p, factory, options, &said))
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod setup;
 pub mod slurm;
 pub mod smoke;
 pub mod system;
+pub mod telemetry;
 pub mod timing;
 
 pub use bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs, RankTiming};

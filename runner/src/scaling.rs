@@ -124,6 +124,7 @@ pub fn run_sweep(
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
+            telemetry: None,
         };
     };
     let start_time = report::ctime_now();
@@ -168,6 +169,7 @@ pub fn run_sweep(
         written,
         failure,
         entries: count,
+        telemetry: None,
     }
 }
 

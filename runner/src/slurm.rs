@@ -36,6 +36,10 @@ pub struct SlurmOptions {
     pub time: Option<String>,
     /// `--smoke` on every node.
     pub smoke: bool,
+    /// `--sample-hz` on every node, when not the default (1).
+    pub sample_hz: Option<u32>,
+    /// `--idle-baseline` on every node, when given.
+    pub idle_baseline: Option<std::time::Duration>,
     /// Where the tasks' logs go (`--submit`: `<out>/slurm`); `None`: the folder sbatch is
     /// run from.
     pub log_dir: Option<PathBuf>,
@@ -156,6 +160,12 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     }
     if o.smoke {
         cmd.push_str(" --smoke");
+    }
+    if let Some(hz) = o.sample_hz {
+        cmd.push_str(&format!(" --sample-hz {hz}"));
+    }
+    if let Some(idle) = o.idle_baseline {
+        cmd.push_str(&format!(" --idle-baseline {}s", idle.as_secs_f64()));
     }
     if o.across_nodes {
         cmd.push_str(" --across-nodes");
@@ -388,9 +398,25 @@ mod tests {
             partition: Some("gpu".into()),
             time: None,
             smoke: false,
+            sample_hz: None,
+            idle_baseline: None,
             log_dir: None,
             across_nodes: false,
         }
+    }
+
+    #[test]
+    fn telemetry_flags_reach_the_nodes_only_when_given() {
+        let plain = sbatch_script(&options(Some(8)));
+        assert!(!plain.contains("--sample-hz") && !plain.contains("--idle-baseline"));
+        let mut o = options(Some(8));
+        o.sample_hz = Some(0);
+        o.idle_baseline = Some(std::time::Duration::from_millis(1500));
+        let text = sbatch_script(&o);
+        assert!(
+            text.contains(" --sample-hz 0 --idle-baseline 1.5s --out-dir"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -247,6 +247,30 @@ pub fn timed<T>(sync: &dyn Fn(), f: impl FnOnce() -> T) -> (T, f64) {
     (value, start.elapsed().as_secs_f64())
 }
 
+/// The edges of a loop's timed part, for telemetry ([`measure_within`]).
+pub trait TimedWindow {
+    /// Just before the clock is read at the start of the first counted observation.
+    fn start(&mut self);
+    /// Just after the clock is read at the end of the last observation.
+    fn end(&mut self);
+}
+
+/// No window marked.
+impl TimedWindow for () {
+    fn start(&mut self) {}
+    fn end(&mut self) {}
+}
+
+/// The first observation whose duration counts: [`SKIP_OBS`], or 0 for a loop too short
+/// to drop any.
+pub fn first_counted(repeat: i64) -> u64 {
+    if repeat > SKIP_OBS as i64 {
+        SKIP_OBS
+    } else {
+        0
+    }
+}
+
 /// Runs the measured loop (see [`crate::bench`] for the order of the hooks).
 /// `on_observation(r, duration, last_loss)` is called after each recorded observation (for
 /// progress bars; `last_loss` NaN when none was logged). A non-finite logged value stops
@@ -257,11 +281,30 @@ pub fn measure(
     size: LoopSize,
     on_observation: &mut dyn FnMut(u64, f64, f64),
 ) -> Result<Measurement, BenchError> {
+    measure_within(bench, clock, size, on_observation, &mut ())
+}
+
+/// [`measure`], marking the loop's timed part on `window`: from the start of the first
+/// counted observation ([`first_counted`]) to the end of the last one, the observations
+/// whose durations make the figure. What runs between observations outside the timer
+/// ([`Bench::after_observation`]) falls inside it. A loop that stops early (a non-finite
+/// value, an error) leaves the window open for the caller to close.
+pub fn measure_within(
+    bench: &mut dyn Bench,
+    clock: &mut dyn Clock,
+    size: LoopSize,
+    on_observation: &mut dyn FnMut(u64, f64, f64),
+    window: &mut dyn TimedWindow,
+) -> Result<Measurement, BenchError> {
     let mut m = Measurement::new(size);
     let mut step = 0u64;
-    for r in 0..size.repeat.max(0) as u64 {
+    let repeat = size.repeat.max(0) as u64;
+    for r in 0..repeat {
         // Synchronise before the first read too, so work queued earlier is not timed.
         bench.sync();
+        if r == first_counted(size.repeat) {
+            window.start();
+        }
         let start = clock.now();
         let mut last = f64::NAN;
         bench.begin_observation(r)?;
@@ -281,6 +324,9 @@ pub fn measure(
         }
         bench.sync();
         let duration = clock.now() - start;
+        if r + 1 == repeat {
+            window.end();
+        }
         m.train.update(duration);
         m.observations.push(duration);
         let after = bench.after_observation(r, duration)?;
@@ -363,6 +409,54 @@ mod tests {
         assert_eq!(item.get("avg").and_then(|v| v.as_f64()), Some(160.0 / 6.5));
         assert_eq!(m.batch_loss.len(), 75);
         assert!(m.completed());
+    }
+
+    /// Records the bench's syncs so far at each edge of the window.
+    struct Edges {
+        syncs: Arc<AtomicUsize>,
+        seen: Vec<(&'static str, usize)>,
+    }
+
+    impl TimedWindow for Edges {
+        fn start(&mut self) {
+            self.seen
+                .push(("start", self.syncs.load(Ordering::Relaxed)));
+        }
+        fn end(&mut self) {
+            self.seen.push(("end", self.syncs.load(Ordering::Relaxed)));
+        }
+    }
+
+    fn edges(nan_at: Option<u64>, repeat: i64) -> Vec<(&'static str, usize)> {
+        let (mut bench, syncs) = fake(nan_at);
+        let mut window = Edges {
+            syncs,
+            seen: Vec::new(),
+        };
+        let size = LoopSize {
+            batch_size: 1,
+            number: 2,
+            repeat,
+        };
+        let mut clock = ScriptedClock::new(vec![]);
+        measure_within(&mut bench, &mut clock, size, &mut |_, _, _| {}, &mut window).unwrap();
+        window.seen
+    }
+
+    #[test]
+    fn the_window_spans_the_counted_observations_between_their_syncs() {
+        // Two syncs an observation: the 11th (r = 10) starts after sync 21, and the
+        // 15th ends with sync 30.
+        assert_eq!(edges(None, 15), [("start", 21), ("end", 30)]);
+        assert_eq!(
+            (first_counted(15), first_counted(10), first_counted(0)),
+            (10, 0, 0)
+        );
+        // Ten observations or fewer drop none: the window spans them all.
+        assert_eq!(edges(None, 5), [("start", 1), ("end", 10)]);
+        // A NaN at step 24 (observation 12) stops the loop: the end is the caller's.
+        assert_eq!(edges(Some(24), 15), [("start", 21)]);
+        assert_eq!(edges(None, 0), []);
     }
 
     /// `repeat` observations of `number` batches of the fake (NaN at `nan_at`), 1 s each.

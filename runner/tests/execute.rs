@@ -91,6 +91,7 @@ fn two_runs_end_to_end() {
         clock: &clock,
         progress: &progress,
         launcher: None,
+        telemetry: Default::default(),
     };
     let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
     assert_eq!(outcomes.len(), 2);
@@ -297,6 +298,7 @@ fn the_factory_decides_how_many_observations_are_timed() {
         clock: &clock,
         progress: &progress,
         launcher: None,
+        telemetry: Default::default(),
     };
     execute_all(&plans, &OneFewer, &exec).unwrap();
     assert_eq!(observations.load(Ordering::Relaxed), 14);
@@ -334,6 +336,7 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
         clock: &clock,
         progress: &quiet,
         launcher: None,
+        telemetry: Default::default(),
     };
     let launched = AtomicUsize::new(0);
     let launcher = |plan: &Plan, execution: &Execution, copy: usize| -> CopyResult {
@@ -361,6 +364,7 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
         clock: &clock,
         progress: &quiet,
         launcher: Some(&launcher),
+        telemetry: Default::default(),
     };
     let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
     // good has 2 configs (--lr list) × 2 copies.
@@ -517,6 +521,7 @@ fn execute_quietly(
         clock: &clock,
         progress: &quiet,
         launcher: None,
+        telemetry: Default::default(),
     };
     execute_all(plans, factory, &exec).unwrap()
 }
@@ -637,4 +642,99 @@ fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
     let train = entries[1].get("train").and_then(Value::as_object).unwrap();
     let seconds = train.get("avg").and_then(Value::as_f64).unwrap();
     assert!((seconds - 2560.0 / 180.0).abs() < 1e-9, "{seconds}");
+}
+
+/// Telemetry with the copies in threads: the idle baseline of each device, a file per
+/// copy (numbered for the second configuration of `good`), the window of the counted
+/// observations where the loop reached them, and a note per copy.
+#[test]
+fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
+    use mlbench_runner::telemetry::TelemetryOptions;
+    use mlbench_schema::telemetry::{Edge, read};
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
+    let options = PlanOptions {
+        jobs_name: "fast".into(),
+        names: Vec::new(),
+        devices: DeviceSet::cpu(5, 2).unwrap(),
+        out: dir.path().to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    };
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let said = std::sync::Mutex::new(Vec::new());
+    let progress = |p: &Progress<'_>| {
+        if let Progress::Telemetry(lines) = p {
+            said.lock().unwrap().extend(lines.iter().cloned());
+        }
+    };
+    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "testhost".into(),
+        clock: &clock,
+        progress: &progress,
+        launcher: None,
+        telemetry: TelemetryOptions {
+            hz: 100,
+            idle: std::time::Duration::from_millis(200),
+        },
+    };
+    execute_all(&plans, &Factory, &exec).unwrap();
+    let folder = dir.path().join("output0/telemetry");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "good.0.2.jsonl",
+            "good.0.jsonl",
+            "good.1.2.jsonl",
+            "good.1.jsonl",
+            "idle.0.jsonl",
+            "idle.1.jsonl",
+            "nan.0.jsonl",
+            "nan.1.jsonl",
+            "panic.0.jsonl",
+            "panic.1.jsonl",
+            "unknown.0.jsonl",
+            "unknown.1.jsonl",
+            "whole.0.jsonl",
+        ]
+    );
+    let edges = |name: &str| -> Vec<(Edge, String)> {
+        let file = read(&folder.join(name)).unwrap();
+        assert_eq!(file.header.sample_period_ns, 10_000_000, "{name}");
+        file.marks
+            .iter()
+            .map(|m| (m.edge, m.window.clone()))
+            .collect()
+    };
+    let pair = |w: &str| vec![(Edge::Start, w.to_owned()), (Edge::End, w.to_owned())];
+    for name in ["good.0.jsonl", "good.1.2.jsonl", "whole.0.jsonl"] {
+        assert_eq!(edges(name), pair("train"), "{name}");
+    }
+    assert_eq!(edges("idle.1.jsonl"), pair("idle"));
+    // The NaN at observation 2 and the panic at the first step come before the 11th
+    // observation, and the unknown bench never starts: no window.
+    for name in ["nan.0.jsonl", "panic.1.jsonl", "unknown.0.jsonl"] {
+        assert_eq!(edges(name), [], "{name}");
+    }
+    // The idle baseline first; then whatever this machine's sources give (an energy line
+    // per copy where RAPL is readable), each fact once.
+    let said = said.into_inner().unwrap();
+    assert_eq!(
+        said[0],
+        "idle baseline of output0: sampling the idle devices for 0.2 s before the first job"
+    );
+    let facts: Vec<&String> = said
+        .iter()
+        .filter(|l| l.starts_with("telemetry: "))
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = facts.iter().copied().collect();
+    assert_eq!(facts.len(), unique.len(), "{said:?}");
+    let energy = said.iter().filter(|l| l.starts_with("energy: ")).count();
+    assert!(energy == 0 || energy == 11, "{said:?}");
 }

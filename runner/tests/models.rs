@@ -588,6 +588,7 @@ fn scaling_sweeps_world_sizes_with_ranks_on_c10d() {
         clock: &clock,
         progress: &quiet,
         launcher: None,
+        telemetry: Default::default(),
     };
     let outcome = &execute_all(&plans, &Models, &exec).unwrap()[0];
     assert_eq!(

@@ -29,6 +29,17 @@ pub fn file_name(bench: &str, copy: u32) -> String {
     format!("{bench}.{copy}.jsonl")
 }
 
+/// The name of the `n`-th telemetry file of one bench and copy in one folder (from 1):
+/// [`file_name`] for the first, `<bench>.<copy>.<n>.jsonl` after it. A second file comes
+/// from a second configuration of the same job, or a later run added with `--append`;
+/// files are never replaced, so each takes the first free name.
+pub fn nth_file_name(bench: &str, copy: u32, n: u32) -> String {
+    match n {
+        0 | 1 => file_name(bench, copy),
+        n => format!("{bench}.{copy}.{n}.jsonl"),
+    }
+}
+
 /// One line of a telemetry file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -593,5 +604,7 @@ mod tests {
     #[test]
     fn file_names_carry_bench_and_copy() {
         assert_eq!(file_name("bert-fp16", 3), "bert-fp16.3.jsonl");
+        assert_eq!(nth_file_name("bert-fp16", 3, 1), "bert-fp16.3.jsonl");
+        assert_eq!(nth_file_name("bert-fp16", 3, 2), "bert-fp16.3.2.jsonl");
     }
 }

@@ -17,6 +17,7 @@ use mlbench_runner::setup::{copy_jobs_file, cores, hostname, refuse_earlier_repo
 use mlbench_runner::slurm::{self, SlurmOptions, node_gpus, sbatch_script};
 use mlbench_runner::smoke::Smoke;
 use mlbench_runner::system::{Stack, describe};
+use mlbench_runner::telemetry::TelemetryOptions;
 use mlbench_runner::timing::{Clock, RealClock};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::stopping::StoppingRule;
@@ -48,7 +49,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         let threads = |n: usize| tch::set_num_threads(i32::try_from(n).unwrap_or(1));
         let smoke = args.smoke.then(Smoke::builtin).transpose()?;
         let spec = CopySpec::parse(spec)?;
-        run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads)?;
+        let hz = args.sample_hz;
+        run_child(&jobs, options, spec, smoke.as_ref(), &Models, &threads, hz)?;
         return Ok(Outcome::Ok);
     }
     let smoke = args.smoke.then(Smoke::builtin).transpose()?;
@@ -223,11 +225,13 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
-    let progress = |p: &Progress<'_>| {
-        if let Progress::Finished { line, .. } = p {
+    let progress = |p: &Progress<'_>| match p {
+        Progress::Finished { line, .. } => {
             bar.inc(1);
             bar.set_message(line.trim().to_owned());
         }
+        Progress::Telemetry(lines) => bar.suspend(|| lines.iter().for_each(|l| eprintln!("{l}"))),
+        _ => {}
     };
     let hostname = hostname();
     let child = ChildCommand {
@@ -237,6 +241,7 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
         devices: args.devices.clone(),
         names: args.name.clone(),
         smoke: args.smoke,
+        sample_hz: args.sample_hz,
         ranks: ranks(args, plans)?,
     };
     let launcher = |plan: &Plan, execution: &Execution, index: usize| {
@@ -250,6 +255,7 @@ fn execute_with_progress(args: &RunArgs, plans: &[Plan]) -> Result<Vec<RunOutcom
             clock: &clock,
             progress: &progress,
             launcher: Some(&launcher),
+            telemetry: TelemetryOptions::new(args.sample_hz, args.idle_baseline, args.smoke),
         },
     )?;
     bar.finish_and_clear();
@@ -339,6 +345,8 @@ fn slurm(args: &RunArgs, jobs: &JobsFile) -> Result<Outcome, CommandError> {
         partition: None,
         time: None,
         smoke: args.smoke,
+        sample_hz: (args.sample_hz != 1).then_some(args.sample_hz),
+        idle_baseline: args.idle_baseline,
         log_dir,
         across_nodes: args.across_nodes,
     };

@@ -32,4 +32,6 @@ pub use detect::{DetectOptions, Detected, DeviceSpec, detect};
 pub use error::TelemetryError;
 pub use sampler::{Sampler, SamplerConfig};
 pub use source::{Reading, Source, Unavailable};
-pub use summary::{DeviceEnergy, Summary, SummaryFlag, WindowSummary, summarize};
+pub use summary::{
+    DeviceEnergy, Summary, SummaryFlag, WindowSummary, summarize, summarize_with_idle,
+};

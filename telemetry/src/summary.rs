@@ -273,13 +273,13 @@ fn device_energy(series: &Series, device: &Device, w: &Window, period_ns: u64) -
     }
 }
 
-/// Subtracts each device's idle power (from `idle`, the idle window's energies) over the
-/// window.
-fn subtract_idle(window: &mut WindowSummary, idle: Option<&WindowSummary>) {
+/// Subtracts each device's idle power over the window: from the first of `idle` (idle
+/// windows, in order of preference) that has the device (matched by id) with an energy.
+fn subtract_idle(window: &mut WindowSummary, idle: &[&WindowSummary]) {
     let duration = window.end_ns - window.start_ns;
-    for (i, d) in window.devices.iter_mut().enumerate() {
-        let baseline = idle.and_then(|w| {
-            let e = w.devices.get(i)?;
+    for d in &mut window.devices {
+        let baseline = idle.iter().find_map(|w| {
+            let e = w.devices.iter().find(|e| e.device == d.device)?;
             mean_power_w(e.counter_j.or(e.power_j)?, w.end_ns - w.start_ns)
         });
         let Some(idle_w) = baseline else {
@@ -296,6 +296,14 @@ fn subtract_idle(window: &mut WindowSummary, idle: Option<&WindowSummary>) {
 /// power, their disagreement, net of the idle window's mean power (the latest idle window
 /// of the same copy that ended before the window started, else of any copy), and flags.
 pub fn summarize(file: &TelemetryFile) -> Summary {
+    summarize_with_idle(file, &[])
+}
+
+/// [`summarize`], with idle windows from elsewhere (another file's, e.g. `mlbench run`'s
+/// `idle.<device>.jsonl` of the same run) for the devices the file's own idle windows do
+/// not give: a device's baseline is taken from the file's idle windows first, then from
+/// the first of `external` that has a device of the same id.
+pub fn summarize_with_idle(file: &TelemetryFile, external: &[WindowSummary]) -> Summary {
     let (marked, facts) = windows(file);
     let period = file.header.sample_period_ns;
     let all: Vec<Series> = (0..file.header.devices.len())
@@ -324,11 +332,11 @@ pub fn summarize(file: &TelemetryFile) -> Summary {
         .collect();
     for w in out.iter_mut().filter(|w| w.name != IDLE_WINDOW) {
         let before = |i: &&WindowSummary| i.end_ns <= w.start_ns;
-        let baseline = idle
-            .iter()
-            .rfind(|i| before(i) && i.copy == w.copy)
-            .or_else(|| idle.iter().rfind(before));
-        subtract_idle(w, baseline);
+        let same_copy = idle.iter().rfind(|i| before(i) && i.copy == w.copy);
+        let any_copy = idle.iter().rfind(before);
+        let mut baselines: Vec<&WindowSummary> = same_copy.into_iter().chain(any_copy).collect();
+        baselines.extend(external.iter().filter(|i| i.name == IDLE_WINDOW));
+        subtract_idle(w, &baselines);
     }
     Summary {
         windows: out,
@@ -453,6 +461,49 @@ mod tests {
         assert!(d.flags.contains(&SummaryFlag::Disagreement));
         assert!(d.flags.contains(&SummaryFlag::NoIdleBaseline));
         assert_eq!((d.idle_w, d.net_counter_j), (None, None));
+    }
+
+    #[test]
+    fn an_idle_window_of_another_file_gives_the_net_energy_by_device_id() {
+        // The idle file: a device without readings, then cuda:0 at 50 W over 0 … 5 s (250 J).
+        let idle_marks = vec![
+            mark(0, Edge::Start, IDLE_WINDOW),
+            mark(5 * S, Edge::End, IDLE_WINDOW),
+        ];
+        let mut idle_samples = idle_then_busy(1.0);
+        idle_samples.iter_mut().for_each(|s| s.device = 1);
+        let idle = summarize(&file(
+            vec![Device::default(), gpu()],
+            idle_samples,
+            idle_marks,
+        ));
+        // The bench file: cuda:0 and a CPU package, no idle window of its own.
+        let marks = vec![
+            mark(10 * S + S / 2, Edge::Start, "train"),
+            mark(80 * S + S / 2, Edge::End, "train"),
+        ];
+        let package = Device {
+            id: "cpu:package-0".into(),
+            ..gpu()
+        };
+        let mut samples = idle_then_busy(1.0);
+        samples.extend(
+            idle_then_busy(1.0)
+                .into_iter()
+                .map(|s| Sample { device: 1, ..s }),
+        );
+        let s = summarize_with_idle(&file(vec![gpu(), package], samples, marks), &idle.windows);
+        let [train] = s.windows.as_slice() else {
+            panic!("{:?}", s.windows)
+        };
+        // 14 000 J gross over 70 s, less 50 W × 70 s.
+        let d = &train.devices[0];
+        assert!((d.idle_w.unwrap() - 50.0).abs() < 1e-12);
+        assert!((d.net_counter_j.unwrap() - 10_500.0).abs() < 1e-6);
+        // No idle window has a `cpu:package-0`.
+        let p = &train.devices[1];
+        assert_eq!((p.idle_w, p.net_counter_j), (None, None));
+        assert!(p.flags.contains(&SummaryFlag::NoIdleBaseline));
     }
 
     #[test]

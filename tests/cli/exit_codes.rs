@@ -329,10 +329,20 @@ fn run_cases(_: &Place) -> Vec<Case> {
 fn run_cases(p: &Place) -> Vec<Case> {
     let jobs = p.path("tiny.json");
     let run = |out: &str| -> Vec<String> {
-        ["run", "--jobs", &jobs, "--devices", "2", "--out-dir", out]
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect()
+        [
+            "run",
+            "--jobs",
+            &jobs,
+            "--devices",
+            "2",
+            "--idle-baseline",
+            "0",
+            "--out-dir",
+            out,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
     };
     let with = |mut c: Case, args: Vec<String>| {
         c.args = args;

@@ -1,6 +1,8 @@
 //! `mlbench run` (feature `runner`, needs libtorch): the output a vendor submits, `--pack`,
 //! and what the runner refuses to touch. The models are tiny so each run takes a second.
 
+mod telemetry;
+
 use crate::fixtures::{mlbench, read_entries, read_zip, validate_json};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ fn run(jobs: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
         .arg(jobs)
         .args(["--devices", "2", "--out"])
         .arg(out)
+        // No idle baseline (30 s a run by default): telemetry.rs tests it.
+        .args(["--idle-baseline", "0"])
         .args(extra)
         .assert()
 }
@@ -52,12 +56,14 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
         "4 configurations passed, 0 failed; 8 entries in",
     ))
     .stderr(predicate::str::contains(format!(
-        "packed 16 files (8 report files, 8 entries) into {}",
+        "packed 24 files (8 report files, 8 entries) into {}",
         zip.display()
     )));
 
     // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the
-    // machine's description, the manifest.
+    // machine's description, the manifest; and each copy's telemetry (no idle baseline
+    // here), which pack takes as it takes any file of OUT (SUBMISSION.json does not list
+    // them yet).
     let mut names: Vec<String> = read_zip(&zip).into_iter().map(|(n, _)| n).collect();
     names.sort();
     let mut expected = vec![
@@ -70,6 +76,8 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
         expected.push(format!("output{r}/summary.txt"));
         expected.push(format!("output{r}/tiny_0.json"));
         expected.push(format!("output{r}/tiny_1.json"));
+        expected.push(format!("output{r}/telemetry/toy_reg.0.jsonl"));
+        expected.push(format!("output{r}/telemetry/toy_reg.1.jsonl"));
     }
     expected.sort();
     assert_eq!(names, expected);
@@ -326,6 +334,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains(format!(
@@ -344,6 +353,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out2)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains("/srv/suite/data (from $BASE"));
@@ -360,6 +370,7 @@ fn data_directory_defaults_to_base_or_a_cache_and_says_so() {
         .arg(&jobs)
         .arg("--out")
         .arg(&out3)
+        .args(["--idle-baseline", "0"])
         .assert()
         .success()
         .stderr(predicate::str::contains("DATA_DIRECTORY").not());
@@ -397,7 +408,15 @@ fn a_copy_whose_process_dies_fails_alone_and_still_has_its_entry() {
         .arg("run")
         .arg("--jobs")
         .arg(&jobs)
-        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .args([
+            "--devices",
+            "2",
+            "--repeat-suite",
+            "2",
+            "--idle-baseline",
+            "0",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .code(1)
@@ -632,7 +651,7 @@ fn a_rank_that_dies_fails_its_world_size_and_the_sweep_still_writes_every_entry(
         .arg("run")
         .arg("--jobs")
         .arg(&jobs)
-        .args(["--devices", "2", "--repeat-suite", "2", "--out"])
+        .args(["--devices", "2", "--repeat-suite", "2", "--idle-baseline", "0", "--out"])
         .arg(&out)
         .assert()
         .code(1)
