@@ -183,13 +183,13 @@ struct Others {
 
 impl Others {
     /// What the submitted `file` of role `role` adds: a jobs file, or one more file passed
-    /// over (the pack's manifest and description and the runs' logs are expected, not
-    /// counted).
+    /// over (the pack's manifest and description, the runs' logs and telemetry are expected,
+    /// not counted).
     fn add(&mut self, file: &SubmittedFile, role: Role) {
         match role {
             Role::Jobs => self.jobs.push((file.path.clone(), file.bytes.clone())),
             Role::Unknown => self.ignored += 1,
-            Role::Report { .. } | Role::Pack => {}
+            Role::Report { .. } | Role::Pack | Role::Telemetry => {}
         }
     }
 

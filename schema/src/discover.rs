@@ -213,7 +213,7 @@ impl Tree {
             Role::Pack if crate::system::is_system_file(tree_path) => {
                 self.system_paths.push(path);
             }
-            Role::Pack => {}
+            Role::Pack | Role::Telemetry => {}
             Role::Unknown => self.ignored += 1,
         }
     }

@@ -29,6 +29,9 @@ pub enum Role {
     /// `system.<host>.json`) at the root, a run's `summary.txt`, or a Slurm task's log
     /// (`slurm/*.log`).
     Pack,
+    /// A copy's telemetry file written by `mlbench run`: `*.jsonl` in a run's `telemetry`
+    /// folder (`crate::telemetry`).
+    Telemetry,
     /// Anything else.
     Unknown,
 }
@@ -59,6 +62,9 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
     if let Some(name) = FileName::parse(base_name(path)) {
         let run = run_of(&name, parent(path));
         return Role::Report { name, run };
+    }
+    if base_name(parent(path)) == crate::telemetry::TELEMETRY_FOLDER && path.ends_with(".jsonl") {
+        return Role::Telemetry;
     }
     if path.ends_with(".json") && is_jobs() {
         return Role::Jobs;
@@ -141,5 +147,22 @@ mod tests {
         assert_eq!(classify(&file("slurm/notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("system.node1.json", "{}")), Role::Pack);
         assert_eq!(classify(&file("x/MANIFEST.sha256", "")), Role::Unknown);
+        assert_eq!(
+            classify(&file("output0/telemetry/convnet.0.jsonl", "")),
+            Role::Telemetry
+        );
+        assert_eq!(
+            classify(&file("telemetry/idle.cpu.jsonl", "")),
+            Role::Telemetry
+        );
+        // A sampler's leftover (its copy died) and other files there stay unknown.
+        assert_eq!(
+            classify(&file("output0/telemetry/convnet.0.jsonl.part", "")),
+            Role::Unknown
+        );
+        assert_eq!(
+            classify(&file("output0/convnet.0.jsonl", "")),
+            Role::Unknown
+        );
     }
 }

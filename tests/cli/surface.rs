@@ -296,9 +296,11 @@ fn the_binary_stays_glue() {
     // messages and hints (about 15). Issue 25 added `run --sample-hz` and
     // `--idle-baseline` (the two flags, passed on to the copies and to Slurm's nodes, and
     // the telemetry lines printed above the progress bar: about 13 lines; the sampling,
-    // the idle baseline and the lines are mlbench_runner::telemetry).
+    // the idle baseline and the lines are mlbench_runner::telemetry). Issue 23's last moves
+    // (findings as plain data in `results`: the binary hands the validator's rule catalogue
+    // to the exporters; one page check for report and grid) cost about 8 more.
     assert!(
-        code <= 2155,
-        "the binary has {code} lines of code (at most 2,155: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2165,
+        "the binary has {code} lines of code (at most 2,165: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

@@ -413,7 +413,8 @@ fn classify_files<'a, S: FileSource>(
             Role::Jobs => out
                 .jobs_files
                 .extend(whole[i].map(|bytes| Held { path, bytes })),
-            Role::Pack => {}
+            // Telemetry is `mlbench run`'s, beside the reports (no rule reads it yet).
+            Role::Pack | Role::Telemetry => {}
             Role::Unknown => match broken_json_at_root(path, whole[i]) {
                 // Truncated, or nested past the parser's limit: the jobs file it was.
                 Some(e) => {

@@ -454,6 +454,23 @@ fn file_unknown_is_a_warning() {
     assert_eq!(json["summary"]["files"], 12);
 }
 
+/// `mlbench run`'s telemetry files are expected beside the reports: no finding; a
+/// sampler's leftover `.part` (its copy died) is still an unknown file.
+#[test]
+fn telemetry_files_are_known_and_a_leftover_part_is_not() {
+    let dir = copy_example();
+    std::fs::create_dir(at(&dir, "output0/telemetry")).unwrap();
+    std::fs::write(at(&dir, "output0/telemetry/vae.0.jsonl"), "{}\n").unwrap();
+    std::fs::write(at(&dir, "output0/telemetry/vae.1.jsonl.part"), "{}\n").unwrap();
+    let part = "output0/telemetry/vae.1.jsonl.part";
+    check(
+        dir.path(),
+        &[],
+        0,
+        vec![warning("file.unknown", Some(part), None, None)],
+    );
+}
+
 #[test]
 fn folder_symlink_is_not_followed() {
     let dir = copy_example();

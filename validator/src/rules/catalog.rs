@@ -115,7 +115,7 @@ pub const RULES: &[Rule] = &[
     def(
         "file.unknown",
         Warning,
-        "a file that is neither a report, a jobs file nor a manifest",
+        "a file that is neither a report, a jobs file, a manifest nor telemetry",
         "leave logs and other files out of the submission, or ignore this warning",
     ),
     // Layout.
