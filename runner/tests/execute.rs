@@ -66,18 +66,29 @@ const JOBS: &str = r#"[
   {"name": "whole", "cmd": "./whole/run.sh", "args": {"--repeat": 11, "--number": 1}}
 ]"#;
 
+/// The plan options of the suite `jobs` for `names` (all when empty) on `devices`, written
+/// under `out`.
+fn options_of(
+    jobs: &str,
+    out: &std::path::Path,
+    names: &[&str],
+    devices: DeviceSet,
+) -> PlanOptions {
+    PlanOptions {
+        jobs_name: jobs.into(),
+        names: names.iter().map(|&n| n.to_owned()).collect(),
+        devices,
+        out: out.to_path_buf(),
+        run: 0,
+        env: BTreeMap::new(),
+    }
+}
+
 #[test]
 fn two_runs_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
-    let options = PlanOptions {
-        jobs_name: "fast".into(),
-        names: Vec::new(),
-        devices: DeviceSet::cpu(5, 2).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("fast", dir.path(), &[], DeviceSet::cpu(5, 2).unwrap());
     let plans = plan_runs(&jobs, &options, 2).unwrap();
     let observations = AtomicUsize::new(0);
     let progress = |p: &Progress<'_>| {
@@ -274,14 +285,7 @@ fn the_factory_decides_how_many_observations_are_timed() {
               "args": {"--repeat": 15, "--number": 3, "--batch-size": 2}}]"#,
     )
     .unwrap();
-    let options = PlanOptions {
-        jobs_name: "w".into(),
-        names: Vec::new(),
-        devices: DeviceSet::cpu(1, 1).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("w", dir.path(), &[], DeviceSet::cpu(1, 1).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     let observations = AtomicUsize::new(0);
     let progress = |p: &Progress<'_>| {
@@ -320,14 +324,7 @@ fn the_factory_decides_how_many_observations_are_timed() {
 fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
-    let options = PlanOptions {
-        jobs_name: "fast".into(),
-        names: vec!["good".into()],
-        devices: DeviceSet::cpu(2, 2).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("fast", dir.path(), &["good"], DeviceSet::cpu(2, 2).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
     let quiet = |_: &Progress<'_>| {};
@@ -409,14 +406,7 @@ fn gpu_is_the_cuda_devices_name_and_absent_on_cpu() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
-        let options = PlanOptions {
-            jobs_name: "fast".into(),
-            names: vec!["good".into(), "unknown".into()],
-            devices,
-            out: dir.path().to_path_buf(),
-            run: 0,
-            env: BTreeMap::new(),
-        };
+        let options = options_of("fast", dir.path(), &["good", "unknown"], devices);
         let plans = plan_runs(&jobs, &options, 1).unwrap();
         execute_quietly(&plans, &Factory, vec![0.5; 12]);
         for (device, gpu) in want.iter().enumerate() {
@@ -478,14 +468,7 @@ fn a_scaled_batch_is_recorded_and_counts_the_items() {
               "args": {"--repeat": 11, "--number": 2, "--batch-size": 3}}]"#,
     )
     .unwrap();
-    let options = PlanOptions {
-        jobs_name: "w".into(),
-        names: Vec::new(),
-        devices: DeviceSet::cpu(4, 4).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("w", dir.path(), &[], DeviceSet::cpu(4, 4).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     // 1 s per observation: 3 per device × 4 devices × 2 steps = 24 items/s.
     execute_quietly(&plans, &Scaled, vec![1.0; 11]);
@@ -586,14 +569,7 @@ fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
                        "--report": "$OUTPUT_DIRECTORY"}, "cgroup": "all"}]"#,
     )
     .unwrap();
-    let options = PlanOptions {
-        jobs_name: "baselines".into(),
-        names: Vec::new(),
-        devices: DeviceSet::cpu(6, 3).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("baselines", dir.path(), &[], DeviceSet::cpu(6, 3).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     let copy = &plans[0].executions[0].copies[0];
     assert_eq!(
@@ -653,14 +629,7 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
     use mlbench_schema::telemetry::{Edge, read};
     let dir = tempfile::tempdir().unwrap();
     let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
-    let options = PlanOptions {
-        jobs_name: "fast".into(),
-        names: Vec::new(),
-        devices: DeviceSet::cpu(5, 2).unwrap(),
-        out: dir.path().to_path_buf(),
-        run: 0,
-        env: BTreeMap::new(),
-    };
+    let options = options_of("fast", dir.path(), &[], DeviceSet::cpu(5, 2).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     let said = std::sync::Mutex::new(Vec::new());
     let progress = |p: &Progress<'_>| {
