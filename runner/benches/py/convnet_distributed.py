@@ -14,11 +14,13 @@ finished the step (optimizer step and `loss.item()` included), then returns the 
 the ranks' losses, as the tch model. An item is an image: `batch_size × devices` a step,
 the batch conv_distributed.py records.
 
-Differences from the tch model, each Python's own way: DDP overlaps the gloo all-reduce
-with the backward (tch: a copy through replica 0 after the backward); the ranks are
-processes, not pinned to CPUs (tch: threads, each pinned to its share of the cores); the
-weights are initialised by torch.nn's defaults (tch::vision's ResNet: its own; the cost
-is the same).
+Differences from the tch model: the tch model runs nn.DataParallel as conv_distributed.py
+does (the master replicated every step, the gradients reduced onto it through c10d's Gloo,
+one optimizer), which PyTorch for Python offers only on GPUs; this twin is what a Python
+user runs on CPUs, DistributedDataParallel, which overlaps its gloo all-reduce with the
+backward and steps every rank. The ranks are processes, not pinned to CPUs (tch: threads,
+each pinned to its share of the cores); the weights are initialised by torch.nn's defaults
+(tch::vision's ResNet: its own; the cost is the same).
 """
 
 import os
