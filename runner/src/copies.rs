@@ -83,12 +83,9 @@ struct ResultLine {
     failure: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timing: Option<RankTiming>,
-    /// The copy's telemetry file.
+    /// The copy's telemetry file, or why it has none (none sampled: absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    telemetry: Option<PathBuf>,
-    /// Why the copy has no telemetry file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    telemetry_error: Option<String>,
+    telemetry: Option<Result<PathBuf, String>>,
 }
 
 /// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
@@ -164,17 +161,11 @@ pub fn run_child(
             },
         },
     );
-    let (telemetry, telemetry_error) = match result.telemetry {
-        Some(Ok(path)) => (Some(path), None),
-        Some(Err(e)) => (None, Some(e)),
-        None => (None, None),
-    };
     let line = ResultLine {
         written: result.written,
         failure: result.failure,
         timing: None,
-        telemetry,
-        telemetry_error,
+        telemetry: result.telemetry,
     };
     // Cannot fail (a path and a string); an empty line reads as "ended without a result".
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
@@ -225,7 +216,6 @@ fn run_rank(
         failure: result.as_ref().err().map(ToString::to_string),
         timing: result.ok(),
         telemetry: None,
-        telemetry_error: None,
     };
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
 }
@@ -609,11 +599,7 @@ pub fn launch(
             entries: usize::from(r.written.is_some()),
             written: r.written,
             failure: r.failure,
-            telemetry: match (r.telemetry, r.telemetry_error) {
-                (Some(path), _) => Some(Ok(path)),
-                (None, Some(e)) => Some(Err(e)),
-                (None, None) => None,
-            },
+            telemetry: r.telemetry,
         },
         (success, _) => {
             let how = if success {
