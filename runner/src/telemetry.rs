@@ -171,9 +171,7 @@ impl CopySampler {
     /// Why the file could not be finished, in words (a `.part` file may be left).
     pub fn finish(mut self) -> Result<PathBuf, String> {
         self.end();
-        let path = self.sampler.path().to_owned();
-        self.sampler.finish().map_err(|e| chain(&e))?;
-        Ok(path)
+        self.sampler.close().map_err(|e| chain(&e))
     }
 }
 
@@ -306,11 +304,10 @@ pub fn measure_idle(plan: &Plan, options: &TelemetryOptions) -> IdleBaseline {
         s.mark_end(IDLE_WINDOW);
     }
     for s in samplers {
-        let path = s.path().to_owned();
         let read = s
-            .finish()
+            .close()
             .map_err(|e| chain(&e))
-            .and_then(|_| format::read(&path).map_err(|e| chain(&e)));
+            .and_then(|path| format::read(&path).map_err(|e| chain(&e)));
         match read {
             Ok(file) => {
                 out.note.facts.extend(facts_of(&file));

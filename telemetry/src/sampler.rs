@@ -194,9 +194,19 @@ impl Sampler {
     /// [`TelemetryError::Io`] for a failed write or move, [`TelemetryError::Exists`] when
     /// a file took the name meanwhile (the `.part` is left), [`TelemetryError::Panicked`],
     /// [`TelemetryError::Read`].
-    pub fn finish(mut self) -> Result<Summary, TelemetryError> {
+    pub fn finish(self) -> Result<Summary, TelemetryError> {
+        let path = self.close()?;
+        Ok(summarize(&telemetry::read(&path)?))
+    }
+
+    /// Stops sampling (after one last reading) and moves the file into place, without
+    /// reading it back: its final path.
+    ///
+    /// # Errors
+    /// As [`Sampler::finish`], but for [`TelemetryError::Read`].
+    pub fn close(mut self) -> Result<PathBuf, TelemetryError> {
         self.stop()?;
-        Ok(summarize(&telemetry::read(&self.path)?))
+        Ok(std::mem::take(&mut self.path))
     }
 
     /// The final path of the file.

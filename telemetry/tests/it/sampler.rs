@@ -207,6 +207,22 @@ fn a_dropped_sampler_still_leaves_a_whole_file() {
     assert_eq!(file.marks.len(), 1);
 }
 
+/// `close` finishes the file as `finish` does, without reading it back: the path it gives
+/// is the whole file, and no `.part` is left.
+#[test]
+fn a_closed_sampler_gives_its_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("closed.jsonl");
+    let sampler = Sampler::start(&path, vec![Box::new(Scripted::new())], config()).unwrap();
+    sampler.mark_start("train");
+    sampler.mark_end("train");
+    assert_eq!(sampler.close().unwrap(), path);
+    let file = telemetry::read(&path).unwrap();
+    assert!(!file.truncated_tail);
+    assert_eq!(file.marks.len(), 2);
+    assert!(!dir.path().join("closed.jsonl.part").exists());
+}
+
 #[test]
 fn this_machines_cpu_sources_sample_into_a_file() {
     let dir = tempfile::tempdir().unwrap();
