@@ -12,7 +12,7 @@
 use tch::{Kind, Tensor};
 
 use crate::c10d::{C10dError, ProcessGroup};
-use crate::ddp::{flatten, unflatten_into};
+use crate::ddp::{flatten, per_dtype, unflatten_into};
 
 /// `comm.broadcast_coalesced`'s and `comm.reduce_add_coalesced`'s `buffer_size`: 10 MiB.
 pub const BUFFER_BYTES: usize = 10 << 20;
@@ -21,26 +21,7 @@ pub const BUFFER_BYTES: usize = 10 << 20;
 /// collective: one open group per dtype, filled in order, closed once it holds `cap` bytes
 /// or more; closed groups in the order they closed, then the open ones.
 pub fn coalesced(tensors: &[(usize, Kind)], cap: usize) -> Vec<Vec<usize>> {
-    let mut open: Vec<(Kind, Vec<usize>, usize)> = Vec::new();
-    let mut out = Vec::new();
-    for (index, &(numel, kind)) in tensors.iter().enumerate() {
-        let slot = match open.iter().position(|o| o.0 == kind) {
-            Some(slot) => slot,
-            None => {
-                open.push((kind, Vec::new(), 0));
-                open.len() - 1
-            }
-        };
-        let (_, group, bytes) = &mut open[slot];
-        group.push(index);
-        *bytes += numel * kind.elt_size_in_bytes();
-        if *bytes >= cap {
-            out.push(std::mem::take(group));
-            *bytes = 0;
-        }
-    }
-    out.extend(open.into_iter().map(|o| o.1).filter(|g| !g.is_empty()));
-    out
+    per_dtype(tensors, 0..tensors.len(), cap, cap)
 }
 
 fn shapes(tensors: &[Tensor]) -> Vec<(usize, Kind)> {

@@ -22,11 +22,24 @@ pub const BUCKET_BYTES: usize = 25 << 20;
 /// closed once its bytes reach its cap (`first` for a dtype's first bucket, `cap` after);
 /// closed buckets in the order they closed, then the open ones.
 pub fn buckets(params: &[(usize, Kind)], first: usize, cap: usize) -> Vec<Vec<usize>> {
-    // Per dtype: (open bucket, its bytes, buckets of this dtype closed so far).
+    per_dtype(params, (0..params.len()).rev(), first, cap)
+}
+
+/// The tensors' indices taken in `order` into an open group per dtype, a group closed once
+/// its bytes reach its cap (`first` for a dtype's first group, `cap` after); closed groups
+/// in the order they closed, then the open ones in the order their dtypes came. DDP's
+/// buckets and DataParallel's coalesced buffers are both made so.
+pub(crate) fn per_dtype(
+    tensors: &[(usize, Kind)],
+    order: impl Iterator<Item = usize>,
+    first: usize,
+    cap: usize,
+) -> Vec<Vec<usize>> {
+    // Per dtype: (open group, its bytes, groups of this dtype closed so far).
     let mut open: Vec<(Kind, Vec<usize>, usize, usize)> = Vec::new();
     let mut out = Vec::new();
-    for index in (0..params.len()).rev() {
-        let (size, kind) = params[index];
+    for index in order {
+        let (size, kind) = tensors[index];
         let slot = match open.iter().position(|o| o.0 == kind) {
             Some(slot) => slot,
             None => {
@@ -34,17 +47,17 @@ pub fn buckets(params: &[(usize, Kind)], first: usize, cap: usize) -> Vec<Vec<us
                 open.len() - 1
             }
         };
-        let (_, bucket, bytes, closed) = &mut open[slot];
-        bucket.push(index);
+        let (_, group, bytes, closed) = &mut open[slot];
+        group.push(index);
         *bytes += size * kind.elt_size_in_bytes();
         let limit = if *closed == 0 { first } else { cap };
         if *bytes >= limit {
-            out.push(std::mem::take(bucket));
+            out.push(std::mem::take(group));
             *bytes = 0;
             *closed += 1;
         }
     }
-    out.extend(open.into_iter().map(|o| o.1).filter(|b| !b.is_empty()));
+    out.extend(open.into_iter().map(|o| o.1).filter(|g| !g.is_empty()));
     out
 }
 
