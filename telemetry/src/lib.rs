@@ -16,18 +16,22 @@
 //!   windows on the same clock, and writes the file (never half a file under its name).
 #![warn(missing_docs)]
 
+#[cfg(feature = "vendors")]
 pub mod amdsmi;
 pub mod counter;
 pub mod cpu;
+#[cfg(feature = "vendors")]
 pub mod detect;
 mod error;
 pub mod hwmon;
 pub mod integrate;
+#[cfg(feature = "vendors")]
 pub mod nvml;
 mod sampler;
 mod source;
 pub mod summary;
 
+#[cfg(feature = "vendors")]
 pub use detect::{DetectOptions, Detected, DeviceSpec, detect};
 pub use error::TelemetryError;
 pub use sampler::{Sampler, SamplerConfig};
