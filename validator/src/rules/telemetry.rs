@@ -562,6 +562,9 @@ fn joules(j: Option<f64>) -> String {
     j.map_or_else(|| "none".to_owned(), |j| format!("{j:.3} J"))
 }
 
+#[cfg(test)]
+mod tests;
+
 /// A report file as coverage sees it: its path, and the copy its name gives
 /// (`<suite>_<K>.json`, `mlbench run`'s stream of copy K; `None` for the suite's per-test
 /// files, which `mlbench run` does not write).
