@@ -430,7 +430,7 @@ fn a_window_past_the_samples_is_not_covered() {
 
 #[test]
 fn bench_and_copy_from_a_file_name() {
-    let parts = |n| name_parts(n);
+    let parts = name_parts;
     assert_eq!(
         parts("bert-fp16.3.jsonl"),
         (Some("bert-fp16".into()), Some(3))
