@@ -519,6 +519,9 @@ impl FileAt<'_> {
     }
 }
 
+/// A sample's time (ns) and line.
+type TimeAt = (u64, usize);
+
 /// The longest gap of a device's sorted sample `times` over window `w` (an interval
 /// between two consecutive samples that overlaps the window, longer than
 /// [`GAP_PERIODS`] periods), in words, with how many others there are.
@@ -526,7 +529,7 @@ fn gap(times: &[(u64, usize)], w: &WindowSummary, period: u64) -> Option<String>
     if period == 0 {
         return None;
     }
-    let gaps: Vec<(u64, (u64, usize), (u64, usize))> = times
+    let gaps: Vec<(u64, TimeAt, TimeAt)> = times
         .windows(2)
         .filter(|p| p[1].0 > w.start_ns && p[0].0 < w.end_ns)
         .map(|p| (p[1].0 - p[0].0, p[0], p[1]))
