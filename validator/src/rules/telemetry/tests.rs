@@ -561,3 +561,68 @@ fn without_telemetry_failed_unsampled_and_per_test_entries_need_none() {
     );
     assert_eq!(out.len(), 1);
 }
+
+mod property {
+    use super::*;
+    use mlbench_telemetry::summary::summary_lines;
+    use proptest::prelude::*;
+
+    /// A file of one GPU sampled at irregular times (each 0.2 … 3 s after the last) at
+    /// powers of 1 … 300 W, its counter the energy of those powers, one window between two
+    /// of its sample times; the lines in time order, marks before samples of their time.
+    fn file_of(deltas: &[u64], watts: &[u32], from: usize, to: usize) -> Vec<Line> {
+        let mut t = 0;
+        let mut raw = 0u64;
+        let mut timed: Vec<(u64, u8, Line)> = Vec::new();
+        for (i, (&delta, &w)) in deltas.iter().zip(watts).enumerate() {
+            if i > 0 {
+                t += delta;
+                // mJ over the interval at this power.
+                raw += u64::from(w) * delta / 1_000_000;
+            }
+            let mut s = sample(0);
+            s.t_ns = t;
+            s.values.energy_raw = Some(raw);
+            s.values.power_mw = Some(f64::from(w) * 1000.0);
+            timed.push((t, 1, Line::Sample(s)));
+        }
+        let at = |i: usize| timed[i].0;
+        let (start, end) = (at(from) + 1, at(to));
+        timed.push((start, 0, mark(start, Edge::Start, "train")));
+        timed.push((end, 0, mark(end, Edge::End, "train")));
+        timed.sort_by_key(|(t, order, _)| (*t, *order));
+        timed.into_iter().map(|(_, _, line)| line).collect()
+    }
+
+    proptest! {
+        /// The sampler's own summary lines pass the check, and a counter energy 2 % off
+        /// fails it: the rule is the arithmetic, not a copy of some output.
+        #[test]
+        fn the_samplers_summaries_agree_and_two_percent_off_does_not(
+            points in prop::collection::vec((200_000_000u64..3_000_000_000, 1u32..=300), 3..90),
+            a in 0usize..1000,
+            b in 0usize..1000,
+        ) {
+            let (deltas, watts): (Vec<u64>, Vec<u32>) = points.into_iter().unzip();
+            let n = deltas.len();
+            let (from, to) = (a % (n - 1), 1 + b % (n - 1));
+            let (from, to) = (from.min(to - 1), to.max(from + 1));
+            let mut lines = file_of(&deltas, &watts, from, to);
+            let file = telemetry::parse(Path::new(PATH), &bytes_of(&header(), &lines)).unwrap();
+            let summaries = summary_lines(&mlbench_telemetry::summarize(&file));
+            prop_assert_eq!(summaries.len(), 1);
+            lines.extend(summaries.iter().cloned().map(Line::Summary));
+            let c = check(&lines);
+            prop_assert!(of(&c, "telemetry.summary-mismatch").is_empty(), "{:#?}", c.findings);
+            prop_assert!(of(&c, "telemetry.clock").is_empty(), "{:#?}", c.findings);
+            prop_assert!(of(&c, "telemetry.coverage").is_empty(), "{:#?}", c.findings);
+            prop_assert_eq!(c.facts.covered_train, 1);
+            let mut off = summaries[0].clone();
+            let counter = off.counter_j.unwrap();
+            prop_assume!(counter > 0.0);
+            off.counter_j = Some(counter * 1.02);
+            *lines.last_mut().unwrap() = Line::Summary(off);
+            prop_assert_eq!(of(&check(&lines), "telemetry.summary-mismatch").len(), 1);
+        }
+    }
+}
