@@ -198,10 +198,10 @@ pub struct TelemetryNote {
     pub facts: Vec<String>,
 }
 
-/// The facts of a file: its header's, then each device's, named.
-fn facts_of(file: &format::TelemetryFile) -> Vec<String> {
-    let mut facts = file.header.facts.clone();
-    for d in &file.header.devices {
+/// The facts of a file's header: its own, then each device's, named.
+fn facts_of(header: &format::Header) -> Vec<String> {
+    let mut facts = header.facts.clone();
+    for d in &header.devices {
         facts.extend(d.facts.iter().map(|f| format!("{}: {f}", d.id)));
     }
     facts
@@ -265,7 +265,7 @@ pub fn copy_note(
         .iter()
         .rfind(|w| w.name == TRAIN_WINDOW)
         .and_then(|w| energy_line(label, w));
-    let mut facts = facts_of(&file);
+    let mut facts = facts_of(&file.header);
     facts.extend(summary.facts);
     Ok(TelemetryNote { line, facts })
 }
@@ -304,16 +304,14 @@ pub fn measure_idle(plan: &Plan, options: &TelemetryOptions) -> IdleBaseline {
         s.mark_end(IDLE_WINDOW);
     }
     for s in samplers {
-        let read = s
-            .close()
-            .map_err(|e| chain(&e))
-            .and_then(|path| format::read(&path).map_err(|e| chain(&e)));
-        match read {
-            Ok(file) => {
-                out.note.facts.extend(facts_of(&file));
-                out.windows.extend(summarize_with_idle(&file, &[]).windows);
+        // The sampler reads its file back once to summarise it; that summary is the one.
+        let facts = facts_of(s.header());
+        match s.finish() {
+            Ok(summary) => {
+                out.note.facts.extend(facts);
+                out.windows.extend(summary.windows);
             }
-            Err(e) => out.note.facts.push(format!("idle baseline: {e}")),
+            Err(e) => out.note.facts.push(format!("idle baseline: {}", chain(&e))),
         }
     }
     out.note.line = idle_line(&run_label(plan), &out.windows, options.idle);

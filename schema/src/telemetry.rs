@@ -50,6 +50,9 @@ pub enum Line {
     Sample(Sample),
     /// The edge of a timed window.
     Mark(Mark),
+    /// What the sampler computed of one device over one timed window (written when it
+    /// stops, after the marks).
+    Summary(SummaryLine),
     /// A line type this reader does not know (a newer writer's); counted, passed over.
     #[serde(other)]
     Unknown,
@@ -256,6 +259,46 @@ pub struct Mark {
     pub copy: u32,
 }
 
+/// What the sampler computed of one device over one timed window when it stopped: the
+/// gross energies (the net ones need the run's idle files, so they are computed later).
+/// A checker recomputes them from the samples (`validate`'s `telemetry.summary-mismatch`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SummaryLine {
+    /// The window's name (`train`, [`IDLE_WINDOW`]).
+    pub window: String,
+    /// The copy whose window it is.
+    pub copy: u32,
+    /// The device: its position in the header's `devices`.
+    pub device: u32,
+    /// The window's start, ns since the origin.
+    pub start_ns: u64,
+    /// The window's end, ns since the origin.
+    pub end_ns: u64,
+    /// The device's samples inside the window (edges included).
+    pub samples: u64,
+    /// Energy by the device's counter, J (absent: no counter, or the window not covered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counter_j: Option<f64>,
+    /// Energy by the trapezoid of its power readings, J (absent: no power readings over
+    /// the whole window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_j: Option<f64>,
+}
+
+/// The line (from 1) of each sample, mark and summary of a file read from bytes, in the
+/// order of [`TelemetryFile`]'s vectors: where a checker points. Empty for a file made
+/// in memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineNumbers {
+    /// One per sample.
+    pub samples: Vec<usize>,
+    /// One per mark.
+    pub marks: Vec<usize>,
+    /// One per summary line.
+    pub summaries: Vec<usize>,
+}
+
 /// A telemetry file, read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TelemetryFile {
@@ -265,6 +308,11 @@ pub struct TelemetryFile {
     pub samples: Vec<Sample>,
     /// Its window marks, in file order.
     pub marks: Vec<Mark>,
+    /// Its summary lines, in file order (none in a file of a sampler before they were
+    /// written, or cut short before them).
+    pub summaries: Vec<SummaryLine>,
+    /// Where each sample, mark and summary is in the file.
+    pub lines: LineNumbers,
     /// Lines of types this reader does not know.
     pub unknown_lines: usize,
     /// Whether the last line was cut short (no newline, not JSON): an interrupted write.
@@ -375,8 +423,18 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<TelemetryFile, TelemetryReadEr
                     path: path.to_owned(),
                 });
             }
-            (Line::Sample(s), true) => file.samples.push(s),
-            (Line::Mark(m), true) => file.marks.push(m),
+            (Line::Sample(s), true) => {
+                file.samples.push(s);
+                file.lines.samples.push(number);
+            }
+            (Line::Mark(m), true) => {
+                file.marks.push(m);
+                file.lines.marks.push(number);
+            }
+            (Line::Summary(s), true) => {
+                file.summaries.push(s);
+                file.lines.summaries.push(number);
+            }
             (Line::Unknown, true) => file.unknown_lines += 1,
         }
     }
@@ -430,6 +488,14 @@ impl<W: Write> TelemetryWriter<W> {
     /// The underlying writer's.
     pub fn mark(&mut self, mark: &Mark) -> io::Result<()> {
         self.line(&Line::Mark(mark.clone()))
+    }
+
+    /// Writes one summary line.
+    ///
+    /// # Errors
+    /// The underlying writer's.
+    pub fn summary(&mut self, summary: &SummaryLine) -> io::Result<()> {
+        self.line(&Line::Summary(summary.clone()))
     }
 
     /// Flushes the underlying writer (a sampler does so every period: a crash then loses
@@ -526,6 +592,42 @@ mod tests {
         assert_eq!(file.marks.len(), 1);
         assert_eq!(file.marks[0].edge, Edge::Start);
         assert!(!file.truncated_tail);
+    }
+
+    #[test]
+    fn summary_lines_read_back_with_every_line_number() {
+        let mut bytes = written();
+        let summary = SummaryLine {
+            window: "train".into(),
+            copy: 1,
+            device: 0,
+            start_ns: 10,
+            end_ns: 900,
+            samples: 1,
+            counter_j: Some(2.5),
+            power_j: None,
+        };
+        let mut w = TelemetryWriter::new(&mut bytes);
+        w.summary(&summary).unwrap();
+        w.into_inner().unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.ends_with(
+            "{\"type\":\"summary\",\"window\":\"train\",\"copy\":1,\"device\":0,\"start_ns\":10,\"end_ns\":900,\"samples\":1,\"counter_j\":2.5}\n"
+        ));
+        let file = parse(Path::new("t.jsonl"), &bytes).unwrap();
+        assert_eq!(file.summaries, vec![summary]);
+        // Header 1, sample 2, mark 3, sample 4, summary 5.
+        assert_eq!(
+            file.lines,
+            LineNumbers {
+                samples: vec![2, 4],
+                marks: vec![3],
+                summaries: vec![5],
+            }
+        );
+        // An older file (no summary lines) reads with none.
+        let old = parse(Path::new("t.jsonl"), &written()).unwrap();
+        assert!(old.summaries.is_empty());
     }
 
     #[test]

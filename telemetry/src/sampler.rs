@@ -4,12 +4,14 @@
 //! Marks and readings take their times under one lock, so the file's lines are in time
 //! order: a mark taken before a reading is written before it. The file is written to
 //! `<path>.part` and moved to `<path>` when the sampler finishes, so nothing under the
-//! final name is ever half written, and an existing file is never replaced.
+//! final name is ever half written, and an existing file is never replaced. Before the
+//! move, the `.part` is read back once (the sampler keeps no samples in memory), and its
+//! summary lines (each window's gross energy per device) are appended to it.
 
 use crate::counter;
 use crate::error::TelemetryError;
 use crate::source::{Reading, Source};
-use crate::summary::{Summary, summarize};
+use crate::summary::{Summary, summarize, summary_lines};
 use mlbench_schema::telemetry::{
     self, Edge, Flag, Header, Mark, Sample, TELEMETRY_SCHEMA_VERSION, TelemetryWriter,
 };
@@ -81,6 +83,7 @@ pub struct Sampler {
     copy: u32,
     path: PathBuf,
     part: PathBuf,
+    header: Header,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -154,8 +157,14 @@ impl Sampler {
             copy: config.copy,
             path: path.to_owned(),
             part,
+            header,
             thread: Some(thread),
         })
+    }
+
+    /// The file's header, as written (its devices and facts).
+    pub fn header(&self) -> &Header {
+        &self.header
     }
 
     /// The file's origin: time 0 of its samples and marks.
@@ -187,23 +196,23 @@ impl Sampler {
         t_ns
     }
 
-    /// Stops sampling (after one last reading, so the last window is covered), moves the
-    /// file into place, and summarises it as read back.
+    /// Stops sampling (after one last reading, so the last window is covered), reads the
+    /// `.part` back once and appends its summary lines, moves the file into place, and
+    /// gives that summary (gross and net of the file's own idle windows; the file is not
+    /// read again).
     ///
     /// # Errors
     /// [`TelemetryError::Io`] for a failed write or move, [`TelemetryError::Exists`] when
     /// a file took the name meanwhile (the `.part` is left), [`TelemetryError::Panicked`],
-    /// [`TelemetryError::Read`].
-    pub fn finish(self) -> Result<Summary, TelemetryError> {
-        let path = self.close()?;
-        Ok(summarize(&telemetry::read(&path)?))
+    /// [`TelemetryError::Read`] when the `.part` does not read back (it is left).
+    pub fn finish(mut self) -> Result<Summary, TelemetryError> {
+        Ok(self.stop()?.unwrap_or_default())
     }
 
-    /// Stops sampling (after one last reading) and moves the file into place, without
-    /// reading it back: its final path.
+    /// [`Sampler::finish`], giving the file's final path instead of its summary.
     ///
     /// # Errors
-    /// As [`Sampler::finish`], but for [`TelemetryError::Read`].
+    /// As [`Sampler::finish`].
     pub fn close(mut self) -> Result<PathBuf, TelemetryError> {
         self.stop()?;
         Ok(std::mem::take(&mut self.path))
@@ -214,9 +223,11 @@ impl Sampler {
         &self.path
     }
 
-    fn stop(&mut self) -> Result<(), TelemetryError> {
+    /// Stops the thread, summarises and publishes the file: its summary, `None` when
+    /// stopped before.
+    fn stop(&mut self) -> Result<Option<Summary>, TelemetryError> {
         let Some(thread) = self.thread.take() else {
-            return Ok(());
+            return Ok(None);
         };
         self.control.lock().stop = true;
         self.control.wake.notify_all();
@@ -230,8 +241,26 @@ impl Sampler {
             }
             Ok(Ok(())) => {}
         }
-        publish(&self.part, &self.path)
+        let summary = append_summary(&self.part)?;
+        publish(&self.part, &self.path)?;
+        Ok(Some(summary))
     }
+}
+
+/// Reads the finished `part` back (once), summarises it, and appends its summary lines.
+fn append_summary(part: &Path) -> Result<Summary, TelemetryError> {
+    let summary = summarize(&telemetry::read(part)?);
+    let io_err = |source| TelemetryError::Io {
+        path: part.to_owned(),
+        source,
+    };
+    let file = OpenOptions::new().append(true).open(part).map_err(io_err)?;
+    let mut writer = TelemetryWriter::new(BufWriter::new(file));
+    for line in summary_lines(&summary) {
+        writer.summary(&line).map_err(io_err)?;
+    }
+    writer.into_inner().map_err(io_err)?;
+    Ok(summary)
 }
 
 impl Drop for Sampler {

@@ -6,7 +6,7 @@
 
 use crate::counter;
 use crate::integrate::{self, cross_check, mean_power_w, net_j, power_energy_j};
-use mlbench_schema::telemetry::{Device, Edge, IDLE_WINDOW, TelemetryFile};
+use mlbench_schema::telemetry::{Device, Edge, IDLE_WINDOW, SummaryLine, TelemetryFile};
 use std::collections::HashMap;
 
 /// Fewer samples of a device in a timed window than this are too few to trust.
@@ -342,6 +342,27 @@ pub fn summarize_with_idle(file: &TelemetryFile, external: &[WindowSummary]) -> 
         windows: out,
         facts,
     }
+}
+
+/// The summary lines of `summary` (what a sampler appends to its file): one per window
+/// and device, in window order then device order, gross energies only.
+pub fn summary_lines(summary: &Summary) -> Vec<SummaryLine> {
+    summary
+        .windows
+        .iter()
+        .flat_map(|w| {
+            w.devices.iter().zip(0u32..).map(|(d, device)| SummaryLine {
+                window: w.name.clone(),
+                copy: w.copy,
+                device,
+                start_ns: w.start_ns,
+                end_ns: w.end_ns,
+                samples: d.samples as u64,
+                counter_j: d.counter_j,
+                power_j: d.power_j,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -62,8 +62,7 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
 
     // 4 runs × 2 devices, one entry each, plus the summaries, the jobs file, the
     // machine's description, the manifest; and each copy's telemetry (no idle baseline
-    // here), which pack takes as it takes any file of OUT (SUBMISSION.json does not list
-    // them yet).
+    // here), which SUBMISSION.json lists.
     let mut names: Vec<String> = read_zip(&zip).into_iter().map(|(n, _)| n).collect();
     names.sort();
     let mut expected = vec![
@@ -92,6 +91,11 @@ fn run_with_pack_writes_a_submission_that_validates_clean() {
     assert_eq!(info["systems"][0]["devices"].as_array().unwrap().len(), 2);
     assert_eq!(info["systems"][0]["devices"][1]["kind"], "cpu");
     assert_eq!(info["errors"], 0);
+    let telemetry: Vec<&String> = expected
+        .iter()
+        .filter(|n| n.contains("/telemetry/"))
+        .collect();
+    assert_eq!(info["telemetry"], serde_json::json!(telemetry));
     // The copy of the jobs file is the file itself.
     let copy = &files.iter().find(|(n, _)| n == "tiny.json").unwrap().1;
     assert_eq!(copy, JOBS.as_bytes());

@@ -83,6 +83,7 @@ impl SubmissionInfo {
             systems: Vec::new(),
             runtime: None,
             allowed_errors: false,
+            telemetry: Vec::new(),
         }
     }
 }
@@ -191,6 +192,7 @@ pub fn pack_folder(
     info.systems = SubmissionInfo::systems_of(&intake.files);
     info.runtime = SubmissionInfo::declared_runtime(&info.systems);
     info.allowed_errors = validation.errors() > 0;
+    info.telemetry = SubmissionInfo::telemetry_of(&intake.files);
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());
     write_zip(&files, &mut zip)?;

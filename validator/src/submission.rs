@@ -88,6 +88,12 @@ pub struct SubmissionInfo {
     /// them). Absent when false, so a clean folder packs to the bytes it always did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allowed_errors: bool,
+    /// The telemetry files packed (`mlbench run`'s, `<run>/telemetry/*.jsonl`,
+    /// docs/telemetry.md), by path, sorted; the manifest hashes them with every other
+    /// file. Absent when there are none, so a folder without telemetry packs to the bytes
+    /// it always did, and older readers pass the key over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<String>,
 }
 
 impl SubmissionInfo {
@@ -127,6 +133,21 @@ impl SubmissionInfo {
     /// Reads a `SUBMISSION.json`.
     pub fn from_json(bytes: &[u8]) -> Result<SubmissionInfo, serde_json::Error> {
         serde_json::from_slice(bytes)
+    }
+
+    /// The paths of the telemetry files among `files` ([`mlbench_schema::layout::Role::Telemetry`]),
+    /// sorted.
+    pub fn telemetry_of(files: &[SubmittedFile]) -> Vec<String> {
+        let mut paths: Vec<String> = files
+            .iter()
+            .filter(|f| {
+                mlbench_schema::layout::classify(&f.path, || false)
+                    == mlbench_schema::layout::Role::Telemetry
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        paths.sort();
+        paths
     }
 
     /// The `SUBMISSION.json` at the root of `files`, when there is one that reads.
@@ -455,6 +476,7 @@ mod tests {
             systems: Vec::new(),
             runtime: None,
             allowed_errors: false,
+            telemetry: Vec::new(),
         };
         let text = String::from_utf8(info.to_json().unwrap()).unwrap();
         assert!(!text.contains("runtime"), "{text}");
@@ -467,5 +489,38 @@ mod tests {
             "{text}"
         );
         assert_eq!(SubmissionInfo::from_json(text.as_bytes()).unwrap(), info);
+    }
+
+    #[test]
+    fn telemetry_files_are_named_only_when_there_are_some() {
+        let files = [
+            SubmittedFile::new("output1/telemetry/vae.0.jsonl", ""),
+            SubmittedFile::new("output0/telemetry/vae.1.2.jsonl", ""),
+            SubmittedFile::new("output0/telemetry/vae.1.jsonl.part", ""),
+            SubmittedFile::new("output0/fast_0.json", "[]"),
+            SubmittedFile::new("notes.jsonl", ""),
+        ];
+        let listed = SubmissionInfo::telemetry_of(&files);
+        assert_eq!(
+            listed,
+            [
+                "output0/telemetry/vae.1.2.jsonl",
+                "output1/telemetry/vae.0.jsonl"
+            ]
+        );
+        let text = r#"{"track": "baseline", "schema_version": 1}"#;
+        let mut info = SubmissionInfo::from_json(text.as_bytes()).unwrap();
+        assert!(info.telemetry.is_empty(), "an older file reads with none");
+        let json = String::from_utf8(info.to_json().unwrap()).unwrap();
+        assert!(!json.contains("telemetry"), "{json}");
+        info.telemetry = listed;
+        let json = String::from_utf8(info.to_json().unwrap()).unwrap();
+        assert!(
+            json.ends_with(
+                "\"telemetry\": [\n    \"output0/telemetry/vae.1.2.jsonl\",\n    \"output1/telemetry/vae.0.jsonl\"\n  ]\n}\n"
+            ),
+            "{json}"
+        );
+        assert_eq!(SubmissionInfo::from_json(json.as_bytes()).unwrap(), info);
     }
 }

@@ -145,7 +145,7 @@ struct Held<'a> {
 fn per_file(
     content: Content<'_>,
     hash: bool,
-    facts: impl FnOnce(Content<'_>) -> Option<FileFacts>,
+    facts: impl FnOnce(Content<'_>) -> Option<Checked>,
 ) -> PerFile {
     match content {
         Content::Bytes(bytes) => PerFile {
@@ -202,8 +202,32 @@ impl std::io::Read for Hashing<'_> {
 struct PerFile {
     /// Its SHA-256, when the submission has a manifest to check it against.
     sha: Option<String>,
-    /// Its facts, when it is a report file of the suite.
-    facts: Option<FileFacts>,
+    /// Its facts, when it is a report file of the suite or a telemetry file.
+    facts: Option<Checked>,
+}
+
+/// What the per-file pass found in a file it reads.
+enum Checked {
+    /// A report file of the suite.
+    Report(FileFacts),
+    /// A telemetry file.
+    Telemetry(rules::telemetry::FileCheck),
+}
+
+/// Checks a telemetry file's content (read whole: a sampler's file is small beside the
+/// reports, 1 to 2 MB an hour at 1 Hz).
+fn check_telemetry(path: &str, content: Content<'_>) -> rules::telemetry::FileCheck {
+    match content {
+        Content::Bytes(bytes) => rules::telemetry::check_file(path, bytes),
+        Content::Stream(input) => {
+            let mut bytes = Vec::new();
+            match input.read_to_end(&mut bytes) {
+                Ok(_) => rules::telemetry::check_file(path, &bytes),
+                // A failed read is the intake's finding, made when the outcome is settled.
+                Err(_) => rules::telemetry::check_file(path, &[]),
+            }
+        }
+    }
 }
 
 /// Whether the validation needs the bytes of the file at `path` whole: a `*.json` the
@@ -280,6 +304,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
         mut reports,
         jobs_files,
         broken_jobs,
+        telemetry,
     } = classify_files(src, &whole, &is_held, &mut findings);
     let suite = suite_of(&mut reports, options, intake_unreadable, &mut findings);
     let jobs = jobs_of(&jobs_files, suite.as_deref(), options, &mut findings);
@@ -300,8 +325,15 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
         is_held: &is_held,
         whole: &whole,
     };
-    let pass = per_file_pass(src, &held, &reports, configs.as_ref(), manifest.is_some())?;
+    let checked = Checking {
+        reports: &reports,
+        telemetry: &telemetry,
+        configs: configs.as_ref(),
+        hashing: manifest.is_some(),
+    };
+    let pass = per_file_pass(src, &held, &checked)?;
     let (run_index, entries) = entries_of(&reports, pass.per_file, &mut findings);
+    telemetry_rules(&reports, &entries, pass.telemetry, &mut findings);
     lap("parse and per-entry rules");
 
     let paths: Vec<String> = reports.iter().map(|r| r.path.to_owned()).collect();
@@ -383,6 +415,8 @@ struct Classified<'a> {
     reports: Vec<ReportRef<'a>>,
     jobs_files: Vec<Held<'a>>,
     broken_jobs: bool,
+    /// The indices of the telemetry files.
+    telemetry: Vec<usize>,
 }
 
 /// Classifies every file that read (`whole` holds the bytes of those `is_held`); a file
@@ -398,6 +432,7 @@ fn classify_files<'a, S: FileSource>(
         reports: Vec::new(),
         jobs_files: Vec::new(),
         broken_jobs: false,
+        telemetry: Vec::new(),
     };
     // A file that did not read is left out (the validation then starts over without it).
     for i in (0..src.count()).filter(|&i| !is_held[i] || whole[i].is_some()) {
@@ -413,8 +448,9 @@ fn classify_files<'a, S: FileSource>(
             Role::Jobs => out
                 .jobs_files
                 .extend(whole[i].map(|bytes| Held { path, bytes })),
-            // Telemetry is `mlbench run`'s, beside the reports (no rule reads it yet).
-            Role::Pack | Role::Telemetry => {}
+            // Telemetry is `mlbench run`'s, beside the reports: checked in the per-file pass.
+            Role::Telemetry => out.telemetry.push(i),
+            Role::Pack => {}
             Role::Unknown => match broken_json_at_root(path, whole[i]) {
                 // Truncated, or nested past the parser's limit: the jobs file it was.
                 Some(e) => {
@@ -538,11 +574,46 @@ struct HeldFiles<'a, 'b> {
     whole: &'b [Option<&'a [u8]>],
 }
 
-/// What the per-file pass keeps: each report file's facts, and each file's SHA-256 when
-/// a manifest is to be checked.
+/// What the per-file pass keeps: each report file's facts, each telemetry file's check,
+/// and each file's SHA-256 when a manifest is to be checked.
 struct Pass {
     per_file: Vec<FileFacts>,
+    telemetry: Vec<rules::telemetry::FileCheck>,
     digests: Vec<Option<String>>,
+}
+
+/// What the per-file pass checks: the report files of the suite (with the jobs' configs)
+/// and the telemetry files (indices in the submission), and whether it hashes every file.
+struct Checking<'a> {
+    reports: &'a [ReportRef<'a>],
+    telemetry: &'a [usize],
+    configs: Option<&'a JobConfigs>,
+    hashing: bool,
+}
+
+/// The telemetry files' findings, and `telemetry.coverage` of the report entries by them.
+fn telemetry_rules(
+    reports: &[ReportRef],
+    entries: &[EntryFacts],
+    checks: Vec<rules::telemetry::FileCheck>,
+    findings: &mut Vec<Finding>,
+) {
+    let mut facts = Vec::with_capacity(checks.len());
+    for check in checks {
+        findings.extend(check.findings);
+        facts.push(check.facts);
+    }
+    let copies: Vec<rules::telemetry::ReportCopy> = reports
+        .iter()
+        .map(|r| rules::telemetry::ReportCopy {
+            path: r.path,
+            copy: match r.name {
+                FileName::Legacy { job_id, .. } => Some(job_id),
+                FileName::PerTest { .. } => None,
+            },
+        })
+        .collect();
+    rules::telemetry::coverage(&copies, entries, &facts, findings);
 }
 
 /// The per-file pass: every file not held is read (each into its thread's buffer when
@@ -552,14 +623,17 @@ struct Pass {
 fn per_file_pass<S: FileSource>(
     src: &S,
     held: &HeldFiles,
-    reports: &[ReportRef],
-    configs: Option<&JobConfigs>,
-    hashing: bool,
+    checking: &Checking,
 ) -> Result<Pass, Settled> {
+    let (reports, configs, hashing) = (checking.reports, checking.configs, checking.hashing);
     let n = src.count();
     let mut report_at: Vec<Option<usize>> = vec![None; n];
     for (r, report) in reports.iter().enumerate() {
         report_at[report.index] = Some(r);
+    }
+    let mut is_telemetry = vec![false; n];
+    for &i in checking.telemetry {
+        is_telemetry[i] = true;
     }
     // Already bound to start over: the files are still read, to find every one that fails.
     let doomed = held.read.iter().any(Result::is_err);
@@ -567,11 +641,15 @@ fn per_file_pass<S: FileSource>(
     let streamed = src.each(&streamed_at, |i, content| {
         let hash = hashing && src.path(i) != MANIFEST_NAME;
         let report = report_at[i].filter(|_| !doomed);
-        per_file(content, hash, |content| {
-            report.map(|r| {
+        let telemetry = is_telemetry[i] && !doomed;
+        per_file(content, hash, |content| match report {
+            Some(r) => {
                 let report = &reports[r];
-                file_facts(r, report.path, &report.name, content, configs)
-            })
+                let facts = file_facts(r, report.path, &report.name, content, configs);
+                Some(Checked::Report(facts))
+            }
+            None if telemetry => Some(Checked::Telemetry(check_telemetry(src.path(i), content))),
+            None => None,
         })
     });
     let outcomes = outcomes_in_order(
@@ -587,12 +665,15 @@ fn per_file_pass<S: FileSource>(
     drop(outcomes);
     let mut pass = Pass {
         per_file: vec![FileFacts::default(); reports.len()],
+        telemetry: Vec::new(),
         digests: vec![None; n],
     };
     for (&i, read) in streamed_at.iter().zip(streamed) {
         if let Ok((_, file)) = read {
-            if let (Some(r), Some(facts)) = (report_at[i], file.facts) {
-                pass.per_file[r] = facts;
+            match (report_at[i], file.facts) {
+                (Some(r), Some(Checked::Report(facts))) => pass.per_file[r] = facts,
+                (_, Some(Checked::Telemetry(check))) => pass.telemetry.push(check),
+                _ => {}
             }
             pass.digests[i] = file.sha;
         }

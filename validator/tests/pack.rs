@@ -152,6 +152,8 @@ fn submission_info_round_trips_with_its_version_last() {
         runtime: None,
         // Absent too when no error was allowed.
         allowed_errors: false,
+        // And without telemetry files.
+        telemetry: Vec::new(),
     };
     let json = info.to_json().unwrap();
     let text = std::str::from_utf8(&json).unwrap();

@@ -4,7 +4,7 @@
 use mlbench_schema::telemetry::{self, Counter, Device, Edge, Flag, SourceKind};
 use mlbench_telemetry::{
     DetectOptions, DeviceSpec, Reading, Sampler, SamplerConfig, Source, SummaryFlag,
-    TelemetryError, detect,
+    TelemetryError, detect, summarize, summary::summary_lines,
 };
 use std::time::{Duration, Instant};
 
@@ -110,11 +110,23 @@ fn a_sampler_writes_monotonic_samples_marks_in_order_and_a_summary() {
         (Edge::Start, start, 2)
     );
     assert_eq!((file.marks[1].edge, file.marks[1].t_ns), (Edge::End, end));
+    // After the samples and marks, one summary line (one window, one device): what
+    // `finish` gave, and what the samples give when summarised again.
+    assert_eq!(file.summaries, summary_lines(&summary));
+    assert_eq!(summary, summarize(&file));
+    let s = &file.summaries[0];
+    assert_eq!(
+        (s.window.as_str(), s.copy, s.device, s.start_ns, s.end_ns),
+        ("train", 2, 0, start, end)
+    );
+    let last_other = file.lines.samples.iter().chain(&file.lines.marks).max();
+    assert!(file.lines.summaries[0] > *last_other.unwrap());
     // In the file, each mark sits between the samples taken before and after it.
     let text = std::fs::read_to_string(&path).unwrap();
     let times: Vec<u64> = text
         .lines()
         .skip(1)
+        .filter(|l| !l.contains("\"summary\""))
         .map(|l| {
             serde_json::from_str::<serde_json::Value>(l).unwrap()["t_ns"]
                 .as_u64()
@@ -207,7 +219,7 @@ fn a_dropped_sampler_still_leaves_a_whole_file() {
     assert_eq!(file.marks.len(), 1);
 }
 
-/// `close` finishes the file as `finish` does, without reading it back: the path it gives
+/// `close` finishes the file as `finish` does (summary lines and all): the path it gives
 /// is the whole file, and no `.part` is left.
 #[test]
 fn a_closed_sampler_gives_its_whole_file() {
@@ -220,6 +232,7 @@ fn a_closed_sampler_gives_its_whole_file() {
     let file = telemetry::read(&path).unwrap();
     assert!(!file.truncated_tail);
     assert_eq!(file.marks.len(), 2);
+    assert_eq!(file.summaries.len(), 1);
     assert!(!dir.path().join("closed.jsonl.part").exists());
 }
 

@@ -2,7 +2,7 @@
 //! the idle baseline, the files beside the reports, and what a run says. Whatever this
 //! machine lets the sources read (RAPL, NVML), the files' shape is checked, not energies.
 
-use crate::fixtures::mlbench;
+use crate::fixtures::{mlbench, validate_json};
 use mlbench_schema::telemetry::{Edge, TelemetryFile};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -48,14 +48,11 @@ fn telemetry_files(out: &Path) -> Vec<String> {
 /// order as written (marks among the samples, on one clock).
 fn read_back(path: &Path) -> TelemetryFile {
     let text = std::fs::read_to_string(path).unwrap();
+    // Summary lines (after the samples and marks) have no time of their own.
     let times: Vec<u64> = text
         .lines()
         .skip(1)
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["t_ns"]
-                .as_u64()
-                .unwrap()
-        })
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["t_ns"].as_u64())
         .collect();
     assert!(times.windows(2).all(|t| t[0] <= t[1]), "{}", path.display());
     let file = mlbench_schema::telemetry::read(path).unwrap();
@@ -168,6 +165,47 @@ fn a_smoke_run_writes_a_telemetry_file_per_copy_and_an_idle_file_per_device() {
         .collect();
     let unique: BTreeSet<&str> = facts.iter().copied().collect();
     assert_eq!(facts.len(), unique.len(), "{err}");
+}
+
+/// A smoke run's telemetry passes `validate`: no `telemetry.*` error, and exactly the
+/// warnings a smoke run must give, `telemetry.too-few` for each device of each copy's
+/// `train` window (two counted observations of a tiny model take milliseconds, far from 60
+/// samples at 1 Hz); the idle baseline's window is not held to 60 samples.
+#[test]
+fn a_smoke_runs_telemetry_passes_validate_with_too_few_warnings_only() {
+    let (tmp, jobs) = workspace();
+    let out = tmp.path().join("out");
+    smoke_run(&jobs, &out, &["--sample-hz", "1", "--idle-baseline", "1s"]);
+    let (_, json) = validate_json(&out, &["--min-runs", "1"]);
+    let mut telemetry: Vec<(String, String, String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"].as_str().unwrap().starts_with("telemetry."))
+        .map(|f| {
+            let text = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+            (text("rule"), text("severity"), text("file"), text("field"))
+        })
+        .collect();
+    telemetry.sort();
+    let mut expected = Vec::new();
+    for copy in 0..2u32 {
+        let path = format!("output0/telemetry/toy_reg.{copy}.jsonl");
+        let file = read_back(&out.join(&path));
+        // The sampler's summary lines: one per device of the one window.
+        assert_eq!(file.summaries.len(), file.header.devices.len(), "{path}");
+        for (i, device) in file.header.devices.iter().enumerate() {
+            let field = format!("window `train` of copy {copy}: device {i} ({})", device.id);
+            expected.push((
+                "telemetry.too-few".into(),
+                "warning".into(),
+                path.clone(),
+                field,
+            ));
+        }
+    }
+    expected.sort();
+    assert_eq!(telemetry, expected, "{json:#}");
 }
 
 #[test]

@@ -454,8 +454,9 @@ fn file_unknown_is_a_warning() {
     assert_eq!(json["summary"]["files"], 12);
 }
 
-/// `mlbench run`'s telemetry files are expected beside the reports: no finding; a
-/// sampler's leftover `.part` (its copy died) is still an unknown file.
+/// `mlbench run`'s telemetry files are expected beside the reports: not unknown files
+/// (the telemetry rules read them: tests/cli/validate/telemetry.rs); a sampler's leftover
+/// `.part` (its copy died) is still an unknown file.
 #[test]
 fn telemetry_files_are_known_and_a_leftover_part_is_not() {
     let dir = copy_example();
@@ -463,11 +464,28 @@ fn telemetry_files_are_known_and_a_leftover_part_is_not() {
     std::fs::write(at(&dir, "output0/telemetry/vae.0.jsonl"), "{}\n").unwrap();
     std::fs::write(at(&dir, "output0/telemetry/vae.1.jsonl.part"), "{}\n").unwrap();
     let part = "output0/telemetry/vae.1.jsonl.part";
-    check(
-        dir.path(),
-        &[],
-        0,
-        vec![warning("file.unknown", Some(part), None, None)],
+    let (code, json) = crate::fixtures::validate_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let of = |rule: &str| -> Vec<Key> {
+        crate::fixtures::findings(&json)
+            .into_iter()
+            .filter(|k| k.0 == rule)
+            .collect()
+    };
+    assert_eq!(
+        of("file.unknown"),
+        [warning("file.unknown", Some(part), None, None)]
+    );
+    // `{}` is no telemetry line: read, and found wanting at its line.
+    let file = "output0/telemetry/vae.0.jsonl";
+    assert_eq!(
+        of("telemetry.unreadable"),
+        [error(
+            "telemetry.unreadable",
+            Some(file),
+            None,
+            Some("line 1")
+        )]
     );
 }
 

@@ -11,6 +11,7 @@ mod jobs;
 mod losses;
 mod output;
 mod raw_zip;
+mod telemetry;
 mod versions;
 
 use crate::fixtures::{

@@ -349,6 +349,55 @@ pub const RULES: &[Rule] = &[
         "a file is present but not listed in the manifest",
         "a file was added after packing; re-pack the submission",
     ),
+    // Telemetry (`mlbench run`'s, beside the reports; docs/telemetry.md).
+    def(
+        "telemetry.unreadable",
+        Error,
+        "a telemetry file that does not parse: a line that is not a telemetry line, no header first, a second header, a last line cut short, a sample of a device the header does not list",
+        "the file was damaged or edited after the run; restore it, or re-run the bench",
+    ),
+    def(
+        "telemetry.too-few",
+        Warning,
+        "fewer than 60 samples of a device in a timed window (MLPerf's rule; the idle baseline aside)",
+        "the window is too short for the rate: raise --sample-hz or run longer; the energy is rough",
+    ),
+    def(
+        "telemetry.gap",
+        Warning,
+        "two samples of a device more than two sampling periods apart inside a timed window",
+        "the sampler was starved (a loaded machine, a slow source); the counter's energy still holds, the power trace is coarse there",
+    ),
+    def(
+        "telemetry.clock",
+        Error,
+        "a telemetry file's times do not run forward: lines out of time order, a device's samples not strictly later than its previous one, window marks that do not pair up",
+        "the file was edited or merged from several; telemetry times come from one monotonic clock",
+    ),
+    def(
+        "telemetry.counter-backward",
+        Error,
+        "an energy counter steps backward on a sample not flagged counter_wrapped or counter_reset",
+        "the sampler flags every backward step; an unflagged one means an edited file",
+    ),
+    def(
+        "telemetry.power-range",
+        Error,
+        "a power reading below 0 or above 1.5× the device's power limit",
+        "a broken sensor or a unit mistake (W for mW); the power-based energy is wrong",
+    ),
+    def(
+        "telemetry.summary-mismatch",
+        Error,
+        "a summary line's energy (or sample count) differs from the one recomputed from the samples by more than 1 %, or summarises a window that does not exist",
+        "the summary lines are the sampler's arithmetic on the same samples; a difference means an edited file",
+    ),
+    def(
+        "telemetry.coverage",
+        Error,
+        "telemetry does not cover every timed window of every copy: a window not inside a device's samples, or (when the submission carries telemetry) a report entry without a telemetry file of its bench and copy whose train window is covered",
+        "keep every file of output<r>/telemetry/ in the submission; re-run the copies whose telemetry is missing",
+    ),
 ];
 
 /// The rule with this id.

@@ -1,5 +1,6 @@
 //! The rules: per entry ([`entry`]), coverage, versions, losses, the jobs file against
-//! the baselines, the pack manifest, and the runtimes that wrote the entries.
+//! the baselines, the pack manifest, the runtimes that wrote the entries, and the
+//! telemetry files beside them.
 
 pub mod catalog;
 pub mod coverage;
@@ -11,6 +12,7 @@ pub mod loss_view;
 pub mod manifest;
 pub mod runtime;
 pub mod stopping;
+pub mod telemetry;
 pub mod versions;
 
 pub use catalog::{RULES, catalogue, pattern_matches, pattern_matches_any, rule};
