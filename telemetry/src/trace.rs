@@ -152,6 +152,17 @@ pub struct Loaded {
     pub skipped: Vec<String>,
 }
 
+impl Loaded {
+    /// What `mlbench plot power` says: a warning per bench passed over, then a line per
+    /// device ([`Trace::check_lines`]).
+    pub fn lines(&self) -> Vec<String> {
+        let warnings = self.skipped.iter().map(|s| format!("warning: {s}"));
+        warnings
+            .chain(self.traces.iter().flat_map(Trace::check_lines))
+            .collect()
+    }
+}
+
 /// The power traces of every run folder under each of `paths`: a run folder
 /// (`output0`, holding `telemetry/`), a submission or `mlbench run --out-dir` folder
 /// (holding `output*/telemetry/`), or a `telemetry` folder itself.
