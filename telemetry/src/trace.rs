@@ -332,10 +332,11 @@ pub fn trace(
         }
         for (i, device) in file.header.devices.iter().enumerate() {
             let Some(mut line) = line(file, i, offset) else {
-                out.facts.push(format!(
-                    "{} (copy {copy}) has no power or energy readings: not drawn",
-                    device.id
-                ));
+                // Once per device id: every copy's file holds the CPU's sources.
+                let fact = format!("{} has no power or energy readings: not drawn.", device.id);
+                if !out.facts.contains(&fact) {
+                    out.facts.push(fact);
+                }
                 continue;
             };
             line.label = label(device, several.then_some(copy));
@@ -740,7 +741,7 @@ mod tests {
         assert!(
             t.facts
                 .iter()
-                .any(|f| f == "cpu:proc (copy 0) has no power or energy readings: not drawn"),
+                .any(|f| f == "cpu:proc has no power or energy readings: not drawn."),
             "{:?}",
             t.facts
         );
@@ -802,6 +803,8 @@ mod tests {
         let files = [copy_file(0, Some(10_000)), copy_file(1, Some(12_500))];
         let t = trace("x", "output0", "vae", &files, &[]);
         assert_eq!(t.lines.len(), 4);
+        let not_drawn = t.facts.iter().filter(|f| f.starts_with("cpu:proc")).count();
+        assert_eq!(not_drawn, 1, "said once for both copies: {:?}", t.facts);
         assert_eq!(t.lines[2].label, "cuda:1 NVIDIA H100 · copy 1");
         assert_eq!(t.lines[2].copy, 1);
         // Copy 1 started 2.5 s later: its points and window move by 2.5 s.
