@@ -2,7 +2,7 @@
 //!
 //! Not on the report or grid pages yet: [`mlbench_results::ReportPage`] does not carry the
 //! traces. Wiring it is one field there (the traces, or the loaded run folders) and one
-//! line in [`super::pages::report`]: `sections.extend(power_section(&page.power)?)`.
+//! line in `pages::report`: `sections.extend(power_section(&page.power)?)`.
 
 use super::{Block, Section};
 use crate::ExportError;
