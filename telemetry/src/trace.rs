@@ -261,6 +261,13 @@ fn load_folder(folder: &Path, run: &str, out: &mut Loaded) -> Result<(), TraceEr
     // (bench, suffix) → files, in name order (copy 0 first).
     let mut groups: Vec<((String, String), Vec<TelemetryFile>)> = Vec::new();
     for path in list(folder)? {
+        if path.to_string_lossy().ends_with(".jsonl.part") {
+            out.skipped.push(format!(
+                "{}: a sampler's unfinished file (its copy died, or is still running); not drawn",
+                path.display()
+            ));
+            continue;
+        }
         let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
         if !is_jsonl || !path.is_file() {
             continue;
@@ -855,6 +862,7 @@ mod tests {
             .for_each(|s| s.values = Values::default());
         write(&tel.join("cart.0.jsonl"), &bare);
         std::fs::write(tel.join("notes.txt"), "not telemetry").unwrap();
+        std::fs::write(tel.join("vae.3.jsonl.part"), "{\"type\":").unwrap();
         let loaded = load(std::slice::from_ref(&sub)).unwrap();
         let names: Vec<&str> = loaded.traces.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["output0-vae", "output0-vae.2"]);
@@ -864,9 +872,10 @@ mod tests {
             "two copies, two devices each"
         );
         assert_eq!(loaded.traces[1].lines.len(), 2);
-        assert_eq!(loaded.skipped.len(), 1);
+        assert_eq!(loaded.skipped.len(), 2, "{:?}", loaded.skipped);
+        assert!(loaded.skipped[0].contains("vae.3.jsonl.part: a sampler's unfinished file"));
         assert!(
-            loaded.skipped[0]
+            loaded.skipped[1]
                 .ends_with("/cart: no device has power or an energy counter; not drawn")
         );
         // The run folder and the telemetry folder give the same; two paths are prefixed
