@@ -15,7 +15,9 @@
 #   smoke-report.json        report --format json (classic scoring; results null < 3 runs)
 #   smoke-report-score.json  report --scoring score (pooled means)
 #   real-report.json         report --scoring score of the real-size jobs
-#   outputs.tar.xz           the smoke and real-size output folders
+#   telemetry.txt            what the telemetry saw, per source: for docs/runner.md
+#   power/                   `mlbench plot power` of the smoke and real-size runs (SVG)
+#   outputs.tar.xz           the smoke and real-size output folders (telemetry files included)
 # The last lines of standard output are a summary table (bench, items/s).
 set -uo pipefail
 
@@ -37,11 +39,30 @@ say() { printf '\n===== [%4ss] %s\n' "$(elapsed)" "$*"; }
 # on stderr (so that a command's stdout redirected to a file stays clean JSON).
 run_t() {
     local t=$1; shift
-    local s=$(date +%s)
+    local s
+    s=$(date +%s)
     timeout -k 5 "$t" "$@"
     local rc=$?
     echo "-> rc=$rc ($(( $(date +%s) - s )) s)$([[ $rc == 124 || $rc == 137 ]] && echo ' TIMED OUT')" >&2
     return $rc
+}
+
+# telemetry_facts LABEL DIR FROM: what the telemetry of the run in DIR saw, into telemetry.txt:
+# the facts and energy lines `mlbench run` printed (the log from its line FROM), then
+# `mlbench plot power`'s line per device (samples and the rate reached, whether the counter
+# moved, per window the energy by counter against the power readings' integral; net of the
+# idle baseline where the run measured one) and its charts in power/.
+telemetry_facts() {
+    local label=$1 dir=$2 from=$3
+    say "telemetry of $label ($dir)"
+    find "$dir" -path '*/telemetry/*' -type f | sort | head -40
+    {
+        echo "## $label: $dir"
+        tail -n +"$from" "$LOG" | grep -E '^(telemetry: |energy: |idle baseline of )' | sort -u
+        run_t 120 "$BIN" plot power "$dir" --format svg --out-dir "$OUT/power/$label" 2>&1 \
+            | grep -vE '^(wrote |[0-9]+ files? in )'
+        echo
+    } | tee -a "$OUT/telemetry.txt"
 }
 
 WORK=/tmp/mlbench-gpu
@@ -106,14 +127,17 @@ if grep -q 'simulated CPU' "$WORK/dry.txt" || ! "$BIN" --version >/dev/null 2>&1
 fi
 
 # ---------------------------------------------------------------- 2. smoke
-say "2. smoke: fast.json --smoke --devices 1 --repeat-suite 1"
+# Sampled at 10 Hz beside every copy, after a 10 s idle baseline (docs/telemetry.md).
+say "2. smoke: fast.json --smoke --devices 1 --repeat-suite 1 --sample-hz 10 --idle-baseline 10s"
 S0=$(date +%s)
-run_t 200 "$BIN" run --jobs "$REPO/baselines/jobs/fast.json" --smoke --devices 1 --repeat-suite 1 \
-    --out-dir /tmp/smoke/out
+SMOKE_LINE=$(wc -l < "$LOG")
+run_t 210 "$BIN" run --jobs "$REPO/baselines/jobs/fast.json" --smoke --devices 1 --repeat-suite 1 \
+    --sample-hz 10 --idle-baseline 10s --out-dir /tmp/smoke/out
 echo "smoke wall time: $(( $(date +%s) - S0 )) s"
 for f in /tmp/smoke/out/output*/summary.txt; do echo "--- $f"; cat "$f"; done
-say "validate /tmp/smoke/out"
+say "validate /tmp/smoke/out (its telemetry too)"
 run_t 60 "$BIN" validate /tmp/smoke/out
+telemetry_facts smoke /tmp/smoke/out "$SMOKE_LINE"
 say "report (classic, json -> smoke-report.json; table below)"
 run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --format json > "$OUT/smoke-report.json"
 run_t 60 "$BIN" report /tmp/smoke/out --gpu-model RTX --min-runs 1 --format table
@@ -146,6 +170,7 @@ fi
 
 # ---------------------------------------------------------------- 3. real sizes
 say "3. real sizes (a subset of fast.json, its arguments verbatim), one job at a time"
+REAL_LINE=$(wc -l < "$LOG")
 REAL_JOBS=(convnet_fp16 convnet_distributed_fp16 convnet_distributed dcgan_all convnet translator recom reso wlmfp16 dcgan vae wlm ssd fast_style)
 "$PY" - "$REPO/baselines/jobs/fast.json" /tmp/real/real.json "${REAL_JOBS[@]}" <<'EOF'
 import json, sys
@@ -164,8 +189,10 @@ for name in "${REAL_JOBS[@]}"; do
     t=$(( 380 - e )); (( t > 45 )) && t=45
     say "real: $name (timeout $t s)"
     s=$(date +%s)
+    # No idle baseline per job (30 s each by default, past the timeout): the smoke run
+    # measured one; these runs' energies are gross only.
     run_t "$t" "$BIN" run --jobs /tmp/real/real.json --name "$name" --devices 1 --repeat-suite 1 \
-        --out-dir /tmp/real/out --append
+        --sample-hz 10 --idle-baseline 0 --out-dir /tmp/real/out --append
     echo "$name rc=$? $(( $(date +%s) - s ))s" >> /tmp/real/status.txt
 done
 cat /tmp/real/out/output0/summary.txt 2>/dev/null
@@ -173,6 +200,11 @@ say "report of the real sizes (score scoring)"
 run_t 60 "$BIN" report /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score \
     --format json > "$OUT/real-report.json"
 run_t 60 "$BIN" report /tmp/real/out --gpu-model RTX --min-runs 1 --scoring score --format table
+say "validate /tmp/real/out (its telemetry too)"
+run_t 60 "$BIN" validate /tmp/real/out
+telemetry_facts real /tmp/real/out "$REAL_LINE"
+say "nvidia-smi -q -d POWER (the limits and readings NVML reports)"
+run_t 30 nvidia-smi -q -d POWER
 
 # ---------------------------------------------------------------- 4. outputs
 say "4. outputs"
@@ -216,6 +248,8 @@ EOF
 echo "real-size jobs (rc 124/137 = timed out): $(tr '\n' ' ' 2>/dev/null < /tmp/real/status.txt)"
 echo "smoke: $(tail -qn1 /tmp/smoke/out/output*/summary.txt 2>/dev/null | tr '\n' ' ')"
 grep -q 'simulated CPU' "$WORK/dry.txt" && echo "WARNING: libtorch saw NO GPU; everything ran on the CPU"
+echo "telemetry, per source (copy into docs/runner.md, \"Telemetry\"): $OUT/telemetry.txt"
+grep -E ' copy 0: ' "$OUT/telemetry.txt" 2>/dev/null | sort -u | head -20
 echo "total elapsed: $(elapsed) s"
 # Let tee finish writing log.txt before the folder is collected.
 exec 1>&- 2>&-

@@ -371,13 +371,15 @@ const PLOT_HELP: &str = "\
 Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap, run
 distributions against the targets), runs (the run distributions alone), loss (batch-loss
 curves per bench with the validator's band), fleet (each node of a submission run on several
-hosts against the median node), scaling (one vendor's submissions at several sizes). Files
-are named <kind>-<what>.<ext> in --out-dir (default: mlbench-plots, made if missing).
+hosts against the median node), scaling (one vendor's submissions at several sizes), power
+(each bench's power over time, from a run folder's telemetry files). Files are named
+<kind>-<what>.<ext> in --out-dir (default: mlbench-plots, made if missing).
 
 Examples:
   mlbench plot grid a.zip b.zip c.zip --baseline a --out-dir /tmp/plots
   mlbench plot report submissions/example --gpu-model RTX --format svg --out-dir /tmp/plots
-  mlbench plot loss submissions/example --out-dir /tmp/plots";
+  mlbench plot loss submissions/example --out-dir /tmp/plots
+  mlbench plot power runs/h100 --format svg --out-dir /tmp/plots";
 
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -394,6 +396,8 @@ pub enum PlotKind {
     Fleet,
     /// One vendor's submissions at several sizes: efficiency against linear scaling.
     Scaling,
+    /// Each bench's power over time from a run's telemetry files, per device and copy.
+    Power,
 }
 
 /// Image formats.

@@ -119,6 +119,9 @@ pub enum CommandError {
     /// An input read for a page's provenance (its SHA-256) that cannot be read.
     #[error("cannot read an input for the page's provenance: {0}")]
     Provenance(#[source] std::io::Error),
+    /// Telemetry files that cannot be found or read (`plot power`).
+    #[error(transparent)]
+    Trace(#[from] mlbench_telemetry::trace::TraceError),
     /// Targets that cannot be made from a submission.
     #[error(transparent)]
     MakeTargets(#[from] mlbench_analyzer::targets::MakeTargetsError),
@@ -143,6 +146,7 @@ impl CommandError {
             | CommandError::Load(_)
             | CommandError::Weights(_)
             | CommandError::Scaling(_)
+            | CommandError::Trace(_)
             | CommandError::Provenance(_) => INPUT,
             #[cfg(feature = "git")]
             CommandError::Repo(_) => INPUT,

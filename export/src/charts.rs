@@ -14,6 +14,9 @@ use mlbench_results::grid::{Grid, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
 
+mod power;
+pub use power::{power_chart, power_charts};
+
 /// A chart with the file name it is written under (without extension).
 pub type Named = (String, Chart);
 

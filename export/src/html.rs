@@ -9,11 +9,13 @@
 //! [`Html`] is the exporter of the report and grid pages ([`pages`] lays them out).
 
 mod pages;
+mod power;
 mod svg;
 
 use crate::{ExportError, Exporter};
 pub use mlbench_results::Provenance;
 use mlbench_results::{GridPage, ReportPage};
+pub use power::power_section;
 use std::fmt::Write as _;
 pub use svg::sanitize_svg;
 

@@ -8,7 +8,7 @@ use crate::canvas::{Canvas, Font, Key, Legend, Para, Rect, Scale, padded};
 use crate::error::PlotError;
 use crate::render::{Figure, check_log_estimate, non_empty, render, same_len};
 use crate::style::{INK, MUTED, PAPER, SHADE, Ticks, clean_label, log_ticks, series_color};
-use crate::{Chart, Series, Size};
+use crate::{Chart, Measure, Series, Size};
 
 /// Input of [`grid_bars`].
 ///
@@ -38,7 +38,9 @@ pub struct GridBars {
     pub series: Vec<Series>,
     /// Name of the baseline the ratios are relative to.
     pub baseline: String,
-    /// y-axis title; default "throughput relative to `<baseline>` (log scale)".
+    /// What the ratios are ratios of: throughput (the default) or items per joule.
+    pub measure: Measure,
+    /// y-axis title; default "`<measure>` relative to `<baseline>` (log scale)".
     pub y_label: Option<String>,
     /// Image size; default 1200 × 700.
     pub size: Size,
@@ -100,7 +102,10 @@ impl Prepared {
         let baseline = clean_label(&spec.baseline);
         let y_label = match &spec.y_label {
             Some(l) => clean_label(l),
-            None => format!("throughput relative to {baseline} (log scale)"),
+            None => format!(
+                "{} relative to {baseline} (log scale)",
+                spec.measure.words()
+            ),
         };
         Ok(Self {
             title: clean_label(&spec.title),

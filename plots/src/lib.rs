@@ -7,9 +7,13 @@
 //!   vendor's ratio to the baseline with its interval, on a logarithmic axis;
 //! - [`overall_bars`]: one horizontal bar per vendor (overall ratio and interval), sorted
 //!   and grouped by tier;
+//! - both of throughput or, with [`Measure::ItemsPerJoule`], of items per joule (the
+//!   grid's energy view);
 //! - [`heatmap`]: GPUs × benches, colour and printed value of the relative performance;
 //! - [`distributions`]: small multiples, one panel per bench, of the run values against
 //!   the target;
+//! - [`power_trace`]: one bench's power over time, a line per device, the timed windows
+//!   shaded, the idle baselines dashed, each window's energy in the legend;
 //! - [`loss_curves`]: one bench's loss curves, one thin line per run or GPU, each in its
 //!   own colour and dash pattern ([`loss_styles`]), over the validator's band.
 //!
@@ -30,6 +34,7 @@ mod grid;
 mod heatmap;
 mod loss;
 mod overall;
+mod power;
 mod render;
 mod style;
 
@@ -39,6 +44,7 @@ pub use grid::{GridBars, grid_bars};
 pub use heatmap::{Heatmap, heatmap};
 pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
+pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
 
 /// The width in pixels of `text` set in the charts' font (DejaVu Sans) at `size` px,
@@ -52,6 +58,27 @@ pub fn text_width(text: &str, size: f64, bold: bool) -> Result<u32, PlotError> {
     let font = canvas::Font::new(size);
     let font = if bold { font.bold() } else { font };
     Ok(canvas::text_size(text, font)?.0.max(0) as u32)
+}
+
+/// What the ratios of [`grid_bars`] and [`overall_bars`] are ratios of; it words their
+/// default axis title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    /// Items per second (the grid's figure).
+    #[default]
+    Throughput,
+    /// Items per joule (the grid's energy view).
+    ItemsPerJoule,
+}
+
+impl Measure {
+    /// How an axis title says it: `throughput`, `items per joule`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Measure::Throughput => "throughput",
+            Measure::ItemsPerJoule => "items per joule",
+        }
+    }
 }
 
 /// A rendered chart: the same drawing as PNG and as SVG.

@@ -8,7 +8,7 @@ use crate::canvas::{Canvas, Font, Para, Rect, Scale, padded};
 use crate::error::PlotError;
 use crate::render::{Figure, check_log_estimate, non_empty, render};
 use crate::style::{GRID, INK, MUTED, PAPER, SHADE, clean_label, log_ticks, series_color};
-use crate::{Chart, Estimate, Size};
+use crate::{Chart, Estimate, Measure, Size};
 
 /// One vendor's overall result.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,9 @@ pub struct OverallBars {
     pub entries: Vec<OverallEntry>,
     /// Name of the baseline (ratio 1).
     pub baseline: String,
-    /// x-axis title; default "overall throughput relative to `<baseline>` (log scale)".
+    /// What the ratios are ratios of: throughput (the default) or items per joule.
+    pub measure: Measure,
+    /// x-axis title; default "overall `<measure>` relative to `<baseline>` (log scale)".
     pub x_label: Option<String>,
     /// Image size; default 1200 × 700.
     pub size: Size,
@@ -144,7 +146,10 @@ impl Prepared {
             rows,
             x_label: match &spec.x_label {
                 Some(l) => clean_label(l),
-                None => format!("overall throughput relative to {baseline} (log scale)"),
+                None => format!(
+                    "overall {} relative to {baseline} (log scale)",
+                    spec.measure.words()
+                ),
             },
             size: spec.size,
             range: padded(lo, hi, 0.08, true),

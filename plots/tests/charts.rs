@@ -8,9 +8,9 @@ mod common;
 
 use common::{BENCHES, assert_stable, benches, check, svg_texts, svg_texts_with_y, wiggle};
 use mlbench_plots::{
-    Band, BenchRuns, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine, OKABE_ITO,
-    OverallBars, OverallEntry, PlotError, Series, Size, distributions, grid_bars, heatmap,
-    loss_curves, overall_bars,
+    Band, BenchRuns, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine, Measure,
+    OKABE_ITO, OverallBars, OverallEntry, PlotError, PowerLine, PowerTrace, PowerWindow, Series,
+    Size, WindowEnergy, distributions, grid_bars, heatmap, loss_curves, overall_bars, power_trace,
 };
 
 // ---------------------------------------------------------------- grid_bars
@@ -572,4 +572,320 @@ fn labels_with_markup_and_control_characters_keep_the_svg_well_formed() {
         "{texts:?}"
     );
     assert!(texts.iter().any(|t| t == "A & B <vendor>"));
+}
+
+// ---------------------------------------------------------------- power_trace
+
+/// `n` readings a second apart from `t0`: `base` W, `busy` W inside `busy_from..busy_to`.
+fn readings(t0: f64, n: usize, base: f64, busy: f64, busy_span: (f64, f64)) -> Vec<(f64, f64)> {
+    (0..n)
+        .map(|i| {
+            let t = t0 + i as f64;
+            let w = if t >= busy_span.0 && t < busy_span.1 {
+                busy
+            } else {
+                base
+            };
+            (t, w + 3.0 * wiggle(i, 0))
+        })
+        .collect()
+}
+
+fn power_spec() -> PowerTrace {
+    let mut gpu = PowerLine::new(
+        "cuda:0 · copy 0",
+        readings(0.0, 121, 62.0, 310.0, (10.0, 110.0)),
+    );
+    gpu.period_s = Some(1.0);
+    gpu.idle_w = Some(61.5);
+    gpu.energy = vec![WindowEnergy {
+        window: "train".into(),
+        gross_j: 31_012.0,
+        net_j: Some(24_862.0),
+    }];
+    // A CPU package with a counter only, and no readings from 50 s to 60 s.
+    let mut cpu = PowerLine::new(
+        "cpu:package-0 · copy 0",
+        readings(0.5, 121, 40.0, 95.0, (10.0, 110.0)),
+    );
+    cpu.points.retain(|p| !(50.0..60.0).contains(&p.0));
+    cpu.period_s = Some(1.0);
+    cpu.from_counter = true;
+    PowerTrace {
+        title: "vae: power".into(),
+        subtitle: Some("output0 · 1 Hz".into()),
+        lines: vec![gpu, cpu],
+        windows: vec![PowerWindow {
+            name: "train".into(),
+            start_s: 10.0,
+            end_s: 110.0,
+        }],
+        notes: vec!["Copies aligned on their files' wall-clock origins.".into()],
+        ..PowerTrace::default()
+    }
+}
+
+/// The `points` of every `<polyline>` stroked in `color` (and `width` px wide), parsed.
+fn polylines(svg: &str, color: [u8; 3], width: Option<&str>) -> Vec<Vec<(f64, f64)>> {
+    let hex = format!("#{:02X}{:02X}{:02X}", color[0], color[1], color[2]);
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| {
+            n.attribute("stroke")
+                .is_some_and(|s| s.eq_ignore_ascii_case(&hex))
+        })
+        .filter(|n| width.is_none_or(|w| n.attribute("stroke-width") == Some(w)))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').expect("x,y");
+                    (x.parse().expect("x"), y.parse().expect("y"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The attribute `name` of the first `<text>` reading `text` set with `anchor` (a tick
+/// label's position: x ticks are centred, y ticks end at the axis).
+fn text_attr(svg: &str, text: &str, anchor: &str, name: &str) -> f64 {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    doc.descendants()
+        .find(|n| {
+            n.has_tag_name("text")
+                && n.text().map(str::trim) == Some(text)
+                && n.attribute("text-anchor") == Some(anchor)
+        })
+        .and_then(|n| n.attribute(name)?.parse().ok())
+        .unwrap_or_else(|| panic!("no text {text:?}"))
+}
+
+/// Every `<polyline>` stroked `width` px wide in `color`, as its points, but the legend's
+/// swatches (two points, level, 22 px long).
+fn strokes(svg: &str, color: [u8; 3], width: &str) -> Vec<Vec<(f64, f64)>> {
+    let swatch = |l: &Vec<(f64, f64)>| {
+        l.len() == 2 && l[0].1 == l[1].1 && (l[1].0 - l[0].0 - 22.0).abs() < 0.5
+    };
+    let mut lines = polylines(svg, color, Some(width));
+    lines.retain(|l| !swatch(l));
+    lines
+}
+
+#[test]
+fn power_trace_two_devices_a_window_an_idle_level_and_a_gap() {
+    let spec = power_spec();
+    let chart = power_trace(&spec).expect("chart");
+    let img = check(
+        "power_trace",
+        &chart,
+        spec.size,
+        &["vae: power", "output0 · 1 Hz", "time (s)", "power (W)"],
+    );
+    assert!(img.has(OKABE_ITO[0]) && img.has(OKABE_ITO[1]));
+    assert!(!chart.svg.contains("NaN") && !chart.svg.contains("inf"));
+    let svg = &chart.svg;
+    // The x axis, from two tick labels: pixels per second and the pixel of 0 s.
+    let (x20, x100) = (
+        text_attr(svg, "20", "middle", "x"),
+        text_attr(svg, "100", "middle", "x"),
+    );
+    let px = |t: f64| x20 + (t - 20.0) * (x100 - x20) / 80.0;
+    // The window: one shaded rectangle from 10 s to 110 s.
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let band = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("rect")
+                && n.attribute("fill") == Some("#888888")
+                && n.attribute("opacity") == Some("0.18")
+        })
+        .expect("the window's shade");
+    let num = |a: &str| band.attribute(a).unwrap().parse::<f64>().unwrap();
+    assert!(
+        (num("x") - px(10.0)).abs() <= 1.0,
+        "{} vs {}",
+        num("x"),
+        px(10.0)
+    );
+    assert!((num("x") + num("width") - px(110.0)).abs() <= 1.0);
+    // The GPU is one unbroken line of its 121 readings; the CPU breaks at its gap, from
+    // its reading at 49.5 s to the one at 60.5 s.
+    let gpu = strokes(svg, OKABE_ITO[0], "2");
+    assert_eq!(gpu.len(), 1, "{gpu:?}");
+    assert!(
+        (gpu[0][0].0 - px(0.0)).abs() <= 1.0 && (gpu[0].last().unwrap().0 - px(120.0)).abs() <= 1.0
+    );
+    let cpu = strokes(svg, OKABE_ITO[1], "2");
+    assert_eq!(cpu.len(), 2, "{cpu:?}");
+    assert!((cpu[0].last().unwrap().0 - px(49.5)).abs() <= 1.0);
+    assert!((cpu[1][0].0 - px(60.5)).abs() <= 1.0);
+    // The idle level: dashes of the GPU's colour, 1 px, all on the line of 61.5 W.
+    let (y0, y100) = (
+        text_attr(svg, "0", "end", "y"),
+        text_attr(svg, "100", "end", "y"),
+    );
+    let idle_y = y0 + 61.5 * (y100 - y0) / 100.0;
+    let dashes = strokes(svg, OKABE_ITO[0], "1");
+    assert!(dashes.len() > 20, "{}", dashes.len());
+    assert!(
+        dashes.iter().flatten().all(|p| (p.1 - idle_y).abs() <= 1.0),
+        "{dashes:?}"
+    );
+    // Energy (31 012 J → 31.0 kJ, net 24 862 J → 24.9 kJ) and the counter's note in the
+    // legend; the caller's note and the gap's under the plot.
+    let all = svg_texts(svg).join(" ");
+    assert!(
+        all.contains("train 31.0 kJ (24.9 kJ") && all.contains("net of idle 61.5 W"),
+        "{all}"
+    );
+    assert!(all.contains("energy counter's differences"), "{all}");
+    assert!(all.contains("Copies aligned on their files' wall-clock origins."));
+    assert!(all.contains("more than two sampling periods apart"));
+    assert!(all.contains("timed window `train`") && all.contains("idle baseline"));
+    assert_stable("power_trace", &chart, power_trace(&spec));
+}
+
+#[test]
+fn power_trace_one_reading_a_zero_length_window_and_a_device_without_power() {
+    let spec = PowerTrace {
+        title: "cart".into(),
+        lines: vec![
+            PowerLine::new("cuda:0", vec![(3.0, 120.0)]),
+            PowerLine::new("cpu:proc", vec![]),
+        ],
+        windows: vec![PowerWindow {
+            name: "train".into(),
+            start_s: 3.0,
+            end_s: 3.0,
+        }],
+        size: Size::new(800, 500),
+        ..PowerTrace::default()
+    };
+    let chart = power_trace(&spec).expect("chart");
+    check("power_trace_one", &chart, spec.size, &["cart"]);
+    let svg = &chart.svg;
+    assert!(!svg.contains("NaN"));
+    // The reading is a dot, no line; the window a line of 2 px, no shade.
+    assert!(strokes(svg, OKABE_ITO[0], "2").is_empty());
+    assert!(svg.contains("<circle"), "the reading's dot");
+    assert_eq!(polylines(svg, [0x88, 0x88, 0x88], Some("2")).len(), 2);
+    assert!(!svg.contains("opacity=\"0.18\""), "a shade of zero width");
+    let all = svg_texts(svg).join(" ");
+    assert!(all.contains("cpu:proc: no power readings"), "{all}");
+    assert!(
+        all.contains("zero length is drawn as a line: train"),
+        "{all}"
+    );
+}
+
+#[test]
+fn power_trace_draws_a_long_trace_as_its_envelope() {
+    // 10 Hz for an hour: 36 000 readings, a spike of 500 W at 1800 s.
+    let points: Vec<(f64, f64)> = (0..36_000)
+        .map(|i| {
+            (
+                i as f64 / 10.0,
+                if i == 18_000 {
+                    500.0
+                } else {
+                    100.0 + (i % 7) as f64
+                },
+            )
+        })
+        .collect();
+    let mut line = PowerLine::new("cuda:0", points);
+    line.period_s = Some(0.1);
+    let spec = PowerTrace {
+        title: "long".into(),
+        lines: vec![line],
+        ..PowerTrace::default()
+    };
+    let chart = power_trace(&spec).expect("chart");
+    let lines = strokes(&chart.svg, OKABE_ITO[0], "2");
+    assert_eq!(lines.len(), 1);
+    let n = lines[0].len();
+    assert!(n <= 4 * spec.size.width as usize, "{n} points drawn");
+    // The spike survives: its y is above every other point's.
+    let y500 = text_attr(&chart.svg, "500", "end", "y");
+    let top = lines[0].iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    assert!((top - y500).abs() <= 1.0, "{top} vs {y500}");
+    assert!(chart.svg.len() < 200_000, "{} bytes", chart.svg.len());
+}
+
+#[test]
+fn power_trace_refuses_bad_input() {
+    let ok = power_spec();
+    let refuse = |f: &dyn Fn(&mut PowerTrace), want: &str| {
+        let mut spec = ok.clone();
+        f(&mut spec);
+        let err = power_trace(&spec).expect_err(want).to_string();
+        assert!(err.contains(want), "{err:?} lacks {want:?}");
+    };
+    refuse(
+        &|s| s.lines.clear(),
+        "nothing to plot: the list of power lines is empty",
+    );
+    refuse(
+        &|s| s.lines.iter_mut().for_each(|l| l.points.clear()),
+        "the power readings of every line is empty",
+    );
+    refuse(
+        &|s| s.lines[0].points[3].1 = f64::NAN,
+        "power line `cuda:0 · copy 0`, point 3: power is NaN",
+    );
+    refuse(
+        &|s| s.lines[1].points[2].0 = f64::INFINITY,
+        "point 2: time is inf",
+    );
+    refuse(
+        &|s| s.lines[0].points.swap(4, 5),
+        "point 5: its time 4 s is before the previous point's 5 s",
+    );
+    refuse(
+        &|s| s.lines[0].period_s = Some(0.0),
+        "sampling period: 0 s: must be more than 0",
+    );
+    refuse(&|s| s.lines[0].idle_w = Some(f64::NAN), "idle power is NaN");
+    refuse(
+        &|s| s.lines[0].energy[0].gross_j = f64::NAN,
+        "window `train`: energy is NaN",
+    );
+    refuse(
+        &|s| s.windows[0].end_s = 5.0,
+        "window `train`: it ends (5 s) before it starts (10 s)",
+    );
+    refuse(
+        &|s| s.windows[0].start_s = f64::NAN,
+        "window `train`: start is NaN",
+    );
+    refuse(&|s| s.size = Size::new(100, 100), "image size 100×100 px");
+}
+
+#[test]
+fn grid_and_overall_bars_word_their_axis_by_the_measure() {
+    let mut spec = grid_spec(2, 3);
+    spec.measure = Measure::ItemsPerJoule;
+    let chart = grid_bars(&spec).expect("chart");
+    check(
+        "grid_bars_per_joule",
+        &chart,
+        spec.size,
+        &["items per joule relative to NVIDIA V100 (log scale)"],
+    );
+    let mut overall = overall_spec();
+    overall.measure = Measure::ItemsPerJoule;
+    let chart = overall_bars(&overall).expect("chart");
+    let all = svg_texts(&chart.svg).join(" ");
+    assert!(all.contains("overall items per joule relative to"), "{all}");
+    assert!(!all.contains("throughput relative"), "{all}");
+    // The default is throughput, as before.
+    let chart = overall_bars(&overall_spec()).expect("chart");
+    assert!(
+        svg_texts(&chart.svg)
+            .join(" ")
+            .contains("overall throughput relative to")
+    );
 }

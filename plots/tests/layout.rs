@@ -8,8 +8,9 @@ mod common;
 use common::{assert_texts_fit, check, decode, svg_texts, text_lines, wiggle};
 use mlbench_plots::{
     Band, BenchRuns, Distributions, Estimate, GridBars, Heatmap, LINE_STYLES, LossCurves, LossLine,
-    OverallBars, OverallEntry, PlotError, Series, Size, distributions, grid_bars, heatmap,
-    loss_curves, loss_styles, overall_bars,
+    OverallBars, OverallEntry, PlotError, PowerLine, PowerTrace, PowerWindow, Series, Size,
+    WindowEnergy, distributions, grid_bars, heatmap, loss_curves, loss_styles, overall_bars,
+    power_trace,
 };
 use std::collections::BTreeSet;
 
@@ -319,4 +320,94 @@ fn loss_refuses_sizes_before_laying_out_and_a_legend_past_the_limit() {
         matches!(&err, PlotError::Invalid { what, .. } if what == "legend"),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------- power trace
+
+/// Eight copies of a whole-machine-sized run: each its GPU and the CPU package (power from
+/// its counter), every label with its energy, the windows a little apart, three notes.
+#[test]
+fn power_legend_of_sixteen_lines_with_energies_goes_below_and_keeps_every_label() {
+    let mut lines = Vec::new();
+    let mut windows = Vec::new();
+    for copy in 0..8u32 {
+        let start = 10.0 + f64::from(copy) * 0.3;
+        let points = (0..120)
+            .map(|i| {
+                let t = f64::from(copy) * 0.3 + f64::from(i);
+                let busy = (start..start + 100.0).contains(&t);
+                (
+                    t,
+                    if busy { 650.0 } else { 70.0 } + 5.0 * wiggle(i as usize, copy as usize),
+                )
+            })
+            .collect();
+        let mut gpu = PowerLine::new(
+            format!("cuda:{copy} NVIDIA H100 80GB HBM3 · copy {copy}"),
+            points,
+        );
+        gpu.period_s = Some(1.0);
+        gpu.idle_w = Some(68.0 + f64::from(copy));
+        gpu.energy = vec![WindowEnergy {
+            window: "train".into(),
+            gross_j: 64_800.0 + f64::from(copy) * 100.0,
+            net_j: Some(58_000.0 + f64::from(copy) * 100.0),
+        }];
+        let mut cpu = PowerLine::new(
+            format!("cpu:package-0 · copy {copy}"),
+            (0..119).map(|i| (f64::from(i) + 0.5, 180.0)).collect(),
+        );
+        cpu.from_counter = true;
+        cpu.energy = vec![WindowEnergy {
+            window: "train".into(),
+            gross_j: 18_000.0,
+            net_j: None,
+        }];
+        lines.extend([gpu, cpu]);
+        windows.push(PowerWindow {
+            name: "train".into(),
+            start_s: start,
+            end_s: start + 100.0,
+        });
+    }
+    let spec = PowerTrace {
+        title: "Power of convnet_distributed in output0".into(),
+        subtitle: Some(
+            "16 device lines of 8 copies, sampled at 1 Hz; shaded: the timed windows".into(),
+        ),
+        lines,
+        windows,
+        notes: vec![
+            "The copies' files are put on one time axis by their wall-clock origins (to the \
+             millisecond); each energy is on its file's own monotonic clock."
+                .into(),
+            "cpu:proc has no power or energy readings: not drawn.".into(),
+        ],
+        x_label: Some("time since sampling began (s)".into()),
+        ..PowerTrace::default()
+    };
+    let chart = power_trace(&spec).expect("chart");
+    let img = decode(&chart.png);
+    assert!(
+        img.height > 700,
+        "the image grows for the legend: {}",
+        img.height
+    );
+    let texts = svg_texts(&chart.svg);
+    assert!(
+        has_label(
+            &texts,
+            "cuda:7 NVIDIA H100 80GB HBM3 · copy 7: train 65.5 kJ (58.7 kJ net of idle 75.0 W)"
+        ),
+        "{texts:?}"
+    );
+    assert!(
+        has_label(
+            &texts,
+            "cpu:package-0 · copy 3 (power from its energy counter's differences): train 18.0 kJ"
+        ),
+        "{texts:?}"
+    );
+    check("layout_power_16", &chart, Size::new(1200, img.height), &[]);
+    insta::assert_snapshot!(text_lines(&chart.svg));
 }

@@ -1,4 +1,5 @@
-//! `mlbench plot`: the grid, a report, runs and loss curves as PNG and SVG files.
+//! `mlbench plot`: the grid, a report, runs, loss curves and power traces as PNG and SVG
+//! files.
 
 use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::exit::{CommandError, Outcome};
@@ -23,6 +24,11 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
         )));
     }
     output::check_folder(&args.out)?;
+    if args.kind == PlotKind::Power {
+        let loaded = mlbench_telemetry::trace::load(&args.subs)?;
+        loaded.lines().iter().for_each(|line| eprintln!("{line}"));
+        return write_and_say(args, &mlbench_export::charts::power_charts(&loaded.traces)?);
+    }
     let targets = match (&args.gpu_model, &args.targets) {
         (Some(model), Some(path)) => Some(TargetTable::load(path, Scoring::Classic, model)?),
         (Some(model), None) => Some(TargetTable::builtin(Scoring::Classic, model)?),
@@ -69,6 +75,7 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             let table = mlbench_analyzer::scaling::scaling(&loaded)?;
             charts.push(("scaling".into(), scaling_chart(&table)?));
         }
+        PlotKind::Power => unreachable!("drawn above"),
         PlotKind::Loss => {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.
@@ -77,12 +84,17 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
+    write_and_say(args, &charts)
+}
+
+/// Writes `charts` into `--out-dir` and says what was written.
+fn write_and_say(args: &PlotArgs, charts: &[Named]) -> Result<Outcome, CommandError> {
     if charts.is_empty() {
         return Err(CommandError::Input(
             "nothing to draw: no chart was made".into(),
         ));
     }
-    let written = write_charts(&args.out, &charts, args.format, args.force)?;
+    let written = write_charts(&args.out, charts, args.format, args.force)?;
     for path in &written {
         eprintln!("wrote {}", path.display());
     }

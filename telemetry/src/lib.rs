@@ -11,7 +11,8 @@
 //!   panic, and the crate builds without any.
 //! - [`counter`]: energy from counter differences (wraps, resets, resolution);
 //!   [`integrate`]: the trapezoid of power samples, the cross-check, the idle baseline;
-//!   [`summary`]: both over each timed window of a file.
+//!   [`summary`]: both over each timed window of a file; [`trace`]: a bench's power over
+//!   time from its files, for a chart and a GPU check.
 //! - [`Sampler`]: the thread that samples at a fixed rate on the monotonic clock, marks
 //!   windows on the same clock, and writes the file (never half a file under its name).
 #![warn(missing_docs)]
@@ -30,6 +31,7 @@ pub mod nvml;
 mod sampler;
 mod source;
 pub mod summary;
+pub mod trace;
 
 #[cfg(feature = "vendors")]
 pub use detect::{DetectOptions, Detected, DeviceSpec, detect};

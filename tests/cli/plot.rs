@@ -561,3 +561,179 @@ mod report {
         assert!(html.contains("0 errors, 0 warnings"));
     }
 }
+
+/// `mlbench plot power`: a run folder's telemetry, written here by hand, line by line.
+mod power {
+    use super::{png_size, svg};
+    use crate::fixtures::{mlbench, names_in, read_text};
+    use predicates::prelude::*;
+    use std::path::Path;
+
+    const S: u64 = 1_000_000_000;
+
+    /// Copy `copy` of `vae`, sampled at 1 Hz from 0 to 10 s: `cuda:<copy>` with power
+    /// (100 W, 300 W from 2 s to 8 s) and an mJ counter holding the trapezoid of it, and
+    /// a RAPL package with a µJ counter only (20 W); window `train` from 2 s to 8 s.
+    fn copy_file(copy: u32, origin_ms: u64) -> String {
+        let mut text = format!(
+            r#"{{"type":"header","schema_version":1,"tool":"mlbench 0.1.0","bench":"vae","copy":{copy},"sample_period_ns":{S},"origin_unix_ms":{origin_ms},"devices":[{{"id":"cuda:{copy}","source":"nvml","name":"NVIDIA H100","power_reading":"average","counter":{{"resolution_uj":1000.0}},"whole_board":true}},{{"id":"cpu:package-0","source":"rapl","name":"package-0","counter":{{"resolution_uj":1.0,"wrap_raw":262143328851}},"whole_board":true}}]}}"#
+        );
+        text.push('\n');
+        let watts = |s: u64| if (2..8).contains(&s) { 300 } else { 100 };
+        let mut mj = 0;
+        for s in 0..=10u64 {
+            if s > 0 {
+                mj += (watts(s - 1) + watts(s)) * 1000 / 2;
+            }
+            let t = s * S;
+            text.push_str(&format!(
+                "{{\"type\":\"sample\",\"t_ns\":{t},\"device\":0,\"energy_raw\":{mj},\"power_mw\":{}}}\n",
+                watts(s) * 1000
+            ));
+            text.push_str(&format!(
+                "{{\"type\":\"sample\",\"t_ns\":{t},\"device\":1,\"energy_raw\":{}}}\n",
+                s * 20_000_000
+            ));
+            if s == 2 || s == 8 {
+                let edge = if s == 2 { "start" } else { "end" };
+                text.push_str(&format!(
+                    "{{\"type\":\"mark\",\"t_ns\":{t},\"edge\":\"{edge}\",\"window\":\"train\",\"copy\":{copy}}}\n"
+                ));
+            }
+        }
+        text
+    }
+
+    /// The idle baseline of `cuda:0`: 90 W for 10 s.
+    fn idle_file() -> String {
+        let mut text = format!(
+            r#"{{"type":"header","schema_version":1,"tool":"mlbench 0.1.0","bench":"idle","copy":0,"sample_period_ns":{S},"devices":[{{"id":"cuda:0","source":"nvml","counter":{{"resolution_uj":1000.0}}}}]}}"#
+        );
+        text.push('\n');
+        text.push_str(
+            "{\"type\":\"mark\",\"t_ns\":0,\"edge\":\"start\",\"window\":\"idle\",\"copy\":0}\n",
+        );
+        for s in 0..=10u64 {
+            text.push_str(&format!(
+                "{{\"type\":\"sample\",\"t_ns\":{},\"device\":0,\"energy_raw\":{},\"power_mw\":90000}}\n",
+                s * S,
+                s * 90_000
+            ));
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"mark\",\"t_ns\":{},\"edge\":\"end\",\"window\":\"idle\",\"copy\":0}}\n",
+            10 * S
+        ));
+        text
+    }
+
+    /// A run folder `sub/output0` with two copies of `vae` and the idle baseline.
+    fn run_folder(root: &Path) -> std::path::PathBuf {
+        let sub = root.join("sub");
+        let tel = sub.join("output0/telemetry");
+        std::fs::create_dir_all(&tel).unwrap();
+        std::fs::write(tel.join("vae.0.jsonl"), copy_file(0, 1_000)).unwrap();
+        std::fs::write(tel.join("vae.1.jsonl"), copy_file(1, 3_500)).unwrap();
+        std::fs::write(tel.join("idle.0.jsonl"), idle_file()).unwrap();
+        sub
+    }
+
+    fn plot_power(from: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+        mlbench()
+            .args(["plot", "power"])
+            .arg(from)
+            .arg("--out-dir")
+            .arg(out)
+            .args(extra)
+            .assert()
+    }
+
+    #[test]
+    fn plot_power_draws_each_bench_and_says_each_source() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = run_folder(tmp.path());
+        let out = tmp.path().join("plots");
+        let done = plot_power(&sub, &out, &[]).success();
+        let stderr = String::from_utf8_lossy(&done.get_output().stderr).into_owned();
+        assert_eq!(
+            names_in(&out),
+            ["power-output0-vae.png", "power-output0-vae.svg"]
+        );
+        let (w, h) = png_size(&out.join("power-output0-vae.png"));
+        assert!(w == 1200 && h >= 700, "{w}×{h}");
+        let text = svg(&out.join("power-output0-vae.svg"));
+        // By hand: train (2→8 s) is 5 × 300 + (300 + 100) / 2 = 1700 J; less 90 W × 6 s
+        // of idle: 1160 J. Copy 1 has no idle baseline (none for cuda:1): gross only.
+        for want in [
+            "Power of vae in output0",
+            "cuda:0 NVIDIA H100 · copy 0: train 1.70 kJ (1.16 kJ net of idle 90.0 W)",
+            "cuda:1 NVIDIA H100 · copy 1: train 1.70 kJ",
+            "timed window `train`",
+        ] {
+            let flat = text.replace('\n', " ");
+            let words: Vec<&str> = want.split(' ').collect();
+            assert!(
+                words.iter().all(|w| flat.contains(w)),
+                "the chart lacks {want:?}"
+            );
+        }
+        // One line per device and copy, for a GPU check to copy.
+        assert!(
+            stderr.contains(
+                "output0 vae: cuda:0 NVIDIA H100 (nvml) copy 0: 11 samples over 10.0 s, \
+                 1.00 Hz of 1.000 Hz; counter moved 2200.0 J; train 6.0 s, 7 samples: \
+                 counter 1700.0 J, power 1700.0 J (0.0 % apart), net of idle 1160.0 J"
+            ),
+            "{stderr}"
+        );
+        // RAPL: 20 W for 6 s by its counter, no power readings.
+        assert!(
+            stderr.contains(
+                "output0 vae: cpu:package-0 (rapl) copy 1: 11 samples over 10.0 s, 1.00 Hz of \
+                 1.000 Hz; counter moved 200.0 J; no power readings (power from the counter); \
+                 train 6.0 s, 7 samples: counter 120.0 J, power none"
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains("2 files in"), "{stderr}");
+    }
+
+    #[test]
+    fn plot_power_never_overwrites_and_refuses_what_it_cannot_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = run_folder(tmp.path());
+        let out = tmp.path().join("plots");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("power-output0-vae.svg"), "precious").unwrap();
+        plot_power(&sub.join("output0"), &out, &[])
+            .code(2)
+            .stderr(predicate::str::contains(
+                "already exists; not overwriting it",
+            ));
+        assert_eq!(names_in(&out), ["power-output0-vae.svg"]);
+        assert_eq!(read_text(&out.join("power-output0-vae.svg")), "precious");
+        plot_power(
+            &sub.join("output0/telemetry"),
+            &out,
+            &["--force", "--format", "svg"],
+        )
+        .success();
+        assert!(read_text(&out.join("power-output0-vae.svg")).contains("Power of vae"));
+
+        // A zip, a folder without telemetry, a file that is not telemetry: exit 2, named.
+        let zip = tmp.path().join("sub.zip");
+        std::fs::write(&zip, "PK").unwrap();
+        plot_power(&zip, &out, &[])
+            .code(2)
+            .stderr(predicate::str::contains("sub.zip: not a folder"));
+        plot_power(&out, &tmp.path().join("o2"), &[])
+            .code(2)
+            .stderr(predicate::str::contains("no telemetry files"));
+        let tel = sub.join("output0/telemetry");
+        std::fs::write(tel.join("vae.2.jsonl"), "{\"type\":\"header\"\n").unwrap();
+        plot_power(&sub, &tmp.path().join("o3"), &[])
+            .code(2)
+            .stderr(predicate::str::contains("vae.2.jsonl:1:"));
+        assert!(!tmp.path().join("o3").exists() || names_in(&tmp.path().join("o3")).is_empty());
+    }
+}

@@ -298,9 +298,12 @@ fn the_binary_stays_glue() {
     // the telemetry lines printed above the progress bar: about 13 lines; the sampling,
     // the idle baseline and the lines are mlbench_runner::telemetry). Issue 23's last moves
     // (findings as plain data in `results`: the binary hands the validator's rule catalogue
-    // to the exporters; one page check for report and grid) cost about 8 more.
+    // to the exporters; one page check for report and grid) cost about 8 more. Issue 25's
+    // `plot power` (the kind, its help, its error and exit code, the branch that reads the
+    // traces and says a line per device: about 15 lines; the reading and the lines are
+    // mlbench_telemetry::trace, the chart mlbench_export::charts::power_chart).
     assert!(
-        code <= 2165,
-        "the binary has {code} lines of code (at most 2,165: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2180,
+        "the binary has {code} lines of code (at most 2,180: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

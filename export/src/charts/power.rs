@@ -1,0 +1,184 @@
+//! A bench's power over time: from the telemetry's plain trace to `mlbench_plots`'
+//! power chart.
+
+use super::{Named, drawn};
+use crate::ExportError;
+use crate::rows::plural;
+use mlbench_plots::{Chart, PowerLine, PowerTrace, PowerWindow, WindowEnergy};
+use mlbench_telemetry::trace::Trace;
+
+/// The power chart of one trace: a line per device of each copy, the timed windows
+/// shaded, each device's idle level, its energy per window in the legend (by counter,
+/// else by power; net of idle where there is a baseline), the trace's facts under it.
+pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
+    let copies = {
+        let mut c: Vec<u32> = trace.lines.iter().map(|l| l.copy).collect();
+        c.sort_unstable();
+        c.dedup();
+        c.len()
+    };
+    let hz: Vec<String> = {
+        let mut h: Vec<String> = trace
+            .lines
+            .iter()
+            .map(|l| format!("{} Hz", rate_text(1.0 / l.period_s)))
+            .collect();
+        h.sort();
+        h.dedup();
+        h
+    };
+    let lines = trace
+        .lines
+        .iter()
+        .map(|l| PowerLine {
+            label: l.label.clone(),
+            points: l.points.clone(),
+            period_s: Some(l.period_s),
+            idle_w: l.idle_w,
+            from_counter: l.from_counter,
+            energy: l
+                .energy
+                .iter()
+                .filter_map(|e| {
+                    Some(WindowEnergy {
+                        window: e.window.clone(),
+                        gross_j: e.gross_j()?,
+                        net_j: e.net_j,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let spec = PowerTrace {
+        title: format!("Power of {} in {}", trace.bench, trace.run),
+        subtitle: Some(format!(
+            "{} of {}, sampled at {}; shaded: the timed windows",
+            plural(trace.lines.len(), "device line"),
+            copies_text(copies),
+            hz.join(", ")
+        )),
+        lines,
+        windows: trace
+            .windows
+            .iter()
+            .map(|w| PowerWindow {
+                name: w.name.clone(),
+                start_s: w.start_s,
+                end_s: w.end_s,
+            })
+            .collect(),
+        notes: trace.facts.clone(),
+        x_label: Some("time since sampling began (s)".into()),
+        ..PowerTrace::default()
+    };
+    mlbench_plots::power_trace(&spec).map_err(drawn(format!("the power of {}", trace.name)))
+}
+
+/// The power chart of each trace, named `power-<trace name>`.
+pub fn power_charts(traces: &[Trace]) -> Result<Vec<Named>, ExportError> {
+    traces
+        .iter()
+        .map(|t| Ok((format!("power-{}", t.name), power_chart(t)?)))
+        .collect()
+}
+
+/// `1 copy`, `2 copies`.
+fn copies_text(n: usize) -> String {
+    if n == 1 {
+        "1 copy".into()
+    } else {
+        format!("{n} copies")
+    }
+}
+
+/// A rate as people write it: `1`, `10`, `0.5`.
+fn rate_text(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_telemetry::trace::{LineEnergy, TraceLine, TraceWindow};
+
+    fn texts(svg: &str) -> String {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| n.text().unwrap_or("").trim().to_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn line(copy: u32, energy: Vec<LineEnergy>) -> TraceLine {
+        TraceLine {
+            label: format!("cuda:{copy} · copy {copy}"),
+            device: format!("cuda:{copy}"),
+            copy,
+            period_s: 0.1,
+            points: (0..50).map(|i| (f64::from(i) / 10.0, 200.0)).collect(),
+            idle_w: Some(90.0),
+            energy,
+            ..TraceLine::default()
+        }
+    }
+
+    #[test]
+    fn the_chart_gives_each_device_its_energy_by_counter_else_by_power() {
+        let by_counter = LineEnergy {
+            window: "train".into(),
+            counter_j: Some(1700.0),
+            power_j: Some(1650.0),
+            net_j: Some(1160.0),
+            ..LineEnergy::default()
+        };
+        let by_power = LineEnergy {
+            window: "train".into(),
+            power_j: Some(812.4),
+            ..LineEnergy::default()
+        };
+        let none = LineEnergy {
+            window: "train".into(),
+            ..LineEnergy::default()
+        };
+        let trace = Trace {
+            name: "output0-vae".into(),
+            run: "output0".into(),
+            bench: "vae".into(),
+            lines: vec![
+                line(0, vec![by_counter]),
+                line(1, vec![by_power]),
+                line(2, vec![none]),
+            ],
+            windows: vec![TraceWindow {
+                name: "train".into(),
+                copy: 0,
+                start_s: 1.0,
+                end_s: 4.0,
+            }],
+            facts: vec!["The copies' files are put on one time axis.".into()],
+        };
+        let charts = power_charts(std::slice::from_ref(&trace)).unwrap();
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].0, "power-output0-vae");
+        let all = texts(&charts[0].1.svg);
+        assert!(all.contains("Power of vae in output0"), "{all}");
+        assert!(
+            all.contains("3 device lines of 3 copies, sampled at 10 Hz"),
+            "{all}"
+        );
+        assert!(
+            all.contains("train 1.70 kJ (1.16 kJ net of idle 90.0 W)"),
+            "{all}"
+        );
+        assert!(all.contains("copy 1: train 812 J"), "{all}");
+        // No energy for copy 2: its label says only its idle level.
+        assert!(all.contains("copy 2: idle 90.0 W"), "{all}");
+        assert!(
+            all.contains("The copies' files are put on one time axis."),
+            "{all}"
+        );
+        assert!(all.contains("time since sampling began (s)"), "{all}");
+    }
+}
