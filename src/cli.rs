@@ -407,6 +407,15 @@ pub enum ImageFormat {
     Both,
 }
 
+/// What the grid's figures are per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerArg {
+    /// Items per second: the throughput.
+    Second,
+    /// Items per joule, from the runs' telemetry (docs/grid-json.md, "Per joule").
+    Joule,
+}
+
 /// Output format of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GridFormat {
@@ -520,6 +529,11 @@ pub struct GridArgs {
     /// linear scaling from the smallest, instead of the grid (docs/scoring.md).
     #[arg(long, conflicts_with_all = ["explain", "html"])]
     pub scaling: bool,
+
+    /// Score items per `second` (the throughput) or per `joule` (energy efficiency, from
+    /// each run's telemetry), normalised to the baseline either way.
+    #[arg(long, value_enum, default_value_t = PerArg::Second, conflicts_with = "scaling")]
+    pub per: PerArg,
 
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]

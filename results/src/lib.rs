@@ -5,6 +5,7 @@
 //! serde form, led by a `schema_version`.
 #![warn(missing_docs)]
 
+pub mod energy;
 pub mod grid;
 pub mod pages;
 pub mod report;

@@ -2,10 +2,11 @@
 //! exporters present).
 
 use super::{page_check, provenance, write};
-use crate::cli::{GridArgs, GridFormat};
+use crate::cli::{GridArgs, GridFormat, PerArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
+use mlbench_analyzer::energy;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
@@ -76,7 +77,10 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         (checks, systems)
     });
     clock.skip();
-    let grid = compare::compute(loaded, &options, explain)?;
+    let grid = match args.per {
+        PerArg::Second => compare::compute(loaded, &options, explain)?,
+        PerArg::Joule => energy::grid_per_joule(loaded, &args.subs, &options, explain)?,
+    };
     clock.lap("grid and bootstrap");
     if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
         let page = GridPage {
