@@ -101,3 +101,6 @@ pub fn energy_of(discovery: &Discovery, draw: Draw) -> Option<Energy> {
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests;
