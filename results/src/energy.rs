@@ -207,4 +207,7 @@ pub struct DeviceShare {
     pub shared_by: usize,
     /// `|power − counter| ÷ counter`, where it has both.
     pub disagreement: Option<f64>,
+    /// Its power at each time of its copy's `trace`, W (its share). Not in the JSON.
+    #[serde(skip)]
+    pub watts: Vec<f64>,
 }

@@ -32,6 +32,7 @@ pub fn share_devices<K: Ord>(copies: &mut [CopyEnergy], side_by_side: impl Fn(us
                 d.shared_by = n;
                 d.joules /= n as f64;
                 d.net_joules = d.net_joules.map(|j| j / n as f64);
+                d.watts.iter_mut().for_each(|w| *w /= n as f64);
             }
         }
         if shared {

@@ -91,6 +91,7 @@ fn share(d: &DeviceEnergy) -> Option<DeviceShare> {
         net_joules,
         shared_by: 1,
         disagreement: d.disagreement,
+        watts: Vec::new(),
     })
 }
 
@@ -135,12 +136,18 @@ impl PowerOf {
     }
 }
 
-/// The devices' summed power at the sample times (inside the window) of the device
-/// sampled most among them: (s since the window's start, W).
-fn power_trace(file: &TelemetryFile, devices: &[usize], start: u64, end: u64) -> Vec<(f64, f64)> {
-    let power: Vec<PowerOf> = devices
+/// The devices' power at the sample times (inside the window) of the device sampled
+/// most among them: the times (ns since the window's start) and each device's W there,
+/// in the order of `devices`; a time where a device has no power is left out.
+fn power_trace(
+    file: &TelemetryFile,
+    devices: &[usize],
+    start: u64,
+    end: u64,
+) -> (Vec<u64>, Vec<Vec<f64>>) {
+    let power: Vec<Option<PowerOf>> = devices
         .iter()
-        .filter_map(|&i| PowerOf::of(file, i, &file.header.devices[i]))
+        .map(|&i| PowerOf::of(file, i, &file.header.devices[i]))
         .collect();
     let times_of = |i: usize| -> Vec<u64> {
         let mut t: Vec<u64> = file
@@ -150,20 +157,26 @@ fn power_trace(file: &TelemetryFile, devices: &[usize], start: u64, end: u64) ->
             .map(|s| s.t_ns)
             .collect();
         t.sort_unstable();
+        t.dedup();
         t
     };
-    let times = devices
+    let longest = devices
         .iter()
         .map(|&i| times_of(i))
         .max_by_key(Vec::len)
         .unwrap_or_default();
-    times
-        .into_iter()
-        .filter_map(|t| {
-            let watts: Option<f64> = power.iter().map(|p| p.at(t)).sum();
-            Some(((t - start) as f64 * 1e-9, watts?))
-        })
-        .collect()
+    let mut times = Vec::new();
+    let mut watts = vec![Vec::new(); devices.len()];
+    for t in longest {
+        let at: Option<Vec<f64>> = power.iter().map(|p| p.as_ref()?.at(t)).collect();
+        if let Some(at) = at {
+            times.push(t - start);
+            for (w, v) in watts.iter_mut().zip(at) {
+                w.push(v);
+            }
+        }
+    }
+    (times, watts)
 }
 
 /// The mean utilisation (a fraction) of the compute devices in the window: the GPUs'
@@ -250,9 +263,11 @@ fn figures(pair: &Paired, file: &TelemetryFile, window: &WindowSummary, items: f
         flags.push(EnergyFlag::WindowShorterThanTimed);
     }
     let indices: Vec<usize> = with_energy.iter().map(|(i, _)| *i).collect();
-    let trace = power_trace(file, &indices, start, end);
-    let mut watts: Vec<f64> = trace.iter().map(|p| p.1).collect();
-    watts.sort_unstable_by(f64::total_cmp);
+    let (times, watts) = power_trace(file, &indices, start, end);
+    let mut devices: Vec<DeviceShare> = with_energy.into_iter().map(|(_, s)| s).collect();
+    for (d, w) in devices.iter_mut().zip(watts) {
+        d.watts = w;
+    }
     let samples = window.devices.iter().map(|d| d.samples).max().unwrap_or(0);
     let mut copy = CopyEnergy {
         run: pair.run.clone(),
@@ -271,21 +286,27 @@ fn figures(pair: &Paired, file: &TelemetryFile, window: &WindowSummary, items: f
         net_joules_per_item: None,
         items_per_joule: None,
         mean_power_w: None,
-        p95_power_w: quantile_sorted(&watts, 0.95),
+        p95_power_w: None,
         utilisation: utilisation(file, start, end),
-        devices: with_energy.into_iter().map(|(_, s)| s).collect(),
+        devices,
         flags,
-        trace,
+        trace: times.iter().map(|&t| (t as f64 * 1e-9, 0.0)).collect(),
     };
     total(&mut copy);
     copy
 }
 
-/// Sums the copy's devices into its energy and the figures from it; sorts and dedups its
-/// flags.
+/// Sums the copy's devices into its energy, its power trace and the figures from them;
+/// sorts and dedups its flags.
 pub fn total(copy: &mut CopyEnergy) {
     copy.flags.sort_unstable();
     copy.flags.dedup();
+    for (i, point) in copy.trace.iter_mut().enumerate() {
+        point.1 = copy.devices.iter().filter_map(|d| d.watts.get(i)).sum();
+    }
+    let mut watts: Vec<f64> = copy.trace.iter().map(|p| p.1).collect();
+    watts.sort_unstable_by(f64::total_cmp);
+    copy.p95_power_w = quantile_sorted(&watts, 0.95);
     let method = copy.devices.iter().map(|d| d.method).reduce(Method::and);
     copy.method = method;
     if method.is_none() {

@@ -169,8 +169,13 @@ fn a_constant_200_w_gpu_over_100_s_is_20_000_j_for_16_000_items() {
     write(&out.join("telemetry/vae.0.jsonl"), &file);
     let e = energy(dir.path()).unwrap();
     assert_eq!(e.notes, Vec::<String>::new());
-    let [c] = e.copies.as_slice() else { panic!("{:?}", e.copies) };
-    assert_eq!((c.run.as_str(), c.bench.as_str(), c.copy), ("output0", "vae", 0));
+    let [c] = e.copies.as_slice() else {
+        panic!("{:?}", e.copies)
+    };
+    assert_eq!(
+        (c.run.as_str(), c.bench.as_str(), c.copy),
+        ("output0", "vae", 0)
+    );
     assert_eq!((c.report.as_str(), c.entry), ("output0/fast_0.json", 0));
     assert_eq!(c.telemetry, "output0/telemetry/vae.0.jsonl");
     assert_eq!((c.samples, c.items), (101, 16_000.0));
@@ -228,9 +233,17 @@ fn a_wrapping_rapl_counter_adds_its_5000_j_and_the_idle_baseline_is_taken_off() 
     close(c.mean_power_w.unwrap(), 250.0);
     // The GPU's utilisation, not the package's (which has none).
     close(c.utilisation.unwrap(), 0.5);
-    assert!(c.flags.contains(&EnergyFlag::CounterWrapped), "{:?}", c.flags);
+    assert!(
+        c.flags.contains(&EnergyFlag::CounterWrapped),
+        "{:?}",
+        c.flags
+    );
     assert!(!c.flags.contains(&EnergyFlag::NoIdleBaseline));
-    let package = c.devices.iter().find(|d| d.device == "cpu:package-0").unwrap();
+    let package = c
+        .devices
+        .iter()
+        .find(|d| d.device == "cpu:package-0")
+        .unwrap();
     assert_eq!(package.method, Method::Counter);
     close(package.joules, 5_000.0);
 }
@@ -240,10 +253,19 @@ fn a_package_two_copies_read_is_shared_between_them() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("output0");
     for copy in 0..2u32 {
-        report(&out.join(format!("fast_{copy}.json")), &[entry("vae", false)]);
+        report(
+            &out.join(format!("fast_{copy}.json")),
+            &[entry("vae", false)],
+        );
         let mut g = gpu(200.0, 50.0);
         g.id = if copy == 0 { "cuda:0" } else { "cuda:1" };
-        let file = telemetry(Some("vae"), copy, &[g, package(50.0)], 110, ("train", 5, 105));
+        let file = telemetry(
+            Some("vae"),
+            copy,
+            &[g, package(50.0)],
+            110,
+            ("train", 5, 105),
+        );
         write(&out.join(format!("telemetry/vae.{copy}.jsonl")), &file);
     }
     let e = energy(dir.path()).unwrap();
@@ -252,12 +274,20 @@ fn a_package_two_copies_read_is_shared_between_them() {
         // Each GPU's 20 000 J, and half the package's 5000 J.
         close(c.joules.unwrap(), 22_500.0);
         assert!(c.flags.contains(&EnergyFlag::SharedDevice));
-        let p = c.devices.iter().find(|d| d.device == "cpu:package-0").unwrap();
+        let p = c
+            .devices
+            .iter()
+            .find(|d| d.device == "cpu:package-0")
+            .unwrap();
         assert_eq!(p.shared_by, 2);
     }
     let b = &e.benches[0];
     assert_eq!((b.n, b.runs), (2, 1));
-    let shared = b.flags.iter().find(|f| f.flag == EnergyFlag::SharedDevice).unwrap();
+    let shared = b
+        .flags
+        .iter()
+        .find(|f| f.flag == EnergyFlag::SharedDevice)
+        .unwrap();
     assert_eq!(shared.copies, 2);
 }
 
@@ -279,7 +309,10 @@ fn runs_of_different_efficiency_give_their_mean_and_an_interval_between_them() {
     assert!(j.ci[0] >= 0.625 && j.ci[0] < 0.9375, "{:?}", j.ci);
     assert!(j.ci[1] <= 1.25 && j.ci[1] > 0.9375, "{:?}", j.ci);
     // The mean of the ratios: (1.6 + 16/15 + 0.8) / 3.
-    close(b.items_per_joule.unwrap().mean, (1.6 + 16.0 / 15.0 + 0.8) / 3.0);
+    close(
+        b.items_per_joule.unwrap().mean,
+        (1.6 + 16.0 / 15.0 + 0.8) / 3.0,
+    );
     // The pooled p95 of 101 samples each at 100, 150 and 200 W is 200 W; the mean power
     // is the copies' mean.
     close(b.p95_power_w.unwrap(), 200.0);
@@ -293,7 +326,11 @@ fn entries_pair_with_numbered_files_in_order_and_disagreeing_counts_pair_none() 
     // Two configurations of vae (100 W then 200 W), one of cart with two files.
     report(
         &out.join("fast_0.json"),
-        &[entry("vae", false), entry("cart", false), entry("vae", false)],
+        &[
+            entry("vae", false),
+            entry("cart", false),
+            entry("vae", false),
+        ],
     );
     for (name, watts) in [("vae.0.jsonl", 100.0), ("vae.0.2.jsonl", 200.0)] {
         let file = telemetry(Some("vae"), 0, &[gpu(watts, 50.0)], 110, ("train", 5, 105));
@@ -316,7 +353,9 @@ fn entries_pair_with_numbered_files_in_order_and_disagreeing_counts_pair_none() 
     close(got[1].2, 20_000.0);
     assert_eq!(
         e.notes,
-        ["output0/fast_0.json: 1 entry of cart but 2 telemetry files of cart.0: not paired (which file is whose cannot be told)"]
+        [
+            "output0/fast_0.json: 1 entry of cart but 2 telemetry files of cart.0: not paired (which file is whose cannot be told)"
+        ]
     );
 }
 
@@ -324,7 +363,10 @@ fn entries_pair_with_numbered_files_in_order_and_disagreeing_counts_pair_none() 
 fn a_file_of_another_bench_or_without_a_window_is_said_and_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("output0");
-    report(&out.join("fast_0.json"), &[entry("vae", false), entry("cart", false)]);
+    report(
+        &out.join("fast_0.json"),
+        &[entry("vae", false), entry("cart", false)],
+    );
     let other = telemetry(Some("bert"), 0, &[gpu(1.0, 50.0)], 110, ("train", 5, 105));
     write(&out.join("telemetry/vae.0.jsonl"), &other);
     let unmarked = telemetry(Some("cart"), 0, &[gpu(1.0, 50.0)], 110, ("warmup", 5, 105));
@@ -345,7 +387,10 @@ fn a_file_of_another_bench_or_without_a_window_is_said_and_left_out() {
 fn a_failed_entry_keeps_its_place_but_has_no_figure() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("output0");
-    report(&out.join("fast_0.json"), &[entry("vae", true), entry("vae", false)]);
+    report(
+        &out.join("fast_0.json"),
+        &[entry("vae", true), entry("vae", false)],
+    );
     for (name, watts) in [("vae.0.jsonl", 100.0), ("vae.0.2.jsonl", 200.0)] {
         let file = telemetry(Some("vae"), 0, &[gpu(watts, 50.0)], 110, ("train", 5, 105));
         write(&out.join("telemetry").join(name), &file);
@@ -365,13 +410,20 @@ fn a_window_shorter_than_its_timed_observations_is_flagged() {
     let file = telemetry(Some("vae"), 0, &[gpu(200.0, 50.0)], 110, ("train", 5, 85));
     write(&out.join("telemetry/vae.0.jsonl"), &file);
     let e = energy(dir.path()).unwrap();
-    assert!(e.copies[0].flags.contains(&EnergyFlag::WindowShorterThanTimed));
+    assert!(
+        e.copies[0]
+            .flags
+            .contains(&EnergyFlag::WindowShorterThanTimed)
+    );
 }
 
 #[test]
 fn without_telemetry_there_is_no_energy_section() {
     let dir = tempfile::tempdir().unwrap();
-    report(&dir.path().join("output0/fast_0.json"), &[entry("vae", false)]);
+    report(
+        &dir.path().join("output0/fast_0.json"),
+        &[entry("vae", false)],
+    );
     assert_eq!(energy(dir.path()), None);
 }
 

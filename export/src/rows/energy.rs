@@ -22,18 +22,26 @@ fn interval_of(x: &Option<MeanCi>) -> String {
     }
 }
 
-/// The flags of a bench, `flag (copies)`, for people.
-fn flags(b: &BenchEnergy) -> String {
+/// The flags of a bench for people: `vae (8 copies): whole_board 8, gap 1`; `None`
+/// without any.
+fn flag_line(b: &BenchEnergy) -> Option<String> {
     let words: Vec<String> = b
         .flags
         .iter()
-        .map(|f| format!("{} ({})", f.flag.as_str(), f.copies))
+        .map(|f| format!("{} {}", f.flag.as_str(), f.copies))
         .collect();
-    if words.is_empty() {
-        "—".into()
-    } else {
-        words.join(", ")
-    }
+    (!words.is_empty()).then(|| {
+        format!(
+            "{} ({}): {}",
+            b.bench,
+            if b.n == 1 {
+                "1 copy".to_owned()
+            } else {
+                format!("{} copies", b.n)
+            },
+            words.join(", ")
+        )
+    })
 }
 
 /// The energy table for people.
@@ -56,7 +64,6 @@ pub fn energy_rows(energy: &Energy) -> Rows {
                 num(b.p95_power_w),
                 b.utilisation
                     .map_or_else(|| "—".into(), |u| format!("{:.1}%", u * 100.0)),
-                flags(b),
             ]
         })
         .collect();
@@ -72,7 +79,6 @@ pub fn energy_rows(energy: &Energy) -> Rows {
         "mean W",
         "p95 W",
         "util",
-        "flags",
     ];
     Rows::new(TITLE, &header, rows)
 }
@@ -122,9 +128,13 @@ pub fn data_cells(energy: &Energy, bench: &str) -> Vec<String> {
     ]
 }
 
-/// What a reader of the energy table must know: what was left out, and why.
+/// What a reader of the energy table must know: each bench's flags (docs/report-json.md,
+/// "energy"), what was left out, and why.
 pub fn notes(energy: &Energy) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = energy.benches.iter().filter_map(flag_line).collect();
+    if !out.is_empty() {
+        out.insert(0, "flags, with the copies carrying each:".into());
+    }
     if energy.benches.is_empty() {
         out.push(
             "no copy's telemetry gave an energy (no device with a counter or power readings)"
