@@ -6,7 +6,7 @@
 //! Energies are joules, powers watts, utilisation a fraction (never percent). A figure
 //! that cannot be computed is `null`, never a made-up zero.
 
-pub use crate::report::MeanCi;
+pub use crate::interval::MeanCi;
 use serde::Serialize;
 
 /// Everything `report` found about energy; present only where some run has telemetry.

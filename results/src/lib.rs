@@ -7,6 +7,7 @@
 
 pub mod energy;
 pub mod grid;
+pub mod interval;
 pub mod pages;
 pub mod report;
 pub mod scaling;

@@ -224,16 +224,7 @@ pub struct Intervals {
     pub level: f64,
 }
 
-/// A mean with its bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanCi {
-    /// Samples pooled.
-    pub n: usize,
-    /// The mean over them.
-    pub mean: f64,
-    /// The percentile interval of the resampled means, `[low, high]`.
-    pub ci: [f64; 2],
-}
+pub use crate::interval::MeanCi;
 
 /// One GPU on one bench, against its peers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
