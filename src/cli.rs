@@ -407,15 +407,6 @@ pub enum ImageFormat {
     Both,
 }
 
-/// What the grid's figures are per.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PerArg {
-    /// Items per second: the throughput.
-    Second,
-    /// Items per joule, from the runs' telemetry (docs/grid-json.md, "Per joule").
-    Joule,
-}
-
 /// Output format of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GridFormat {
@@ -531,9 +522,9 @@ pub struct GridArgs {
     pub scaling: bool,
 
     /// Score items per `second` (the throughput) or per `joule` (energy efficiency, from
-    /// each run's telemetry), normalised to the baseline either way.
-    #[arg(long, value_enum, default_value_t = PerArg::Second, conflicts_with = "scaling")]
-    pub per: PerArg,
+    /// each run's telemetry; docs/grid-json.md), normalised to the baseline either way.
+    #[arg(long, value_parser = ["second", "joule"], default_value = "second", conflicts_with = "scaling")]
+    pub per: String,
 
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]

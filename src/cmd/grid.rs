@@ -2,7 +2,7 @@
 //! exporters present).
 
 use super::{page_check, provenance, write};
-use crate::cli::{GridArgs, GridFormat, PerArg};
+use crate::cli::{GridArgs, GridFormat};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
@@ -77,10 +77,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         (checks, systems)
     });
     clock.skip();
-    let grid = match args.per {
-        PerArg::Second => compare::compute(loaded, &options, explain)?,
-        PerArg::Joule => energy::grid_per_joule(loaded, &args.subs, &options, explain)?,
-    };
+    let grid = energy::grid_per(loaded, &args.subs, &options, explain, &args.per)?;
     clock.lap("grid and bootstrap");
     if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
         let page = GridPage {

@@ -4,13 +4,12 @@ use super::{checks_of_inputs, provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
-use mlbench_analyzer::energy;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
-use mlbench_schema::{Discovery, Scoring, TargetTable, Timings, discover};
+use mlbench_schema::{Scoring, TargetTable, Timings, discover};
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
@@ -49,7 +48,7 @@ fn load(
     args: &ReportArgs,
     targets: &TargetTable,
     clock: &Timings,
-) -> Result<(mlbench_analyzer::LoadedSamples, Option<Discovery>), CommandError> {
+) -> Result<mlbench_analyzer::LoadedSamples, CommandError> {
     Ok(match zip_input(&args.reports)? {
         Some(zip) => {
             let limits = mlbench_validator::Limits {
@@ -58,18 +57,15 @@ fn load(
             };
             let intake = mlbench_analyzer::read_intake(zip, &limits)?;
             clock.lap("read the zip");
-            let loaded =
-                mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?;
-            (loaded, None)
+            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?
         }
         None => {
             let mut discovery = discover(&args.reports, args.name.as_deref())?;
             let set_aside = discovery.set_aside_over(args.size.max_bytes);
             clock.lap("discover");
-            let kept = discovery.clone();
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            (loaded, Some(kept))
+            loaded
         }
     })
 }
@@ -129,7 +125,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let (loaded, discovery) = load(args, &targets, &clock)?;
+    let loaded = load(args, &targets, &clock)?;
     clock.lap("read, parse and extract");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
@@ -141,7 +137,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         design: args.precision.design().map_err(CommandError::Usage)?,
     };
     let (set, mut doc) = report_document(loaded, &targets, &options)?;
-    doc.energy = discovery.and_then(|d| energy::energy_of(&d, energy::Draw::default()));
+    doc.energy =
+        mlbench_analyzer::energy::energy_of_paths(&args.reports, &set.suite, args.size.max_bytes);
     clock.lap("samples, statistics, stragglers, intervals and energy");
     if let Some(path) = &args.html {
         let page = ReportPage {

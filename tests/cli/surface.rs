@@ -298,9 +298,12 @@ fn the_binary_stays_glue() {
     // the telemetry lines printed above the progress bar: about 13 lines; the sampling,
     // the idle baseline and the lines are mlbench_runner::telemetry). Issue 23's last moves
     // (findings as plain data in `results`: the binary hands the validator's rule catalogue
-    // to the exporters; one page check for report and grid) cost about 8 more.
+    // to the exporters; one page check for report and grid) cost about 8 more. Issue 25's
+    // energy in `report` and `grid --per joule` (the flag, the two calls, the exit code of
+    // a baseline without telemetry) cost 6; the pairing and scoring are
+    // mlbench_analyzer::energy.
     assert!(
-        code <= 2165,
-        "the binary has {code} lines of code (at most 2,165: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2169,
+        "the binary has {code} lines of code (at most 2,169: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

@@ -14,7 +14,7 @@ pub mod pairing;
 pub mod per_joule;
 
 pub use aggregate::Draw;
-pub use per_joule::{PerJoule, grid_per_joule, per_joule, per_joule_all};
+pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use mlbench_results::energy::{CopyEnergy, Energy};
@@ -70,6 +70,18 @@ fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, Co
         }
     }
     out
+}
+
+/// [`energy_of`] the report files under `paths` of `suite` (those that fit in
+/// `max_bytes`, as the report reads them); `None` for a zip (its telemetry is not read)
+/// or where nothing can be found.
+pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
+    if paths.iter().any(|p| p.is_file()) {
+        return None;
+    }
+    let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
+    discovery.set_aside_over(max_bytes);
+    energy_of(&discovery, Draw::default())
 }
 
 /// The energy section of the submission `discovery` found: every run folder with

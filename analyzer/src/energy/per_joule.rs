@@ -81,6 +81,24 @@ pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf]) -> Vec<String> 
     notes
 }
 
+/// The grid of `loaded` per `per`: `joule` ([`grid_per_joule`]), else per second
+/// ([`crate::compare::compute`], the throughput).
+///
+/// # Errors
+/// Theirs.
+pub fn grid_per(
+    loaded: Vec<Labelled>,
+    paths: &[PathBuf],
+    options: &CompareOptions,
+    explain: Option<(String, String)>,
+    per: &str,
+) -> Result<Grid, CompareError> {
+    match per {
+        "joule" => grid_per_joule(loaded, paths, options, explain),
+        _ => compute(loaded, options, explain),
+    }
+}
+
 /// The note that leads a grid per joule: what its figures are.
 pub const PER_JOULE_NOTE: &str = "per joule: each figure is items per joule (the items of each copy's timed window ÷ the energy its devices drew over it, gross of idle, whole-board; docs/grid-json.md), normalised to the baseline's";
 
