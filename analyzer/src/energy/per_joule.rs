@@ -23,7 +23,9 @@ pub struct PerJoule {
 }
 
 /// Replaces each sample's value by the items per joule of its copy in `energy` (matched
-/// by report file and entry), or by none where it has no energy.
+/// by report file and entry). A usable sample without energy is taken out (the grid then
+/// sees a bench without any as missing; [`per_joule_all`]'s notes count them); failed
+/// and conflicting entries stay, for the grid's notes of what it left out.
 pub fn per_joule(set: &mut SampleSet, energy: Option<&Energy>) -> PerJoule {
     let by_entry: HashMap<(&str, usize), f64> = energy
         .map(|e| {
@@ -34,18 +36,19 @@ pub fn per_joule(set: &mut SampleSet, energy: Option<&Energy>) -> PerJoule {
         })
         .unwrap_or_default();
     let mut out = PerJoule::default();
-    for s in &mut set.samples {
+    let files = &set.files;
+    set.samples.retain_mut(|s| {
         let usable = s.value.is_some() && s.failure.is_none() && !s.conflict;
-        let file = set.files.get(s.file as usize).map_or("", String::as_str);
+        let file = files.get(s.file as usize).map_or("", String::as_str);
         let value = by_entry.get(&(file, s.entry as usize)).copied();
-        if usable {
-            match value {
-                Some(_) => out.with_energy += 1,
-                None => out.without += 1,
-            }
+        match (usable, value) {
+            (true, Some(_)) => out.with_energy += 1,
+            (true, None) => out.without += 1,
+            (false, _) => {}
         }
         s.value = value;
-    }
+        !usable || value.is_some()
+    });
     out
 }
 
