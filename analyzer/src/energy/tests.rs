@@ -18,7 +18,8 @@ struct Dev {
     id: &'static str,
     source: SourceKind,
     watts: f64,
-    power: bool,
+    /// What its power readings say, W (`None`: it has none).
+    power: Option<f64>,
     /// The counter's modulus in µJ (resolution 1 µJ), when it has a counter.
     counter_wrap: Option<Option<u64>>,
     util_pct: Option<f64>,
@@ -30,7 +31,7 @@ fn gpu(watts: f64, util: f64) -> Dev {
         id: "cuda:0",
         source: SourceKind::Nvml,
         watts,
-        power: true,
+        power: Some(watts),
         counter_wrap: None,
         util_pct: Some(util),
     }
@@ -42,7 +43,7 @@ fn package(watts: f64) -> Dev {
         id: "cpu:package-0",
         source: SourceKind::Rapl,
         watts,
-        power: false,
+        power: None,
         counter_wrap: Some(Some(1 << 32)),
         util_pct: None,
     }
@@ -100,7 +101,7 @@ fn telemetry(
                 device: i as u32,
                 values: Values {
                     energy_raw: raw,
-                    power_mw: d.power.then_some(d.watts * 1000.0),
+                    power_mw: d.power.map(|w| w * 1000.0),
                     util_pct: d.util_pct,
                     ..Values::default()
                 },
@@ -443,4 +444,54 @@ fn items_follow_the_counted_observations() {
     item.insert("avg", 50.0);
     o.insert("train_item", Value::Object(item));
     assert_eq!(copy::counted_items(&ReportEntry::new(o)), Some(800.0));
+}
+
+#[test]
+fn the_counter_is_preferred_and_a_power_reading_10_percent_off_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("output0");
+    report(&out.join("fast_0.json"), &[entry("vae", false)]);
+    // The counter says 200 W, the power readings 220 W.
+    let mut g = gpu(200.0, 50.0);
+    g.counter_wrap = Some(None);
+    g.power = Some(220.0);
+    let file = telemetry(Some("vae"), 0, &[g], 110, ("train", 5, 105));
+    write(&out.join("telemetry/vae.0.jsonl"), &file);
+    let e = energy(dir.path()).unwrap();
+    let c = &e.copies[0];
+    assert_eq!(c.method, Some(Method::Counter));
+    close(c.joules.unwrap(), 20_000.0);
+    close(c.devices[0].disagreement.unwrap(), 0.1);
+    assert!(c.flags.contains(&EnergyFlag::Disagreement), "{:?}", c.flags);
+    // The trace follows the power readings where the device has them.
+    close(c.p95_power_w.unwrap(), 220.0);
+}
+
+#[test]
+fn a_cpu_copy_uses_the_machines_utilisation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("output0");
+    report(&out.join("fast_0.json"), &[entry("vae", false)]);
+    let proc = Dev {
+        id: "cpu:proc",
+        source: SourceKind::Procfs,
+        watts: 0.0,
+        power: None,
+        counter_wrap: None,
+        util_pct: Some(25.0),
+    };
+    let file = telemetry(
+        Some("vae"),
+        0,
+        &[package(50.0), proc],
+        110,
+        ("train", 5, 105),
+    );
+    write(&out.join("telemetry/vae.0.jsonl"), &file);
+    let e = energy(dir.path()).unwrap();
+    let c = &e.copies[0];
+    close(c.utilisation.unwrap(), 0.25);
+    close(c.joules.unwrap(), 5000.0);
+    // Only the package has energy: `cpu:proc` is no part of it.
+    assert_eq!(c.devices.len(), 1);
 }

@@ -144,3 +144,104 @@ pub fn notes(energy: &Energy) -> Vec<String> {
     out.extend(energy.notes.iter().cloned());
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlbench_results::energy::{EnergyFlag, FlagCount, Method};
+
+    fn energy() -> Energy {
+        let ci = |mean: f64, lo: f64, hi: f64| {
+            Some(MeanCi {
+                n: 3,
+                mean,
+                ci: [lo, hi],
+            })
+        };
+        Energy {
+            benches: vec![BenchEnergy {
+                bench: "vae".into(),
+                n: 3,
+                runs: 3,
+                method: Method::Counter,
+                joules_per_item: ci(0.9375, 0.7, 1.2),
+                net_joules_per_item: None,
+                items_per_joule: ci(1.1556, 0.9, 1.4),
+                mean_power_w: Some(150.0),
+                p95_power_w: Some(200.0),
+                utilisation: Some(0.5),
+                flags: vec![
+                    FlagCount { flag: EnergyFlag::WholeBoard, copies: 3 },
+                    FlagCount { flag: EnergyFlag::Gap, copies: 1 },
+                ],
+            }],
+            copies: Vec::new(),
+            resamples: 2000,
+            seed: 2019,
+            level: 0.95,
+            notes: vec!["output1/fast_0.json: 2 entries of vae but 1 telemetry file of vae.0: not paired (which file is whose cannot be told)".into()],
+        }
+    }
+
+    #[test]
+    fn people_read_the_figures_the_data_hold() {
+        let e = energy();
+        let t = energy_rows(&e);
+        assert_eq!(
+            t.rows[0],
+            [
+                "vae",
+                "3",
+                "counter",
+                "0.9375",
+                "0.7000–1.200",
+                "—",
+                "1.156",
+                "0.9000–1.400",
+                "150.00",
+                "200.00",
+                "50.0%"
+            ]
+        );
+        assert_eq!(t.header[4], "95% interval");
+        let cells = data_cells(&e, "vae");
+        assert_eq!(cells.len(), DATA_COLUMNS.len());
+        assert_eq!(
+            cells,
+            [
+                "3",
+                "counter",
+                "0.9375",
+                "0.7",
+                "1.2",
+                "",
+                "1.1556",
+                "0.9",
+                "1.4",
+                "150",
+                "200",
+                "0.5",
+                "whole_board=3;gap=1"
+            ]
+        );
+        // A bench without energy: every cell empty.
+        assert!(data_cells(&e, "atari").iter().all(String::is_empty));
+    }
+
+    #[test]
+    fn the_notes_give_each_benchs_flags_then_what_was_left_out() {
+        let notes = notes(&energy());
+        assert_eq!(notes[0], "flags, with the copies carrying each:");
+        assert_eq!(notes[1], "vae (3 copies): whole_board 3, gap 1");
+        assert!(notes[2].contains("not paired"));
+        let none = Energy {
+            benches: Vec::new(),
+            notes: Vec::new(),
+            ..energy()
+        };
+        assert_eq!(
+            super::notes(&none),
+            ["no copy's telemetry gave an energy (no device with a counter or power readings)"]
+        );
+    }
+}
