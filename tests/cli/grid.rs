@@ -1398,4 +1398,31 @@ fn per_joule_html_page_says_what_its_figures_are() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("mlbench grid per joule"));
     assert!(html.contains("per joule: each figure is items per joule"));
+    let text = |format: &str| {
+        let out = grid(
+            &v.paths(&["A", "B"]),
+            &["--per", "joule", "--format", format],
+        )
+        .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let markdown = text("markdown");
+    assert!(
+        markdown.starts_with("# mlbench grid per joule\n"),
+        "{markdown}"
+    );
+    // CSV: the same rows as per second, `mean` in items per joule.
+    let csv = text("csv");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let mean = header.iter().position(|h| *h == "mean").unwrap();
+    let convnet_a = csv
+        .lines()
+        .find(|l| l.starts_with("A,") && l.contains(",convnet,"))
+        .unwrap();
+    let value: f64 = convnet_a.split(',').nth(mean).unwrap().parse().unwrap();
+    let watts: Vec<f64> = (0..4)
+        .flat_map(|r| (0..2).map(move |g| crate::energy_fixture::gpu_watts(r, g)))
+        .collect();
+    let want = watts.iter().map(|w| 160.0 / w).sum::<f64>() / 8.0;
+    assert!((value - want).abs() < 1e-9 * want, "{value} != {want}");
 }
