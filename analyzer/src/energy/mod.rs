@@ -19,10 +19,10 @@ pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use mlbench_results::energy::{CopyEnergy, Energy};
 use mlbench_schema::Discovery;
-use mlbench_schema::telemetry::{IDLE_WINDOW, read};
+use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
 use mlbench_telemetry::{WindowSummary, summarize};
 use pairing::RunFolder;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 impl Default for Draw {
     /// The grid's: 2000 resamples, seed 2019, 95 %.
@@ -35,11 +35,22 @@ impl Default for Draw {
     }
 }
 
+/// The telemetry file at `path`, its errors naming it as `display` (as the report names
+/// files), not by its full path.
+fn read_named(path: &Path, display: &str) -> Result<TelemetryFile, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
+    parse(Path::new(display), &bytes).map_err(|e| e.to_string())
+}
+
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
 fn idle_windows(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummary> {
     let mut out = Vec::new();
     for path in &folder.idle {
-        match read(path) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        match read_named(path, &format!("{}/{name}", folder.display)) {
             Ok(file) => out.extend(
                 summarize(&file)
                     .windows
@@ -61,8 +72,7 @@ fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, Co
         if pair.entry.failure(false).is_some() {
             continue;
         }
-        let measured = read(&pair.telemetry)
-            .map_err(|e| e.to_string())
+        let measured = read_named(&pair.telemetry, &pair.telemetry_display)
             .and_then(|file| copy::measure(pair, &file, &idle));
         match measured {
             Ok(c) => out.push((pair.ordinal, c)),

@@ -51,6 +51,8 @@ pub struct RunFolder {
     pub run: String,
     /// Its `telemetry` folder.
     pub dir: PathBuf,
+    /// The same as the report names files (`output0/telemetry`).
+    pub display: String,
     /// Its idle baselines (`idle.<device>.jsonl`).
     pub idle: Vec<PathBuf>,
     /// Its entries paired with their files.
@@ -189,6 +191,9 @@ pub fn run_folders(discovery: &Discovery, notes: &mut Vec<String>) -> Vec<RunFol
         let pairs = pair_stream(found, job_id, &dir, notes);
         let folder = folders.entry(dir.clone()).or_insert_with(|| RunFolder {
             run: found.run.clone(),
+            display: telemetry_display(display_parent(&found.display), "")
+                .trim_end_matches('/')
+                .to_owned(),
             idle: idle_files(&dir),
             dir,
             pairs: Vec::new(),

@@ -495,3 +495,33 @@ fn a_cpu_copy_uses_the_machines_utilisation() {
     // Only the package has energy: `cpu:proc` is no part of it.
     assert_eq!(c.devices.len(), 1);
 }
+
+#[test]
+fn an_unreadable_file_is_named_as_the_report_names_files_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("output0");
+    report(
+        &out.join("fast_0.json"),
+        &[entry("vae", false), entry("cart", false)],
+    );
+    let mut broken = telemetry(Some("vae"), 0, &[gpu(200.0, 50.0)], 110, ("train", 5, 105));
+    broken.splice(0..0, b"{\"type\":\"sample\",\"t_ns\":".iter().copied());
+    write(&out.join("telemetry/vae.0.jsonl"), &broken);
+    let good = telemetry(Some("cart"), 0, &[gpu(100.0, 50.0)], 110, ("train", 5, 105));
+    write(&out.join("telemetry/cart.0.jsonl"), &good);
+    write(&out.join("telemetry/idle.cuda:0.jsonl"), b"not json\n");
+    let e = energy(dir.path()).unwrap();
+    assert_eq!(e.copies.len(), 1);
+    close(e.copies[0].joules.unwrap(), 10_000.0);
+    assert_eq!(e.notes.len(), 2, "{:?}", e.notes);
+    assert!(
+        e.notes[0].starts_with("idle baseline of output0: output0/telemetry/idle.cuda:0.jsonl:1: "),
+        "{}",
+        e.notes[0]
+    );
+    assert!(
+        e.notes[1].starts_with("output0/telemetry/vae.0.jsonl:1: "),
+        "{}",
+        e.notes[1]
+    );
+}
