@@ -525,3 +525,42 @@ fn an_unreadable_file_is_named_as_the_report_names_files_and_the_rest_goes_on() 
         e.notes[1]
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Whatever the powers, the window and the counter's modulus (at least one
+        /// second's energy, so that one wrap at most falls between two readings), a copy's
+        /// energy is (GPU + package) × the window, and its joules per item that ÷ 16 000.
+        #[test]
+        fn constant_powers_give_power_times_duration(
+            gpu_w in 1.0f64..700.0,
+            package_w in 1.0f64..300.0,
+            start in 0u64..20,
+            len in 1u64..80,
+            wrap_s in 1.0f64..50.0,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("output0");
+            report(&out.join("fast_0.json"), &[entry("vae", false)]);
+            let mut p = package(package_w);
+            let wrap = (package_w * wrap_s * 1e6) as u64;
+            p.counter_wrap = Some(Some(wrap));
+            let end = start + len;
+            let file = telemetry(Some("vae"), 0, &[gpu(gpu_w, 50.0), p], end + 3, ("train", start, end));
+            write(&out.join("telemetry/vae.0.jsonl"), &file);
+            let e = energy(dir.path()).unwrap();
+            let c = &e.copies[0];
+            let want = (gpu_w + package_w) * len as f64;
+            // The counter holds whole µJ: at most 1 µJ off at each end.
+            prop_assert!((c.joules.unwrap() - want).abs() <= 1e-5 + 1e-9 * want);
+            prop_assert!((c.joules_per_item.unwrap() - want / 16_000.0).abs() <= 1e-8 + 1e-9 * want);
+            let p95 = c.p95_power_w.unwrap();
+            prop_assert!((p95 - (gpu_w + package_w)).abs() <= 1e-3, "{p95}");
+        }
+    }
+}
