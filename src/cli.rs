@@ -525,6 +525,11 @@ pub struct GridArgs {
     #[arg(long, conflicts_with_all = ["explain", "html"])]
     pub scaling: bool,
 
+    /// Score items per `second` (the throughput) or per `joule` (energy efficiency, from
+    /// each run's telemetry; docs/grid-json.md), normalised to the baseline either way.
+    #[arg(long, value_parser = ["second", "joule"], default_value = "second", conflicts_with = "scaling")]
+    pub per: String,
+
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]
     pub format: GridFormat,

@@ -299,6 +299,7 @@ fn compare_code(e: &CompareError) -> u8 {
         | CompareError::SameLabel { .. }
         | CompareError::Explain(_)
         | CompareError::NoSubmissions
+        | CompareError::NoEnergy(_)
         | CompareError::Targets(_)
         | CompareError::Load(_)
         | CompareError::MixedRuntimes { .. }

@@ -107,6 +107,11 @@ pub enum CompareError {
     /// Nothing to compare.
     #[error("no submissions")]
     NoSubmissions,
+    /// `grid --per joule` with a baseline that has no energy.
+    #[error(
+        "the baseline `{0}` has no telemetry paired with its entries: no grid per joule (docs/grid-json.md, \"Per joule\")"
+    )]
+    NoEnergy(String),
     /// The suite's selection rules could not be read (a bug in the shipped tables).
     #[error(transparent)]
     Targets(#[from] TargetsError),

@@ -16,6 +16,7 @@ pub mod classic;
 pub mod compare;
 pub mod context;
 pub mod document;
+pub mod energy;
 pub mod expected;
 pub mod fleet;
 pub mod fleet_resample;

@@ -1,6 +1,8 @@
 //! Markdown: the terminal's tables for issues, wikis and pull requests.
 
-use crate::rows::{Form, Rows, benches, findings, grid as grid_rows, report as report_rows};
+use crate::rows::{
+    Form, Rows, benches, energy as energy_rows, findings, grid as grid_rows, report as report_rows,
+};
 use crate::{ExportError, Exporter, bytes};
 use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
 use std::fmt::Write as _;
@@ -102,13 +104,21 @@ impl Exporter<ReportDoc> for Markdown {
         if let Some(line) = report_rows::stopping_line(doc) {
             let _ = writeln!(out, "{}\n", escape(&line));
         }
+        if let Some(e) = &doc.energy {
+            let t = energy_rows::energy_rows(e);
+            let _ = writeln!(out, "## Energy\n\n{}\n", escape(&t.title));
+            figures(&mut out, &t);
+            for line in energy_rows::notes(e) {
+                let _ = writeln!(out, "- {}", escape(&line));
+            }
+        }
         bytes(out)
     }
 }
 
 impl Exporter<Grid> for Markdown {
     fn export(&self, grid: &Grid) -> Result<Vec<u8>, ExportError> {
-        let mut out = String::from("# mlbench grid\n\n");
+        let mut out = format!("# {}\n\n", grid_rows::title(grid));
         for n in grid_rows::notes(grid) {
             let _ = writeln!(out, "- {}", escape(&n));
         }

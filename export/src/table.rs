@@ -1,7 +1,9 @@
 //! For a terminal: comfy-table tables, the statistics block and the verdict in words; the
 //! findings as lines grouped by rule.
 
-use crate::rows::{Form, Rows, benches, findings, grid as grid_rows, report as report_rows};
+use crate::rows::{
+    Form, Rows, benches, energy as energy_rows, findings, grid as grid_rows, report as report_rows,
+};
 use crate::{ExportError, Exporter, bytes};
 use comfy_table::{CellAlignment, presets};
 use mlbench_results::{Grid, ReportDoc, RuleList, Scaling, ValidationDoc};
@@ -115,6 +117,13 @@ impl Exporter<ReportDoc> for Table {
         if let Some(line) = report_rows::stopping_line(doc) {
             let _ = writeln!(out, "{line}");
         }
+        if let Some(e) = &doc.energy {
+            let t = energy_rows::energy_rows(e);
+            let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));
+            for line in energy_rows::notes(e) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         bytes(out)
     }
 }
@@ -124,7 +133,8 @@ impl Exporter<Grid> for Table {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "mlbench grid: {}",
+            "{}: {}",
+            grid_rows::title(grid),
             crate::rows::plural(grid.vendors.len(), "submission")
         );
         for n in grid_rows::notes(grid) {

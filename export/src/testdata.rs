@@ -241,6 +241,7 @@ pub fn grid() -> Grid {
     };
     Grid {
         schema_version: GRID_SCHEMA_VERSION,
+        per: Default::default(),
         baseline: "A".into(),
         benches: vec!["cart".into(), "convnet".into()],
         weights: [("cart".to_owned(), 1.0), ("convnet".to_owned(), 2.0)].into(),

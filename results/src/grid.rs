@@ -37,6 +37,10 @@ pub struct Grid {
     /// Which intervals the cells and rows carry (absent: `bootstrap`).
     #[serde(skip_serializing_if = "Interval::is_bootstrap")]
     pub interval: Interval,
+    /// What the figures are per (absent: `second`, throughput; `joule`: items per joule,
+    /// `grid --per joule`).
+    #[serde(skip_serializing_if = "Per::is_second")]
+    pub per: Per,
     /// What the reader should know: benches not normalized, samples left out, …
     pub notes: Vec<String>,
 }
@@ -56,6 +60,24 @@ impl Interval {
     /// Whether this is the default, [`Interval::Bootstrap`] (not written in the JSON).
     pub fn is_bootstrap(&self) -> bool {
         *self == Interval::Bootstrap
+    }
+}
+
+/// What a grid's figures are per.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// Items per second: the throughput (the default).
+    #[default]
+    Second,
+    /// Items per joule: the items of each timed window ÷ the energy its devices drew.
+    Joule,
+}
+
+impl Per {
+    /// Whether this is the default, [`Per::Second`] (not written in the JSON).
+    pub fn is_second(&self) -> bool {
+        *self == Per::Second
     }
 }
 

@@ -5,7 +5,9 @@
 //! serde form, led by a `schema_version`.
 #![warn(missing_docs)]
 
+pub mod energy;
 pub mod grid;
+pub mod interval;
 pub mod pages;
 pub mod report;
 pub mod scaling;

@@ -48,6 +48,9 @@ pub struct ReportDoc {
     /// The stopping rule the submission says it followed (`run --until`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopping: Option<StoppingRule>,
+    /// Energy per bench, from the runs' telemetry (absent without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::Energy>,
     /// What was read and set aside, one line each (tables and Markdown show them; other
     /// formats leave them to standard error).
     #[serde(skip)]
@@ -68,6 +71,7 @@ impl ReportDoc {
             runtime_mismatch: None,
             precision: None,
             stopping: None,
+            energy: None,
             notes: Vec::new(),
         }
     }
@@ -220,16 +224,7 @@ pub struct Intervals {
     pub level: f64,
 }
 
-/// A mean with its bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanCi {
-    /// Samples pooled.
-    pub n: usize,
-    /// The mean over them.
-    pub mean: f64,
-    /// The percentile interval of the resampled means, `[low, high]`.
-    pub ci: [f64; 2],
-}
+pub use crate::interval::MeanCi;
 
 /// One GPU on one bench, against its peers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,6 +6,7 @@ use crate::cli::{GridArgs, GridFormat};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
+use mlbench_analyzer::energy;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
@@ -76,7 +77,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         (checks, systems)
     });
     clock.skip();
-    let grid = compare::compute(loaded, &options, explain)?;
+    let grid = energy::grid_per(loaded, &args.subs, &options, explain, &args.per)?;
     clock.lap("grid and bootstrap");
     if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
         let page = GridPage {

@@ -136,8 +136,10 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         parity: ParityTable::builtin()?,
         design: args.precision.design().map_err(CommandError::Usage)?,
     };
-    let (set, doc) = report_document(loaded, &targets, &options)?;
-    clock.lap("samples, statistics, stragglers and intervals");
+    let (set, mut doc) = report_document(loaded, &targets, &options)?;
+    doc.energy =
+        mlbench_analyzer::energy::energy_of_paths(&args.reports, &set.suite, args.size.max_bytes);
+    clock.lap("samples, statistics, stragglers, intervals and energy");
     if let Some(path) = &args.html {
         let page = ReportPage {
             suite: set.suite.clone(),

@@ -1283,3 +1283,146 @@ fn anytime_intervals_compose_the_runs_sequences() {
     assert_eq!(row(&json, "B")["cells"]["vae"]["ci"], Value::Null);
     assert_eq!(json["tiers"], serde_json::json!([["B", "A"]]));
 }
+
+/// Two vendors with telemetry ([`crate::energy_fixture`]): A at the fixture's powers, B
+/// at 0.8 × them and another throughput (which a grid per joule must not see).
+fn energy_vendors() -> Vendors {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, means, scale) in [
+        ("A", &[("convnet", 180.0), ("vae", 7600.0)], 1.0),
+        ("B", &[("convnet", 200.0), ("vae", 7000.0)], 0.8),
+    ] {
+        let root = tmp.path().join(name);
+        write_vendor(&root, means);
+        crate::energy_fixture::write_telemetry(&root, 4, 2, scale);
+    }
+    Vendors(tmp)
+}
+
+#[test]
+fn per_joule_ratios_equal_the_hand_computation() {
+    let v = energy_vendors();
+    let json = grid_json(&v.paths(&["A", "B"]), &["--per", "joule"]);
+    assert_eq!(json["per"], "joule");
+    // A copy's items per joule: convnet 1600 ÷ (10 s × W), vae 1600 ÷ (1 s × W + 20 J of
+    // the shared package), W = 200 + 10r + 10g over 4 runs × 2 GPUs; B draws 0.8 × as
+    // much for the same items, so every one of its samples is 1.25 × A's.
+    let watts: Vec<f64> = (0..4)
+        .flat_map(|r| (0..2).map(move |g| crate::energy_fixture::gpu_watts(r, g)))
+        .collect();
+    let mean = |f: &dyn Fn(f64) -> f64| watts.iter().map(|&w| f(w)).sum::<f64>() / 8.0;
+    let a = row(&json, "A");
+    let near = |v: &Value, want: f64| assert!((f(v) - want).abs() <= 1e-6 * want, "{v} != {want}");
+    near(&a["cells"]["convnet"]["mean"], mean(&|w| 160.0 / w));
+    near(&a["cells"]["vae"]["mean"], mean(&|w| 1600.0 / (w + 20.0)));
+    assert_eq!(a["overall"], 1.0);
+    let b = row(&json, "B");
+    near(&b["cells"]["convnet"]["ratio"], 1.25);
+    near(&b["cells"]["vae"]["ratio"], 1.25);
+    near(&b["overall"], 1.25);
+    assert_eq!(b["cells"]["convnet"]["n"], 8);
+    // Each resampled mean of A lies between its lowest and highest sample (160/240 and
+    // 160/200), and B's resample is 1.25 × the same draw of A's copies' figures.
+    let (lo, hi) = interval(&b["cells"]["convnet"]["ci"]);
+    assert!(lo < 1.25 && 1.25 < hi, "{lo}–{hi}");
+    assert!(
+        lo >= 1.25 * 200.0 / 240.0 && hi <= 1.25 * 240.0 / 200.0,
+        "{lo}–{hi}"
+    );
+    assert!(
+        json["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("per joule: ")
+    );
+    // Per second (the default) the same folders give the throughputs' ratios, and the
+    // JSON has no `per`.
+    let per_second = grid_json(&v.paths(&["A", "B"]), &[]);
+    assert!(per_second.get("per").is_none());
+    near(
+        &row(&per_second, "B")["cells"]["convnet"]["ratio"],
+        200.0 / 180.0,
+    );
+}
+
+#[test]
+fn per_joule_without_telemetry_in_the_baseline_is_exit_2_and_elsewhere_missing() {
+    let v = energy_vendors();
+    write_vendor(&v.path("C"), &[("convnet", 180.0), ("vae", 7600.0)]);
+    grid(&v.paths(&["C", "A"]), &["--per", "joule"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the baseline `C` has no telemetry paired with its entries: no grid per joule",
+        ));
+    let json = grid_json(&v.paths(&["A", "C"]), &["--per", "joule"]);
+    let c = row(&json, "C");
+    assert!(c["overall"].is_null());
+    assert_eq!(c["cells"]["convnet"]["missing"], true);
+    let notes: Vec<&str> = json["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.contains(&"C: no telemetry paired with its entries: no figure per joule"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn per_joule_table_snapshot() {
+    let v = energy_vendors();
+    let out = mlbench()
+        .current_dir(v.0.path())
+        .args(["grid", "A", "B", "--per", "joule"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("grid_per_joule_table", String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn per_joule_html_page_says_what_its_figures_are() {
+    let v = energy_vendors();
+    let page = v.path("grid.html");
+    mlbench()
+        .arg("grid")
+        .args(v.paths(&["A", "B"]))
+        .args(["--per", "joule", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("mlbench grid per joule"));
+    assert!(html.contains("per joule: each figure is items per joule"));
+    let text = |format: &str| {
+        let out = grid(
+            &v.paths(&["A", "B"]),
+            &["--per", "joule", "--format", format],
+        )
+        .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let markdown = text("markdown");
+    assert!(
+        markdown.starts_with("# mlbench grid per joule\n"),
+        "{markdown}"
+    );
+    // CSV: the same rows as per second, `mean` in items per joule.
+    let csv = text("csv");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let mean = header.iter().position(|h| *h == "mean").unwrap();
+    let convnet_a = csv
+        .lines()
+        .find(|l| l.starts_with("A,") && l.contains(",convnet,"))
+        .unwrap();
+    let value: f64 = convnet_a.split(',').nth(mean).unwrap().parse().unwrap();
+    let watts: Vec<f64> = (0..4)
+        .flat_map(|r| (0..2).map(move |g| crate::energy_fixture::gpu_watts(r, g)))
+        .collect();
+    let want = watts.iter().map(|w| 160.0 / w).sum::<f64>() / 8.0;
+    assert!((value - want).abs() < 1e-9 * want, "{value} != {want}");
+}

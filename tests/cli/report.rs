@@ -655,3 +655,207 @@ fn a_zip_is_read_alone_and_a_broken_one_is_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("broken.zip"));
 }
+
+/// The fixture submission (4 runs × 2 GPUs) with telemetry beside it
+/// ([`crate::energy_fixture`]), and the report's JSON of it.
+fn energy_report(extra: &[&str]) -> (tempfile::TempDir, serde_json::Value) {
+    let (dir, reports, targets) = submission(4, 2);
+    crate::energy_fixture::write_telemetry(&dir.path().join("sub"), 4, 2, 1.0);
+    let out = mlbench()
+        .args([
+            "report",
+            &reports,
+            "-g",
+            "RTX",
+            "--targets",
+            &targets,
+            "-f",
+            "json",
+        ])
+        .args(extra)
+        .assert()
+        .success();
+    (dir, json_of(out))
+}
+
+fn bench_energy<'a>(json: &'a serde_json::Value, bench: &str) -> &'a serde_json::Value {
+    json["energy"]["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bench"] == bench)
+        .unwrap()
+}
+
+fn near(v: &serde_json::Value, want: f64, tolerance: f64) {
+    let got = v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"));
+    assert!(
+        (got - want).abs() <= tolerance * want.abs(),
+        "{got} != {want}"
+    );
+}
+
+/// The GPU powers of the fixture's 8 copies (run r, GPU g: 200 + 10r + 10g W).
+fn fixture_watts() -> Vec<f64> {
+    (0..4)
+        .flat_map(|r| (0..2).map(move |g| crate::energy_fixture::gpu_watts(r, g)))
+        .collect()
+}
+
+#[test]
+fn energy_per_bench_equals_the_hand_computation() {
+    let (_dir, json) = energy_report(&[]);
+    let watts = fixture_watts();
+    let mean = |f: &dyn Fn(f64) -> f64| watts.iter().map(|&w| f(w)).sum::<f64>() / 8.0;
+    // convnet: 10 s at W on the GPU, 1600 items: W/160 J per item; 50 W idle.
+    let convnet = bench_energy(&json, "convnet");
+    assert_eq!(
+        (convnet["n"].as_u64(), convnet["runs"].as_u64()),
+        (Some(8), Some(4))
+    );
+    assert_eq!(convnet["method"], "power");
+    near(&convnet["joules_per_item"]["mean"], 220.0 / 160.0, 1e-9);
+    near(&convnet["net_joules_per_item"]["mean"], 170.0 / 160.0, 1e-9);
+    near(
+        &convnet["items_per_joule"]["mean"],
+        mean(&|w| 160.0 / w),
+        1e-9,
+    );
+    near(&convnet["mean_power_w"], 220.0, 1e-9);
+    // 101 samples of each copy pooled: the 0.95 quantile falls among the 240 W ones.
+    near(&convnet["p95_power_w"], 240.0, 1e-9);
+    near(&convnet["utilisation"], 0.9, 1e-9);
+    let [lo, hi] = [0, 1].map(|i| convnet["joules_per_item"]["ci"][i].as_f64().unwrap());
+    assert!(lo < 220.0 / 160.0 && 220.0 / 160.0 < hi && lo >= 200.0 / 160.0 && hi <= 240.0 / 160.0);
+    // vae: 1 s at W, plus half of a 40 W package both copies read.
+    let vae = bench_energy(&json, "vae");
+    assert_eq!(vae["method"], "mixed");
+    near(&vae["joules_per_item"]["mean"], 240.0 / 1600.0, 1e-6);
+    near(
+        &vae["items_per_joule"]["mean"],
+        mean(&|w| 1600.0 / (w + 20.0)),
+        1e-6,
+    );
+    near(&vae["p95_power_w"], 260.0, 1e-6);
+    // The package has no idle baseline: no net figure for the bench.
+    assert!(vae["net_joules_per_item"].is_null());
+    let flags: Vec<(&str, u64)> = vae["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["flag"].as_str().unwrap(), f["copies"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("whole_board", 8),
+            ("too_few_samples", 8),
+            ("counter_wrapped", 8),
+            ("no_idle_baseline", 8),
+            ("shared_device", 8)
+        ]
+    );
+    // atari has no telemetry: no energy row.
+    let benches = json["energy"]["benches"].as_array().unwrap();
+    assert_eq!(benches.len(), 2);
+    let copies = json["energy"]["copies"].as_array().unwrap();
+    assert_eq!(copies.len(), 16);
+    assert_eq!(copies[0]["telemetry"], "output0/telemetry/convnet.0.jsonl");
+    assert_eq!(copies[0]["report"], "output0/fast_0.json");
+    near(&copies[0]["joules"], 2000.0, 1e-9);
+    near(&copies[0]["items"], 1600.0, 1e-12);
+}
+
+#[test]
+fn without_telemetry_the_report_has_no_energy_key() {
+    let (_dir, reports, targets) = submission(4, 2);
+    let out = mlbench()
+        .args([
+            "report",
+            &reports,
+            "-g",
+            "RTX",
+            "--targets",
+            &targets,
+            "-f",
+            "json",
+        ])
+        .assert()
+        .success();
+    assert!(json_of(out).get("energy").is_none());
+}
+
+/// The report's table of the fixture with telemetry, run from its folder.
+fn energy_output(format: &str) -> String {
+    let (dir, _, _) = submission(4, 2);
+    crate::energy_fixture::write_telemetry(&dir.path().join("sub"), 4, 2, 1.0);
+    let out = mlbench()
+        .current_dir(dir.path())
+        .args([
+            "report",
+            "-g",
+            "RTX",
+            "--targets",
+            "targets.csv",
+            "sub",
+            "-f",
+            format,
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn energy_table_snapshot() {
+    insta::assert_snapshot!("energy_table", energy_output("table"));
+}
+
+#[test]
+fn energy_markdown_snapshot() {
+    insta::assert_snapshot!("energy_markdown", energy_output("markdown"));
+}
+
+#[test]
+fn energy_columns_follow_each_bench_in_the_csv() {
+    let csv = energy_output("csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let row = |bench: &str| rows.iter().find(|r| r[0] == bench).unwrap();
+    let jpi: f64 = row("convnet")[at("joules_per_item")].parse().unwrap();
+    assert!((jpi - 220.0 / 160.0).abs() < 1e-9);
+    assert_eq!(row("convnet")[at("energy_method")], "power");
+    assert_eq!(row("convnet")[at("energy_copies")], "8");
+    // atari has no telemetry: its energy cells are empty.
+    assert_eq!(row("atari")[at("joules_per_item")], "");
+    assert_eq!(row("atari")[at("energy_flags")], "");
+}
+
+#[test]
+fn the_html_page_has_an_energy_section() {
+    let (dir, reports, targets) = submission(4, 2);
+    crate::energy_fixture::write_telemetry(&dir.path().join("sub"), 4, 2, 1.0);
+    let page = dir.path().join("report.html");
+    mlbench()
+        .args([
+            "report",
+            &reports,
+            "-g",
+            "RTX",
+            "--targets",
+            &targets,
+            "--html",
+        ])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(">Energy<"), "no Energy section");
+    assert!(html.contains("J/item") && html.contains("items/J") && html.contains("p95 W"));
+    assert!(html.contains("1.375"), "convnet's J/item is on the page");
+}

@@ -301,9 +301,12 @@ fn the_binary_stays_glue() {
     // to the exporters; one page check for report and grid) cost about 8 more. Issue 25's
     // `plot power` (the kind, its help, its error and exit code, the branch that reads the
     // traces and says a line per device: about 15 lines; the reading and the lines are
-    // mlbench_telemetry::trace, the chart mlbench_export::charts::power_chart).
+    // mlbench_telemetry::trace, the chart mlbench_export::charts::power_chart); energy in
+    // `report` and `grid --per joule` (the flag, the two calls, the exit code of a
+    // baseline without telemetry) cost 6; the pairing and scoring are
+    // mlbench_analyzer::energy.
     assert!(
-        code <= 2180,
-        "the binary has {code} lines of code (at most 2,180: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2186,
+        "the binary has {code} lines of code (at most 2,186: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

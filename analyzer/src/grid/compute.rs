@@ -105,6 +105,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         seed: options.seed,
         level: options.level,
         interval: options.interval,
+        per: Default::default(),
         notes,
     };
     if options.interval == Interval::Anytime {

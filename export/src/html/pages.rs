@@ -6,7 +6,9 @@ use crate::ExportError;
 use crate::charts::{gpu_heatmap_chart, grid_charts, runs_chart};
 use crate::rows::benches::bench_table;
 use crate::rows::system::system_rows;
-use crate::rows::{Form, Rows, grid as grid_rows, plural, report as report_rows};
+use crate::rows::{
+    Form, Rows, energy as energy_rows, grid as grid_rows, plural, report as report_rows,
+};
 use mlbench_results::Severity;
 use mlbench_results::report::SystemInfo;
 use mlbench_results::{GridPage, ReportPage, SubmissionCheck};
@@ -143,7 +145,7 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
     }
     sections.push(validation_section(&page.checks));
     Ok(HtmlDoc {
-        title: "mlbench grid".into(),
+        title: grid_rows::title(grid).into(),
         subtitle: Some(format!(
             "{} relative to {}",
             plural(grid.vendors.len(), "submission"),
@@ -192,6 +194,15 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         heading: "Result".into(),
         blocks: result,
     }];
+    if let Some(e) = &doc.energy {
+        sections.push(Section {
+            heading: "Energy".into(),
+            blocks: vec![
+                table("energy", energy_rows::energy_rows(e)),
+                Block::Notes(energy_rows::notes(e)),
+            ],
+        });
+    }
     let mut per_gpu: Vec<Block> = report_rows::per_gpu_tables(report)
         .into_iter()
         .enumerate()

@@ -138,8 +138,9 @@ pub fn bench_table(report: &Report, form: Form) -> Rows {
 }
 
 /// The bench table as data (CSV): [`bench_table`], then beside each bench `--ci`'s
-/// interval (`ci_low`, `ci_high`) and the precision's half-widths and runs needed (empty
-/// where unknown). For people these are tables of their own.
+/// interval (`ci_low`, `ci_high`), the precision's half-widths and runs needed, and,
+/// where the runs have telemetry, the energy's figures ([`super::energy::DATA_COLUMNS`])
+/// (empty where unknown). For people these are tables of their own.
 pub fn bench_data(doc: &ReportDoc) -> Rows {
     let mut t = bench_table(&doc.report, Form::Data);
     if let Some(ci) = &doc.ci {
@@ -167,6 +168,14 @@ pub fn bench_data(doc: &ReportDoc) -> Rows {
             row.push(count(bench.and_then(|b| b.fixed.runs_needed)));
             row.push(raw(bench.and_then(|b| b.anytime.half_width)));
             row.push(count(bench.and_then(|b| b.anytime.runs_needed)));
+        }
+    }
+    if let Some(e) = &doc.energy {
+        t.header
+            .extend(super::energy::DATA_COLUMNS.map(String::from));
+        for row in &mut t.rows {
+            let cells = super::energy::data_cells(e, &row[0]);
+            row.extend(cells);
         }
     }
     t

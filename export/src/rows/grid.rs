@@ -1,7 +1,15 @@
 //! The grid's tables: overall, ratios by bench, the attribution of `--explain`.
 
 use super::{Rows, num};
-use mlbench_results::grid::{Grid, VendorRow};
+use mlbench_results::grid::{Grid, Per, VendorRow};
+
+/// The grid's title: `mlbench grid`, or `mlbench grid per joule` for items per joule.
+pub fn title(grid: &Grid) -> &'static str {
+    match grid.per {
+        Per::Second => "mlbench grid",
+        Per::Joule => "mlbench grid per joule",
+    }
+}
 
 /// A ratio, three decimals.
 pub fn ratio(x: Option<f64>) -> String {

@@ -3,6 +3,7 @@
 //! tables. Built from the models' figures and verdicts; nothing is recomputed.
 
 pub mod benches;
+pub mod energy;
 pub mod findings;
 pub mod grid;
 pub mod report;

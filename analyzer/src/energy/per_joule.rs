@@ -1,0 +1,138 @@
+//! The grid per joule (`mlbench grid --per joule`): each sample's throughput replaced by
+//! its copy's items per joule (gross: the energy the devices drew over the timed window,
+//! [`super::copy`]), so that the grid's ratios, intervals, tiers and attribution are of
+//! energy efficiency, computed by the same code as the throughput's. A sample without a
+//! paired telemetry window has no value and counts as missing.
+
+use super::{Draw, energy_of};
+use crate::compare::{CompareError, CompareOptions, Labelled, baseline_of, compute};
+use crate::samples::SampleSet;
+use mlbench_results::energy::Energy;
+use mlbench_results::grid::{Grid, Per};
+use mlbench_schema::discover;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// What [`per_joule`] did to one submission's samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PerJoule {
+    /// Usable samples given their items per joule.
+    pub with_energy: usize,
+    /// Usable samples left without a value: no telemetry paired with them.
+    pub without: usize,
+}
+
+/// Replaces each sample's value by the items per joule of its copy in `energy` (matched
+/// by report file and entry). A usable sample without energy is taken out (the grid then
+/// sees a bench without any as missing; [`per_joule_all`]'s notes count them); failed
+/// and conflicting entries stay, for the grid's notes of what it left out.
+pub fn per_joule(set: &mut SampleSet, energy: Option<&Energy>) -> PerJoule {
+    let by_entry: HashMap<(&str, usize), f64> = energy
+        .map(|e| {
+            e.copies
+                .iter()
+                .filter_map(|c| Some(((c.report.as_str(), c.entry), c.items_per_joule?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = PerJoule::default();
+    let files = &set.files;
+    set.samples.retain_mut(|s| {
+        let usable = s.value.is_some() && s.failure.is_none() && !s.conflict;
+        let file = files.get(s.file as usize).map_or("", String::as_str);
+        let value = by_entry.get(&(file, s.entry as usize)).copied();
+        match (usable, value) {
+            (true, Some(_)) => out.with_energy += 1,
+            (true, None) => out.without += 1,
+            (false, _) => {}
+        }
+        s.value = value;
+        !usable || value.is_some()
+    });
+    out
+}
+
+/// Every submission's samples per joule ([`per_joule`]), its energy read from its folder
+/// (`paths`, in the order of `loaded`; a zip has no telemetry to read). The lines say,
+/// per submission, how many samples had no energy.
+pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (l, path) in loaded.iter_mut().zip(paths) {
+        let energy = discover(std::slice::from_ref(path), Some(&l.sub.set.suite))
+            .ok()
+            .and_then(|d| energy_of(&d, Draw::default()));
+        let done = per_joule(&mut l.sub.set, energy.as_ref());
+        let id = l.id();
+        if done.with_energy == 0 {
+            notes.push(format!(
+                "{id}: no telemetry paired with its entries: no figure per joule"
+            ));
+        } else if done.without > 0 {
+            notes.push(format!(
+                "{id}: {} of {} samples without telemetry, left out",
+                done.without,
+                done.without + done.with_energy
+            ));
+        }
+        notes.extend(
+            energy
+                .into_iter()
+                .flat_map(|e| e.notes)
+                .map(|n| format!("{id}: {n}")),
+        );
+    }
+    notes
+}
+
+/// The grid of `loaded` per `per`: `joule` ([`grid_per_joule`]), else per second
+/// ([`crate::compare::compute`], the throughput).
+///
+/// # Errors
+/// Theirs.
+pub fn grid_per(
+    loaded: Vec<Labelled>,
+    paths: &[PathBuf],
+    options: &CompareOptions,
+    explain: Option<(String, String)>,
+    per: &str,
+) -> Result<Grid, CompareError> {
+    match per {
+        "joule" => grid_per_joule(loaded, paths, options, explain),
+        _ => compute(loaded, options, explain),
+    }
+}
+
+/// The note that leads a grid per joule: what its figures are.
+pub const PER_JOULE_NOTE: &str = "per joule: each figure is items per joule (the items of each copy's timed window ÷ the energy its devices drew over it, gross of idle, whole-board; docs/grid-json.md), normalised to the baseline's";
+
+/// The grid of `loaded` per joule: [`per_joule_all`], then the grid as
+/// [`crate::compare::compute`] makes it, marked [`Per::Joule`], its notes led by what
+/// the figures are and what was left out.
+///
+/// # Errors
+/// As [`crate::compare::compute`]; [`CompareError::NoEnergy`] when the baseline has no
+/// energy at all.
+pub fn grid_per_joule(
+    mut loaded: Vec<Labelled>,
+    paths: &[PathBuf],
+    options: &CompareOptions,
+    explain: Option<(String, String)>,
+) -> Result<Grid, CompareError> {
+    let mut notes = vec![PER_JOULE_NOTE.to_owned()];
+    notes.extend(per_joule_all(&mut loaded, paths));
+    let baseline = baseline_of(&loaded, options)?;
+    let has_energy = |l: &&Labelled| l.sub.set.samples.iter().any(|s| s.value.is_some());
+    let named: Vec<&Labelled> = loaded
+        .iter()
+        .filter(|l| l.label == baseline || l.id() == baseline)
+        .collect();
+    // An unknown baseline is the grid's to name; a known one without energy is ours.
+    if !named.is_empty() && !named.iter().any(has_energy) {
+        return Err(CompareError::NoEnergy(baseline));
+    }
+    let mut grid = compute(loaded, options, explain)?;
+    grid.per = Per::Joule;
+    notes.append(&mut grid.notes);
+    grid.notes = notes;
+    Ok(grid)
+}
