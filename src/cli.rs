@@ -2,6 +2,7 @@
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+use mlbench_results::grid::Per;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -527,8 +528,8 @@ pub struct GridArgs {
 
     /// Score items per `second` (the throughput) or per `joule` (energy efficiency, from
     /// each run's telemetry; docs/grid-json.md), normalised to the baseline either way.
-    #[arg(long, value_parser = ["second", "joule"], default_value = "second", conflicts_with = "scaling")]
-    pub per: String,
+    #[arg(long, value_name = "second|joule", default_value = "second", value_parser = Per::from_name, conflicts_with = "scaling")]
+    pub per: Per,
 
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = GridFormat::Table)]
@@ -564,6 +565,11 @@ pub struct PlotArgs {
 
     #[command(flatten)]
     pub compare: CompareArgs,
+
+    /// For `plot grid`: items per `second` (the throughput) or per `joule` (from each
+    /// run's telemetry), as `grid --per`.
+    #[arg(long, value_name = "second|joule", default_value = "second", value_parser = Per::from_name)]
+    pub per: Per,
 
     /// GPU model whose targets to compare with: RTX, V100 or MI50 (built in), or any name
     /// that --targets has (needed by the report and runs plots).

@@ -7,10 +7,10 @@ use crate::rows::grid::{figure, row_name};
 use crate::rows::plural;
 use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
-    OverallBars, OverallEntry, Series,
+    Measure, OverallBars, OverallEntry, Series,
 };
 use mlbench_results::Scaling;
-use mlbench_results::grid::{Grid, VendorRow};
+use mlbench_results::grid::{Grid, Per, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
 
@@ -56,12 +56,20 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
         grid.resamples,
         grid.seed
     ));
+    // The per-joule grid is the same chart of another measure: its axes and titles say so.
+    let measure = match grid.per {
+        Per::Second => Measure::Throughput,
+        Per::Joule => Measure::ItemsPerJoule,
+    };
+    let words = measure.words();
+    let what = words[..1].to_uppercase() + &words[1..];
     let bars = mlbench_plots::grid_bars(&GridBars {
-        title: format!("Throughput relative to {}, by bench", grid.baseline),
+        title: format!("{what} relative to {}, by bench", grid.baseline),
         subtitle: subtitle.clone(),
         benches,
         series,
         baseline: grid.baseline.clone(),
+        measure,
         ..GridBars::default()
     })
     .map_err(drawn("the grid's ratios"))?;
@@ -81,10 +89,11 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
         })
         .collect();
     let overall = mlbench_plots::overall_bars(&OverallBars {
-        title: format!("Overall throughput relative to {}", grid.baseline),
+        title: format!("Overall {} relative to {}", measure.words(), grid.baseline),
         subtitle,
         entries,
         baseline: grid.baseline.clone(),
+        measure,
         ..OverallBars::default()
     })
     .map_err(drawn("the grid's overall figures"))?;

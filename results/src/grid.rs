@@ -75,6 +75,18 @@ pub enum Per {
 }
 
 impl Per {
+    /// `second` or `joule`, as `--per` takes it.
+    ///
+    /// # Errors
+    /// Any other word, with the two it could be.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "second" => Ok(Per::Second),
+            "joule" => Ok(Per::Joule),
+            _ => Err(format!("{name:?}: second or joule")),
+        }
+    }
+
     /// Whether this is the default, [`Per::Second`] (not written in the JSON).
     pub fn is_second(&self) -> bool {
         *self == Per::Second

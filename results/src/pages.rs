@@ -43,6 +43,9 @@ pub struct ReportPage {
     pub gpu_model: String,
     /// Each whole submission among the inputs, validated.
     pub checks: Vec<SubmissionCheck>,
+    /// One power trace per bench where the inputs hold telemetry (its first run
+    /// folder's: [`mlbench_telemetry::trace::one_per_bench`]).
+    pub power: Vec<mlbench_telemetry::trace::Trace>,
     /// Where the page came from.
     pub provenance: Provenance,
 }

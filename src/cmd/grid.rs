@@ -77,7 +77,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         (checks, systems)
     });
     clock.skip();
-    let grid = energy::grid_per(loaded, &args.subs, &options, explain, &args.per)?;
+    let grid = energy::grid_per(loaded, &args.subs, &options, explain, args.per)?;
     clock.lap("grid and bootstrap");
     if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
         let page = GridPage {

@@ -5,6 +5,7 @@ use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
+use mlbench_analyzer::energy::grid_per;
 use mlbench_analyzer::fleet::{FleetOptions, fleet};
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{
@@ -41,7 +42,9 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     let loaded = compare::load_all(&args.subs, &options, compare::Keep::Reports)?;
     let mut charts: Vec<Named> = Vec::new();
     match args.kind {
-        PlotKind::Grid => charts = grid_charts(&compare::compute(loaded, &options, None)?)?,
+        PlotKind::Grid => {
+            charts = grid_charts(&grid_per(loaded, &args.subs, &options, None, args.per)?)?
+        }
         PlotKind::Report | PlotKind::Runs => {
             let Some(targets) = &targets else {
                 let message = "the report and runs plots need --gpu-model MODEL";

@@ -163,6 +163,28 @@ impl Loaded {
     }
 }
 
+/// The first trace of each bench, in the order given: a page shows one per bench, not
+/// one per run folder and numbered file.
+pub fn one_per_bench(traces: Vec<Trace>) -> Vec<Trace> {
+    let mut seen = std::collections::HashSet::new();
+    traces
+        .into_iter()
+        .filter(|t| seen.insert(t.bench.clone()))
+        .collect()
+}
+
+/// The traces of a report's HTML page, one per bench ([`one_per_bench`]), where the
+/// report has `energy` (none otherwise: nothing is read).
+///
+/// # Errors
+/// As [`load`].
+pub fn for_page(paths: &[PathBuf], energy: bool) -> Result<Vec<Trace>, TraceError> {
+    match energy {
+        true => Ok(one_per_bench(load(paths)?.traces)),
+        false => Ok(Vec::new()),
+    }
+}
+
 /// The power traces of every run folder under each of `paths`: a run folder
 /// (`output0`, holding `telemetry/`), a submission or `mlbench run --out-dir` folder
 /// (holding `output*/telemetry/`), or a `telemetry` folder itself.
@@ -608,6 +630,23 @@ mod tests {
             window: window.into(),
             copy,
         }
+    }
+
+    #[test]
+    fn one_per_bench_keeps_each_benchs_first_trace() {
+        let t = |name: &str, bench: &str| Trace {
+            name: name.into(),
+            bench: bench.into(),
+            ..Trace::default()
+        };
+        let kept = one_per_bench(vec![
+            t("output0-vae", "vae"),
+            t("output0-vae.2", "vae"),
+            t("output0-bert", "bert"),
+            t("output1-vae", "vae"),
+        ]);
+        let names: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["output0-vae", "output0-bert"]);
     }
 
     #[test]

@@ -1300,6 +1300,29 @@ fn energy_vendors() -> Vendors {
 }
 
 #[test]
+fn plot_grid_per_joule_draws_items_per_joule() {
+    let v = energy_vendors();
+    let out = v.0.path().join("plots");
+    mlbench()
+        .args(["plot", "grid"])
+        .args(v.paths(&["A", "B"]))
+        .args(["--per", "joule", "--format", "svg", "--out-dir"])
+        .arg(&out)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(out.join("grid-overall.svg")).unwrap();
+    assert!(
+        svg.contains("Overall items per joule relative to A"),
+        "{svg}"
+    );
+    // B's overall figure per joule is 1.25 (0.8 × the power for the same items).
+    assert!(svg.contains("1.250"), "{svg}");
+    let bars = std::fs::read_to_string(out.join("grid-ratios.svg")).unwrap();
+    assert!(bars.contains("Items per joule relative to A, by bench"));
+    assert!(!bars.contains("Throughput"));
+}
+
+#[test]
 fn per_joule_ratios_equal_the_hand_computation() {
     let v = energy_vendors();
     let json = grid_json(&v.paths(&["A", "B"]), &["--per", "joule"]);

@@ -858,4 +858,30 @@ fn the_html_page_has_an_energy_section() {
     assert!(html.contains(">Energy<"), "no Energy section");
     assert!(html.contains("J/item") && html.contains("items/J") && html.contains("p95 W"));
     assert!(html.contains("1.375"), "convnet's J/item is on the page");
+    // One power trace per bench with telemetry, its first run folder's (vae's file of
+    // copy 1 is drawn on the same chart as copy 0's).
+    assert!(html.contains(">Power<"), "no Power section");
+    let caption = |s: &str| html.matches(&format!("<figcaption>Power of {s}<")).count();
+    assert_eq!(caption("convnet in output0"), 1);
+    assert_eq!(caption("vae in output0"), 1);
+    assert!(!html.contains("Power of convnet in output1"));
+    assert!(!html.contains("Power of atari"), "atari has no telemetry");
+}
+
+#[test]
+fn the_html_page_has_no_power_section_without_telemetry() {
+    let (dir, reports, targets) = submission(4, 2);
+    let page = dir.path().join("report.html");
+    let args = [
+        "report",
+        &reports,
+        "-g",
+        "RTX",
+        "--targets",
+        &targets,
+        "--html",
+    ];
+    mlbench().args(args).arg(&page).assert().success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains(">Power<") && !html.contains(">Energy<"));
 }

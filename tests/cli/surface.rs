@@ -304,9 +304,11 @@ fn the_binary_stays_glue() {
     // mlbench_telemetry::trace, the chart mlbench_export::charts::power_chart); energy in
     // `report` and `grid --per joule` (the flag, the two calls, the exit code of a
     // baseline without telemetry) cost 6; the pairing and scoring are
-    // mlbench_analyzer::energy.
+    // mlbench_analyzer::energy; the report page's power traces (one field, a warning
+    // when they cannot be read: mlbench_telemetry::trace::for_page) and `plot grid --per`
+    // (the argument; the chart follows the grid's `per`) cost 9.
     assert!(
-        code <= 2186,
-        "the binary has {code} lines of code (at most 2,186: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2195,
+        "the binary has {code} lines of code (at most 2,195: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

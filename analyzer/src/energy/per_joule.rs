@@ -84,7 +84,7 @@ pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf]) -> Vec<String> 
     notes
 }
 
-/// The grid of `loaded` per `per`: `joule` ([`grid_per_joule`]), else per second
+/// The grid of `loaded` per `per`: per joule ([`grid_per_joule`]), or per second
 /// ([`crate::compare::compute`], the throughput).
 ///
 /// # Errors
@@ -94,11 +94,11 @@ pub fn grid_per(
     paths: &[PathBuf],
     options: &CompareOptions,
     explain: Option<(String, String)>,
-    per: &str,
+    per: Per,
 ) -> Result<Grid, CompareError> {
     match per {
-        "joule" => grid_per_joule(loaded, paths, options, explain),
-        _ => compute(loaded, options, explain),
+        Per::Joule => grid_per_joule(loaded, paths, options, explain),
+        Per::Second => compute(loaded, options, explain),
     }
 }
 

@@ -126,6 +126,32 @@ fn grid_overall_prints_the_overall_tables_figures() {
 }
 
 #[test]
+fn a_grid_per_joule_is_charted_as_items_per_joule() {
+    let mut grid = testdata::grid();
+    let throughput = grid_charts(&grid).expect("charts");
+    grid.per = mlbench_results::grid::Per::Joule;
+    let per_joule = grid_charts(&grid).expect("charts");
+    let titles =
+        |charts: &[Named]| -> Vec<Vec<String>> { charts.iter().map(|(_, c)| texts(c)).collect() };
+    let (before, after) = (titles(&throughput), titles(&per_joule));
+    let has = |t: &[String], s: &str| t.iter().any(|x| x.contains(s));
+    assert!(has(&before[0], "Throughput relative to") && !has(&before[0], "joule"));
+    assert!(
+        has(&after[0], "Items per joule relative to"),
+        "{:?}",
+        after[0]
+    );
+    assert!(
+        has(&after[1], "Overall items per joule relative to"),
+        "{:?}",
+        after[1]
+    );
+    assert!(!has(&after[0], "Throughput") && !has(&after[1], "throughput"));
+    // The figures are the grid's either way.
+    assert!(after[1].contains(&"1.250  [1.212–1.288]".to_string()));
+}
+
+#[test]
 fn fleet_chart_prints_the_fleet_tables_figures() {
     use mlbench_results::report::{Fleet, FleetNode};
     let node = |name: &str, relative: f64, flagged: bool| FleetNode {

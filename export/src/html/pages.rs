@@ -203,6 +203,7 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
             ],
         });
     }
+    sections.extend(super::power::power_section(&page.power)?);
     let mut per_gpu: Vec<Block> = report_rows::per_gpu_tables(report)
         .into_iter()
         .enumerate()
@@ -274,6 +275,7 @@ mod tests {
                 label: "vendor.zip".into(),
                 validation: testdata::validation().validation,
             }],
+            power: Vec::new(),
             provenance: testdata::provenance(),
         }
     }
