@@ -26,6 +26,11 @@ pub enum DeviceSpec {
     Cpu,
 }
 
+/// The variable naming sysfs when it is not at `/sys` (a container given the host's
+/// sysfs elsewhere; the end-to-end tests' counters): RAPL, hwmon and amdsmi's hwmon are
+/// read under it.
+pub const SYS_ROOT_VAR: &str = "MLBENCH_SYS_ROOT";
+
 /// Where sources look, and for which process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetectOptions {
@@ -33,7 +38,7 @@ pub struct DetectOptions {
     pub pid: u32,
     /// The run's processes: any other process on a GPU is recorded.
     pub own_pids: Vec<u32>,
-    /// `/sys`.
+    /// `/sys` (or [`SYS_ROOT_VAR`]'s).
     pub sys_root: PathBuf,
     /// `/proc`.
     pub proc_root: PathBuf,
@@ -47,7 +52,7 @@ impl DetectOptions {
         Self {
             pid,
             own_pids: vec![pid],
-            sys_root: PathBuf::from("/sys"),
+            sys_root: std::env::var_os(SYS_ROOT_VAR).map_or_else(|| "/sys".into(), PathBuf::from),
             proc_root: PathBuf::from("/proc"),
             cuda_visible_devices: std::env::var("CUDA_VISIBLE_DEVICES").ok(),
         }

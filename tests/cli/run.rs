@@ -1,6 +1,7 @@
 //! `mlbench run` (feature `runner`, needs libtorch): the output a vendor submits, `--pack`,
 //! and what the runner refuses to touch. The models are tiny so each run takes a second.
 
+mod energy;
 mod telemetry;
 
 use crate::fixtures::{mlbench, read_entries, read_zip, validate_json};

@@ -1,0 +1,199 @@
+//! Energy end to end on the CPU (issue 25's "done when"): `mlbench run` samples a RAPL
+//! package, `validate` checks the files, `report` gives the energy of each copy and
+//! `grid --per joule` scores two submissions per joule. This machine has no readable
+//! RAPL, so the package is a sysfs tree of the test's own (`MLBENCH_SYS_ROOT`) whose
+//! counter a thread advances at a known power, wrapping as RAPL's does; every expected
+//! figure comes from that power and the window the telemetry file marks.
+
+use crate::fixtures::{mlbench, validate_json};
+use mlbench_schema::telemetry::{Edge, TelemetryFile};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// toy_reg on one CPU device at full size: 2 counted observations of 2,000 steps of 16
+/// items, about a second's window here (long beside the counter's 1 ms updates).
+const JOBS: &str = r#"[
+ {"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh",
+  "args": {"--repeat": 12, "--number": 2000, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}
+]"#;
+const ITEMS: f64 = 2.0 * 2000.0 * 16.0;
+
+/// The counter's range: 20 J, so it wraps every 0.4 s at 50 W (several times a window).
+const MAX_ENERGY_RANGE_UJ: u64 = 19_999_999;
+
+/// A RAPL package under `<root>/class/powercap/intel-rapl:0` drawing `watts`: its
+/// `energy_uj` is rewritten every millisecond, whole (a rename), as the µJ since the
+/// start modulo the range.
+struct FakeRapl {
+    root: tempfile::TempDir,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeRapl {
+    fn start(watts: f64) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let zone = root.path().join("class/powercap/intel-rapl:0");
+        std::fs::create_dir_all(&zone).unwrap();
+        std::fs::write(zone.join("name"), "package-0\n").unwrap();
+        let range = format!("{MAX_ENERGY_RANGE_UJ}\n");
+        std::fs::write(zone.join("max_energy_range_uj"), range).unwrap();
+        let write = move |zone: &Path, origin: Instant| {
+            let uj = (watts * origin.elapsed().as_secs_f64() * 1e6) as u64;
+            let tmp = zone.join("energy_uj.tmp");
+            std::fs::write(&tmp, format!("{}\n", uj % (MAX_ENERGY_RANGE_UJ + 1))).unwrap();
+            std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
+        };
+        let origin = Instant::now();
+        write(&zone, origin);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                write(&zone, origin);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Self {
+            root,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for FakeRapl {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A run of [`JOBS`] into `out` on one CPU device, sampling the package at `watts`.
+fn run_at(watts: f64, jobs: &Path, out: &Path) {
+    let rapl = FakeRapl::start(watts);
+    mlbench()
+        .env("MLBENCH_SYS_ROOT", rapl.root.path())
+        .arg("run")
+        .arg("--jobs")
+        .arg(jobs)
+        .args([
+            "--devices",
+            "1",
+            "--sample-hz",
+            "20",
+            "--idle-baseline",
+            "1s",
+        ])
+        .arg("--out-dir")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// The `train` window of a copy's file, s, from its marks.
+fn window_s(file: &TelemetryFile) -> f64 {
+    let edge = |e: Edge| file.marks.iter().find(|m| m.edge == e).unwrap().t_ns;
+    (edge(Edge::End) - edge(Edge::Start)) as f64 * 1e-9
+}
+
+fn read_window(out: &Path) -> f64 {
+    let file = out.join("output0/telemetry/toy_reg.0.jsonl");
+    let file = mlbench_schema::telemetry::read(&file).unwrap();
+    assert_eq!(
+        file.header.devices[0].id, "cpu:package-0",
+        "{:?}",
+        file.header
+    );
+    window_s(&file)
+}
+
+fn close(got: f64, want: f64, tolerance: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= tolerance * want.abs(),
+        "{what}: {got} against {want}"
+    );
+}
+
+#[test]
+fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("tiny.json");
+    std::fs::write(&jobs, JOBS).unwrap();
+    let (a, b): (PathBuf, PathBuf) = (tmp.path().join("a"), tmp.path().join("b"));
+    run_at(50.0, &jobs, &a);
+    run_at(100.0, &jobs, &b);
+
+    // validate: the files pass (a window of 20 Hz × about a second may hold fewer than
+    // 60 samples: that warning alone is allowed).
+    let (_, json) = validate_json(&a, &["--min-runs", "1"]);
+    for f in json["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        if rule.starts_with("telemetry.") {
+            assert_eq!(
+                (rule, &f["severity"]),
+                ("telemetry.too-few", &"warning".into())
+            );
+        }
+    }
+
+    // report: the copy's energy is 50 W over the window the file marks, 2,000 steps of
+    // 16 items twice, the counter's wraps undone; idle drew the same, so net is about 0.
+    let report = mlbench()
+        .arg("report")
+        .arg(&a)
+        .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let copy = &doc["energy"]["copies"][0];
+    let seconds = read_window(&a);
+    assert!(seconds > 0.4, "a window over one wrap: {seconds} s");
+    close(copy["items"].as_f64().unwrap(), ITEMS, 0.0, "items");
+    close(copy["seconds"].as_f64().unwrap(), seconds, 1e-9, "seconds");
+    let joules = copy["joules"].as_f64().unwrap();
+    close(joules, 50.0 * seconds, 0.05, "joules");
+    assert_eq!(copy["method"], "counter");
+    assert!(copy["net_joules"].as_f64().unwrap().abs() < 0.05 * joules);
+    close(
+        doc["energy"]["benches"][0]["joules_per_item"]["mean"]
+            .as_f64()
+            .unwrap(),
+        50.0 * seconds / ITEMS,
+        0.05,
+        "J/item",
+    );
+
+    // grid per joule: b's items per joule over a's is a's window at 50 W over b's at 100 W.
+    let grid = mlbench()
+        .arg("grid")
+        .args([&a, &b])
+        .args(["--baseline", "a", "--per", "joule", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        grid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&grid.stderr)
+    );
+    let grid: serde_json::Value = serde_json::from_slice(&grid.stdout).unwrap();
+    let b_row = grid["vendors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "b")
+        .unwrap();
+    let want = (50.0 * seconds) / (100.0 * read_window(&b));
+    close(
+        b_row["cells"]["toy_reg"]["ratio"].as_f64().unwrap(),
+        want,
+        0.05,
+        "ratio",
+    );
+}
