@@ -27,6 +27,7 @@
 //! inconsistent lengths and intervals give a [`PlotError`], never a panic.
 #![warn(missing_docs)]
 
+mod axes;
 mod canvas;
 mod distributions;
 mod error;

@@ -2,9 +2,9 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, VPos};
 
-use crate::canvas::{Canvas, Font, Key, Legend, Para, Rect, Scale, TitleBlock, padded};
+use crate::axes::{Axes, axis_title};
+use crate::canvas::{Canvas, Key, Legend, Para, Rect, Scale, TitleBlock, padded};
 use crate::error::{MAX_SIDE, PlotError};
 use crate::render::{Figure, check_size, finite, non_empty, render, same_len};
 use crate::style::{
@@ -353,48 +353,6 @@ fn grown(height: u32, extra: i32) -> Result<u32, PlotError> {
         });
     }
     Ok(h)
-}
-
-/// An axis title at the label size, shrunk (then wrapped) to `room`.
-fn axis_title(s: &str, ts: TypeScale, room: i32, vertical: bool) -> Result<Para, PlotError> {
-    let f = if vertical {
-        Font::new(ts.label)
-            .vertical()
-            .anchor(HPos::Center, VPos::Top)
-    } else {
-        Font::new(ts.label).anchor(HPos::Center, VPos::Top)
-    };
-    Para::shrunk(s, f, room.max(40), ts.small)
-}
-
-/// What the plot frame leaves room for.
-struct Axes {
-    ts: TypeScale,
-    w: i32,
-    h: i32,
-    margin: i32,
-    top: i32,
-    tick_w: i32,
-}
-
-impl Axes {
-    /// The plot frame for a legend `beside` px wide on the right (0: none) and the axis
-    /// titles (one line each where empty).
-    fn frame(&self, beside: i32, x_title: &Para, y_title: &Para) -> Rect {
-        let line = |p: &Para| p.height().max(self.ts.label.round() as i32);
-        let tick_h = self.ts.tick.round() as i32;
-        let right = if beside > 0 {
-            3 * self.margin + beside
-        } else {
-            self.margin
-        };
-        Rect {
-            x0: self.margin + line(y_title) + 12 + self.tick_w + 10,
-            y0: self.top,
-            x1: self.w - right,
-            y1: self.h - self.margin - line(x_title) - tick_h - 24,
-        }
-    }
 }
 
 impl Figure for Prepared {

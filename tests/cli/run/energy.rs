@@ -150,7 +150,11 @@ fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
         .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
         .output()
         .unwrap();
-    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     let copy = &doc["energy"]["copies"][0];
     let seconds = read_window(&a);
