@@ -5,9 +5,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use crate::axes::{Axes, axis_title};
-use crate::canvas::{Canvas, Font, Key, Legend, Para, Rect, Scale, TitleBlock};
-use crate::error::{MAX_SIDE, PlotError};
+use crate::axes::{Axes, Layout};
+use crate::canvas::{Canvas, Font, Key, Para, Scale, TitleBlock};
+use crate::error::PlotError;
 use crate::render::{Figure, check_size, finite, non_empty, render};
 use crate::style::{
     LINE_STYLES, LineStyle, MUTED, PAPER, Ticks, TypeScale, clean_label, ensure_fonts, linear_ticks,
@@ -452,15 +452,10 @@ fn window_color(k: usize) -> RGBColor {
 struct Prepared {
     data: Data,
     title: TitleBlock,
-    legend: Legend,
-    legend_below: bool,
-    frame: Rect,
-    x_title: Para,
-    y_title: Para,
+    layout: Layout,
     notes: Vec<Para>,
     x_ticks: Ticks,
     y_ticks: Ticks,
-    size: Size,
 }
 
 impl Prepared {
@@ -499,70 +494,33 @@ impl Prepared {
             top: title.bottom,
             tick_w: crate::canvas::ticks_width(&y_ticks, ts)?,
         };
-        // The legend right of the plot if it fits there, else below it.
-        let column = Legend::column(ts, data.legend_entries(), w * 3 / 10 - Legend::KEY_W)?;
-        let right = axes.frame(column.width, &Para::empty(), &Para::empty());
-        let legend_below = column.height > right.height();
-        let legend = if legend_below {
-            Legend::rows(ts, data.legend_entries(), w - 2 * margin)?
-        } else {
-            column
-        };
-        let beside = if legend_below { 0 } else { legend.width };
-        let rough = axes.frame(beside, &Para::empty(), &Para::empty());
-        let x_title = axis_title(&x_label, ts, rough.width(), false)?;
-        let y_title = axis_title("power (W)", ts, rough.height(), true)?;
-        let frame = axes.frame(beside, &x_title, &y_title);
-        if frame.width() < 40 || frame.height() < 40 {
-            return Err(PlotError::Invalid {
-                what: format!("image size {width}×{height}"),
-                reason: "too small for the labels, notes and legend of this chart".into(),
-            });
-        }
-        let extra = if legend_below {
-            legend.height + margin
-        } else {
-            0
-        };
-        let size = Size::new(width, grown(height, extra)?);
+        let layout = axes.lay_out(
+            || data.legend_entries(),
+            (&x_label, "power (W)"),
+            spec.size,
+            "labels, notes and legend",
+        )?;
         Ok(Self {
             data,
             title,
-            legend,
-            legend_below,
-            frame,
-            x_title,
-            y_title,
+            layout,
             notes,
             x_ticks,
             y_ticks,
-            size,
         })
     }
 }
 
-/// `height` + `extra`, if within [`MAX_SIDE`].
-fn grown(height: u32, extra: i32) -> Result<u32, PlotError> {
-    let h = height + extra.max(0) as u32;
-    if h > MAX_SIDE {
-        return Err(PlotError::Invalid {
-            what: "legend".into(),
-            reason: format!("{h} px tall with it, over the {MAX_SIDE} px limit"),
-        });
-    }
-    Ok(h)
-}
-
 impl Figure for Prepared {
     fn size(&self) -> Size {
-        self.size
+        self.layout.size
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
-        let c = Canvas::new(root, self.size.width, self.size.height);
+        let c = Canvas::new(root, self.layout.size.width, self.layout.size.height);
         c.fill(PAPER)?;
         self.title.draw(&c)?;
-        let frame = self.frame;
+        let frame = self.layout.frame;
         let xs = Scale {
             lo: self.data.x.0,
             hi: self.data.x.1,
@@ -610,7 +568,7 @@ impl Prepared {
         c: &Canvas<'_, DB>,
         xs: &Scale,
     ) -> Result<(), PlotError> {
-        let f = self.frame;
+        let f = self.layout.frame;
         for (k, (_, spans)) in self.data.windows.iter().enumerate() {
             let color = window_color(k);
             for &(a, b) in &union(spans) {
@@ -636,22 +594,27 @@ impl Prepared {
         &self,
         c: &Canvas<'_, DB>,
     ) -> Result<(), PlotError> {
-        let frame = self.frame;
+        let frame = self.layout.frame;
         let margin = (c.ts.title * 0.6).round() as i32;
         let tick_h = c.ts.tick.round() as i32;
         let x_title_y = frame.y1 + tick_h + 20;
-        self.x_title.draw(c, (frame.mid_x(), x_title_y))?;
-        self.y_title.draw(c, (margin, frame.mid_y()))?;
-        let mut y = x_title_y + self.x_title.height().max(c.ts.label.round() as i32) + margin / 2;
+        self.layout.x_title.draw(c, (frame.mid_x(), x_title_y))?;
+        self.layout.y_title.draw(c, (margin, frame.mid_y()))?;
+        let mut y =
+            x_title_y + self.layout.x_title.height().max(c.ts.label.round() as i32) + margin / 2;
         for p in &self.notes {
             p.draw(c, (margin, y))?;
             y += p.height() + p.line_h / 3;
         }
-        if self.legend_below {
-            let y = self.size.height as i32 - margin - self.legend.height;
-            self.legend.draw(c, ((c.width - self.legend.width) / 2, y))
+        if self.layout.legend_below {
+            let y = self.layout.size.height as i32 - margin - self.layout.legend.height;
+            self.layout
+                .legend
+                .draw(c, ((c.width - self.layout.legend.width) / 2, y))
         } else {
-            self.legend.draw(c, (frame.x1 + 2 * margin, frame.y0))
+            self.layout
+                .legend
+                .draw(c, (frame.x1 + 2 * margin, frame.y0))
         }
     }
 }
