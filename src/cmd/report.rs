@@ -4,9 +4,11 @@ use super::{checks_of_inputs, provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
+use mlbench_analyzer::energy;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
+use mlbench_results::energy::Energy;
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
@@ -43,13 +45,14 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The samples of the submission: a packed zip read in place with the validator's
-/// limits, or a folder's report files (those past the size limit set aside, named).
+/// The samples of the submission and its energy: a packed zip read in place with the
+/// validator's limits, or a folder's report files (those past the size limit set aside,
+/// named) and its telemetry within the same limit.
 fn load(
     args: &ReportArgs,
     targets: &TargetTable,
     clock: &Timings,
-) -> Result<mlbench_analyzer::LoadedSamples, CommandError> {
+) -> Result<(mlbench_analyzer::LoadedSamples, Option<Energy>), CommandError> {
     Ok(match zip_input(&args.reports)? {
         Some(zip) => {
             let limits = mlbench_validator::Limits {
@@ -58,7 +61,10 @@ fn load(
             };
             let intake = mlbench_analyzer::read_intake(zip, &limits)?;
             clock.lap("read the zip");
-            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?
+            let loaded =
+                mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?;
+            let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
+            (loaded, energy)
         }
         None => {
             let mut discovery = discover(&args.reports, args.name.as_deref())?;
@@ -66,7 +72,9 @@ fn load(
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            loaded
+            let (paths, max) = (&args.reports, args.size.max_bytes);
+            let energy = energy::energy_of_paths(paths, &loaded.set.suite, max);
+            (loaded, energy)
         }
     })
 }
@@ -126,8 +134,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let loaded = load(args, &targets, &clock)?;
-    clock.lap("read, parse and extract");
+    let (loaded, energy) = load(args, &targets, &clock)?;
+    clock.lap("read, parse and extract, energy");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
         scoring,
@@ -138,9 +146,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         design: args.precision.design().map_err(CommandError::Usage)?,
     };
     let (set, mut doc) = report_document(loaded, &targets, &options)?;
-    doc.energy =
-        mlbench_analyzer::energy::energy_of_paths(&args.reports, &set.suite, args.size.max_bytes);
-    clock.lap("samples, statistics, stragglers, intervals and energy");
+    doc.energy = energy;
+    clock.lap("samples, statistics, stragglers and intervals");
     if let Some(path) = &args.html {
         let page = ReportPage {
             suite: set.suite.clone(),

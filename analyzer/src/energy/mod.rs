@@ -4,12 +4,13 @@
 //! the device has one, else by the power trapezoid; the items the entry counted over the
 //! window; power and utilisation), then per bench over runs and copies with bootstrap
 //! intervals ([`aggregate`]). [`per_joule`] turns a submission's samples into items per
-//! joule for the grid.
+//! joule for the grid. A folder and a zip are read alike, through [`files::Files`].
 //!
 //! Where no run has telemetry, nothing here runs and no output changes.
 
 pub mod aggregate;
 pub mod copy;
+pub mod files;
 pub mod pairing;
 pub mod per_joule;
 
@@ -17,10 +18,11 @@ pub use aggregate::Draw;
 pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use files::{Files, Held, OnDisk};
 use mlbench_results::energy::{CopyEnergy, Energy};
-use mlbench_schema::Discovery;
 use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
 use mlbench_telemetry::{WindowSummary, summarize};
+use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
 use std::path::{Path, PathBuf};
 
@@ -35,22 +37,27 @@ impl Default for Draw {
     }
 }
 
-/// The telemetry file at `path`, its errors naming it as `display` (as the report names
-/// files), not by its full path.
-fn read_named(path: &Path, display: &str) -> Result<TelemetryFile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
+/// The telemetry file `name` of `folder`, its errors naming it as `display` (as the
+/// report names files).
+fn read_named(
+    files: &dyn Files,
+    folder: &RunFolder,
+    name: &str,
+    display: &str,
+) -> Result<TelemetryFile, String> {
+    let bytes = (files.read(&folder.dir, name)).map_err(|why| format!("{display}: {why}"))?;
     parse(Path::new(display), &bytes).map_err(|e| e.to_string())
 }
 
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
-fn idle_windows(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummary> {
+fn idle_windows(
+    files: &dyn Files,
+    folder: &RunFolder,
+    notes: &mut Vec<String>,
+) -> Vec<WindowSummary> {
     let mut out = Vec::new();
-    for path in &folder.idle {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        match read_named(path, &format!("{}/{name}", folder.display)) {
+    for name in &folder.idle {
+        match read_named(files, folder, name, &format!("{}/{name}", folder.display)) {
             Ok(file) => out.extend(
                 summarize(&file)
                     .windows
@@ -65,14 +72,18 @@ fn idle_windows(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummar
 
 /// Every paired copy of a run folder measured (failed entries left out: a failed run
 /// has no figure); a note for each that could not be.
-fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, CopyEnergy)> {
-    let idle = idle_windows(folder, notes);
+fn measure_folder(
+    files: &dyn Files,
+    folder: &RunFolder,
+    notes: &mut Vec<String>,
+) -> Vec<(usize, CopyEnergy)> {
+    let idle = idle_windows(files, folder, notes);
     let mut out = Vec::new();
     for pair in &folder.pairs {
         if pair.entry.failure(false).is_some() {
             continue;
         }
-        let measured = read_named(&pair.telemetry, &pair.telemetry_display)
+        let measured = read_named(files, folder, &pair.telemetry, &pair.telemetry_display)
             .and_then(|file| copy::measure(pair, &file, &idle));
         match measured {
             Ok(c) => out.push((pair.ordinal, c)),
@@ -82,30 +93,45 @@ fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, Co
     out
 }
 
-/// [`energy_of`] the report files under `paths` of `suite` (those that fit in
-/// `max_bytes`, as the report reads them); `None` for a zip (its telemetry is not read)
-/// or where nothing can be found.
+/// [`energy_of`] the submission at `paths` of `suite`, read within `max_bytes` as the
+/// report reads it: a zip given alone read in place ([`energy_of_intake`]), else the
+/// report files found under the paths (those that fit) and their telemetry from disk.
+/// `None` where nothing can be found or the zip cannot be read (the report, which read
+/// it first, has said why).
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
-    if paths.iter().any(|p| p.is_file()) {
-        return None;
+    if let [one] = paths
+        && one.is_file()
+    {
+        let limits = Limits {
+            max_bytes,
+            ..Limits::default()
+        };
+        let intake = crate::load::read_intake(one, &limits).ok()?;
+        return energy_of_intake(&intake, suite);
     }
     let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
     discovery.set_aside_over(max_bytes);
-    energy_of(&discovery, Draw::default())
+    energy_of(&OnDisk::new(&discovery, max_bytes), Draw::default())
 }
 
-/// The energy section of the submission `discovery` found: every run folder with
+/// [`energy_of`] a submission the validator's intake holds (a zip read in place, or a
+/// folder), its reports of `suite`; `None` also where the intake holds no report stream.
+pub fn energy_of_intake(intake: &Intake, suite: &str) -> Option<Energy> {
+    energy_of(&Held::new(intake, suite), Draw::default())
+}
+
+/// The energy section of the submission `files` holds: every run folder with
 /// telemetry, its copies paired, measured and shared out, and each bench's figures;
 /// `None` when no run has a telemetry file to pair.
-pub fn energy_of(discovery: &Discovery, draw: Draw) -> Option<Energy> {
+pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
     let mut notes = Vec::new();
-    let folders = pairing::run_folders(discovery, &mut notes);
+    let folders = pairing::run_folders(files, &mut notes);
     if folders.iter().all(|f| f.pairs.is_empty()) && notes.is_empty() {
         return None;
     }
-    let mut keyed: Vec<((PathBuf, String, usize), CopyEnergy)> = Vec::new();
+    let mut keyed: Vec<((String, String, usize), CopyEnergy)> = Vec::new();
     for folder in &folders {
-        for (ordinal, c) in measure_folder(folder, &mut notes) {
+        for (ordinal, c) in measure_folder(files, folder, &mut notes) {
             keyed.push(((folder.dir.clone(), c.bench.clone(), ordinal), c));
         }
     }
