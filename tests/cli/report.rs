@@ -766,6 +766,39 @@ fn energy_per_bench_equals_the_hand_computation() {
     near(&copies[0]["items"], 1600.0, 1e-12);
 }
 
+/// The report's JSON of `sub` (a folder or a zip), with `targets`.
+fn report_json(sub: &std::path::Path, targets: &str) -> serde_json::Value {
+    let out = mlbench()
+        .arg("report")
+        .arg(sub)
+        .args(["-g", "RTX", "--targets", targets, "-f", "json"])
+        .assert()
+        .success();
+    json_of(out)
+}
+
+#[test]
+fn a_zipped_submission_has_its_folders_energy_field_for_field() {
+    let (dir, reports, targets) = submission(4, 2);
+    crate::energy_fixture::write_telemetry(&dir.path().join("sub"), 4, 2, 1.0);
+    let zip = crate::energy_fixture::pack(&dir.path().join("sub"));
+    let folder = report_json(std::path::Path::new(&reports), &targets);
+    let zipped = report_json(&zip, &targets);
+    assert_eq!(zipped["energy"]["benches"].as_array().unwrap().len(), 2);
+    assert_eq!(zipped["energy"]["copies"].as_array().unwrap().len(), 16);
+    assert_eq!(zipped["energy"], folder["energy"]);
+    // And the zip's figures are the hand-worked ones (convnet: 220 W mean over 10 s for
+    // 1600 items), not merely the folder's.
+    near(
+        &bench_energy(&zipped, "convnet")["joules_per_item"]["mean"],
+        220.0 / 160.0,
+        1e-9,
+    );
+    let copies = zipped["energy"]["copies"].as_array().unwrap();
+    assert_eq!(copies[0]["telemetry"], "output0/telemetry/convnet.0.jsonl");
+    assert_eq!(copies[0]["report"], "output0/fast_0.json");
+}
+
 #[test]
 fn without_telemetry_the_report_has_no_energy_key() {
     let (_dir, reports, targets) = submission(4, 2);
