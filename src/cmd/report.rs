@@ -8,7 +8,6 @@ use mlbench_analyzer::energy;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
-use mlbench_results::energy::Energy;
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
@@ -52,29 +51,27 @@ fn load(
     args: &ReportArgs,
     targets: &TargetTable,
     clock: &Timings,
-) -> Result<(mlbench_analyzer::LoadedSamples, Option<Energy>), CommandError> {
+) -> Result<(Option<energy::Energy>, mlbench_analyzer::LoadedSamples), CommandError> {
+    let (max_bytes, name) = (args.size.max_bytes, args.name.as_deref());
     Ok(match zip_input(&args.reports)? {
         Some(zip) => {
             let limits = mlbench_validator::Limits {
-                max_bytes: args.size.max_bytes,
+                max_bytes,
                 ..Default::default()
             };
             let intake = mlbench_analyzer::read_intake(zip, &limits)?;
             clock.lap("read the zip");
-            let loaded =
-                mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?;
-            let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
-            (loaded, energy)
+            let loaded = mlbench_analyzer::samples_of_intake(&intake, zip, name, targets)?;
+            (energy::energy_of_intake(&intake, &loaded.set.suite), loaded)
         }
         None => {
-            let mut discovery = discover(&args.reports, args.name.as_deref())?;
-            let set_aside = discovery.set_aside_over(args.size.max_bytes);
+            let mut discovery = discover(&args.reports, name)?;
+            let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            let (paths, max) = (&args.reports, args.size.max_bytes);
-            let energy = energy::energy_of_paths(paths, &loaded.set.suite, max);
-            (loaded, energy)
+            let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
+            (energy, loaded)
         }
     })
 }
@@ -134,7 +131,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let (loaded, energy) = load(args, &targets, &clock)?;
+    let (energy, loaded) = load(args, &targets, &clock)?;
     clock.lap("read, parse and extract, energy");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {

@@ -797,6 +797,22 @@ fn a_zipped_submission_has_its_folders_energy_field_for_field() {
     let copies = zipped["energy"]["copies"].as_array().unwrap();
     assert_eq!(copies[0]["telemetry"], "output0/telemetry/convnet.0.jsonl");
     assert_eq!(copies[0]["report"], "output0/fast_0.json");
+    // Its HTML page has the energy section; the power traces are read from folders only,
+    // and a warning says so (docs/telemetry.md, "Plots").
+    let page = dir.path().join("zip.html");
+    let out = (mlbench().arg("report").arg(&zip))
+        .args(["-g", "RTX", "--targets", &targets, "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        said.contains("warning: the HTML page has no power traces: "),
+        "{said}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(">Energy<") && html.contains("1.375"));
+    assert!(!html.contains(">Power<"));
 }
 
 #[test]

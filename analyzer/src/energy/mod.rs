@@ -15,11 +15,12 @@ pub mod pairing;
 pub mod per_joule;
 
 pub use aggregate::Draw;
+pub use mlbench_results::energy::Energy;
 pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use files::{Files, Held, OnDisk};
-use mlbench_results::energy::{CopyEnergy, Energy};
+use mlbench_results::energy::CopyEnergy;
 use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
 use mlbench_telemetry::{WindowSummary, summarize};
 use mlbench_validator::{Intake, Limits};
