@@ -11,7 +11,6 @@ use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts}
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
-use mlbench_telemetry::trace;
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
@@ -153,10 +152,11 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
             gpu_model: targets.gpu_model.clone(),
             checks: checks_of_inputs(&args.reports, args.min_runs as usize)?,
             // A trace that cannot be read costs the page its section, not the report.
-            power: trace::for_page(&args.reports, doc.energy.is_some()).unwrap_or_else(|e| {
-                eprintln!("warning: the HTML page has no power traces: {e}");
-                Vec::new()
-            }),
+            power: energy::page_traces(&args.reports, doc.energy.is_some(), args.size.max_bytes)
+                .unwrap_or_else(|e| {
+                    eprintln!("warning: the HTML page has no power traces: {e}");
+                    Vec::new()
+                }),
             provenance: provenance(&args.reports)?,
             doc: doc.clone(),
         };

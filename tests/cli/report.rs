@@ -797,22 +797,51 @@ fn a_zipped_submission_has_its_folders_energy_field_for_field() {
     let copies = zipped["energy"]["copies"].as_array().unwrap();
     assert_eq!(copies[0]["telemetry"], "output0/telemetry/convnet.0.jsonl");
     assert_eq!(copies[0]["report"], "output0/fast_0.json");
-    // Its HTML page has the energy section; the power traces are read from folders only,
-    // and a warning says so (docs/telemetry.md, "Plots").
-    let page = dir.path().join("zip.html");
-    let out = (mlbench().arg("report").arg(&zip))
-        .args(["-g", "RTX", "--targets", &targets, "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(
-        said.contains("warning: the HTML page has no power traces: "),
-        "{said}"
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
+    // Its HTML page has the energy section and the power traces, as the folder's has.
+    let page_of = |sub: &std::path::Path, name: &str| {
+        let page = dir.path().join(name);
+        let out = (mlbench().arg("report").arg(sub))
+            .args(["-g", "RTX", "--targets", &targets, "--html"])
+            .arg(&page)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(!said.contains("power traces"), "{said}");
+        std::fs::read_to_string(&page).unwrap()
+    };
+    let html = page_of(&zip, "zip.html");
     assert!(html.contains(">Energy<") && html.contains("1.375"));
-    assert!(!html.contains(">Power<"));
+    let captions = |html: &str| -> Vec<String> {
+        (html.split("<figcaption>Power of ").skip(1))
+            .map(|c| c.split('<').next().unwrap().to_owned())
+            .collect()
+    };
+    let folder_captions = captions(&page_of(std::path::Path::new(&reports), "folder.html"));
+    assert_eq!(captions(&html), ["convnet in output0", "vae in output0"]);
+    assert_eq!(captions(&html), folder_captions);
+    // `plot power` draws the zip's traces as the folder's, byte for byte.
+    let plot = |sub: &std::path::Path, out: &str| {
+        (mlbench().args(["plot", "power"]).arg(sub))
+            .args(["--format", "svg", "--out-dir"])
+            .arg(dir.path().join(out))
+            .assert()
+            .success();
+        let mut charts: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path().join(out))
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        charts.sort();
+        charts
+    };
+    let zipped_charts = plot(&zip, "zip-plots");
+    assert_eq!(zipped_charts.len(), 8, "convnet and vae in 4 runs");
+    assert!(zipped_charts == plot(std::path::Path::new(&reports), "folder-plots"));
 }
 
 #[test]

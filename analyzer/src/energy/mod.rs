@@ -22,6 +22,7 @@ use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use files::{Files, Held, OnDisk};
 use mlbench_results::energy::CopyEnergy;
 use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
+use mlbench_telemetry::trace::{self, TraceError};
 use mlbench_telemetry::{WindowSummary, summarize};
 use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
@@ -149,6 +150,47 @@ pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
         level: draw.level,
         notes,
     })
+}
+
+/// The power traces under `paths` ([`trace::load_with`]): folders, and zips read in
+/// place by the validator's intake within `max_bytes` (as every command reads a zip).
+///
+/// # Errors
+/// [`TraceError`]: as [`trace::load`]; a zip that cannot be read, or whose container is
+/// unsafe or broken.
+pub fn power_traces(paths: &[PathBuf], max_bytes: u64) -> Result<trace::Loaded, TraceError> {
+    let read_zip = |path: &Path| {
+        let limits = Limits {
+            max_bytes,
+            ..Limits::default()
+        };
+        let intake = crate::load::read_intake(path, &limits).map_err(|e| TraceError::Zip {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Ok(intake
+            .files
+            .into_iter()
+            .map(|f| (f.path, f.bytes))
+            .collect())
+    };
+    trace::load_with(paths, &read_zip)
+}
+
+/// The traces of a report's HTML page, one per bench ([`trace::one_per_bench`]), where
+/// the report has `energy` (none otherwise: nothing is read).
+///
+/// # Errors
+/// As [`power_traces`].
+pub fn page_traces(
+    paths: &[PathBuf],
+    energy: bool,
+    max_bytes: u64,
+) -> Result<Vec<trace::Trace>, TraceError> {
+    match energy {
+        true => Ok(trace::one_per_bench(power_traces(paths, max_bytes)?.traces)),
+        false => Ok(Vec::new()),
+    }
 }
 
 #[cfg(test)]
