@@ -182,18 +182,6 @@ pub fn one_per_bench(traces: Vec<Trace>) -> Vec<Trace> {
         .collect()
 }
 
-/// The traces of a report's HTML page, one per bench ([`one_per_bench`]), where the
-/// report has `energy` (none otherwise: nothing is read).
-///
-/// # Errors
-/// As [`load`].
-pub fn for_page(paths: &[PathBuf], energy: bool) -> Result<Vec<Trace>, TraceError> {
-    match energy {
-        true => Ok(one_per_bench(load(paths)?.traces)),
-        false => Ok(Vec::new()),
-    }
-}
-
 /// The power traces of every run folder under each of `paths`: a run folder
 /// (`output0`, holding `telemetry/`), a submission or `mlbench run --out-dir` folder
 /// (holding `output*/telemetry/`), or a `telemetry` folder itself.
