@@ -97,13 +97,12 @@ fn measure_folder(
 
 /// [`energy_of`] the submission at `paths` of `suite`, read within `max_bytes` as the
 /// report reads it: a zip given alone read in place ([`energy_of_intake`]), else the
-/// report files found under the paths (those that fit) and their telemetry from disk.
-/// `None` where nothing can be found or the zip cannot be read (the report, which read
-/// it first, has said why).
+/// report files found under the folders (those that fit) and their telemetry from disk.
+/// `None` where nothing can be found, for report files given one by one, or where the
+/// zip cannot be read (the report, which read it first, has said why).
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
-    if let [one] = paths
-        && one.is_file()
-    {
+    if paths.iter().any(|p| p.is_file()) {
+        let [one] = paths else { return None };
         let limits = Limits {
             max_bytes,
             ..Limits::default()
