@@ -45,8 +45,9 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let options = CompareOptions::from(&args.compare);
-    // The HTML page validates each submission: it needs the report files themselves.
-    let keep = if args.html.is_some() {
+    // The HTML page validates each submission, and per joule each report's entries are
+    // paired with their telemetry: both need the report files themselves.
+    let keep = if args.html.is_some() || args.per == mlbench_results::grid::Per::Joule {
         compare::Keep::Reports
     } else {
         compare::Keep::Samples

@@ -5,7 +5,7 @@ use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
-use mlbench_analyzer::energy::grid_per;
+use mlbench_analyzer::energy::{self, grid_per};
 use mlbench_analyzer::fleet::{FleetOptions, fleet};
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{
@@ -26,7 +26,7 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     }
     output::check_folder(&args.out)?;
     if args.kind == PlotKind::Power {
-        let loaded = mlbench_telemetry::trace::load(&args.subs)?;
+        let loaded = energy::power_traces(&args.subs, args.compare.size.max_bytes)?;
         loaded.lines().iter().for_each(|line| eprintln!("{line}"));
         return write_and_say(args, &mlbench_export::charts::power_charts(&loaded.traces)?);
     }

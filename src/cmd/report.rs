@@ -4,13 +4,13 @@ use super::{checks_of_inputs, provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
+use mlbench_analyzer::energy;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
-use mlbench_telemetry::trace;
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
@@ -43,30 +43,34 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The samples of the submission: a packed zip read in place with the validator's
-/// limits, or a folder's report files (those past the size limit set aside, named).
+/// The samples of the submission and its energy: a packed zip read in place with the
+/// validator's limits, or a folder's report files (those past the size limit set aside,
+/// named) and its telemetry within the same limit.
 fn load(
     args: &ReportArgs,
     targets: &TargetTable,
     clock: &Timings,
-) -> Result<mlbench_analyzer::LoadedSamples, CommandError> {
+) -> Result<(Option<energy::Energy>, mlbench_analyzer::LoadedSamples), CommandError> {
+    let (max_bytes, name) = (args.size.max_bytes, args.name.as_deref());
     Ok(match zip_input(&args.reports)? {
         Some(zip) => {
             let limits = mlbench_validator::Limits {
-                max_bytes: args.size.max_bytes,
+                max_bytes,
                 ..Default::default()
             };
             let intake = mlbench_analyzer::read_intake(zip, &limits)?;
             clock.lap("read the zip");
-            mlbench_analyzer::samples_of_intake(&intake, zip, args.name.as_deref(), targets)?
+            let loaded = mlbench_analyzer::samples_of_intake(&intake, zip, name, targets)?;
+            (energy::energy_of_intake(&intake, &loaded.set.suite), loaded)
         }
         None => {
-            let mut discovery = discover(&args.reports, args.name.as_deref())?;
-            let set_aside = discovery.set_aside_over(args.size.max_bytes);
+            let mut discovery = discover(&args.reports, name)?;
+            let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            loaded
+            let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
+            (energy, loaded)
         }
     })
 }
@@ -126,8 +130,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let loaded = load(args, &targets, &clock)?;
-    clock.lap("read, parse and extract");
+    let (energy, loaded) = load(args, &targets, &clock)?;
+    clock.lap("read, parse and extract, energy");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
         scoring,
@@ -138,9 +142,8 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         design: args.precision.design().map_err(CommandError::Usage)?,
     };
     let (set, mut doc) = report_document(loaded, &targets, &options)?;
-    doc.energy =
-        mlbench_analyzer::energy::energy_of_paths(&args.reports, &set.suite, args.size.max_bytes);
-    clock.lap("samples, statistics, stragglers, intervals and energy");
+    doc.energy = energy;
+    clock.lap("samples, statistics, stragglers and intervals");
     if let Some(path) = &args.html {
         let page = ReportPage {
             suite: set.suite.clone(),
@@ -149,10 +152,11 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
             gpu_model: targets.gpu_model.clone(),
             checks: checks_of_inputs(&args.reports, args.min_runs as usize)?,
             // A trace that cannot be read costs the page its section, not the report.
-            power: trace::for_page(&args.reports, doc.energy.is_some()).unwrap_or_else(|e| {
-                eprintln!("warning: the HTML page has no power traces: {e}");
-                Vec::new()
-            }),
+            power: energy::page_traces(&args.reports, doc.energy.is_some(), args.size.max_bytes)
+                .unwrap_or_else(|e| {
+                    eprintln!("warning: the HTML page has no power traces: {e}");
+                    Vec::new()
+                }),
             provenance: provenance(&args.reports)?,
             doc: doc.clone(),
         };

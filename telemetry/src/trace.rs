@@ -33,9 +33,18 @@ const IDLE_FILE: &str = "idle";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraceError {
-    /// A path that is not a folder (a zip: telemetry is read from folders only).
-    #[error("{}: not a folder (power traces are read from a run or submission folder)", .0.display())]
+    /// A path that is neither a folder nor a zip (a zip only where the caller reads zips:
+    /// [`load_with`]).
+    #[error("{}: not a folder (power traces are read from a run or submission folder, or its zip)", .0.display())]
     NotAFolder(PathBuf),
+    /// A zip that could not be read (its reader's words, which name it).
+    #[error("{message}")]
+    Zip {
+        /// The zip.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// A folder without telemetry.
     #[error(
         "{}: no telemetry files (looked for telemetry/*.jsonl in it and in its folders)",
@@ -173,18 +182,6 @@ pub fn one_per_bench(traces: Vec<Trace>) -> Vec<Trace> {
         .collect()
 }
 
-/// The traces of a report's HTML page, one per bench ([`one_per_bench`]), where the
-/// report has `energy` (none otherwise: nothing is read).
-///
-/// # Errors
-/// As [`load`].
-pub fn for_page(paths: &[PathBuf], energy: bool) -> Result<Vec<Trace>, TraceError> {
-    match energy {
-        true => Ok(one_per_bench(load(paths)?.traces)),
-        false => Ok(Vec::new()),
-    }
-}
-
 /// The power traces of every run folder under each of `paths`: a run folder
 /// (`output0`, holding `telemetry/`), a submission or `mlbench run --out-dir` folder
 /// (holding `output*/telemetry/`), or a `telemetry` folder itself.
@@ -193,9 +190,36 @@ pub fn for_page(paths: &[PathBuf], energy: bool) -> Result<Vec<Trace>, TraceErro
 /// [`TraceError`]: a path that is not a folder or holds no telemetry, a folder that
 /// cannot be listed, a telemetry file that cannot be read.
 pub fn load(paths: &[PathBuf]) -> Result<Loaded, TraceError> {
+    load_with(paths, &|path| Err(TraceError::NotAFolder(path.to_owned())))
+}
+
+/// The files of a zipped submission, each with its path in the zip (relative,
+/// `/`-separated), as a caller that reads zips gives them ([`load_with`]).
+pub type ZipFiles = Vec<(String, Vec<u8>)>;
+
+/// [`load`], and of each path ending in `.zip`, the run folders in the files `read_zip`
+/// gives (the reading, with its limits, is the caller's: this crate reads no zip). A
+/// folder and its zip give the same traces: one way through ([`Folder`]).
+///
+/// # Errors
+/// As [`load`]; `read_zip`'s.
+pub fn load_with(
+    paths: &[PathBuf],
+    read_zip: &dyn Fn(&Path) -> Result<ZipFiles, TraceError>,
+) -> Result<Loaded, TraceError> {
     let mut out = Loaded::default();
     for path in paths {
-        for (run, folder) in telemetry_folders(path)? {
+        let zipped;
+        let folders = if is_zip(path) {
+            zipped = read_zip(path)?;
+            zip_folders(path, &zipped)?
+        } else {
+            telemetry_folders(path)?
+                .into_iter()
+                .map(|(run, dir)| (run, Folder::Disk(dir)))
+                .collect()
+        };
+        for (run, folder) in folders {
             let run = if paths.len() > 1 {
                 format!("{}-{run}", base_name(path))
             } else {
@@ -216,6 +240,93 @@ pub fn load(paths: &[PathBuf]) -> Result<Loaded, TraceError> {
         seen.push(t.name.clone());
     }
     Ok(out)
+}
+
+fn is_zip(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+}
+
+/// Where a run's telemetry files are: the one thing a folder and a zip differ by.
+enum Folder<'a> {
+    /// A `telemetry` folder on disk.
+    Disk(PathBuf),
+    /// The files of a `telemetry` folder in a zip (`display`: the zip and the folder's
+    /// path in it), by name, sorted.
+    Held {
+        display: String,
+        files: Vec<(&'a str, &'a [u8])>,
+    },
+}
+
+impl Folder<'_> {
+    fn display(&self) -> String {
+        match self {
+            Folder::Disk(dir) => dir.display().to_string(),
+            Folder::Held { display, .. } => display.clone(),
+        }
+    }
+
+    /// Its entries' names, sorted, each with whether it is a regular file.
+    fn names(&self) -> Result<Vec<(String, bool)>, TraceError> {
+        Ok(match self {
+            Folder::Disk(dir) => (list(dir)?.into_iter())
+                .filter_map(|p| Some((p.file_name()?.to_str()?.to_owned(), p.is_file())))
+                .collect(),
+            Folder::Held { files, .. } => {
+                files.iter().map(|(n, _)| (n.to_string(), true)).collect()
+            }
+        })
+    }
+
+    fn read(&self, name: &str) -> Result<TelemetryFile, TraceError> {
+        Ok(match self {
+            Folder::Disk(dir) => format::read(&dir.join(name))?,
+            Folder::Held { display, files } => {
+                let bytes = (files.iter().find(|(n, _)| *n == name)).map_or(&[][..], |f| f.1);
+                format::parse(Path::new(&format!("{display}/{name}")), bytes)?
+            }
+        })
+    }
+}
+
+/// `(run name, telemetry folder)` among the files of the zip `path`: each folder named
+/// `telemetry`, its run the folder above it (the zip's name at its top).
+fn zip_folders<'a>(
+    path: &Path,
+    files: &'a ZipFiles,
+) -> Result<Vec<(String, Folder<'a>)>, TraceError> {
+    let mut found: std::collections::BTreeMap<&str, Vec<(&str, &[u8])>> = Default::default();
+    for (inner, bytes) in files {
+        let Some((dir, name)) = inner.rsplit_once('/') else {
+            continue;
+        };
+        if dir.rsplit('/').next() == Some(TELEMETRY_FOLDER) {
+            found.entry(dir).or_default().push((name, bytes.as_slice()));
+        }
+    }
+    if found.is_empty() {
+        return Err(TraceError::NoTelemetry(path.to_owned()));
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    let mut folders: Vec<(String, Folder<'a>)> = found
+        .into_iter()
+        .map(|(dir, mut files)| {
+            files.sort_by(|a, b| a.0.cmp(b.0));
+            let run = dir
+                .rsplit('/')
+                .nth(1)
+                .map_or_else(|| stem.clone(), str::to_owned);
+            let display = format!("{}/{dir}", path.display());
+            (run, Folder::Held { display, files })
+        })
+        .collect();
+    folders.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(folders)
 }
 
 fn base_name(path: &Path) -> String {
@@ -264,13 +375,9 @@ fn list(dir: &Path) -> Result<Vec<PathBuf>, TraceError> {
 
 /// A bench file's group: its bench and what follows `<bench>.<copy>` in its name
 /// (empty, or `.2`); `None` for an idle baseline's file.
-fn group_of(path: &Path, file: &TelemetryFile) -> Option<(String, String)> {
+fn group_of(name: &str, file: &TelemetryFile) -> Option<(String, String)> {
     let bench = file.header.bench.clone().filter(|b| b != IDLE_FILE)?;
-    let stem = path
-        .file_name()?
-        .to_string_lossy()
-        .trim_end_matches(".jsonl")
-        .to_owned();
+    let stem = name.trim_end_matches(".jsonl").to_owned();
     let copy = file.header.copy.unwrap_or(0);
     let rest = stem
         .strip_prefix(&format!("{bench}.{copy}"))
@@ -278,24 +385,23 @@ fn group_of(path: &Path, file: &TelemetryFile) -> Option<(String, String)> {
     Some((bench, rest))
 }
 
-fn load_folder(folder: &Path, run: &str, out: &mut Loaded) -> Result<(), TraceError> {
+fn load_folder(folder: &Folder<'_>, run: &str, out: &mut Loaded) -> Result<(), TraceError> {
     let mut idle: Vec<WindowSummary> = Vec::new();
     // (bench, suffix) → files, in name order (copy 0 first).
     let mut groups: Vec<((String, String), Vec<TelemetryFile>)> = Vec::new();
-    for path in list(folder)? {
-        if path.to_string_lossy().ends_with(".jsonl.part") {
+    for (name, is_file) in folder.names()? {
+        if name.ends_with(".jsonl.part") {
             out.skipped.push(format!(
-                "{}: a sampler's unfinished file (its copy died, or is still running); not drawn",
-                path.display()
+                "{}/{name}: a sampler's unfinished file (its copy died, or is still running); not drawn",
+                folder.display()
             ));
             continue;
         }
-        let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
-        if !is_jsonl || !path.is_file() {
+        if !name.ends_with(".jsonl") || !is_file {
             continue;
         }
-        let file = format::read(&path)?;
-        match group_of(&path, &file) {
+        let file = folder.read(&name)?;
+        match group_of(&name, &file) {
             None => idle.extend(summarize_with_idle(&file, &[]).windows),
             Some(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, files)) => files.push(file),
@@ -952,6 +1058,75 @@ mod tests {
         );
     }
 
+    /// The files under `root` as a zip reader gives them: paths relative, `/`-separated.
+    fn files_under(root: &Path, rel: &str, out: &mut ZipFiles) {
+        for entry in std::fs::read_dir(root.join(rel)).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().into_string().unwrap();
+            let inner = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if entry.path().is_dir() {
+                files_under(root, &inner, out);
+            } else {
+                out.push((inner, std::fs::read(entry.path()).unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_zip_gives_the_traces_of_its_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = tmp.path().join("acme");
+        for run in ["output0", "output1"] {
+            let tel = sub.join(run).join(TELEMETRY_FOLDER);
+            write(&tel.join("vae.0.jsonl"), &copy_file(0, Some(0)));
+            write(&tel.join("vae.1.jsonl"), &copy_file(1, Some(0)));
+            std::fs::write(tel.join("vae.0.2.jsonl.part"), "{").unwrap();
+        }
+        std::fs::write(sub.join("output0/fast_0.json"), "[]").unwrap();
+        let mut files = ZipFiles::new();
+        files_under(&sub, "", &mut files);
+        let zip = tmp.path().join("acme.zip");
+        std::fs::write(&zip, "read by the caller").unwrap();
+        let from_folder = load(std::slice::from_ref(&sub)).unwrap();
+        let read_zip = |p: &Path| {
+            assert_eq!(p, zip.as_path());
+            Ok(files.clone())
+        };
+        let from_zip = load_with(std::slice::from_ref(&zip), &read_zip).unwrap();
+        let names: Vec<&str> = from_zip.traces.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["output0-vae", "output1-vae"]);
+        assert_eq!(from_zip.traces, from_folder.traces);
+        assert_eq!(
+            from_zip.traces[0].lines.len(),
+            4,
+            "two copies, two devices each"
+        );
+        // The unfinished files are said, named inside the zip.
+        let zip_at = format!("{}/output0/telemetry/vae.0.2.jsonl.part: ", zip.display());
+        assert!(
+            from_zip.skipped[0].starts_with(&zip_at),
+            "{:?}",
+            from_zip.skipped
+        );
+        assert_eq!(from_zip.skipped.len(), 2);
+        // A zip without telemetry, and one its reader refuses.
+        let none = |_: &Path| Ok(vec![("output0/fast_0.json".to_owned(), b"[]".to_vec())]);
+        let err = load_with(std::slice::from_ref(&zip), &none).unwrap_err();
+        assert!(matches!(err, TraceError::NoTelemetry(_)), "{err}");
+        let refused = |p: &Path| {
+            Err(TraceError::Zip {
+                path: p.to_owned(),
+                message: "acme.zip: not a zip".into(),
+            })
+        };
+        let err = load_with(std::slice::from_ref(&zip), &refused).unwrap_err();
+        assert_eq!(err.to_string(), "acme.zip: not a zip");
+    }
+
     #[test]
     fn load_refuses_files_folders_without_telemetry_and_bad_files() {
         let tmp = tempfile::tempdir().unwrap();
@@ -960,7 +1135,7 @@ mod tests {
         let err = load(std::slice::from_ref(&file)).unwrap_err().to_string();
         assert!(
             err.ends_with(
-                "sub.zip: not a folder (power traces are read from a run or submission folder)"
+                "sub.zip: not a folder (power traces are read from a run or submission folder, or its zip)"
             ),
             "{err}"
         );

@@ -141,3 +141,29 @@ pub fn write_telemetry(root: &Path, runs: usize, gpus: u32, scale: f64) {
         }
     }
 }
+
+/// `folder` packed as an organiser receives it (`mlbench pack`, errors allowed: the
+/// fixture has too few runs for `validate`), beside it as `<folder>.zip`; the telemetry
+/// goes in with the reports.
+pub fn pack(folder: &Path) -> std::path::PathBuf {
+    let zip = folder.with_extension("zip");
+    let out = (crate::fixtures::mlbench()
+        .arg("pack")
+        .arg(folder)
+        .arg("-o")
+        .arg(&zip))
+    .arg("--allow-errors")
+    .output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        zip.is_file() && out.status.code().is_some_and(|c| c <= 1),
+        "{said}"
+    );
+    let entries = crate::fixtures::read_zip(&zip);
+    assert!(
+        entries.iter().any(|(name, _)| name.contains("/telemetry/")),
+        "the zip holds the telemetry"
+    );
+    zip
+}

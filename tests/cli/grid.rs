@@ -1369,6 +1369,27 @@ fn per_joule_ratios_equal_the_hand_computation() {
 }
 
 #[test]
+fn per_joule_over_zips_gives_the_folders_numbers() {
+    let v = energy_vendors();
+    let zips: Vec<PathBuf> = (v.paths(&["A", "B"]).iter())
+        .map(|folder| crate::energy_fixture::pack(folder))
+        .collect();
+    let folders = grid_json(&v.paths(&["A", "B"]), &["--per", "joule"]);
+    let zipped = grid_json(&zips, &["--per", "joule"]);
+    assert_eq!(zipped["per"], "joule");
+    assert_eq!(zipped["vendors"], folders["vendors"]);
+    assert_eq!(zipped["tiers"], folders["tiers"]);
+    assert_eq!(zipped["notes"], folders["notes"]);
+    // The hand-worked ratio (B draws 0.8 × A's power for the same items).
+    let b = row(&zipped, "B");
+    assert!(
+        (f(&b["cells"]["convnet"]["ratio"]) - 1.25).abs() <= 1e-9,
+        "{b}"
+    );
+    assert!((f(&b["overall"]) - 1.25).abs() <= 1e-9, "{b}");
+}
+
+#[test]
 fn per_joule_without_telemetry_in_the_baseline_is_exit_2_and_elsewhere_missing() {
     let v = energy_vendors();
     write_vendor(&v.path("C"), &[("convnet", 180.0), ("vae", 7600.0)]);

@@ -720,12 +720,15 @@ mod power {
         .success();
         assert!(read_text(&out.join("power-output0-vae.svg")).contains("Power of vae"));
 
-        // A zip, a folder without telemetry, a file that is not telemetry: exit 2, named.
+        // A broken zip, a folder without telemetry, a file that is not telemetry: exit 2,
+        // named.
         let zip = tmp.path().join("sub.zip");
         std::fs::write(&zip, "PK").unwrap();
         plot_power(&zip, &out, &[])
             .code(2)
-            .stderr(predicate::str::contains("sub.zip: not a folder"));
+            .stderr(predicate::str::contains(
+                "sub.zip: (submission): invalid Zip archive",
+            ));
         plot_power(&out, &tmp.path().join("o2"), &[])
             .code(2)
             .stderr(predicate::str::contains("no telemetry files"));

@@ -766,6 +766,84 @@ fn energy_per_bench_equals_the_hand_computation() {
     near(&copies[0]["items"], 1600.0, 1e-12);
 }
 
+/// The report's JSON of `sub` (a folder or a zip), with `targets`.
+fn report_json(sub: &std::path::Path, targets: &str) -> serde_json::Value {
+    let out = mlbench()
+        .arg("report")
+        .arg(sub)
+        .args(["-g", "RTX", "--targets", targets, "-f", "json"])
+        .assert()
+        .success();
+    json_of(out)
+}
+
+#[test]
+fn a_zipped_submission_has_its_folders_energy_field_for_field() {
+    let (dir, reports, targets) = submission(4, 2);
+    crate::energy_fixture::write_telemetry(&dir.path().join("sub"), 4, 2, 1.0);
+    let zip = crate::energy_fixture::pack(&dir.path().join("sub"));
+    let folder = report_json(std::path::Path::new(&reports), &targets);
+    let zipped = report_json(&zip, &targets);
+    assert_eq!(zipped["energy"]["benches"].as_array().unwrap().len(), 2);
+    assert_eq!(zipped["energy"]["copies"].as_array().unwrap().len(), 16);
+    assert_eq!(zipped["energy"], folder["energy"]);
+    // And the zip's figures are the hand-worked ones (convnet: 220 W mean over 10 s for
+    // 1600 items), not merely the folder's.
+    near(
+        &bench_energy(&zipped, "convnet")["joules_per_item"]["mean"],
+        220.0 / 160.0,
+        1e-9,
+    );
+    let copies = zipped["energy"]["copies"].as_array().unwrap();
+    assert_eq!(copies[0]["telemetry"], "output0/telemetry/convnet.0.jsonl");
+    assert_eq!(copies[0]["report"], "output0/fast_0.json");
+    // Its HTML page has the energy section and the power traces, as the folder's has.
+    let page_of = |sub: &std::path::Path, name: &str| {
+        let page = dir.path().join(name);
+        let out = (mlbench().arg("report").arg(sub))
+            .args(["-g", "RTX", "--targets", &targets, "--html"])
+            .arg(&page)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(!said.contains("power traces"), "{said}");
+        std::fs::read_to_string(&page).unwrap()
+    };
+    let html = page_of(&zip, "zip.html");
+    assert!(html.contains(">Energy<") && html.contains("1.375"));
+    let captions = |html: &str| -> Vec<String> {
+        (html.split("<figcaption>Power of ").skip(1))
+            .map(|c| c.split('<').next().unwrap().to_owned())
+            .collect()
+    };
+    let folder_captions = captions(&page_of(std::path::Path::new(&reports), "folder.html"));
+    assert_eq!(captions(&html), ["convnet in output0", "vae in output0"]);
+    assert_eq!(captions(&html), folder_captions);
+    // `plot power` draws the zip's traces as the folder's, byte for byte.
+    let plot = |sub: &std::path::Path, out: &str| {
+        (mlbench().args(["plot", "power"]).arg(sub))
+            .args(["--format", "svg", "--out-dir"])
+            .arg(dir.path().join(out))
+            .assert()
+            .success();
+        let mut charts: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path().join(out))
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        charts.sort();
+        charts
+    };
+    let zipped_charts = plot(&zip, "zip-plots");
+    assert_eq!(zipped_charts.len(), 8, "convnet and vae in 4 runs");
+    assert!(zipped_charts == plot(std::path::Path::new(&reports), "folder-plots"));
+}
+
 #[test]
 fn without_telemetry_the_report_has_no_energy_key() {
     let (_dir, reports, targets) = submission(4, 2);

@@ -305,10 +305,12 @@ fn the_binary_stays_glue() {
     // `report` and `grid --per joule` (the flag, the two calls, the exit code of a
     // baseline without telemetry) cost 6; the pairing and scoring are
     // mlbench_analyzer::energy; the report page's power traces (one field, a warning
-    // when they cannot be read: mlbench_telemetry::trace::for_page) and `plot grid --per`
-    // (the argument; the chart follows the grid's `per`) cost 9.
+    // when they cannot be read: mlbench_analyzer::energy::page_traces) and `plot grid --per`
+    // (the argument; the chart follows the grid's `per`) cost 9. A zipped submission's
+    // energy in `report` (the loader hands back the energy of the files it read, the zip's
+    // from the intake it holds: mlbench_analyzer::energy::files) cost 3.
     assert!(
-        code <= 2195,
-        "the binary has {code} lines of code (at most 2,195: issues 11, 20, 21, 22, 23, 24 and 25)"
+        code <= 2198,
+        "the binary has {code} lines of code (at most 2,198: issues 11, 20, 21, 22, 23, 24 and 25)"
     );
 }

@@ -4,23 +4,27 @@
 //! the device has one, else by the power trapezoid; the items the entry counted over the
 //! window; power and utilisation), then per bench over runs and copies with bootstrap
 //! intervals ([`aggregate`]). [`per_joule`] turns a submission's samples into items per
-//! joule for the grid.
+//! joule for the grid. A folder and a zip are read alike, through [`files::Files`].
 //!
 //! Where no run has telemetry, nothing here runs and no output changes.
 
 pub mod aggregate;
 pub mod copy;
+pub mod files;
 pub mod pairing;
 pub mod per_joule;
 
 pub use aggregate::Draw;
+pub use mlbench_results::energy::Energy;
 pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
-use mlbench_results::energy::{CopyEnergy, Energy};
-use mlbench_schema::Discovery;
+use files::{Files, Held, OnDisk};
+use mlbench_results::energy::CopyEnergy;
 use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
+use mlbench_telemetry::trace::{self, TraceError};
 use mlbench_telemetry::{WindowSummary, summarize};
+use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
 use std::path::{Path, PathBuf};
 
@@ -35,22 +39,27 @@ impl Default for Draw {
     }
 }
 
-/// The telemetry file at `path`, its errors naming it as `display` (as the report names
-/// files), not by its full path.
-fn read_named(path: &Path, display: &str) -> Result<TelemetryFile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{display}: cannot read: {e}"))?;
+/// The telemetry file `name` of `folder`, its errors naming it as `display` (as the
+/// report names files).
+fn read_named(
+    files: &dyn Files,
+    folder: &RunFolder,
+    name: &str,
+    display: &str,
+) -> Result<TelemetryFile, String> {
+    let bytes = (files.read(&folder.dir, name)).map_err(|why| format!("{display}: {why}"))?;
     parse(Path::new(display), &bytes).map_err(|e| e.to_string())
 }
 
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
-fn idle_windows(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummary> {
+fn idle_windows(
+    files: &dyn Files,
+    folder: &RunFolder,
+    notes: &mut Vec<String>,
+) -> Vec<WindowSummary> {
     let mut out = Vec::new();
-    for path in &folder.idle {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        match read_named(path, &format!("{}/{name}", folder.display)) {
+    for name in &folder.idle {
+        match read_named(files, folder, name, &format!("{}/{name}", folder.display)) {
             Ok(file) => out.extend(
                 summarize(&file)
                     .windows
@@ -65,14 +74,18 @@ fn idle_windows(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummar
 
 /// Every paired copy of a run folder measured (failed entries left out: a failed run
 /// has no figure); a note for each that could not be.
-fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, CopyEnergy)> {
-    let idle = idle_windows(folder, notes);
+fn measure_folder(
+    files: &dyn Files,
+    folder: &RunFolder,
+    notes: &mut Vec<String>,
+) -> Vec<(usize, CopyEnergy)> {
+    let idle = idle_windows(files, folder, notes);
     let mut out = Vec::new();
     for pair in &folder.pairs {
         if pair.entry.failure(false).is_some() {
             continue;
         }
-        let measured = read_named(&pair.telemetry, &pair.telemetry_display)
+        let measured = read_named(files, folder, &pair.telemetry, &pair.telemetry_display)
             .and_then(|file| copy::measure(pair, &file, &idle));
         match measured {
             Ok(c) => out.push((pair.ordinal, c)),
@@ -82,30 +95,44 @@ fn measure_folder(folder: &RunFolder, notes: &mut Vec<String>) -> Vec<(usize, Co
     out
 }
 
-/// [`energy_of`] the report files under `paths` of `suite` (those that fit in
-/// `max_bytes`, as the report reads them); `None` for a zip (its telemetry is not read)
-/// or where nothing can be found.
+/// [`energy_of`] the submission at `paths` of `suite`, read within `max_bytes` as the
+/// report reads it: a zip given alone read in place ([`energy_of_intake`]), else the
+/// report files found under the folders (those that fit) and their telemetry from disk.
+/// `None` where nothing can be found, for report files given one by one, or where the
+/// zip cannot be read (the report, which read it first, has said why).
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
     if paths.iter().any(|p| p.is_file()) {
-        return None;
+        let [one] = paths else { return None };
+        let limits = Limits {
+            max_bytes,
+            ..Limits::default()
+        };
+        let intake = crate::load::read_intake(one, &limits).ok()?;
+        return energy_of_intake(&intake, suite);
     }
     let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
     discovery.set_aside_over(max_bytes);
-    energy_of(&discovery, Draw::default())
+    energy_of(&OnDisk::new(&discovery, max_bytes), Draw::default())
 }
 
-/// The energy section of the submission `discovery` found: every run folder with
+/// [`energy_of`] a submission the validator's intake holds (a zip read in place, or a
+/// folder), its reports of `suite`; `None` also where the intake holds no report stream.
+pub fn energy_of_intake(intake: &Intake, suite: &str) -> Option<Energy> {
+    energy_of(&Held::new(intake, suite), Draw::default())
+}
+
+/// The energy section of the submission `files` holds: every run folder with
 /// telemetry, its copies paired, measured and shared out, and each bench's figures;
 /// `None` when no run has a telemetry file to pair.
-pub fn energy_of(discovery: &Discovery, draw: Draw) -> Option<Energy> {
+pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
     let mut notes = Vec::new();
-    let folders = pairing::run_folders(discovery, &mut notes);
+    let folders = pairing::run_folders(files, &mut notes);
     if folders.iter().all(|f| f.pairs.is_empty()) && notes.is_empty() {
         return None;
     }
-    let mut keyed: Vec<((PathBuf, String, usize), CopyEnergy)> = Vec::new();
+    let mut keyed: Vec<((String, String, usize), CopyEnergy)> = Vec::new();
     for folder in &folders {
-        for (ordinal, c) in measure_folder(folder, &mut notes) {
+        for (ordinal, c) in measure_folder(files, folder, &mut notes) {
             keyed.push(((folder.dir.clone(), c.bench.clone(), ordinal), c));
         }
     }
@@ -122,6 +149,47 @@ pub fn energy_of(discovery: &Discovery, draw: Draw) -> Option<Energy> {
         level: draw.level,
         notes,
     })
+}
+
+/// The power traces under `paths` ([`trace::load_with`]): folders, and zips read in
+/// place by the validator's intake within `max_bytes` (as every command reads a zip).
+///
+/// # Errors
+/// [`TraceError`]: as [`trace::load`]; a zip that cannot be read, or whose container is
+/// unsafe or broken.
+pub fn power_traces(paths: &[PathBuf], max_bytes: u64) -> Result<trace::Loaded, TraceError> {
+    let read_zip = |path: &Path| {
+        let limits = Limits {
+            max_bytes,
+            ..Limits::default()
+        };
+        let intake = crate::load::read_intake(path, &limits).map_err(|e| TraceError::Zip {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Ok(intake
+            .files
+            .into_iter()
+            .map(|f| (f.path, f.bytes))
+            .collect())
+    };
+    trace::load_with(paths, &read_zip)
+}
+
+/// The traces of a report's HTML page, one per bench ([`trace::one_per_bench`]), where
+/// the report has `energy` (none otherwise: nothing is read).
+///
+/// # Errors
+/// As [`power_traces`].
+pub fn page_traces(
+    paths: &[PathBuf],
+    energy: bool,
+    max_bytes: u64,
+) -> Result<Vec<trace::Trace>, TraceError> {
+    match energy {
+        true => Ok(trace::one_per_bench(power_traces(paths, max_bytes)?.traces)),
+        false => Ok(Vec::new()),
+    }
 }
 
 #[cfg(test)]

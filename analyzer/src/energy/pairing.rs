@@ -13,12 +13,14 @@
 //! - each file's header names the same bench and copy;
 //! - a window shorter than the observations its entry timed is flagged
 //!   (`window_shorter_than_timed`): the pair is then suspect, and said to be.
+//!
+//! The files are read through [`Files`]: a folder on disk and a zip in memory pair alike.
 
-use mlbench_schema::reader::{FileName, read_file};
-use mlbench_schema::telemetry::{TELEMETRY_FOLDER, nth_file_name};
-use mlbench_schema::{Discovery, ReportEntry};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use super::files::{Files, Stream, display_parent, telemetry_display};
+use mlbench_schema::ReportEntry;
+use mlbench_schema::telemetry::nth_file_name;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One report entry and the telemetry file of its timed window.
 #[derive(Debug, Clone)]
@@ -38,8 +40,8 @@ pub struct Paired {
     /// The entry's place among the entries of its bench in its file (from 0): the copies'
     /// entries at one place ran side by side (one configuration).
     pub ordinal: usize,
-    /// The telemetry file.
-    pub telemetry: PathBuf,
+    /// The telemetry file's name in its run's telemetry folder ([`RunFolder::dir`]).
+    pub telemetry: String,
     /// The telemetry file as the report would name it.
     pub telemetry_display: String,
 }
@@ -49,97 +51,64 @@ pub struct Paired {
 pub struct RunFolder {
     /// The run.
     pub run: String,
-    /// Its `telemetry` folder.
-    pub dir: PathBuf,
+    /// Its `telemetry` folder, as its [`Files`] knows it ([`Stream::dir`]).
+    pub dir: String,
     /// The same as the report names files (`output0/telemetry`).
     pub display: String,
-    /// Its idle baselines (`idle.<device>.jsonl`).
-    pub idle: Vec<PathBuf>,
+    /// Its idle baselines' names (`idle.<device>.jsonl`), sorted.
+    pub idle: Vec<String>,
     /// Its entries paired with their files.
     pub pairs: Vec<Paired>,
 }
 
-/// The folder of a display path (`output0/fast_0.json` → `output0`; empty at the top).
-fn display_parent(display: &str) -> &str {
-    display.rsplit_once('/').map_or("", |(parent, _)| parent)
-}
-
-/// `parent/telemetry/name`, as the report names files.
-fn telemetry_display(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        format!("{TELEMETRY_FOLDER}/{name}")
-    } else {
-        format!("{parent}/{TELEMETRY_FOLDER}/{name}")
-    }
-}
-
-/// The idle baselines in a telemetry folder, sorted by name.
-fn idle_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("idle.") && n.ends_with(".jsonl"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
-}
-
-/// The numbered names of `bench` and `copy` in `dir`, from 1 up to the first free one,
-/// each with its file when it is whole: a crashed sampler's `.part` holds its number (the
-/// runner numbers past it), so it keeps its entry's place without a file.
-fn numbered_files(dir: &Path, bench: &str, copy: u32) -> Vec<(Option<PathBuf>, String)> {
-    (1..)
-        .map(|n| nth_file_name(bench, copy, n))
-        .map(|name| {
-            let path = dir.join(&name);
-            let part = dir.join(format!("{name}.part"));
-            let slot = if path.is_file() {
-                Some(Some(path))
-            } else if part.exists() {
-                Some(None)
-            } else {
-                None
-            };
-            (slot, name)
-        })
-        .take_while(|(slot, _)| slot.is_some())
-        .map(|(slot, name)| (slot.flatten(), name))
+/// The idle baselines among a telemetry folder's `names`, sorted.
+fn idle_files(names: &BTreeSet<String>) -> Vec<String> {
+    (names.iter())
+        .filter(|n| n.starts_with("idle.") && n.ends_with(".jsonl"))
+        .cloned()
         .collect()
 }
 
-/// Pairs one report stream's entries with the files of `dir`, bench by bench; a note for
-/// each bench whose numbers disagree.
+/// The numbered names of `bench` and `copy` among `names`, from 1 up to the first free
+/// one, each with whether its file is whole: a crashed sampler's `.part` holds its number
+/// (the runner numbers past it), so it keeps its entry's place without a file.
+fn numbered_files(names: &BTreeSet<String>, bench: &str, copy: u32) -> Vec<(bool, String)> {
+    (1..)
+        .map(|n| nth_file_name(bench, copy, n))
+        .map(|name| {
+            let whole = names.contains(&name);
+            let part = names.contains(&format!("{name}.part"));
+            ((whole || part).then_some(whole), name)
+        })
+        .map_while(|(slot, name)| Some((slot?, name)))
+        .collect()
+}
+
+/// Pairs one report stream's `entries` with the files named `names` of its telemetry
+/// folder, bench by bench; a note for each bench whose numbers disagree.
 fn pair_stream(
-    found: &mlbench_schema::discover::FoundFile,
-    copy: u32,
-    dir: &Path,
+    stream: &Stream,
+    entries: Vec<(usize, ReportEntry)>,
+    names: &BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> Vec<Paired> {
-    let parsed = read_file(&found.path, &found.display);
     let mut by_bench: BTreeMap<String, Vec<(usize, ReportEntry)>> = BTreeMap::new();
-    for (index, entry) in parsed.entries {
+    for (index, entry) in entries {
         if let Some(bench) = entry.name().map(str::to_owned) {
             by_bench.entry(bench).or_default().push((index, entry));
         }
     }
-    let parent = display_parent(&found.display);
+    let (parent, copy) = (display_parent(&stream.display), stream.copy);
     let mut out = Vec::new();
     for (bench, entries) in by_bench {
-        let files = numbered_files(dir, &bench, copy);
+        let files = numbered_files(names, &bench, copy);
         if files.is_empty() {
             continue;
         }
         if files.len() != entries.len() {
             notes.push(format!(
                 "{}: {} entr{} of {bench} but {} telemetry file{} of {bench}.{copy}: not paired (which file is whose cannot be told)",
-                found.display,
+                stream.display,
                 entries.len(),
                 if entries.len() == 1 { "y" } else { "ies" },
                 files.len(),
@@ -147,58 +116,56 @@ fn pair_stream(
             ));
             continue;
         }
-        for (ordinal, ((entry_index, entry), (path, name))) in
+        for (ordinal, ((entry_index, entry), (whole, name))) in
             entries.into_iter().zip(files).enumerate()
         {
-            let Some(path) = path else {
+            if !whole {
                 notes.push(format!(
                     "{}: entry {entry_index} ({bench}): its telemetry was never finished ({name}.part)",
-                    found.display
+                    stream.display
                 ));
                 continue;
-            };
+            }
             out.push(Paired {
-                run: found.run.clone(),
-                report: found.display.clone(),
+                run: stream.run.clone(),
+                report: stream.display.clone(),
                 entry_index,
                 entry,
                 bench: bench.clone(),
                 copy,
                 ordinal,
-                telemetry: path,
                 telemetry_display: telemetry_display(parent, &name),
+                telemetry: name,
             });
         }
     }
     out
 }
 
-/// The run folders of `discovery` that have a `telemetry` folder beside their report
+/// The run folders of `files` that have a `telemetry` folder beside their report
 /// streams, with their pairs; notes say what could not be paired. Per-test (E3) files
-/// and zips have no telemetry.
-pub fn run_folders(discovery: &Discovery, notes: &mut Vec<String>) -> Vec<RunFolder> {
-    let mut folders: BTreeMap<PathBuf, RunFolder> = BTreeMap::new();
-    for found in &discovery.files {
-        let FileName::Legacy { job_id, .. } = found.name else {
-            continue;
+/// have no telemetry.
+pub fn run_folders(files: &dyn Files, notes: &mut Vec<String>) -> Vec<RunFolder> {
+    let mut folders: BTreeMap<String, (BTreeSet<String>, RunFolder)> = BTreeMap::new();
+    for stream in files.streams() {
+        let (names, folder) = match folders.entry(stream.dir.clone()) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                let Some(names) = files.names_in(&stream.dir).filter(|n| !n.is_empty()) else {
+                    continue;
+                };
+                let folder = RunFolder {
+                    run: stream.run.clone(),
+                    dir: stream.dir.clone(),
+                    display: telemetry_display(display_parent(&stream.display), ""),
+                    idle: idle_files(&names),
+                    pairs: Vec::new(),
+                };
+                new.insert((names, folder))
+            }
         };
-        let Some(dir) = found.path.parent().map(|p| p.join(TELEMETRY_FOLDER)) else {
-            continue;
-        };
-        if !dir.is_dir() {
-            continue;
-        }
-        let pairs = pair_stream(found, job_id, &dir, notes);
-        let folder = folders.entry(dir.clone()).or_insert_with(|| RunFolder {
-            run: found.run.clone(),
-            display: telemetry_display(display_parent(&found.display), "")
-                .trim_end_matches('/')
-                .to_owned(),
-            idle: idle_files(&dir),
-            dir,
-            pairs: Vec::new(),
-        });
+        let pairs = pair_stream(&stream, files.entries(&stream), names, notes);
         folder.pairs.extend(pairs);
     }
-    folders.into_values().collect()
+    folders.into_values().map(|(_, folder)| folder).collect()
 }

@@ -4,14 +4,14 @@
 //! energy efficiency, computed by the same code as the throughput's. A sample without a
 //! paired telemetry window has no value and counts as missing.
 
-use super::{Draw, energy_of};
+use super::files::Held;
+use super::{Draw, energy_of, energy_of_paths};
 use crate::compare::{CompareError, CompareOptions, Labelled, baseline_of, compute};
 use crate::samples::SampleSet;
 use mlbench_results::energy::Energy;
 use mlbench_results::grid::{Grid, Per};
-use mlbench_schema::discover;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What [`per_joule`] did to one submission's samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,15 +52,28 @@ pub fn per_joule(set: &mut SampleSet, energy: Option<&Energy>) -> PerJoule {
     out
 }
 
-/// Every submission's samples per joule ([`per_joule`]), its energy read from its folder
-/// (`paths`, in the order of `loaded`; a zip has no telemetry to read). The lines say,
-/// per submission, how many samples had no energy.
-pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf]) -> Vec<String> {
+/// The energy of the submission `l`, loaded from `path`: from the files its intake holds
+/// where they include its reports (a zip and a folder alike), else read again from `path`
+/// within `max_bytes` (an intake loaded lean holds no report).
+fn energy_of_loaded(l: &Labelled, path: &Path, max_bytes: u64) -> Option<Energy> {
+    let held = Held::new(&l.sub.intake, &l.sub.set.suite);
+    if held.has_streams() {
+        return energy_of(&held, Draw::default());
+    }
+    energy_of_paths(
+        std::slice::from_ref(&path.to_path_buf()),
+        &l.sub.set.suite,
+        max_bytes,
+    )
+}
+
+/// Every submission's samples per joule ([`per_joule`]), its energy read from it (a zip
+/// or a folder, `paths` in the order of `loaded`, read within `max_bytes`). The lines
+/// say, per submission, how many samples had no energy.
+pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf], max_bytes: u64) -> Vec<String> {
     let mut notes = Vec::new();
     for (l, path) in loaded.iter_mut().zip(paths) {
-        let energy = discover(std::slice::from_ref(path), Some(&l.sub.set.suite))
-            .ok()
-            .and_then(|d| energy_of(&d, Draw::default()));
+        let energy = energy_of_loaded(l, path, max_bytes);
         let done = per_joule(&mut l.sub.set, energy.as_ref());
         let id = l.id();
         if done.with_energy == 0 {
@@ -119,7 +132,7 @@ pub fn grid_per_joule(
     explain: Option<(String, String)>,
 ) -> Result<Grid, CompareError> {
     let mut notes = vec![PER_JOULE_NOTE.to_owned()];
-    notes.extend(per_joule_all(&mut loaded, paths));
+    notes.extend(per_joule_all(&mut loaded, paths, options.max_bytes));
     let baseline = baseline_of(&loaded, options)?;
     let has_energy = |l: &&Labelled| l.sub.set.samples.iter().any(|s| s.value.is_some());
     let named: Vec<&Labelled> = loaded

@@ -152,9 +152,21 @@ fn report(path: &Path, entries: &[ReportEntry]) {
     }
 }
 
+/// The folder's energy read from disk, checked to be the same, field for field, from the
+/// folder held in memory by the validator's intake and from its zip read in place.
 fn energy(root: &Path) -> Option<Energy> {
     let d = mlbench_schema::discover(&[root.to_owned()], None).unwrap();
-    energy_of(&d, Draw::default())
+    let on_disk = energy_of(&files::OnDisk::new(&d, u64::MAX), Draw::default());
+    let limits = mlbench_validator::Limits::default();
+    let folder = mlbench_validator::read_submission(root, &limits).unwrap();
+    let held = energy_of_intake(&folder, &d.suite);
+    assert_eq!(held, on_disk, "the folder held in memory");
+    let zip = tempfile::Builder::new().suffix(".zip").tempfile().unwrap();
+    mlbench_validator::pack::write_zip(&folder.files, zip.as_file()).unwrap();
+    let zipped = mlbench_validator::read_submission(zip.path(), &limits).unwrap();
+    assert_eq!(zipped.files.len(), folder.files.len(), "every file zipped");
+    assert_eq!(energy_of_intake(&zipped, &d.suite), on_disk, "the zip");
+    on_disk
 }
 
 fn close(a: f64, b: f64) {
@@ -523,6 +535,32 @@ fn an_unreadable_file_is_named_as_the_report_names_files_and_the_rest_goes_on() 
         e.notes[1].starts_with("output0/telemetry/vae.0.jsonl:1: "),
         "{}",
         e.notes[1]
+    );
+}
+
+#[test]
+fn telemetry_over_what_is_left_of_max_bytes_is_not_read_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("output0");
+    report(&out.join("fast_0.json"), &[entry("vae", false)]);
+    let file = telemetry(Some("vae"), 0, &[gpu(200.0, 50.0)], 110, ("train", 5, 105));
+    write(&out.join("telemetry/vae.0.jsonl"), &file);
+    let r = std::fs::metadata(out.join("fast_0.json")).unwrap().len();
+    let t = file.len() as u64;
+    let d = mlbench_schema::discover(&[dir.path().to_owned()], None).unwrap();
+    // The reports and the telemetry fit exactly: read.
+    let fits = energy_of(&files::OnDisk::new(&d, r + t), Draw::default()).unwrap();
+    assert_eq!(fits.copies.len(), 1);
+    close(fits.copies[0].joules.unwrap(), 20_000.0);
+    // One byte less: the telemetry is not read, and the note says so.
+    let over = energy_of(&files::OnDisk::new(&d, r + t - 1), Draw::default()).unwrap();
+    assert!(over.copies.is_empty());
+    assert_eq!(
+        over.notes,
+        [format!(
+            "output0/telemetry/vae.0.jsonl: not read: {t} bytes, over the {} bytes left of the limit on bytes read (--max-bytes)",
+            t - 1
+        )]
     );
 }
 
