@@ -521,6 +521,33 @@ impl<W: Write> TelemetryWriter<W> {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Every energy a summary line carries reads back as the same f64, bit for bit
+        /// (serde_json's default parser can miss by one ulp: `float_roundtrip` is on), so
+        /// a sampler's summary and the same file summarised again compare equal.
+        #[test]
+        fn summary_energies_read_back_bit_for_bit(
+            counter in proptest::num::f64::POSITIVE | proptest::num::f64::NORMAL,
+            power in 0.0f64..1e9,
+        ) {
+            let line = SummaryLine {
+                window: "train".into(),
+                copy: 0,
+                device: 0,
+                start_ns: 1,
+                end_ns: 2,
+                samples: 3,
+                counter_j: Some(counter),
+                power_j: Some(power),
+            };
+            let mut w = TelemetryWriter::new(Vec::new());
+            w.header(&header()).unwrap();
+            w.summary(&line).unwrap();
+            let file = parse(Path::new("t.jsonl"), &w.into_inner().unwrap()).unwrap();
+            proptest::prop_assert_eq!(&file.summaries, &vec![line]);
+        }
+    }
+
     fn header() -> Header {
         Header {
             schema_version: TELEMETRY_SCHEMA_VERSION,
