@@ -38,6 +38,21 @@ def read_head(text):
     return [json.loads(text)]
 
 
+def check_discovery(root, streams):
+    """The suite's tools find the streams by name (spec §6): `glob(DIR/run/{name}*)` with
+    no extension filter (report.py@0ebeca5), `glob(DIR/**/{jobs}_*.json)` one level deep
+    (milabench@17bb0c4). Whatever else a run folder holds (mlbench's `telemetry/`, its
+    `.jsonl` files, system.json) must not be among what they find."""
+    for path in streams:
+        run, name = os.path.split(path)
+        jobs = re.sub(r"_\d+\.json$", "", name)
+        found = glob.glob(os.path.join(run, jobs + "*"))
+        found += glob.glob(os.path.join(root, "**", jobs + "_*.json"))
+        others = [f for f in found if not (os.path.isfile(f) and re.search(r"_\d+\.json$", f))]
+        if others:
+            sys.exit(f"{path}: the suite's discovery would also read {', '.join(sorted(others))}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -49,6 +64,7 @@ def main():
     )
     if not streams:
         sys.exit(f"{root}: no report streams (*_<K>.json)")
+    check_discovery(root, streams)
     entries = 0
     for path in streams:
         with open(path, encoding="utf-8") as f:
