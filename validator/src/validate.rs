@@ -281,13 +281,7 @@ pub fn validate_listing_timed(listing: &Listing, options: &Options) -> (Validati
 /// rest; the entries are given their runs; the cross-file rules run; the summary is
 /// counted and the waivers applied.
 fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Phases), Settled> {
-    let mut phases = Vec::new();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |phase: &'static str| {
-        let now = std::time::Instant::now();
-        phases.push((phase, now - clock));
-        clock = now;
-    };
+    let mut clock = Clock::start();
     let n = src.count();
     let mut findings = src.intake_findings();
     let intake_unreadable = findings.iter().any(|f| f.rule == "archive.unreadable");
@@ -313,7 +307,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
         // reports a missing one adds nothing to `reports.none`.
         findings.retain(|f| f.rule != "jobs.missing");
     }
-    lap("classify, jobs files");
+    clock.lap("classify, jobs files");
 
     let configs = jobs.vendor.as_ref().map(|(_, j)| JobConfigs::new(j));
     let manifest = (0..n)
@@ -334,7 +328,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
     let pass = per_file_pass(src, &held, &checked)?;
     let (run_index, entries) = entries_of(&reports, pass.per_file, &mut findings);
     telemetry_rules(&reports, &entries, pass.telemetry, &mut findings);
-    lap("parse and per-entry rules");
+    clock.lap("parse and per-entry rules");
 
     let paths: Vec<String> = reports.iter().map(|r| r.path.to_owned()).collect();
     let places = places_of(&reports, &run_index, &entries);
@@ -361,7 +355,7 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
         Some(oracle) => rules::versions::against_repo(&entries, &paths, oracle, &mut findings),
         None => Vec::new(),
     };
-    lap("cross-file rules");
+    clock.lap("cross-file rules");
 
     let summary = Summary {
         files: n,
@@ -378,7 +372,29 @@ fn attempt<S: FileSource>(src: &S, options: &Options) -> Result<(Validation, Pha
         summary,
         omitted,
     };
-    Ok((validation, Phases(phases)))
+    Ok((validation, Phases(clock.phases)))
+}
+
+/// The time each phase of a validation took, lap by lap.
+struct Clock {
+    phases: Vec<(&'static str, std::time::Duration)>,
+    since: std::time::Instant,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Self {
+            phases: Vec::new(),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// Ends `phase` now; the next starts.
+    fn lap(&mut self, phase: &'static str) {
+        let now = std::time::Instant::now();
+        self.phases.push((phase, now - self.since));
+        self.since = now;
+    }
 }
 
 /// The summary's counts: report files, entries, runs and how they were told apart, GPUs,
