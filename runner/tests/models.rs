@@ -344,14 +344,17 @@ fn toy_lstm_sgd_moves_the_loss_slowly() {
 }
 
 #[test]
-fn toy_reg_loss_decreases_over_200_steps() {
+fn toy_reg_loss_decreases_over_1000_steps() {
     let mut bench = Models.create("toy_reg", &args(64, &[]), CPU).unwrap();
-    let losses: Vec<f64> = (0..200).map(|_| loss(&mut bench)).collect();
+    let losses: Vec<f64> = (0..1000).map(|_| loss(&mut bench)).collect();
     assert!(losses.iter().all(|l| l.is_finite()));
     let first = losses[..10].iter().sum::<f64>() / 10.0;
-    let last = losses[190..].iter().sum::<f64>() / 10.0;
+    let last = losses[990..].iter().sum::<f64>() / 10.0;
     // At the script's lr 0.01 the fit is slow (the suite's own run: 0.06–0.44 → 0.03–0.28
-    // over its steps); the update itself is checked by hand in toy_reg.rs.
+    // over its steps); the update itself is checked by hand in toy_reg.rs. The polynomial
+    // is random: the global generator is shared by the tests running beside this one, so
+    // the seed does not fix it. Over 40 seeds the last/first ratio after 200 steps reached
+    // 0.90 (this test failed in CI at 0.78); after 1000 steps at most 0.56.
     assert!(
         last < first * 0.75,
         "first 10 average {first}, last 10 average {last}"
