@@ -234,7 +234,8 @@ pub trait BenchFactory: Sync {
         args.batch_size
     }
     /// One rank of a data-parallel world (`scaling`, [`crate::scaling`]): trains with the
-    /// other ranks of `rendezvous` on `device` and returns what it timed. The default: this
+    /// other ranks of `rendezvous` on `device` and returns what it timed, its timed steps
+    /// marked on `window` (rank 0's is the world's telemetry window). The default: this
     /// factory has no such bench.
     fn rank(
         &self,
@@ -242,6 +243,7 @@ pub trait BenchFactory: Sync {
         _args: &BenchArgs,
         _device: DeviceSpec,
         _rendezvous: &crate::rendezvous::Rendezvous,
+        _window: &mut dyn TimedWindow,
     ) -> Result<RankTiming, BenchError> {
         Err(BenchError::Unknown(name.to_owned()))
     }
@@ -264,4 +266,19 @@ impl RankTiming {
     pub fn speed(&self) -> f64 {
         (self.steps * self.items) as f64 / self.seconds
     }
+}
+
+/// The edges of a loop's timed part, for telemetry (`timing::measure_within`, a
+/// data-parallel rank's timed steps).
+pub trait TimedWindow {
+    /// Just before the clock is read at the start of the first counted observation.
+    fn start(&mut self);
+    /// Just after the clock is read at the end of the last observation.
+    fn end(&mut self);
+}
+
+/// No window marked.
+impl TimedWindow for () {
+    fn start(&mut self) {}
+    fn end(&mut self) {}
 }

@@ -15,9 +15,9 @@ use crate::execute::{CopyResult, ExecuteOptions, Progress, run_copy, write_failu
 use crate::plan::{Execution, Plan, PlanError, PlanOptions, plan};
 use crate::rendezvous::Rendezvous;
 use crate::report::PeakMemory;
-use crate::scaling::{RANK_TIMEOUT, WorldOutcome};
+use crate::scaling::{RANK_TIMEOUT, World, WorldOutcome};
 use crate::smoke::Smoke;
-use crate::telemetry::TelemetryOptions;
+use crate::telemetry::{CopySampler, TelemetryOptions};
 use crate::timing::{Clock, RealClock};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -83,9 +83,10 @@ struct ResultLine {
     failure: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timing: Option<RankTiming>,
-    /// The copy's telemetry file, or why it has none (none sampled: absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    telemetry: Option<Result<PathBuf, String>>,
+    /// The copy's telemetry file, or why it has none; a rank 0's, its world's (none
+    /// sampled: absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    telemetry: Vec<Result<PathBuf, String>>,
 }
 
 /// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
@@ -140,7 +141,8 @@ pub fn run_child(
         std::process::abort();
     }
     if let Some(rendezvous) = rendezvous {
-        run_rank(&execution.name, copy, device, &rendezvous, factory);
+        let sampler = world_sampler(&plan, &execution.name, spec.copy, &rendezvous, sample_hz);
+        run_rank(&execution.name, copy, device, &rendezvous, factory, sampler);
         return Ok(());
     }
     let clock = || -> Box<dyn Clock> { Box::new(RealClock::default()) };
@@ -196,13 +198,45 @@ fn confine(devices: &DeviceSet, device: DeviceSpec, whole_machine: bool, threads
     }
 }
 
-/// One rank of a data-parallel world: runs it and prints its result line (its timing).
+/// The variable telling a world's ranks over how many nodes it runs (set by the
+/// launcher): rank 0 samples its world only when it is on one node, where every rank's
+/// device is its own node's.
+pub const WORLD_NODES_VAR: &str = "MLBENCH_WORLD_NODES";
+
+/// Rank 0's sampler of its world's devices, when it samples (`hz` above 0) and its world
+/// is on its node ([`WORLD_NODES_VAR`] is 1); why not, when the world spans nodes.
+fn world_sampler(
+    plan: &Plan,
+    name: &str,
+    copy: usize,
+    rendezvous: &Rendezvous,
+    hz: u32,
+) -> Result<Option<CopySampler>, String> {
+    if rendezvous.rank != 0 || hz == 0 {
+        return Ok(None);
+    }
+    match std::env::var(WORLD_NODES_VAR).ok().as_deref() {
+        Some("1") => {
+            let copy = u32::try_from(copy).unwrap_or(u32::MAX);
+            CopySampler::for_world(plan, name, copy, rendezvous.world, hz)
+        }
+        Some(nodes) => Err(format!(
+            "not sampled: the world's {} ranks span {nodes} nodes, and rank 0 reads only its own node's devices",
+            rendezvous.world
+        )),
+        None => Ok(None),
+    }
+}
+
+/// One rank of a data-parallel world: runs it, its timed steps marked on `sampler`'s
+/// window, and prints its result line (its timing, its telemetry).
 fn run_rank(
     name: &str,
     copy: &crate::plan::CopyPlan,
     device: DeviceSpec,
     rendezvous: &Rendezvous,
     factory: &dyn BenchFactory,
+    sampler: Result<Option<CopySampler>, String>,
 ) {
     // Fault injection for the tests of a dying rank: `RANK:WORLD` aborts that rank.
     if std::env::var("MLBENCH_TEST_ABORT_RANK")
@@ -210,12 +244,14 @@ fn run_rank(
     {
         std::process::abort();
     }
-    let result = factory.rank(name, &copy.args, device, rendezvous);
+    let (result, telemetry) = crate::telemetry::run_sampled(sampler, |window| {
+        factory.rank(name, &copy.args, device, rendezvous, window)
+    });
     let line = ResultLine {
         written: None,
         failure: result.as_ref().err().map(ToString::to_string),
         timing: result.ok(),
-        telemetry: None,
+        telemetry: telemetry.into_iter().collect(),
     };
     println!("{}", serde_json::to_string(&line).unwrap_or_default());
 }
@@ -300,6 +336,20 @@ impl ChildCommand {
         args
     }
 
+    /// The telemetry of a world rank 0 `said`, or, where it was to sample and named no
+    /// file (it died), why there is none.
+    fn rank_zero_telemetry(
+        &self,
+        said: Option<Result<PathBuf, String>>,
+    ) -> Option<Result<PathBuf, String>> {
+        match said {
+            None if self.sample_hz > 0 => Some(Err(
+                "rank 0 ended without naming its telemetry file (a `.part` may be left)".into(),
+            )),
+            said => said,
+        }
+    }
+
     /// `srun` starting a world of `world` ranks of the copy over the allocation's nodes,
     /// `per_node` a node, each task told by `MLBENCH_RANKS=slurm` to take its rank from
     /// Slurm; the master is this host, where rank 0 runs.
@@ -329,39 +379,41 @@ const RANK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs a world of `k` ranks of the copy as `k` processes on this node, with torchrun's
 /// variables: rank 0's timing, or the first failure.
-fn launch_world(
-    child: &ChildCommand,
-    run: u32,
-    position: usize,
-    index: usize,
-    k: usize,
-) -> WorldOutcome {
-    let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
+fn launch_world(child: &ChildCommand, run: u32, position: usize, index: usize, k: usize) -> World {
+    let port = match crate::rendezvous::free_port() {
+        Ok(port) => port,
+        Err(e) => return World::unsampled(Err(format!("no free port: {e}"))),
+    };
     let mut ranks = Vec::with_capacity(k);
     for rank in 0..k {
         let rendezvous = Rendezvous::on_this_host(port, rank, k, RANK_TIMEOUT);
         let mut cmd = child.command(run, position, index);
-        cmd.envs(rendezvous.vars());
+        cmd.envs(rendezvous.vars()).env(WORLD_NODES_VAR, "1");
         match RankProcess::spawn(&mut cmd) {
             Ok(p) => ranks.push(p),
             Err(e) => {
                 for mut p in ranks {
                     p.kill();
                 }
-                return Err(format!("cannot start rank {rank}: {e}"));
+                return World::unsampled(Err(format!("cannot start rank {rank}: {e}")));
             }
         }
     }
-    let outcomes = wait_world(ranks);
+    let (worlds, killed): (Vec<World>, Vec<bool>) = wait_world(ranks).into_iter().unzip();
+    let telemetry = child.rank_zero_telemetry(worlds.first().and_then(|w| w.telemetry.clone()));
     // The cause, not its echo: a rank killed for outliving a dead peer names no cause.
-    let cause = outcomes
-        .iter()
-        .enumerate()
-        .find(|(_, (o, killed))| o.is_err() && !killed);
-    if let Some((rank, (Err(e), _))) = cause {
-        return Err(format!("rank {rank}: {e}"));
-    }
-    crate::scaling::gather(outcomes.into_iter().map(|(o, _)| o).collect())
+    let cause = (worlds.iter().zip(&killed).enumerate()).find_map(|(rank, (w, killed))| {
+        w.outcome
+            .as_ref()
+            .err()
+            .filter(|_| !killed)
+            .map(|e| (rank, e))
+    });
+    let outcome = match cause {
+        Some((rank, e)) => Err(format!("rank {rank}: {e}")),
+        None => crate::scaling::gather(worlds.into_iter().map(|w| w.outcome).collect()),
+    };
+    World { outcome, telemetry }
 }
 
 /// Runs a world of `k` ranks of the copy as tasks of `srun` over the allocation's nodes:
@@ -373,15 +425,44 @@ fn srun_world(
     index: usize,
     k: usize,
     per_node: u32,
-) -> WorldOutcome {
+) -> World {
+    let lines = match srun_output(child, run, position, index, k, per_node) {
+        Ok(lines) => lines,
+        Err(e) => return World::unsampled(Err(e)),
+    };
+    let (out, lines) = lines;
+    let said = (lines.iter().find(|(r, _)| *r == 0)).and_then(|(_, l)| l.telemetry.first());
+    World {
+        outcome: srun_outcome(&out, &lines, k),
+        telemetry: child.rank_zero_telemetry(said.cloned()),
+    }
+}
+
+/// Runs srun for a world of `k` ranks: its output, and its ranks' result lines.
+fn srun_output(
+    child: &ChildCommand,
+    run: u32,
+    position: usize,
+    index: usize,
+    k: usize,
+    per_node: u32,
+) -> Result<(Output, Vec<(usize, ResultLine)>), String> {
     let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
     let mut cmd = child.srun(run, position, index, k as u32, per_node);
+    let nodes = (k as u32).div_ceil(per_node.max(1));
     cmd.env("MASTER_ADDR", crate::setup::hostname())
-        .env("MASTER_PORT", port.to_string());
+        .env("MASTER_PORT", port.to_string())
+        .env(WORLD_NODES_VAR, nodes.to_string());
     let out = cmd
         .output()
         .map_err(|e| format!("cannot start srun (is this a Slurm allocation?): {e}"))?;
     let lines = labelled_results(&String::from_utf8_lossy(&out.stdout));
+    Ok((out, lines))
+}
+
+/// A srun world's outcome: rank 0's timing, or the first failure a rank reported, or
+/// srun's.
+fn srun_outcome(out: &Output, lines: &[(usize, ResultLine)], k: usize) -> WorldOutcome {
     if let Some((rank, failure)) = lines
         .iter()
         .find_map(|(r, l)| l.failure.as_ref().map(|f| (*r, f)))
@@ -472,39 +553,43 @@ impl RankProcess {
         }
     }
 
-    /// What the rank said: its timing, or why it has none; and whether it was killed.
-    fn outcome(mut self) -> (WorldOutcome, bool) {
+    /// What the rank said: its timing, or why it has none, and its telemetry (rank 0's);
+    /// and whether it was killed.
+    fn outcome(mut self) -> (World, bool) {
         let killed = self.killed;
         (self.said(), killed)
     }
 
-    fn said(&mut self) -> WorldOutcome {
+    fn said(&mut self) -> World {
         let text = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
             String::from_utf8_lossy(&h.and_then(|h| h.join().ok()).unwrap_or_default()).into_owned()
         };
         let (stdout, stderr) = (text(self.stdout.take()), text(self.stderr.take()));
         if self.killed {
-            return Err(format!(
+            return World::unsampled(Err(format!(
                 "killed {} s after another rank ended",
                 RANK_GRACE.as_secs()
-            ));
+            )));
         }
         let line = stdout
             .lines()
             .rev()
             .find_map(|l| serde_json::from_str::<ResultLine>(l).ok());
         match (self.status, line) {
-            (Some(s), Some(line)) if s.success() => match (line.timing, line.failure) {
-                (Some(t), None) => Ok(t),
-                (_, Some(f)) => Err(f),
-                (None, None) => Err("the rank printed no timing".into()),
+            (Some(s), Some(line)) if s.success() => World {
+                outcome: match (line.timing, line.failure) {
+                    (Some(t), None) => Ok(t),
+                    (_, Some(f)) => Err(f),
+                    (None, None) => Err("the rank printed no timing".into()),
+                },
+                telemetry: line.telemetry.into_iter().next(),
             },
             (status, _) => {
                 let how = status.map_or_else(|| "could not be waited for".into(), describe);
-                Err(match stderr_tail(&stderr) {
+                World::unsampled(Err(match stderr_tail(&stderr) {
                     Some(t) => format!("the rank's process {how}: {t}"),
                     None => format!("the rank's process {how}"),
-                })
+                }))
             }
         }
     }
@@ -512,7 +597,7 @@ impl RankProcess {
 
 /// Waits for every rank; once one has ended, gives the others [`RANK_GRACE`] to end, then
 /// kills them. Never waits for ever on a world with a dead rank.
-fn wait_world(mut ranks: Vec<RankProcess>) -> Vec<(WorldOutcome, bool)> {
+fn wait_world(mut ranks: Vec<RankProcess>) -> Vec<(World, bool)> {
     let mut deadline: Option<std::time::Instant> = None;
     loop {
         for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
@@ -564,7 +649,7 @@ pub fn launch(
         let Some(copy) = execution.copies.get(index) else {
             return fail(format!("no copy {index}"));
         };
-        let (largest, world): (usize, Box<dyn Fn(usize) -> WorldOutcome + '_>) = match child.ranks {
+        let (largest, world): (usize, Box<dyn Fn(usize) -> World + '_>) = match child.ranks {
             Ranks::Local => (
                 crate::scaling::largest_world(copy),
                 Box::new(|k| launch_world(child, plan.run, position, index, k)),

@@ -127,7 +127,7 @@ fn run_configuration(
     let one = |c: usize| match options.launcher {
         Some(launch) => launch(plan, execution, c),
         None if crate::scaling::is_sweep(&execution.name) => {
-            sweep_in_threads(plan, execution, c, factory, &options.hostname)
+            sweep_in_threads(plan, execution, c, factory, options)
         }
         None => run_copy(plan, execution, c, factory, options),
     };
@@ -146,7 +146,7 @@ fn run_configuration(
                     written: None,
                     failure: Some("the runner thread panicked".into()),
                     entries: 0,
-                    telemetry: None,
+                    telemetry: Vec::new(),
                 })
             })
             .collect()
@@ -159,18 +159,20 @@ fn sweep_in_threads(
     execution: &Execution,
     index: usize,
     factory: &dyn BenchFactory,
-    hostname: &str,
+    options: &ExecuteOptions<'_>,
 ) -> CopyResult {
     let Some(copy) = execution.copies.get(index) else {
         return CopyResult {
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
-            telemetry: None,
+            telemetry: Vec::new(),
         };
     };
-    let world = |k| crate::scaling::world_in_threads(plan, &execution.name, copy, factory, k);
+    let hz = options.telemetry.hz;
+    let world = |k| crate::scaling::world_in_threads(plan, execution, index, factory, k, hz);
     let largest = crate::scaling::largest_world(copy);
+    let hostname = &options.hostname;
     crate::scaling::run_sweep(plan, execution, index, factory, hostname, largest, &world)
 }
 
@@ -291,18 +293,24 @@ fn say_telemetry(
     options: &ExecuteOptions<'_>,
     said: &SaidOnce,
 ) {
+    let sweep = crate::scaling::is_sweep(&execution.name);
     for (copy, result) in execution.copies.iter().zip(results) {
-        let label = format!("{} on {}", execution.name, copy.vcd);
-        let note = match &result.telemetry {
-            None => continue,
-            Some(Ok(path)) => crate::telemetry::copy_note(path, &label, &idle.windows),
-            Some(Err(e)) => Err(e.clone()),
-        };
-        let note = note.unwrap_or_else(|e| TelemetryNote {
-            line: Some(format!("telemetry of {label}: {e}")),
-            facts: Vec::new(),
-        });
-        say(&note, options, said);
+        for (i, telemetry) in result.telemetry.iter().enumerate() {
+            // A sweep's files are its world sizes', in order.
+            let label = match sweep {
+                true => format!("{} on {}, world size {}", execution.name, copy.vcd, i + 1),
+                false => format!("{} on {}", execution.name, copy.vcd),
+            };
+            let note = match telemetry {
+                Ok(path) => crate::telemetry::copy_note(path, &label, &idle.windows),
+                Err(e) => Err(e.clone()),
+            };
+            let note = note.unwrap_or_else(|e| TelemetryNote {
+                line: Some(format!("telemetry of {label}: {e}")),
+                facts: Vec::new(),
+            });
+            say(&note, options, said);
+        }
     }
 }
 
@@ -374,7 +382,7 @@ pub fn write_failure(
             written: None,
             failure: Some(format!("no copy {index}; {message}")),
             entries: 0,
-            telemetry: None,
+            telemetry: Vec::new(),
         };
     };
     // The copy's process died before writing its entry: its start is not known here,
@@ -396,13 +404,13 @@ pub fn write_failure(
             written: Some(copy.report.clone()),
             failure: Some(message),
             entries: 1,
-            telemetry: None,
+            telemetry: Vec::new(),
         },
         Err(e) => CopyResult {
             written: None,
             failure: Some(format!("{message}; {e}")),
             entries: 0,
-            telemetry: None,
+            telemetry: Vec::new(),
         },
     }
 }
@@ -422,7 +430,7 @@ pub fn run_copy(
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
-            telemetry: None,
+            telemetry: Vec::new(),
         };
     };
     let name = execution.name.as_str();
@@ -431,20 +439,9 @@ pub fn run_copy(
     let sampler = CopySampler::start(plan, execution, index, options.telemetry.hz);
     // `get_arguments` sets start_time before the script builds its model.
     let start_time = report::ctime_now();
-    let (measured, telemetry) = match sampler {
-        Ok(Some(mut sampler)) => {
-            let measured = measure_copy(execution, index, factory, options, &mut sampler);
-            (measured, Some(sampler.finish()))
-        }
-        Ok(None) => (
-            measure_copy(execution, index, factory, options, &mut ()),
-            None,
-        ),
-        Err(e) => (
-            measure_copy(execution, index, factory, options, &mut ()),
-            Some(Err(e)),
-        ),
-    };
+    let (measured, telemetry) = crate::telemetry::run_sampled(sampler, |window| {
+        measure_copy(execution, index, factory, options, window)
+    });
     let end_time = report::ctime_now();
     let ctx = EntryContext {
         name,
@@ -482,7 +479,7 @@ pub fn run_copy(
         written,
         failure,
         entries,
-        telemetry,
+        telemetry: telemetry.into_iter().collect(),
     }
 }
 

@@ -149,8 +149,9 @@ pub struct CopyResult {
     pub failure: Option<String>,
     /// Entries written: 1 or 0 for a copy; one per world size for a sweep.
     pub entries: usize,
-    /// The copy's telemetry file, or why it has none; `None` when not sampled.
-    pub telemetry: Option<Result<PathBuf, String>>,
+    /// The copy's telemetry file, or why it has none (a sweep's: one per world size);
+    /// empty when not sampled.
+    pub telemetry: Vec<Result<PathBuf, String>>,
 }
 
 /// An entry's `version` and `gpu` for a copy of bench `name`. As the suite's `make_report`

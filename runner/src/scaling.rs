@@ -15,6 +15,7 @@ use crate::plan::{CopyPlan, Execution, Plan};
 use crate::report::{self, CopyResult, EntryContext};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::value::{Object, Value};
+use std::path::PathBuf;
 
 /// The benches that sweep world sizes instead of running a timed loop.
 pub fn is_sweep(name: &str) -> bool {
@@ -38,6 +39,26 @@ pub fn largest_world(copy: &CopyPlan) -> usize {
 
 /// What one world size gave: rank 0's timing, or why the world failed.
 pub type WorldOutcome = Result<RankTiming, String>;
+
+/// One world size run: its outcome, and rank 0's telemetry file of the world's devices
+/// (or why it has none; `None`: not sampled).
+#[derive(Debug, Clone)]
+pub struct World {
+    /// Rank 0's timing, or why the world failed.
+    pub outcome: WorldOutcome,
+    /// The world's telemetry file, its window rank 0's timed steps.
+    pub telemetry: Option<Result<PathBuf, String>>,
+}
+
+impl World {
+    /// A world that was not sampled.
+    pub fn unsampled(outcome: WorldOutcome) -> World {
+        World {
+            outcome,
+            telemetry: None,
+        }
+    }
+}
 
 /// The efficiency of each world size k = index + 1: (speed_k ÷ speed_1) ÷ k; `None` where
 /// k or k = 1 failed.
@@ -109,7 +130,8 @@ fn timed_loop(timing: &RankTiming) -> Object {
 
 /// Runs the sweep of copy `index` over world sizes 1..=`largest` with `world(k)` running a
 /// world of k ranks, and appends its entries to the copy's stream. The copy fails if any k
-/// failed.
+/// failed. The worlds' telemetry files are the copy's, one per world size in order (the
+/// k-th file of the bench and copy pairs with its k-th entry).
 pub fn run_sweep(
     plan: &Plan,
     execution: &Execution,
@@ -117,18 +139,21 @@ pub fn run_sweep(
     factory: &dyn BenchFactory,
     hostname: &str,
     largest: usize,
-    world: &dyn Fn(usize) -> WorldOutcome,
+    world: &dyn Fn(usize) -> World,
 ) -> CopyResult {
     let Some(copy) = execution.copies.get(index) else {
         return CopyResult {
             written: None,
             failure: Some(format!("no copy {index}")),
             entries: 0,
-            telemetry: None,
+            telemetry: Vec::new(),
         };
     };
     let start_time = report::ctime_now();
-    let worlds: Vec<WorldOutcome> = (1..=largest.max(1)).map(world).collect();
+    let (worlds, telemetry): (Vec<WorldOutcome>, Vec<_>) = (1..=largest.max(1))
+        .map(world)
+        .map(|w| (w.outcome, w.telemetry))
+        .unzip();
     let end_time = report::ctime_now();
     let (version, gpu) = report::version_and_gpu(&execution.name, copy, factory);
     let ctx = EntryContext {
@@ -169,8 +194,21 @@ pub fn run_sweep(
         written,
         failure,
         entries: count,
-        telemetry: None,
+        telemetry: in_world_order(telemetry),
     }
+}
+
+/// The worlds' telemetry, one per world size when any was sampled (a world that did not
+/// start says so), so that the k-th names world size k; none when none was.
+fn in_world_order(telemetry: Vec<Option<Result<PathBuf, String>>>) -> Vec<Result<PathBuf, String>> {
+    if telemetry.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    let unsampled = || Err("not sampled: the world did not start".to_owned());
+    telemetry
+        .into_iter()
+        .map(|t| t.unwrap_or_else(unsampled))
+        .collect()
 }
 
 /// How long a rank waits for the others, to meet or in a collective, before it fails: a
@@ -178,38 +216,57 @@ pub fn run_sweep(
 /// connection at once; the timeout catches a rank that hangs).
 pub const RANK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Runs a world of `k` ranks of copy `copy` in threads of this process (devices 0..k-1):
+/// Runs a world of `k` ranks of copy `index` of `execution` in threads of this process
+/// (devices 0..k-1), sampled at `hz` (0: not) with rank 0's timed steps as its window:
 /// rank 0's timing, or the first rank's failure.
 pub fn world_in_threads(
     plan: &Plan,
-    name: &str,
-    copy: &CopyPlan,
+    execution: &Execution,
+    index: usize,
     factory: &dyn BenchFactory,
     k: usize,
-) -> WorldOutcome {
-    let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
-    let results: Vec<WorldOutcome> = std::thread::scope(|s| {
-        let ranks: Vec<_> = (0..k)
-            .map(|rank| {
-                let rendezvous =
-                    crate::rendezvous::Rendezvous::on_this_host(port, rank, k, RANK_TIMEOUT);
-                let device = plan.devices.student(rank as u32);
-                s.spawn(move || {
-                    factory
-                        .rank(name, &copy.args, device, &rendezvous)
-                        .map_err(|e| e.to_string())
-                })
-            })
-            .collect();
-        ranks
-            .into_iter()
-            .map(|r| {
-                r.join()
-                    .unwrap_or_else(|_| Err("the rank's thread panicked".into()))
-            })
-            .collect()
+    hz: u32,
+) -> World {
+    let Some(copy) = execution.copies.get(index) else {
+        return World::unsampled(Err(format!("no copy {index}")));
+    };
+    let port = match crate::rendezvous::free_port() {
+        Ok(port) => port,
+        Err(e) => return World::unsampled(Err(format!("no free port: {e}"))),
+    };
+    let name = execution.name.as_str();
+    let copy_number = u32::try_from(index).unwrap_or(u32::MAX);
+    let sampler = crate::telemetry::CopySampler::for_world(plan, name, copy_number, k, hz);
+    let one_rank = |rank: usize, window: &mut dyn crate::timing::TimedWindow| -> WorldOutcome {
+        let rendezvous = crate::rendezvous::Rendezvous::on_this_host(port, rank, k, RANK_TIMEOUT);
+        let device = plan
+            .devices
+            .student(u32::try_from(rank).unwrap_or(u32::MAX));
+        (factory.rank(name, &copy.args, device, &rendezvous, window)).map_err(|e| e.to_string())
+    };
+    let panicked = |_| Err("the rank's thread panicked".to_owned());
+    let (results, telemetry) = crate::telemetry::run_sampled(sampler, |window| {
+        std::thread::scope(|s| {
+            let others: Vec<_> = (1..k)
+                .map(|rank| s.spawn(move || one_rank(rank, &mut ())))
+                .collect();
+            // Rank 0 runs here: it marks the window, on the sampler's thread's side.
+            let first =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| one_rank(0, window)))
+                    .unwrap_or_else(panicked);
+            std::iter::once(first)
+                .chain(
+                    others
+                        .into_iter()
+                        .map(|r| r.join().unwrap_or_else(panicked)),
+                )
+                .collect::<Vec<WorldOutcome>>()
+        })
     });
-    gather(results)
+    World {
+        outcome: gather(results),
+        telemetry,
+    }
 }
 
 /// Rank 0's timing when every rank succeeded, else the first failure (with its rank).
@@ -236,6 +293,20 @@ mod tests {
             items: 128,
             seconds: 1280.0 / speed,
         })
+    }
+
+    #[test]
+    fn a_world_that_did_not_start_keeps_its_place_among_the_files() {
+        let file = |k: u32| Some(Ok(PathBuf::from(format!("scaling.0.{k}.jsonl"))));
+        let order = in_world_order(vec![file(1), None, file(3)]);
+        assert_eq!(order.len(), 3);
+        assert_eq!(order[2], Ok(PathBuf::from("scaling.0.3.jsonl")));
+        assert!(
+            order[1]
+                .as_ref()
+                .is_err_and(|e| e.contains("did not start"))
+        );
+        assert!(in_world_order(vec![None, None]).is_empty());
     }
 
     #[test]

@@ -164,6 +164,32 @@ impl CopySampler {
         }))
     }
 
+    /// Starts the sampler of a data-parallel world of `ranks` ranks on this host (rank r on
+    /// the plan's device r: `scaling`), into the next file of `bench` and `copy`: a sweep
+    /// writes one file per world size, in the order of its entries (nothing at 0 Hz).
+    ///
+    /// # Errors
+    /// Why it could not start, in words: the world runs on without telemetry.
+    pub fn for_world(
+        plan: &Plan,
+        bench: &str,
+        copy: u32,
+        ranks: usize,
+        hz: u32,
+    ) -> Result<Option<CopySampler>, String> {
+        if hz == 0 {
+            return Ok(None);
+        }
+        let devices: Vec<_> = (0..ranks)
+            .map(|r| plan.devices.student(u32::try_from(r).unwrap_or(u32::MAX)))
+            .collect();
+        let sampler = start(&plan.out_dir, bench, copy, &devices, hz)?;
+        Ok(Some(CopySampler {
+            sampler,
+            open: false,
+        }))
+    }
+
     /// Closes the window if the loop left it open (it stopped early), stops the sampler
     /// and moves its file into place: the file.
     ///
@@ -172,6 +198,22 @@ impl CopySampler {
     pub fn finish(mut self) -> Result<PathBuf, String> {
         self.end();
         self.sampler.close().map_err(|e| chain(&e))
+    }
+}
+
+/// Runs `f` with its timed part marked on the sampler `started` gave, then finishes the
+/// sampler: `f`'s value, and the file or why there is none (`None`: nothing sampled).
+pub fn run_sampled<T>(
+    started: Result<Option<CopySampler>, String>,
+    f: impl FnOnce(&mut dyn TimedWindow) -> T,
+) -> (T, Option<Result<PathBuf, String>>) {
+    match started {
+        Ok(Some(mut sampler)) => {
+            let value = f(&mut sampler);
+            (value, Some(sampler.finish()))
+        }
+        Ok(None) => (f(&mut ()), None),
+        Err(e) => (f(&mut ()), Some(Err(e))),
     }
 }
 

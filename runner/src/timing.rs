@@ -247,19 +247,9 @@ pub fn timed<T>(sync: &dyn Fn(), f: impl FnOnce() -> T) -> (T, f64) {
     (value, start.elapsed().as_secs_f64())
 }
 
-/// The edges of a loop's timed part, for telemetry ([`measure_within`]).
-pub trait TimedWindow {
-    /// Just before the clock is read at the start of the first counted observation.
-    fn start(&mut self);
-    /// Just after the clock is read at the end of the last observation.
-    fn end(&mut self);
-}
-
-/// No window marked.
-impl TimedWindow for () {
-    fn start(&mut self) {}
-    fn end(&mut self) {}
-}
+/// The edges of a loop's timed part ([`measure_within`]); a bench's own trait, as a
+/// data-parallel rank marks its window too.
+pub use crate::bench::TimedWindow;
 
 /// The first observation whose duration counts: [`SKIP_OBS`], or 0 for a loop too short
 /// to drop any.

@@ -534,11 +534,16 @@ impl BenchFactory for Ranked {
         args: &BenchArgs,
         device: DeviceSpec,
         rendezvous: &mlbench_runner::rendezvous::Rendezvous,
+        window: &mut dyn mlbench_runner::timing::TimedWindow,
     ) -> Result<mlbench_runner::RankTiming, BenchError> {
         let DeviceSpec::Cpu { index, .. } = device else {
             panic!("CPU devices")
         };
         assert_eq!(index as usize, rendezvous.rank, "rank r on device r");
+        // The timed steps: long enough for a few samples at 100 Hz.
+        window.start();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        window.end();
         let world = rendezvous.world;
         if world == 3 && rendezvous.rank == 2 {
             return Err(BenchError::Failed {
@@ -618,6 +623,91 @@ fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
     let train = entries[1].get("train").and_then(Value::as_object).unwrap();
     let seconds = train.get("avg").and_then(Value::as_f64).unwrap();
     assert!((seconds - 2560.0 / 180.0).abs() < 1e-9, "{seconds}");
+}
+
+/// A sweep sampled in threads: one file per world size, in order, each of the world's
+/// devices, its window rank 0's timed steps (the other ranks mark nothing), a failed
+/// world's included; a note per world size.
+#[test]
+fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
+    use mlbench_runner::telemetry::TelemetryOptions;
+    use mlbench_schema::telemetry::{Edge, read};
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse(
+        "baselines.json",
+        br#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+              "args": {"--repeat": 10, "--number": 10, "--devices": 0,
+              "--batch-size": 128}, "cgroup": "all"}]"#,
+    )
+    .unwrap();
+    let options = options_of("baselines", dir.path(), &[], DeviceSet::cpu(6, 3).unwrap());
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let said = std::sync::Mutex::new(Vec::new());
+    let progress = |p: &Progress<'_>| {
+        if let Progress::Telemetry(lines) = p {
+            said.lock().unwrap().extend(lines.iter().cloned());
+        }
+    };
+    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+    let exec = ExecuteOptions {
+        hostname: "testhost".into(),
+        clock: &clock,
+        progress: &progress,
+        launcher: None,
+        telemetry: TelemetryOptions {
+            hz: 100,
+            idle: std::time::Duration::ZERO,
+        },
+    };
+    let outcome = &execute_all(&plans, &Ranked, &exec).unwrap()[0];
+    assert_eq!((outcome.failed, outcome.entries), (1, 3));
+    let folder = dir.path().join("output0/telemetry");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["scaling.0.2.jsonl", "scaling.0.3.jsonl", "scaling.0.jsonl"]
+    );
+    for (k, name) in ["scaling.0.jsonl", "scaling.0.2.jsonl", "scaling.0.3.jsonl"]
+        .iter()
+        .enumerate()
+    {
+        let file = read(&folder.join(name)).unwrap();
+        assert_eq!(file.header.bench.as_deref(), Some("scaling"), "{name}");
+        assert_eq!(file.header.copy, Some(0), "{name}");
+        // One window, marked once: rank 0's 60 ms.
+        let marks: Vec<_> = file
+            .marks
+            .iter()
+            .map(|m| (m.edge, m.window.as_str()))
+            .collect();
+        assert_eq!(
+            marks,
+            [(Edge::Start, "train"), (Edge::End, "train")],
+            "{name}"
+        );
+        let span = file.marks[1].t_ns - file.marks[0].t_ns;
+        assert!(
+            (60_000_000..2_000_000_000).contains(&span),
+            "{name}: {span} ns"
+        );
+        // The world's devices: the same sources for 1, 2 or 3 CPU ranks (one package,
+        // one process), so the header is the machine's, not the world size's.
+        assert!(
+            !file.header.devices.is_empty() || !file.header.facts.is_empty(),
+            "{k}"
+        );
+    }
+    let said = said.into_inner().unwrap();
+    let energy: Vec<&String> = said.iter().filter(|l| l.starts_with("energy: ")).collect();
+    // An energy line per world size where RAPL is readable, none where it is not.
+    assert!(energy.is_empty() || energy.len() == 3, "{said:?}");
+    for (k, line) in energy.iter().enumerate() {
+        assert!(line.contains(&format!("world size {}", k + 1)), "{line}");
+    }
 }
 
 /// Telemetry with the copies in threads: the idle baseline of each device, a file per

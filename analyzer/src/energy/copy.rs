@@ -20,14 +20,38 @@ fn int(entry: &ReportEntry, key: &str) -> Option<i64> {
     entry.get(key)?.as_i64()
 }
 
+/// The bench whose entries are a sweep over world sizes (`mlbench run`'s `scaling`): each
+/// entry's window is rank 0's timed steps of one world, `train` one observation of them.
+pub const SWEEP_BENCH: &str = "scaling";
+
+/// The world size of a sweep's entry: the devices its `vcd` names (`"0,1"`: 2), the only
+/// field scaling.py sets per world size.
+fn sweep_world(entry: &ReportEntry) -> Option<i64> {
+    let vcd = entry.vcd_text()?;
+    let n = vcd.split(',').filter(|d| !d.trim().is_empty()).count();
+    (n > 0).then_some(n as i64)
+}
+
+/// A sweep entry's items: `number` steps of `batch_size` items per rank on each of its
+/// world's ranks (micro_bench.py's `batch × world × steps`).
+fn sweep_items(entry: &ReportEntry) -> Option<f64> {
+    let (b, n) = (int(entry, "batch_size")?, int(entry, "number")?);
+    let world = sweep_world(entry)?;
+    (b > 0 && n > 0).then_some((b * n * world) as f64)
+}
+
 /// The observations the entry's figure is computed from, which its window spans: those
 /// after the first [`SKIP_OBS`] (the timing stage's `count` where it has one), or all
-/// `repeat` of a loop too short to drop any.
+/// `repeat` of a loop too short to drop any; a sweep's entry, its `train` stage's one
+/// (its `repeat` is the sweep's largest world).
 pub fn counted_observations(entry: &ReportEntry) -> Option<f64> {
-    let repeat = int(entry, "repeat")?;
     let count = entry
         .get("train")
         .and_then(|t| t.as_object()?.get("count")?.as_i64());
+    if entry.name() == Some(SWEEP_BENCH) {
+        return count.filter(|&c| c > 0).map(|c| c as f64);
+    }
+    let repeat = int(entry, "repeat")?;
     let n = match count {
         Some(c) if repeat > SKIP_OBS => c,
         _ if repeat > SKIP_OBS => repeat - SKIP_OBS,
@@ -49,6 +73,9 @@ pub fn items_per_observation(entry: &ReportEntry) -> Option<f64> {
 
 /// The items processed in the entry's timed window.
 pub fn counted_items(entry: &ReportEntry) -> Option<f64> {
+    if entry.name() == Some(SWEEP_BENCH) {
+        return Some(counted_observations(entry)? * sweep_items(entry)?);
+    }
     Some(counted_observations(entry)? * items_per_observation(entry)?)
 }
 

@@ -458,6 +458,28 @@ fn items_follow_the_counted_observations() {
     assert_eq!(copy::counted_items(&ReportEntry::new(o)), Some(800.0));
 }
 
+/// A `scaling` entry as `mlbench run` writes it: world size 3 of a sweep over 4 devices,
+/// rank 0's one timed observation of 10 steps of 128 items per rank.
+#[test]
+fn a_sweep_entry_counts_its_worlds_items_once() {
+    let mut o = Object::new();
+    o.insert("name", "scaling");
+    o.insert("repeat", 4i64);
+    o.insert("number", 10i64);
+    o.insert("batch_size", 128i64);
+    o.insert("vcd", "0,1,2");
+    let mut train = Object::new();
+    train.insert("avg", 2.5);
+    train.insert("count", 1i64);
+    o.insert("train", Value::Object(train));
+    let e = ReportEntry::new(o.clone());
+    assert_eq!(copy::counted_observations(&e), Some(1.0));
+    assert_eq!(copy::counted_items(&e), Some(10.0 * 128.0 * 3.0));
+    // A failed world has no `train`: nothing counted.
+    o.remove("train");
+    assert_eq!(copy::counted_items(&ReportEntry::new(o)), None);
+}
+
 #[test]
 fn the_counter_is_preferred_and_a_power_reading_10_percent_off_is_flagged() {
     let dir = tempfile::tempdir().unwrap();

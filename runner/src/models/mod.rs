@@ -131,17 +131,19 @@ impl BenchFactory for Models {
         args: &BenchArgs,
         device: DeviceSpec,
         rendezvous: &crate::rendezvous::Rendezvous,
+        window: &mut dyn crate::timing::TimedWindow,
     ) -> Result<crate::bench::RankTiming, BenchError> {
         if name != "scaling" {
             return Err(BenchError::Unknown(name.to_owned()));
         }
         // libtorch reports errors as panics through tch.
-        catch_unwind(AssertUnwindSafe(|| scaling::rank(args, device, rendezvous))).map_err(
-            |panic| BenchError::Failed {
-                bench: name.to_owned(),
-                message: panic_message(&*panic),
-            },
-        )?
+        catch_unwind(AssertUnwindSafe(|| {
+            scaling::rank(args, device, rendezvous, window)
+        }))
+        .map_err(|panic| BenchError::Failed {
+            bench: name.to_owned(),
+            message: panic_message(&*panic),
+        })?
     }
 
     fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {

@@ -8,7 +8,8 @@
 //! `--batch-size` per rank. DDP over c10d (`crate::ddp`): rank 0's parameters and buffers
 //! at the start, its buffers again before each forward, gradients averaged in buckets after
 //! each backward. Two warm-up steps, then `--number` steps timed between two device
-//! synchronisations; the world's speed is batch × world × steps ÷ seconds.
+//! synchronisations (the telemetry window, when rank 0 samples its world); the world's
+//! speed is batch × world × steps ÷ seconds.
 //!
 //! `image_size` (not an argument of the script; 224 by default) lets `--smoke` shrink the
 //! input. The process group is Gloo's on CPU devices and NCCL's on CUDA devices, as
@@ -20,6 +21,7 @@ use crate::bench::{BenchArgs, BenchError, DeviceSpec, RankTiming};
 use crate::c10d::{Engine, ProcessGroup};
 use crate::ddp::Ddp;
 use crate::rendezvous::Rendezvous;
+use crate::timing::TimedWindow;
 use std::time::Instant;
 use tch::nn::OptimizerConfig;
 use tch::{Tensor, nn};
@@ -42,6 +44,7 @@ pub(super) fn rank(
     args: &BenchArgs,
     device: DeviceSpec,
     rendezvous: &Rendezvous,
+    window: &mut dyn TimedWindow,
 ) -> Result<RankTiming, BenchError> {
     let ctx = Ctx::new("scaling", args, device)?;
     let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
@@ -85,6 +88,7 @@ pub(super) fn rank(
     }
     super::sync(ctx.device);
     let steps = args.number.max(1) as u64;
+    window.start();
     let started = Instant::now();
     let mut last = None;
     for _ in 0..steps {
@@ -92,6 +96,7 @@ pub(super) fn rank(
     }
     super::sync(ctx.device);
     let seconds = started.elapsed().as_secs_f64();
+    window.end();
     // The script logs no loss; a diverged step still makes its timing worthless.
     if let Some(loss) = last.map(|l| l.double_value(&[]))
         && !loss.is_finite()

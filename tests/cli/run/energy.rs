@@ -35,16 +35,21 @@ struct FakeRapl {
 
 impl FakeRapl {
     fn start(watts: f64) -> Self {
+        Self::with_range(watts, MAX_ENERGY_RANGE_UJ)
+    }
+
+    /// A package whose counter wraps past `range_uj`.
+    fn with_range(watts: f64, range_uj: u64) -> Self {
         let root = tempfile::tempdir().unwrap();
         let zone = root.path().join("class/powercap/intel-rapl:0");
         std::fs::create_dir_all(&zone).unwrap();
         std::fs::write(zone.join("name"), "package-0\n").unwrap();
-        let range = format!("{MAX_ENERGY_RANGE_UJ}\n");
+        let range = format!("{range_uj}\n");
         std::fs::write(zone.join("max_energy_range_uj"), range).unwrap();
         let write = move |zone: &Path, origin: Instant| {
             let uj = (watts * origin.elapsed().as_secs_f64() * 1e6) as u64;
             let tmp = zone.join("energy_uj.tmp");
-            std::fs::write(&tmp, format!("{}\n", uj % (MAX_ENERGY_RANGE_UJ + 1))).unwrap();
+            std::fs::write(&tmp, format!("{}\n", uj % (range_uj + 1))).unwrap();
             std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
         };
         let origin = Instant::now();
@@ -200,4 +205,101 @@ fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
         0.05,
         "ratio",
     );
+}
+
+/// `scaling` at tiny sizes on two CPU devices: world sizes 1 and 2, each rank a process of
+/// its own meeting through c10d (Gloo).
+const SCALING: &str = r#"[
+ {"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+  "args": {"--repeat": 10, "--number": 20, "--network": "resnet18", "--devices": 0,
+           "--batch-size": 2, "--image-size": 32}, "cgroup": "all"}
+]"#;
+
+/// A sweep is sampled world by world: rank 0 of each world (a process the launcher
+/// started) writes the next file of the bench and marks its timed steps; `validate`
+/// passes it, and `report` pairs world size k's entry with the k-th file and counts the
+/// world's items (20 steps of 2 items on each of k ranks) over the window's 50 W.
+#[test]
+fn a_scaling_sweep_is_sampled_world_by_world_from_rank_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("baselines.json");
+    std::fs::write(&jobs, SCALING).unwrap();
+    let out = tmp.path().join("out");
+    // Wrapping every 4 s: the counter's thread, starved while the ranks train (processes
+    // on this machine's two cores), may stall past the 0.4 s of [`FakeRapl::start`] and
+    // skip a whole wrap, which real RAPL, a hardware counter, never does.
+    let rapl = FakeRapl::with_range(50.0, 199_999_999);
+    mlbench()
+        .env("MLBENCH_SYS_ROOT", rapl.root.path())
+        .arg("run")
+        .arg("--jobs")
+        .arg(&jobs)
+        .args([
+            "--devices",
+            "2",
+            "--sample-hz",
+            "50",
+            "--idle-baseline",
+            "0",
+        ])
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "energy: scaling on 0,1, world size 2: ",
+        ));
+    drop(rapl);
+    let folder = out.join("output0/telemetry");
+    let windows: Vec<f64> = ["scaling.0.jsonl", "scaling.0.2.jsonl"]
+        .iter()
+        .map(|name| window_s(&mlbench_schema::telemetry::read(&folder.join(name)).unwrap()))
+        .collect();
+
+    let (_, json) = validate_json(&out, &["--min-runs", "1"]);
+    for f in json["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        assert!(
+            !rule.starts_with("telemetry.") || rule == "telemetry.too-few",
+            "{f}"
+        );
+    }
+
+    let report = mlbench()
+        .arg("report")
+        .arg(&out)
+        .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let copies = doc["energy"]["copies"].as_array().unwrap();
+    assert_eq!(copies.len(), 2, "{}", doc["energy"]);
+    for (k, copy) in copies.iter().enumerate() {
+        assert_eq!(copy["bench"], "scaling");
+        assert_eq!(copy["entry"], k);
+        close(
+            copy["seconds"].as_f64().unwrap(),
+            windows[k],
+            1e-9,
+            "seconds",
+        );
+        close(
+            copy["items"].as_f64().unwrap(),
+            20.0 * 2.0 * (k + 1) as f64,
+            0.0,
+            "items",
+        );
+        assert_eq!(copy["method"], "counter");
+        close(
+            copy["joules"].as_f64().unwrap(),
+            50.0 * windows[k],
+            0.05,
+            "joules",
+        );
+    }
 }

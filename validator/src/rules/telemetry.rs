@@ -27,8 +27,9 @@ pub const GAP_PERIODS: u64 = 2;
 /// The timed window of a copy (`mlbench run`'s: the counted observations).
 pub const TRAIN_WINDOW: &str = "train";
 
-/// Benches `mlbench run` does not sample: scaling's sweeps run their ranks in processes of
-/// their own (docs/runner.md "Telemetry"), so their entries need no telemetry file.
+/// Benches whose entries need no telemetry file: `mlbench run` samples each world of
+/// scaling's sweep from its rank 0, but not a world across nodes (rank 0 reads its own
+/// node only; docs/runner.md "Telemetry"). The files there are checked like any other.
 pub const UNSAMPLED_BENCHES: &[&str] = &["scaling"];
 
 /// What [`coverage`] needs of one telemetry file.
