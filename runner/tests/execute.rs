@@ -562,18 +562,15 @@ impl BenchFactory for Ranked {
     }
 }
 
+/// The suite's baselines.json entry of `scaling`.
+const SCALING_JOB: &str = r#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
+    "args": {"--repeat": 10, "--number": 10, "--network": "resnet101", "--devices": 0,
+             "--batch-size": 128, "--report": "$OUTPUT_DIRECTORY"}, "cgroup": "all"}]"#;
+
 #[test]
 fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
     let dir = tempfile::tempdir().unwrap();
-    // The suite's baselines.json entry.
-    let jobs = JobsFile::parse(
-        "baselines.json",
-        br#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
-              "args": {"--repeat": 10, "--number": 10, "--network": "resnet101",
-                       "--devices": 0, "--batch-size": 128,
-                       "--report": "$OUTPUT_DIRECTORY"}, "cgroup": "all"}]"#,
-    )
-    .unwrap();
+    let jobs = JobsFile::parse("baselines.json", SCALING_JOB.as_bytes()).unwrap();
     let options = options_of("baselines", dir.path(), &[], DeviceSet::cpu(6, 3).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
     let copy = &plans[0].executions[0].copies[0];
@@ -628,20 +625,14 @@ fn a_scaling_sweep_writes_one_entry_per_world_size_as_scaling_py() {
 /// A sweep sampled in threads: one file per world size, in order, each of the world's
 /// devices, its window rank 0's timed steps (the other ranks mark nothing), a failed
 /// world's included; a note per world size.
-#[test]
-fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
+/// Runs `plans` sampling at 100 Hz after `idle` of idle baseline: the outcomes, and the
+/// telemetry lines said.
+fn execute_sampled(
+    plans: &[mlbench_runner::plan::Plan],
+    factory: &dyn BenchFactory,
+    idle: std::time::Duration,
+) -> (Vec<mlbench_runner::RunOutcome>, Vec<String>) {
     use mlbench_runner::telemetry::TelemetryOptions;
-    use mlbench_schema::telemetry::{Edge, read};
-    let dir = tempfile::tempdir().unwrap();
-    let jobs = JobsFile::parse(
-        "baselines.json",
-        br#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
-              "args": {"--repeat": 10, "--number": 10, "--devices": 0,
-              "--batch-size": 128}, "cgroup": "all"}]"#,
-    )
-    .unwrap();
-    let options = options_of("baselines", dir.path(), &[], DeviceSet::cpu(6, 3).unwrap());
-    let plans = plan_runs(&jobs, &options, 1).unwrap();
     let said = std::sync::Mutex::new(Vec::new());
     let progress = |p: &Progress<'_>| {
         if let Progress::Telemetry(lines) = p {
@@ -654,19 +645,34 @@ fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
         clock: &clock,
         progress: &progress,
         launcher: None,
-        telemetry: TelemetryOptions {
-            hz: 100,
-            idle: std::time::Duration::ZERO,
-        },
+        telemetry: TelemetryOptions { hz: 100, idle },
     };
-    let outcome = &execute_all(&plans, &Ranked, &exec).unwrap()[0];
-    assert_eq!((outcome.failed, outcome.entries), (1, 3));
-    let folder = dir.path().join("output0/telemetry");
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
+    let outcomes = execute_all(plans, factory, &exec).unwrap();
+    (outcomes, said.into_inner().unwrap())
+}
+
+/// The names in `folder`, sorted.
+fn file_names(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
+    names
+}
+
+#[test]
+fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
+    use mlbench_schema::telemetry::{Edge, read};
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse("baselines.json", SCALING_JOB.as_bytes()).unwrap();
+    let options = options_of("baselines", dir.path(), &[], DeviceSet::cpu(6, 3).unwrap());
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let (outcomes, said) = execute_sampled(&plans, &Ranked, std::time::Duration::ZERO);
+    let outcome = &outcomes[0];
+    assert_eq!((outcome.failed, outcome.entries), (1, 3));
+    let folder = dir.path().join("output0/telemetry");
+    let names = file_names(&folder);
     assert_eq!(
         names,
         ["scaling.0.2.jsonl", "scaling.0.3.jsonl", "scaling.0.jsonl"]
@@ -701,7 +707,6 @@ fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
             "{k}"
         );
     }
-    let said = said.into_inner().unwrap();
     let energy: Vec<&String> = said.iter().filter(|l| l.starts_with("energy: ")).collect();
     // An energy line per world size where RAPL is readable, none where it is not.
     assert!(energy.is_empty() || energy.len() == 3, "{said:?}");
@@ -715,36 +720,14 @@ fn a_sampled_sweep_writes_a_file_per_world_size_marked_by_rank_zero() {
 /// observations where the loop reached them, and a note per copy.
 #[test]
 fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
-    use mlbench_runner::telemetry::TelemetryOptions;
     use mlbench_schema::telemetry::{Edge, read};
     let dir = tempfile::tempdir().unwrap();
     let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
     let options = options_of("fast", dir.path(), &[], DeviceSet::cpu(5, 2).unwrap());
     let plans = plan_runs(&jobs, &options, 1).unwrap();
-    let said = std::sync::Mutex::new(Vec::new());
-    let progress = |p: &Progress<'_>| {
-        if let Progress::Telemetry(lines) = p {
-            said.lock().unwrap().extend(lines.iter().cloned());
-        }
-    };
-    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
-    let exec = ExecuteOptions {
-        hostname: "testhost".into(),
-        clock: &clock,
-        progress: &progress,
-        launcher: None,
-        telemetry: TelemetryOptions {
-            hz: 100,
-            idle: std::time::Duration::from_millis(200),
-        },
-    };
-    execute_all(&plans, &Factory, &exec).unwrap();
+    let (_, said) = execute_sampled(&plans, &Factory, std::time::Duration::from_millis(200));
     let folder = dir.path().join("output0/telemetry");
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
+    let names = file_names(&folder);
     assert_eq!(
         names,
         [
@@ -783,7 +766,6 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
     }
     // The idle baseline first; then whatever this machine's sources give (an energy line
     // per copy where RAPL is readable), each fact once.
-    let said = said.into_inner().unwrap();
     assert_eq!(
         said[0],
         "idle baseline of output0: sampling the idle devices for 0.2 s before the first job"

@@ -125,6 +125,37 @@ fn close(got: f64, want: f64, tolerance: f64, what: &str) {
     );
 }
 
+/// Of `validate`'s telemetry findings, only `telemetry.too-few` warnings (a window of
+/// about a second at 20–50 Hz may hold fewer than 60 samples).
+fn only_too_few_warnings(json: &serde_json::Value) {
+    for f in json["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        if rule.starts_with("telemetry.") {
+            assert_eq!(
+                (rule, &f["severity"]),
+                ("telemetry.too-few", &"warning".into()),
+                "{f}"
+            );
+        }
+    }
+}
+
+/// `report`'s JSON of the run folders under `out`, one run enough.
+fn report_json(out: &Path) -> serde_json::Value {
+    let report = mlbench()
+        .arg("report")
+        .arg(out)
+        .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    serde_json::from_slice(&report.stdout).unwrap()
+}
+
 #[test]
 fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
     let tmp = tempfile::tempdir().unwrap();
@@ -137,30 +168,11 @@ fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
     // validate: the files pass (a window of 20 Hz × about a second may hold fewer than
     // 60 samples: that warning alone is allowed).
     let (_, json) = validate_json(&a, &["--min-runs", "1"]);
-    for f in json["findings"].as_array().unwrap() {
-        let rule = f["rule"].as_str().unwrap();
-        if rule.starts_with("telemetry.") {
-            assert_eq!(
-                (rule, &f["severity"]),
-                ("telemetry.too-few", &"warning".into())
-            );
-        }
-    }
+    only_too_few_warnings(&json);
 
     // report: the copy's energy is 50 W over the window the file marks, 2,000 steps of
     // 16 items twice, the counter's wraps undone; idle drew the same, so net is about 0.
-    let report = mlbench()
-        .arg("report")
-        .arg(&a)
-        .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let doc = report_json(&a);
     let copy = &doc["energy"]["copies"][0];
     let seconds = read_window(&a);
     assert!(seconds > 0.4, "a window over one wrap: {seconds} s");
@@ -257,26 +269,9 @@ fn a_scaling_sweep_is_sampled_world_by_world_from_rank_zero() {
         .collect();
 
     let (_, json) = validate_json(&out, &["--min-runs", "1"]);
-    for f in json["findings"].as_array().unwrap() {
-        let rule = f["rule"].as_str().unwrap();
-        assert!(
-            !rule.starts_with("telemetry.") || rule == "telemetry.too-few",
-            "{f}"
-        );
-    }
+    only_too_few_warnings(&json);
 
-    let report = mlbench()
-        .arg("report")
-        .arg(&out)
-        .args(["-g", "RTX", "--min-runs", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let doc = report_json(&out);
     let copies = doc["energy"]["copies"].as_array().unwrap();
     assert_eq!(copies.len(), 2, "{}", doc["energy"]);
     for (k, copy) in copies.iter().enumerate() {
