@@ -30,7 +30,7 @@ pub const TRAIN_WINDOW: &str = "train";
 /// Benches whose entries need no telemetry file: `mlbench run` samples each world of
 /// scaling's sweep from its rank 0, but not a world across nodes (rank 0 reads its own
 /// node only; docs/runner.md "Telemetry"). The files there are checked like any other.
-pub const UNSAMPLED_BENCHES: &[&str] = &["scaling"];
+pub const COVERAGE_EXEMPT_BENCHES: &[&str] = &["scaling"];
 
 /// What [`coverage`] needs of one telemetry file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -586,7 +586,7 @@ pub struct ReportCopy<'a> {
 /// matched to files by count: the entries of one bench in one stream (its configurations,
 /// runs appended) against the covered `train` windows of that bench and copy's files
 /// (`<bench>.<K>.jsonl`, `<bench>.<K>.2.jsonl`, …). Failed entries (their own finding) and
-/// [`UNSAMPLED_BENCHES`] are left out. `entries[i].file` indexes `reports`.
+/// [`COVERAGE_EXEMPT_BENCHES`] are left out. `entries[i].file` indexes `reports`.
 pub fn coverage(
     reports: &[ReportCopy],
     entries: &[EntryFacts],
@@ -612,7 +612,10 @@ pub fn coverage(
         let (Some(name), Some(report)) = (e.name.as_deref(), reports.get(e.file)) else {
             continue;
         };
-        if let Some(copy) = report.copy.filter(|_| !UNSAMPLED_BENCHES.contains(&name)) {
+        if let Some(copy) = report
+            .copy
+            .filter(|_| !COVERAGE_EXEMPT_BENCHES.contains(&name))
+        {
             wanted
                 .entry((parent(report.path), name, copy))
                 .or_default()
