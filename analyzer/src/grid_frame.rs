@@ -50,6 +50,7 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
             }
         }
     }
+    let vendor_rows = vendor.len();
     DataFrame::new_infer_height(vec![
         Column::new("vendor".into(), vendor),
         Column::new("track".into(), track),
@@ -62,6 +63,8 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
         Column::new("mean".into(), mean),
         Column::new("missing".into(), missing),
         Column::new("tier".into(), tier),
+        // What `mean` counts, as in the CSV.
+        Column::new("per".into(), vec![grid.per.name(); vendor_rows]),
     ])
 }
 

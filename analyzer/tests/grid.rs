@@ -621,3 +621,20 @@ fn report_ci_of_every_bench_mean() {
         bench_mean_cis(&a, 2000, 4, 0.95)["convnet"].ci
     );
 }
+
+/// The long table (CSV's and Parquet's rows): a row per vendor and bench, an `(overall)`
+/// row per vendor, and `per` on every row saying what `mean` counts (the Parquet file is
+/// this frame written).
+#[test]
+fn the_long_table_names_its_unit_on_every_row() {
+    use mlbench_results::grid::Per;
+    let mut g = grid(&three_vendors(), &GridOptions::new("A")).expect("grid");
+    for (per, word) in [(Per::Second, "second"), (Per::Joule, "joule")] {
+        g.per = per;
+        let df = mlbench_analyzer::grid_frame::grid_frame(&g).expect("frame");
+        let rows: usize = g.vendors.iter().map(|v| v.cells.len() + 1).sum();
+        assert_eq!(df.height(), rows);
+        let column = df.column("per").expect("per").str().expect("strings");
+        assert!((0..rows).all(|i| column.get(i) == Some(word)), "{word}");
+    }
+}

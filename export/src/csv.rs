@@ -63,6 +63,7 @@ impl Exporter<Grid> for Csv {
                         raw(c.mean),
                         c.missing.to_string(),
                         tier(v.tier),
+                        grid.per.name().to_owned(),
                     ]);
                 }
             }
@@ -78,11 +79,14 @@ impl Exporter<Grid> for Csv {
                 String::new(),
                 (!v.missing.is_empty()).to_string(),
                 tier(v.tier),
+                grid.per.name().to_owned(),
             ]);
         }
+        // `per` says what `mean` counts (items per second or per joule), so that a file
+        // read on its own says its unit.
         let header = [
             "vendor", "track", "bench", "ratio", "ci_low", "ci_high", "n", "gpus", "mean",
-            "missing", "tier",
+            "missing", "tier", "per",
         ];
         bytes(document(&header, rows))
     }

@@ -87,6 +87,14 @@ impl Per {
         }
     }
 
+    /// `second` or `joule`: the word `--per` takes, and the CSV's and Parquet's `per`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Per::Second => "second",
+            Per::Joule => "joule",
+        }
+    }
+
     /// Whether this is the default, [`Per::Second`] (not written in the JSON).
     pub fn is_second(&self) -> bool {
         *self == Per::Second

@@ -849,8 +849,9 @@ fn csv_markdown_and_parquet_outputs() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "vendor,track,bench,ratio,ci_low,ci_high,n,gpus,mean,missing,tier"
+        "vendor,track,bench,ratio,ci_low,ci_high,n,gpus,mean,missing,tier,per"
     );
+    assert!(lines[1..].iter().all(|l| l.ends_with(",second")), "{csv}");
     // 4 vendors × (2 benches + the overall row).
     assert_eq!(lines.len() - 1, 4 * (2 + 1), "{csv}");
     let cells = |vendor: &str, bench: &str| -> Vec<String> {
@@ -1358,6 +1359,24 @@ fn per_joule_ratios_equal_the_hand_computation() {
             .unwrap()
             .starts_with("per joule: ")
     );
+    // The CSV says what its means count; its B convnet mean is the JSON's.
+    let csv = grid(
+        &v.paths(&["A", "B"]),
+        &["--per", "joule", "--format", "csv"],
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let csv = String::from_utf8(csv).unwrap();
+    let b_convnet: Vec<&str> = (csv.lines())
+        .find(|l| l.starts_with("B,") && l.contains(",convnet,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(b_convnet[11], "joule", "{csv}");
+    let mean: f64 = b_convnet[8].parse().unwrap();
+    assert!((mean - f(&b["cells"]["convnet"]["mean"])).abs() <= 1e-12 * mean);
     // Per second (the default) the same folders give the throughputs' ratios, and the
     // JSON has no `per`.
     let per_second = grid_json(&v.paths(&["A", "B"]), &[]);
