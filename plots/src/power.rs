@@ -109,9 +109,14 @@ pub fn power_trace(spec: &PowerTrace) -> Result<Chart, PlotError> {
 }
 
 /// `j` joules with an SI prefix and three significant digits: `812 J`, `1.23 kJ`,
-/// `45.6 MJ`, `-95.1 J`.
+/// `45.6 MJ`, `-95.1 J`; `1.23e15 J` past GJ.
 pub fn joules(j: f64) -> String {
     let a = j.abs();
+    // Past GJ (no run draws a TJ: a broken file's counter does), in scientific notation,
+    // not a line of hundreds of digits.
+    if a >= 1e12 {
+        return format!("{j:.2e} J");
+    }
     let (v, unit) = if a >= 1e9 {
         (j / 1e9, "GJ")
     } else if a >= 1e6 {
@@ -129,6 +134,14 @@ pub fn joules(j: f64) -> String {
         2
     };
     format!("{v:.digits$} {unit}")
+}
+
+/// `w` watts to a tenth (`61.2 W`), in scientific notation past a MW (a broken file).
+fn watts(w: f64) -> String {
+    match w.abs() >= 1e6 {
+        true => format!("{w:.2e} W"),
+        false => format!("{w:.1} W"),
+    }
 }
 
 /// The runs of `points` between gaps of more than two periods (`period_s`, or the
@@ -421,7 +434,7 @@ fn legend_text(l: &PowerLine) -> String {
             let gross = format!("{} {}", clean_label(&e.window), joules(e.gross_j));
             match (e.net_j, l.idle_w) {
                 (Some(net), Some(idle)) => {
-                    format!("{gross} ({} net of idle {idle:.1} W)", joules(net))
+                    format!("{gross} ({} net of idle {})", joules(net), watts(idle))
                 }
                 (Some(net), None) => format!("{gross} ({} net of idle)", joules(net)),
                 (None, _) => gross,
@@ -644,6 +657,12 @@ mod tests {
         assert_eq!(joules(45_600_000.0), "45.6 MJ");
         assert_eq!(joules(-95.1), "-95.1 J");
         assert_eq!(joules(0.0), "0 J");
+        assert_eq!(joules(1.5e300), "1.50e300 J");
+        assert_eq!(joules(-2e12), "-2.00e12 J");
+        assert_eq!(
+            (watts(61.25), watts(3e300)),
+            ("61.2 W".into(), "3.00e300 W".into())
+        );
         assert_eq!(joules(5.0), "5.00 J");
     }
 

@@ -208,11 +208,15 @@ impl Ticks {
     /// The label of tick `v`.
     pub(crate) fn label(&self, v: f64) -> String {
         match self.decimals {
-            Some(d) => format!("{v:.d$}"),
-            None => short_number(v),
+            Some(d) if v.abs() < HUGE => format!("{v:.d$}"),
+            _ => short_number(v),
         }
     }
 }
+
+/// From here on a number is written in scientific notation (`1.00e308`): no benchmark
+/// gives one, but a broken file can, and hundreds of digits leave no room for a chart.
+const HUGE: f64 = 1e12;
 
 /// Round-number ticks for a linear axis over `lo..=hi`, about `target` of them.
 pub(crate) fn linear_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
@@ -303,6 +307,9 @@ pub(crate) fn log_ticks(lo: f64, hi: f64) -> Ticks {
 /// `k`, millions as `M` (`0.5`, `1.25`, `2000`, `12.5k`, `3.2M`).
 pub(crate) fn short_number(v: f64) -> String {
     let a = v.abs();
+    if a >= HUGE {
+        return format!("{v:.2e}");
+    }
     if a >= 1e6 {
         return format!("{}M", trim(format!("{:.2}", v / 1e6)));
     }
@@ -380,6 +387,12 @@ mod tests {
         assert_eq!(short_number(12_500.0), "12.5k");
         assert_eq!(short_number(3_200_000.0), "3.2M");
         assert_eq!(short_number(1.0), "1");
+        assert_eq!(short_number(-1e308), "-1.00e308");
+        let ticks = linear_ticks(0.0, 1e308, 6);
+        assert!(
+            ticks.values.iter().all(|&v| ticks.label(v).len() <= 9),
+            "{ticks:?}"
+        );
     }
 
     #[test]

@@ -220,7 +220,7 @@ fn sampling_flags(series: &Series, w: &Window, period_ns: u64) -> (usize, Vec<Su
         .map(|p| p[1].saturating_sub(p[0]))
         .max()
         .unwrap_or(0);
-    if period_ns > 0 && longest_ns > 2 * period_ns {
+    if period_ns > 0 && longest_ns > period_ns.saturating_mul(2) {
         flags.push(SummaryFlag::Gap { longest_ns });
     }
     (inside, flags)

@@ -110,6 +110,9 @@ pub struct TraceLine {
     pub idle_w: Option<f64>,
     /// Its energy over each timed window of its file.
     pub energy: Vec<LineEnergy>,
+    /// Its readings left out of `points`: out of time order, or not finite (a hostile
+    /// or broken file; `validate` names them).
+    pub undrawn: usize,
 }
 
 /// A device's energy over one timed window.
@@ -475,6 +478,13 @@ pub fn trace(
                 continue;
             };
             line.label = label(device, several.then_some(copy));
+            if line.undrawn > 0 {
+                out.facts.push(format!(
+                    "{}: {} not drawn, out of time order or not finite (`mlbench validate` names them).",
+                    line.label,
+                    plural_readings(line.undrawn)
+                ));
+            }
             line.copy = copy;
             line.energy = windows.iter().map(|w| energy(w, i)).collect();
             line.idle_w = windows
@@ -569,6 +579,9 @@ fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
     if points.is_empty() && counter.is_empty() {
         return None;
     }
+    let read = points.len();
+    let points = drawable(points);
+    let undrawn = read - points.len();
     let moved = info.filter(|_| !counter.is_empty()).map(|c| {
         let cum = counter::cumulative(&counter, c, |_, _| None);
         cum.points.last().map_or(0.0, |p| p.1) * 1e-6
@@ -586,8 +599,32 @@ fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
         samples: mine.len(),
         span_s: last.saturating_sub(first) as f64 * 1e-9,
         counter_moved_j: moved,
+        undrawn,
         ..TraceLine::default()
     })
+}
+
+fn plural_readings(n: usize) -> String {
+    match n {
+        1 => "1 reading".to_owned(),
+        n => format!("{n} readings"),
+    }
+}
+
+/// The readings a chart can draw: finite, each at or after the one before (`validate`
+/// names the others: `telemetry.clock`, `telemetry.power-range`).
+fn drawable(points: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
+    let mut kept: Vec<(u64, f64)> = Vec::with_capacity(points.len());
+    for (i, &(t, w)) in points.iter().enumerate() {
+        // A time past the next one is the odd one (one wild time would otherwise hide
+        // every reading after it); a time before the last kept one, likewise.
+        let ahead = points.get(i + 1).is_some_and(|&(next, _)| next < t);
+        let behind = kept.last().is_some_and(|&(last, _)| t < last);
+        if w.is_finite() && !ahead && !behind {
+            kept.push((t, w));
+        }
+    }
+    kept
 }
 
 /// The mean power, W, between each two counter readings `(t_ns, raw)`, at the middle
@@ -603,7 +640,7 @@ pub fn counter_power_w(
         .filter_map(|pair| {
             let ((ta, a), (tb, b)) = (pair[0], pair[1]);
             let dt = tb.checked_sub(ta).filter(|dt| *dt > 0)?;
-            if period_ns > 0 && dt > 2 * period_ns {
+            if period_ns > 0 && dt > period_ns.saturating_mul(2) {
                 return None;
             }
             let raw = match counter::step(a, b, info.wrap_raw) {
@@ -736,6 +773,23 @@ mod tests {
             window: window.into(),
             copy,
         }
+    }
+
+    #[test]
+    fn drawable_readings_leave_out_a_wild_time_a_step_back_and_non_finite_power() {
+        let t = |s: u64| s * 1_000_000_000;
+        let points = vec![
+            (t(0), 100.0),
+            (t(1), 100.0),
+            (u64::MAX, 100.0), // a wild time: past the next reading's
+            (t(3), f64::INFINITY),
+            (t(4), 100.0), // a step back after it: one of the pair goes
+            (t(2), 100.0),
+            (t(5), f64::NAN),
+            (t(6), 100.0),
+        ];
+        let kept: Vec<u64> = drawable(points).iter().map(|p| p.0 / t(1)).collect();
+        assert_eq!(kept, [0, 1, 2, 6]);
     }
 
     #[test]

@@ -648,6 +648,48 @@ mod power {
             .assert()
     }
 
+    /// Hostile files (issue 26's rule: a clean end, the documented code, no panic): a
+    /// reading out of time order, a power past anything real and a sampling period of 0
+    /// or of u64::MAX. `validate` names them; `plot power` draws what can be drawn, and
+    /// the chart says what it left out.
+    #[test]
+    fn broken_telemetry_is_named_by_validate_and_drawn_without_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let good = copy_file(0, 1_000);
+        let broken = good
+            .replace(
+                &format!("\"t_ns\":{},\"device\":0,", 5 * S),
+                &format!("\"t_ns\":{},\"device\":0,", u64::MAX),
+            )
+            .replacen("\"power_mw\":100000}", "\"power_mw\":1e308}", 1);
+        for (name, period) in [("late", S), ("zero", 0), ("max", u64::MAX)] {
+            let sub = tmp.path().join(name);
+            let tel = sub.join("output0/telemetry");
+            std::fs::create_dir_all(&tel).unwrap();
+            let text = broken.replace(
+                &format!("\"sample_period_ns\":{S}"),
+                &format!("\"sample_period_ns\":{period}"),
+            );
+            std::fs::write(tel.join("vae.0.jsonl"), text).unwrap();
+            // Exit 2: a folder of telemetry alone has no reports; its findings are listed.
+            let validated = mlbench().arg("validate").arg(&sub).assert().code(2);
+            let said = String::from_utf8_lossy(&validated.get_output().stdout).into_owned();
+            assert!(said.contains("error[telemetry.clock]"), "{name}: {said}");
+            assert!(
+                said.contains("output0/telemetry/vae.0.jsonl: line "),
+                "{name}: {said}"
+            );
+            let out = tmp.path().join(format!("plots-{name}"));
+            plot_power(&sub, &out, &["--format", "svg"]).success();
+            let text = svg(&out.join("power-output0-vae.svg")).replace('\n', " ");
+            for word in [
+                "1", "reading", "not", "drawn,", "out", "of", "time", "order",
+            ] {
+                assert!(text.contains(word), "{name}: the chart lacks {word:?}");
+            }
+        }
+    }
+
     #[test]
     fn plot_power_draws_each_bench_and_says_each_source() {
         let tmp = tempfile::tempdir().unwrap();

@@ -21,7 +21,10 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
         let mut h: Vec<String> = trace
             .lines
             .iter()
-            .map(|l| format!("{} Hz", rate_text(1.0 / l.period_s)))
+            .map(|l| match l.period_s > 0.0 {
+                true => format!("{} Hz", rate_text(1.0 / l.period_s)),
+                false => "an unknown rate".to_owned(),
+            })
             .collect();
         h.sort();
         h.dedup();
@@ -33,17 +36,19 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
         .map(|l| PowerLine {
             label: l.label.clone(),
             points: l.points.clone(),
-            period_s: Some(l.period_s),
-            idle_w: l.idle_w,
+            // A file without a period (0) is broken at its lines by its median spacing.
+            period_s: (l.period_s > 0.0).then_some(l.period_s),
+            idle_w: l.idle_w.filter(|w| w.is_finite()),
             from_counter: l.from_counter,
             energy: l
                 .energy
                 .iter()
                 .filter_map(|e| {
+                    // An energy past f64 (readings of 1e308 W) is left out of the legend.
                     Some(WindowEnergy {
                         window: e.window.clone(),
-                        gross_j: e.gross_j()?,
-                        net_j: e.net_j,
+                        gross_j: e.gross_j().filter(|j| j.is_finite())?,
+                        net_j: e.net_j.filter(|j| j.is_finite()),
                     })
                 })
                 .collect(),

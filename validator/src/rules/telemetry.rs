@@ -430,7 +430,7 @@ impl FileAt<'_> {
                 out.extend(gap(t, w, period).map(|found| {
                     let expected = format!(
                         "samples at most {GAP_PERIODS} periods ({}) apart",
-                        seconds(GAP_PERIODS * period)
+                        seconds(GAP_PERIODS.saturating_mul(period))
                     );
                     catalogued("telemetry.gap", expected, found)
                         .file(self.path)
@@ -533,8 +533,8 @@ fn gap(times: &[(u64, usize)], w: &WindowSummary, period: u64) -> Option<String>
     let gaps: Vec<(u64, TimeAt, TimeAt)> = times
         .windows(2)
         .filter(|p| p[1].0 > w.start_ns && p[0].0 < w.end_ns)
-        .map(|p| (p[1].0 - p[0].0, p[0], p[1]))
-        .filter(|(length, _, _)| *length > GAP_PERIODS * period)
+        .map(|p| (p[1].0.saturating_sub(p[0].0), p[0], p[1]))
+        .filter(|(length, _, _)| *length > GAP_PERIODS.saturating_mul(period))
         .collect();
     let (length, a, b) = gaps.iter().max_by_key(|g| g.0)?;
     let mut found = format!(
