@@ -261,9 +261,18 @@ impl Data {
             );
         }
         if !zero.is_empty() {
+            let mut names = zero[..zero.len().min(LEGEND_WINDOWS)].join(", ");
+            if zero.len() > LEGEND_WINDOWS {
+                names.push_str(&format!(" and {} more", zero.len() - LEGEND_WINDOWS));
+            }
             notes.push(format!(
-                "A window of zero length is drawn as a line: {}.",
-                zero.join(", ")
+                "A window of zero length is drawn as a line: {names}."
+            ));
+        }
+        if windows.len() > LEGEND_WINDOWS {
+            notes.push(format!(
+                "{} windows are shaded; the legend names the first {LEGEND_WINDOWS}.",
+                windows.len()
             ));
         }
         Ok(Self {
@@ -288,7 +297,7 @@ impl Data {
                 (key, l.legend.clone())
             })
             .collect();
-        for (k, (name, _)) in self.windows.iter().enumerate() {
+        for (k, (name, _)) in self.windows.iter().enumerate().take(LEGEND_WINDOWS) {
             entries.push((Key::Band(window_color(k)), format!("timed window `{name}`")));
         }
         if self.lines.iter().any(|l| l.idle_w.is_some()) {
@@ -389,12 +398,19 @@ fn check_line(l: &PowerLine) -> Result<(), PlotError> {
     Ok(())
 }
 
+/// The window names the legend lists (with each line's energy over them): `mlbench run`
+/// marks one (`train`); a file with thousands would give a legend no chart can hold.
+const LEGEND_WINDOWS: usize = 8;
+
 /// The windows grouped by name, and the names of those of zero length.
 type Windows = (Vec<(String, Vec<(f64, f64)>)>, Vec<String>);
 
 fn check_windows(windows: &[PowerWindow], bounds: &mut Bounds) -> Result<Windows, PlotError> {
     let mut named: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    // Name → place in `named`: a file may hold thousands of names (a broken one does).
+    let mut place: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut zero = Vec::new();
+    let mut zero_seen = std::collections::HashSet::new();
     for w in windows {
         let name = clean_label(&w.name);
         finite(w.start_s, || format!("window `{name}`: start"))?;
@@ -405,14 +421,17 @@ fn check_windows(windows: &[PowerWindow], bounds: &mut Bounds) -> Result<Windows
                 reason: format!("it ends ({} s) before it starts ({} s)", w.end_s, w.start_s),
             });
         }
-        if w.end_s == w.start_s && !zero.contains(&name) {
+        if w.end_s == w.start_s && zero_seen.insert(name.clone()) {
             zero.push(name.clone());
         }
         bounds.x(w.start_s);
         bounds.x(w.end_s);
-        match named.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, spans)) => spans.push((w.start_s, w.end_s)),
-            None => named.push((name, vec![(w.start_s, w.end_s)])),
+        match place.get(&name) {
+            Some(&i) => named[i].1.push((w.start_s, w.end_s)),
+            None => {
+                place.insert(name.clone(), named.len());
+                named.push((name, vec![(w.start_s, w.end_s)]));
+            }
         }
     }
     Ok((named, zero))
@@ -427,9 +446,10 @@ fn legend_text(l: &PowerLine) -> String {
     } else if l.from_counter {
         text.push_str(" (power from its energy counter's differences)");
     }
-    let energies: Vec<String> = l
+    let mut energies: Vec<String> = l
         .energy
         .iter()
+        .take(LEGEND_WINDOWS)
         .map(|e| {
             let gross = format!("{} {}", clean_label(&e.window), joules(e.gross_j));
             match (e.net_j, l.idle_w) {
@@ -441,11 +461,14 @@ fn legend_text(l: &PowerLine) -> String {
             }
         })
         .collect();
+    if l.energy.len() > LEGEND_WINDOWS {
+        energies.push(format!("{} more windows", l.energy.len() - LEGEND_WINDOWS));
+    }
     if !energies.is_empty() {
         text.push_str(": ");
         text.push_str(&energies.join("; "));
     } else if let Some(idle) = l.idle_w {
-        text.push_str(&format!(": idle {idle:.1} W"));
+        text.push_str(&format!(": idle {}", watts(idle)));
     }
     text
 }

@@ -815,6 +815,43 @@ fn power_trace_draws_a_long_trace_as_its_envelope() {
     assert!(chart.svg.len() < 200_000, "{} bytes", chart.svg.len());
 }
 
+/// Thousands of windows (a broken or hostile file: `mlbench run` marks one) are all
+/// shaded, but the legend names eight and each line's energy over those eight, and a note
+/// says so: the chart is drawn at its size, in moments.
+#[test]
+fn power_trace_of_ten_thousand_windows_names_eight() {
+    let mut spec = power_spec();
+    spec.windows = (0..10_000)
+        .map(|i| PowerWindow {
+            name: format!("w{i}"),
+            start_s: 10.0 + f64::from(i) * 0.01,
+            end_s: 10.0 + f64::from(i) * 0.01 + 0.005,
+        })
+        .collect();
+    spec.lines[0].energy = (0..10_000)
+        .map(|i| WindowEnergy {
+            window: format!("w{i}"),
+            gross_j: 1.0,
+            net_j: None,
+        })
+        .collect();
+    let chart = power_trace(&spec).expect("chart");
+    let text = chart.svg.replace('\n', " ");
+    assert!(text.contains("timed window `w7`") && !text.contains("timed window `w8`"));
+    assert!(
+        text.contains("9992"),
+        "the legend says how many windows it leaves out"
+    );
+    for word in [
+        "10000", "windows", "are", "shaded;", "legend", "names", "first", "8.",
+    ] {
+        assert!(text.contains(word), "the note lacks {word:?}");
+    }
+    // The PNG's height (IHDR, bytes 20..24): no legend of 10 000 rows made it grow.
+    let height = u32::from_be_bytes(chart.png[20..24].try_into().unwrap());
+    assert!(height < 2 * spec.size.height, "{height} px");
+}
+
 #[test]
 fn power_trace_refuses_bad_input() {
     let ok = power_spec();

@@ -445,6 +445,7 @@ pub fn trace(
         ..Trace::default()
     };
     let offsets = offsets(files, &mut out.facts);
+    let (mut unread, mut seen) = (Vec::new(), std::collections::HashSet::new());
     let several = files.len() > 1;
     for (file, offset) in files.iter().zip(offsets) {
         let copy = file.header.copy.unwrap_or(0);
@@ -471,9 +472,8 @@ pub fn trace(
         for (i, device) in file.header.devices.iter().enumerate() {
             let Some(mut line) = line(file, i, offset) else {
                 // Once per device id: every copy's file holds the CPU's sources.
-                let fact = format!("{} has no power or energy readings: not drawn.", device.id);
-                if !out.facts.contains(&fact) {
-                    out.facts.push(fact);
+                if seen.insert(device.id.as_str()) {
+                    unread.push(device.id.clone());
                 }
                 continue;
             };
@@ -493,7 +493,27 @@ pub fn trace(
             out.lines.push(line);
         }
     }
+    out.facts.extend(unread_fact(&unread));
     out
+}
+
+/// `cpu:proc has no power or energy readings: not drawn.`, naming at most eight devices.
+fn unread_fact(ids: &[String]) -> Option<String> {
+    const NAMED: usize = 8;
+    let mut names = ids
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > NAMED {
+        names.push_str(&format!(" and {} more devices", ids.len() - NAMED));
+    }
+    Some(match ids.len() {
+        0 => return None,
+        1 => format!("{names} has no power or energy readings: not drawn."),
+        _ => format!("{names} have no power or energy readings: not drawn."),
+    })
 }
 
 /// Each file's start on the trace's axis, s: its wall-clock origin less the earliest

@@ -33,6 +33,7 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
     let lines = trace
         .lines
         .iter()
+        .take(MAX_LINES)
         .map(|l| PowerLine {
             label: l.label.clone(),
             points: l.points.clone(),
@@ -72,11 +73,37 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
                 end_s: w.end_s,
             })
             .collect(),
-        notes: trace.facts.clone(),
+        notes: notes(trace),
         x_label: Some("time since sampling began (s)".into()),
         ..PowerTrace::default()
     };
     mlbench_plots::power_trace(&spec).map_err(drawn(format!("the power of {}", trace.name)))
+}
+
+/// The device lines a chart draws: a whole machine's copies give tens (16 in the layout
+/// tests); past this, a file with thousands of devices (a broken one) would give a legend
+/// taller than any image.
+const MAX_LINES: usize = 64;
+
+/// The facts under a chart: the first [`MAX_NOTES`] of the trace's, then how many more
+/// (the command's own output says each), and the lines left out.
+const MAX_NOTES: usize = 12;
+
+fn notes(trace: &Trace) -> Vec<String> {
+    let mut notes: Vec<String> = trace.facts.iter().take(MAX_NOTES).cloned().collect();
+    if trace.facts.len() > MAX_NOTES {
+        notes.push(format!(
+            "… and {} more notes.",
+            trace.facts.len() - MAX_NOTES
+        ));
+    }
+    if trace.lines.len() > MAX_LINES {
+        notes.push(format!(
+            "{} device lines; the first {MAX_LINES} are drawn.",
+            trace.lines.len()
+        ));
+    }
+    notes
 }
 
 /// The power chart of each trace, named `power-<trace name>`.
@@ -126,6 +153,30 @@ mod tests {
             idle_w: Some(90.0),
             energy,
             ..TraceLine::default()
+        }
+    }
+
+    /// A broken file's thousands: 200 device lines and 30 facts give a chart of 64 lines
+    /// and 12 facts, with notes that say what was left out (each fact is still in the
+    /// command's own output).
+    #[test]
+    fn hundreds_of_devices_and_facts_are_drawn_in_part_and_said() {
+        let trace = Trace {
+            name: "output0-vae".into(),
+            run: "output0".into(),
+            bench: "vae".into(),
+            lines: (0..200).map(|c| line(c, Vec::new())).collect(),
+            facts: (0..30).map(|i| format!("fact number {i}.")).collect(),
+            ..Trace::default()
+        };
+        let chart = power_chart(&trace).expect("drawn");
+        let text = texts(&chart.svg);
+        assert!(text.contains("cuda:63 · copy 63") && !text.contains("cuda:64 · copy 64"));
+        assert!(text.contains("fact number 11.") && !text.contains("fact number 12."));
+        for words in ["18 more notes.", "200 device lines; the first 64 are drawn."] {
+            for w in words.split(' ') {
+                assert!(text.contains(w), "{w:?} of {words:?} missing: {text}");
+            }
         }
     }
 
