@@ -173,7 +173,10 @@ mod tests {
         let text = texts(&chart.svg);
         assert!(text.contains("cuda:63 · copy 63") && !text.contains("cuda:64 · copy 64"));
         assert!(text.contains("fact number 11.") && !text.contains("fact number 12."));
-        for words in ["18 more notes.", "200 device lines; the first 64 are drawn."] {
+        for words in [
+            "18 more notes.",
+            "200 device lines; the first 64 are drawn.",
+        ] {
             for w in words.split(' ') {
                 assert!(text.contains(w), "{w:?} of {words:?} missing: {text}");
             }
