@@ -250,7 +250,7 @@ pub fn world_in_threads(
             let others: Vec<_> = (1..k)
                 .map(|rank| s.spawn(move || one_rank(rank, &mut ())))
                 .collect();
-            // Rank 0 runs here: it marks the window, on the sampler's thread's side.
+            // Rank 0 runs on this thread, which holds the sampler: it marks the window.
             let first =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| one_rank(0, window)))
                     .unwrap_or_else(panicked);
