@@ -354,18 +354,20 @@ impl ChildCommand {
     /// `per_node` a node, each task told by `MLBENCH_RANKS=slurm` to take its rank from
     /// Slurm; the master is this host, where rank 0 runs.
     fn srun(&self, run: u32, position: usize, index: usize, world: u32, per_node: u32) -> Command {
+        let nodes = world.div_ceil(per_node.max(1));
         let mut cmd = Command::new("srun");
         cmd.args([
             "--label".to_owned(),
             "--kill-on-bad-exit=1".to_owned(),
             // The batch script holds the first node's CPUs; its steps share them.
             "--overlap".to_owned(),
-            format!("--nodes={}", world.div_ceil(per_node.max(1))),
+            format!("--nodes={nodes}"),
             format!("--ntasks={world}"),
             format!("--ntasks-per-node={}", per_node.min(world).max(1)),
         ]);
         cmd.arg(&self.exe).args(self.args(run, position, index));
-        cmd.env("MLBENCH_RANKS", crate::rendezvous::SLURM_RANKS);
+        cmd.env("MLBENCH_RANKS", crate::rendezvous::SLURM_RANKS)
+            .env(WORLD_NODES_VAR, nodes.to_string());
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -426,11 +428,10 @@ fn srun_world(
     k: usize,
     per_node: u32,
 ) -> World {
-    let lines = match srun_output(child, run, position, index, k, per_node) {
-        Ok(lines) => lines,
+    let (out, lines) = match srun_output(child, run, position, index, k, per_node) {
+        Ok(said) => said,
         Err(e) => return World::unsampled(Err(e)),
     };
-    let (out, lines) = lines;
     let said = (lines.iter().find(|(r, _)| *r == 0)).and_then(|(_, l)| l.telemetry.first());
     World {
         outcome: srun_outcome(&out, &lines, k),
@@ -449,10 +450,8 @@ fn srun_output(
 ) -> Result<(Output, Vec<(usize, ResultLine)>), String> {
     let port = crate::rendezvous::free_port().map_err(|e| format!("no free port: {e}"))?;
     let mut cmd = child.srun(run, position, index, k as u32, per_node);
-    let nodes = (k as u32).div_ceil(per_node.max(1));
     cmd.env("MASTER_ADDR", crate::setup::hostname())
-        .env("MASTER_PORT", port.to_string())
-        .env(WORLD_NODES_VAR, nodes.to_string());
+        .env("MASTER_PORT", port.to_string());
     let out = cmd
         .output()
         .map_err(|e| format!("cannot start srun (is this a Slurm allocation?): {e}"))?;
@@ -844,6 +843,11 @@ mod tests {
         assert!(env.contains(&(
             std::ffi::OsStr::new("MLBENCH_RANKS"),
             Some(std::ffi::OsStr::new("slurm"))
+        )));
+        // Its ranks are told the world spans 2 nodes: rank 0 does not sample it.
+        assert!(env.contains(&(
+            std::ffi::OsStr::new(WORLD_NODES_VAR),
+            Some(std::ffi::OsStr::new("2"))
         )));
         // One rank: one node, one task.
         let one = child().srun(0, 0, 0, 1, 8);
