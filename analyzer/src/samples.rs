@@ -219,7 +219,7 @@ impl FileSamples {
             device,
             host,
             model,
-            world: world_size(entry),
+            world: entry.world_size(),
             value: entry.train_item_avg(),
             failure,
             conflict: false,
@@ -464,19 +464,6 @@ fn mark_conflicts(
 /// The configuration key of `entry` with the bench's pooled fields left out.
 fn pooled_configuration_key(entry: &ReportEntry, pool_over: &[String]) -> u64 {
     entry.configuration_key_without(pool_over)
-}
-
-/// How many devices an entry ran on together: the ids in `vcd`, else `devices` (an int,
-/// or scaling's list of ids).
-fn world_size(entry: &ReportEntry) -> Option<u32> {
-    if let Some(vcd) = entry.vcd_text() {
-        return Some(vcd.split(',').count() as u32);
-    }
-    match entry.get("devices")? {
-        Value::Int(n) => u32::try_from(*n).ok(),
-        Value::List(ids) => Some(ids.len() as u32),
-        _ => None,
-    }
 }
 
 fn differences(kept: &ReportEntry, other: &ReportEntry, pooled: &[String]) -> Vec<FieldDifference> {

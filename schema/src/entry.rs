@@ -233,6 +233,19 @@ impl ReportEntry {
         parts.next().is_none().then_some(first)
     }
 
+    /// How many devices the entry ran on together: the ids in `vcd`, else `devices` (an
+    /// int, or scaling's list of ids). A `scaling` entry's `vcd` names its world size.
+    pub fn world_size(&self) -> Option<u32> {
+        if let Some(vcd) = self.vcd_text() {
+            return Some(vcd.split(',').count() as u32);
+        }
+        match self.get("devices")? {
+            Value::Int(n) => u32::try_from(*n).ok(),
+            Value::List(ids) => Some(ids.len() as u32),
+            _ => None,
+        }
+    }
+
     /// Throughput `train_item.avg`.
     pub fn train_item_avg(&self) -> Option<f64> {
         self.get("train_item")?.as_object()?.get("avg")?.as_f64()

@@ -24,19 +24,12 @@ fn int(entry: &ReportEntry, key: &str) -> Option<i64> {
 /// entry's window is rank 0's timed steps of one world, `train` one observation of them.
 pub const SWEEP_BENCH: &str = "scaling";
 
-/// The world size of a sweep's entry: the devices its `vcd` names (`"0,1"`: 2), the only
-/// field scaling.py sets per world size.
-fn sweep_world(entry: &ReportEntry) -> Option<i64> {
-    let vcd = entry.vcd_text()?;
-    let n = vcd.split(',').filter(|d| !d.trim().is_empty()).count();
-    (n > 0).then_some(n as i64)
-}
-
 /// A sweep entry's items: `number` steps of `batch_size` items per rank on each of its
 /// world's ranks (micro_bench.py's `batch × world × steps`).
 fn sweep_items(entry: &ReportEntry) -> Option<f64> {
     let (b, n) = (int(entry, "batch_size")?, int(entry, "number")?);
-    let world = sweep_world(entry)?;
+    // `vcd` ("0,1": 2) is the only field scaling.py sets per world size.
+    let world = i64::from(entry.world_size()?);
     (b > 0 && n > 0).then_some((b * n * world) as f64)
 }
 
