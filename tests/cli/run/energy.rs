@@ -125,17 +125,17 @@ fn close(got: f64, want: f64, tolerance: f64, what: &str) {
     );
 }
 
-/// Of `validate`'s telemetry findings, only `telemetry.too-few` warnings (a window of
-/// about a second at 20–50 Hz may hold fewer than 60 samples).
-fn only_too_few_warnings(json: &serde_json::Value) {
+/// Of `validate`'s telemetry findings, only the warnings a short run on a loaded
+/// machine may earn: `telemetry.too-few` (a window of about a second at 20–50 Hz may
+/// hold fewer than 60 samples) and `telemetry.gap` (the sampler thread starved beside
+/// the rank processes on 2 cores; the counter's energy still holds).
+fn only_load_warnings(json: &serde_json::Value) {
+    const LOAD_RULES: [&str; 2] = ["telemetry.too-few", "telemetry.gap"];
     for f in json["findings"].as_array().unwrap() {
         let rule = f["rule"].as_str().unwrap();
         if rule.starts_with("telemetry.") {
-            assert_eq!(
-                (rule, &f["severity"]),
-                ("telemetry.too-few", &"warning".into()),
-                "{f}"
-            );
+            assert!(LOAD_RULES.contains(&rule), "{f}");
+            assert_eq!(f["severity"], "warning", "{f}");
         }
     }
 }
@@ -168,7 +168,7 @@ fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
     // validate: the files pass (a window of 20 Hz × about a second may hold fewer than
     // 60 samples: that warning alone is allowed).
     let (_, json) = validate_json(&a, &["--min-runs", "1"]);
-    only_too_few_warnings(&json);
+    only_load_warnings(&json);
 
     // report: the copy's energy is 50 W over the window the file marks, 2,000 steps of
     // 16 items twice, the counter's wraps undone; idle drew the same, so net is about 0.
@@ -269,7 +269,7 @@ fn a_scaling_sweep_is_sampled_world_by_world_from_rank_zero() {
         .collect();
 
     let (_, json) = validate_json(&out, &["--min-runs", "1"]);
-    only_too_few_warnings(&json);
+    only_load_warnings(&json);
 
     let doc = report_json(&out);
     let copies = doc["energy"]["copies"].as_array().unwrap();
