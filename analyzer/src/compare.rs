@@ -266,10 +266,7 @@ pub fn load_all(
 ) -> Result<Vec<Labelled>, CompareError> {
     let labels = check_labels(&options.labels, subs)?;
     let targets = selection_only()?;
-    let limits = Limits {
-        max_bytes: options.max_bytes,
-        ..Limits::default()
-    };
+    let limits = Limits::within(options.max_bytes);
     let loaded: Vec<Result<Labelled, CompareError>> = subs
         .par_iter()
         .map(|path| {

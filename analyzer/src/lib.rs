@@ -24,6 +24,7 @@ pub mod frame;
 pub mod grid;
 pub mod grid_frame;
 pub mod load;
+pub mod page;
 pub mod precision;
 pub mod runtime;
 pub mod samples;

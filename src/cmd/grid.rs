@@ -1,7 +1,7 @@
 //! `mlbench grid`: submissions against a baseline submission (the analyzer compares, the
 //! exporters present).
 
-use super::{page_check, provenance, write};
+use super::{provenance, write};
 use crate::cli::{GridArgs, GridFormat};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
@@ -10,7 +10,7 @@ use mlbench_analyzer::energy;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
-use mlbench_validator::SubmissionInfo;
+use mlbench_validator::{SubmissionInfo, page_check};
 
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;

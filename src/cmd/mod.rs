@@ -15,8 +15,7 @@ pub mod validate;
 use crate::exit::CommandError;
 use crate::output;
 use mlbench_export::Exporter;
-use mlbench_results::{Provenance, SubmissionCheck};
-use mlbench_validator::Intake;
+use mlbench_results::Provenance;
 use std::path::{Path, PathBuf};
 
 /// Presents `model` with `exporter` and writes the bytes (standard output without a path).
@@ -59,33 +58,4 @@ pub fn colour_on_stdout() -> bool {
 /// This tool and its version, as `SUBMISSION.json` and the pages name it.
 pub fn tool() -> String {
     format!("mlbench {}", env!("CARGO_PKG_VERSION"))
-}
-
-/// Each input that is a whole submission (a folder or a zip), read and validated for a
-/// page ([`page_check`]).
-pub fn checks_of_inputs(
-    inputs: &[PathBuf],
-    min_runs: usize,
-) -> Result<Vec<SubmissionCheck>, CommandError> {
-    use mlbench_validator::{Limits, read_submission};
-    let mut checks = Vec::new();
-    for path in inputs {
-        if path.is_dir() || path.extension().is_some_and(|e| e == "zip") {
-            let intake = read_submission(path, &Limits::default())?;
-            checks.push(page_check(path.display().to_string(), &intake, min_runs));
-        }
-    }
-    Ok(checks)
-}
-
-/// The validation a page shows of one submission (`label`, its files `intake`): the
-/// default rules with `min_runs`. Every page validates its inputs here.
-pub fn page_check(label: String, intake: &Intake, min_runs: usize) -> SubmissionCheck {
-    use mlbench_validator::{Options, validate};
-    let options = Options {
-        min_runs,
-        ..Options::default()
-    };
-    let validation = validate(intake, &options);
-    SubmissionCheck { label, validation }
 }

@@ -1,16 +1,18 @@
 //! `mlbench report`: read, score (the analyzer), present (the exporters), write.
 
-use super::{checks_of_inputs, provenance, write};
+use super::{provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::energy;
+use mlbench_analyzer::page::page_inputs;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings, discover};
+use mlbench_validator::{Intake, Limits};
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
@@ -39,29 +41,32 @@ fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
     }
 }
 
+/// What `load` read: the energy, the samples, and the zip's path and files where the
+/// HTML page will need them (a zip is read once).
+type Loaded = (
+    Option<energy::Energy>,
+    mlbench_analyzer::LoadedSamples,
+    Option<(PathBuf, Intake)>,
+);
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
 /// The samples of the submission and its energy: a packed zip read in place with the
-/// validator's limits, or a folder's report files (those past the size limit set aside,
-/// named) and its telemetry within the same limit.
-fn load(
-    args: &ReportArgs,
-    targets: &TargetTable,
-    clock: &Timings,
-) -> Result<(Option<energy::Energy>, mlbench_analyzer::LoadedSamples), CommandError> {
+/// validator's limits (its files kept where the HTML page needs them too), or a folder's
+/// report files (those past the size limit set aside, named) and its telemetry within
+/// the same limit.
+fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loaded, CommandError> {
     let (max_bytes, name) = (args.size.max_bytes, args.name.as_deref());
     Ok(match zip_input(&args.reports)? {
         Some(zip) => {
-            let limits = mlbench_validator::Limits {
-                max_bytes,
-                ..Default::default()
-            };
-            let intake = mlbench_analyzer::read_intake(zip, &limits)?;
+            let intake = mlbench_analyzer::read_intake(zip, &Limits::within(max_bytes))?;
             clock.lap("read the zip");
             let loaded = mlbench_analyzer::samples_of_intake(&intake, zip, name, targets)?;
-            (energy::energy_of_intake(&intake, &loaded.set.suite), loaded)
+            let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
+            let held = args.html.is_some().then(|| (zip.to_owned(), intake));
+            (energy, loaded, held)
         }
         None => {
             let mut discovery = discover(&args.reports, name)?;
@@ -70,7 +75,7 @@ fn load(
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
             let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
-            (energy, loaded)
+            (energy, loaded, None)
         }
     })
 }
@@ -130,7 +135,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let (energy, loaded) = load(args, &targets, &clock)?;
+    let (energy, loaded, held) = load(args, &targets, &clock)?;
     clock.lap("read, parse and extract, energy");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
@@ -145,18 +150,20 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     doc.energy = energy;
     clock.lap("samples, statistics, stragglers and intervals");
     if let Some(path) = &args.html {
+        let limits = Limits::within(args.size.max_bytes);
+        let (energy, min_runs) = (doc.energy.is_some(), args.min_runs as usize);
+        let inputs = page_inputs(&args.reports, held.as_ref(), energy, min_runs, &limits)?;
         let page = ReportPage {
             suite: set.suite.clone(),
             gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),
             runs: run_means(&set, &targets),
             gpu_model: targets.gpu_model.clone(),
-            checks: checks_of_inputs(&args.reports, args.min_runs as usize)?,
+            checks: inputs.checks,
             // A trace that cannot be read costs the page its section, not the report.
-            power: energy::page_traces(&args.reports, doc.energy.is_some(), args.size.max_bytes)
-                .unwrap_or_else(|e| {
-                    eprintln!("warning: the HTML page has no power traces: {e}");
-                    Vec::new()
-                }),
+            power: inputs.power.unwrap_or_else(|e| {
+                eprintln!("warning: the HTML page has no power traces: {e}");
+                Vec::new()
+            }),
             provenance: provenance(&args.reports)?,
             doc: doc.clone(),
         };

@@ -21,10 +21,7 @@ pub fn run(args: &TargetsArgs) -> Result<Outcome, CommandError> {
         mlbench_analyzer::targets::check_date(date)?;
     }
     let rules = rules()?;
-    let limits = Limits {
-        max_bytes: args.size.max_bytes,
-        ..Limits::default()
-    };
+    let limits = Limits::within(args.size.max_bytes);
     let sub = load_submission(&args.submission, args.name.as_deref(), &rules, &limits)?;
     let made = targets_from(&sub, &args.submission, &rules, &options)?;
     for warning in &made.warnings {

@@ -16,6 +16,7 @@ pub mod finding;
 pub mod intake;
 pub mod layout;
 pub mod pack;
+pub mod page;
 #[cfg(feature = "git")]
 pub mod repo;
 #[cfg(feature = "git")]
@@ -30,6 +31,7 @@ pub use intake::{
     read_submission,
 };
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
+pub use page::{checks_of_inputs, page_check};
 pub use submission::SubmissionInfo;
 pub use validate::{
     DEFAULT_MIN_RUNS, LISTED_PER_RULE, Options, Phases, Waiver, validate, validate_listing,

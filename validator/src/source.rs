@@ -66,6 +66,16 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The default limits with at most `max_bytes` read (a command's `--max-bytes`).
+    pub fn within(max_bytes: u64) -> Self {
+        Limits {
+            max_bytes,
+            ..Limits::default()
+        }
+    }
+}
+
 /// Why a submission could not be read at all (exit 2, not a finding).
 #[derive(Debug, thiserror::Error)]
 pub enum IntakeError {

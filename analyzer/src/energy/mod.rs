@@ -103,11 +103,7 @@ fn measure_folder(
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
     if paths.iter().any(|p| p.is_file()) {
         let [one] = paths else { return None };
-        let limits = Limits {
-            max_bytes,
-            ..Limits::default()
-        };
-        let intake = crate::load::read_intake(one, &limits).ok()?;
+        let intake = crate::load::read_intake(one, &Limits::within(max_bytes)).ok()?;
         return energy_of_intake(&intake, suite);
     }
     let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
@@ -159,13 +155,11 @@ pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
 /// unsafe or broken.
 pub fn power_traces(paths: &[PathBuf], max_bytes: u64) -> Result<trace::Loaded, TraceError> {
     let read_zip = |path: &Path| {
-        let limits = Limits {
-            max_bytes,
-            ..Limits::default()
-        };
-        let intake = crate::load::read_intake(path, &limits).map_err(|e| TraceError::Zip {
-            path: path.to_owned(),
-            message: e.to_string(),
+        let intake = crate::load::read_intake(path, &Limits::within(max_bytes)).map_err(|e| {
+            TraceError::Zip {
+                path: path.to_owned(),
+                message: e.to_string(),
+            }
         })?;
         Ok(intake
             .files

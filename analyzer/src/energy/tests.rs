@@ -624,3 +624,52 @@ mod properties {
         }
     }
 }
+
+/// A report's page takes a zip's checks and traces from the files the report already
+/// read: the zip replaced on disk afterwards, the page's inputs are still those it held,
+/// the same as a fresh read of the zip gave before (which would now fail).
+#[test]
+fn a_pages_inputs_come_from_the_zip_the_report_read() {
+    use crate::page::page_inputs;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sub");
+    let out = root.join("output0");
+    report(&out.join("fast_0.json"), &[entry("vae", false)]);
+    let file = telemetry(Some("vae"), 0, &[gpu(200.0, 50.0)], 110, ("train", 5, 105));
+    write(&out.join("telemetry/vae.0.jsonl"), &file);
+    let limits = Limits::default();
+    let zip = dir.path().join("sub.zip");
+    let files = mlbench_validator::read_submission(&root, &limits)
+        .unwrap()
+        .files;
+    mlbench_validator::pack::write_zip(&files, std::fs::File::create(&zip).unwrap()).unwrap();
+    let paths = [zip.clone()];
+    let read = page_inputs(&paths, None, true, 1, &limits).unwrap();
+    let held = (
+        zip.clone(),
+        mlbench_validator::read_submission(&zip, &limits).unwrap(),
+    );
+    std::fs::write(&zip, b"no longer a zip").unwrap();
+    let from_held = page_inputs(&paths, Some(&held), true, 1, &limits).unwrap();
+
+    let traces = read.power.unwrap();
+    assert_eq!(traces.len(), 1, "one bench with telemetry");
+    assert_eq!(
+        (traces[0].run.as_str(), traces[0].bench.as_str()),
+        ("output0", "vae")
+    );
+    assert_eq!(from_held.power.unwrap(), traces);
+    let labelled = |c: &mlbench_results::SubmissionCheck| (c.label.clone(), format!("{c:?}"));
+    assert_eq!(read.checks.len(), 1);
+    assert_eq!(
+        from_held.checks.iter().map(labelled).collect::<Vec<_>>(),
+        read.checks.iter().map(labelled).collect::<Vec<_>>()
+    );
+    // Without the held files the page would read the zip again, and now could not.
+    let reread = page_inputs(&paths, None, true, 1, &limits).unwrap();
+    assert!(reread.power.is_err());
+    assert_ne!(labelled(&reread.checks[0]), labelled(&read.checks[0]));
+    // No energy in the report: no traces read, none shown.
+    let quiet = page_inputs(&paths, Some(&held), false, 1, &limits).unwrap();
+    assert_eq!(quiet.power.unwrap(), Vec::new());
+}
