@@ -9,6 +9,10 @@ use crate::integrate::{self, cross_check, mean_power_w, net_j, power_energy_j};
 use mlbench_schema::telemetry::{Device, Edge, IDLE_WINDOW, SummaryLine, TelemetryFile};
 use std::collections::HashMap;
 
+/// Two samples of a device further apart than this many sampling periods are a gap
+/// ([`SummaryFlag::Gap`]; the validator's `telemetry.gap` by the same rule).
+pub const GAP_PERIODS: u64 = 2;
+
 /// Fewer samples of a device in a timed window than this are too few to trust.
 pub const MIN_SAMPLES: usize = 60;
 
@@ -64,7 +68,7 @@ pub struct DeviceEnergy {
 pub enum SummaryFlag {
     /// Fewer than [`MIN_SAMPLES`] samples in the window.
     TooFewSamples,
-    /// Two samples further apart than two sampling periods.
+    /// Two samples further apart than [`GAP_PERIODS`] sampling periods.
     Gap {
         /// The longest time between two samples, ns.
         longest_ns: u64,
@@ -220,7 +224,7 @@ fn sampling_flags(series: &Series, w: &Window, period_ns: u64) -> (usize, Vec<Su
         .map(|p| p[1].saturating_sub(p[0]))
         .max()
         .unwrap_or(0);
-    if period_ns > 0 && longest_ns > period_ns.saturating_mul(2) {
+    if period_ns > 0 && longest_ns > period_ns.saturating_mul(GAP_PERIODS) {
         flags.push(SummaryFlag::Gap { longest_ns });
     }
     (inside, flags)

@@ -21,8 +21,9 @@ pub const SUMMARY_TOLERANCE: f64 = 0.01;
 /// Power above this many times the device's power limit is out of range.
 pub const POWER_LIMIT_FACTOR: f64 = 1.5;
 
-/// Two samples of a device further apart than this many sampling periods are a gap.
-pub const GAP_PERIODS: u64 = 2;
+/// Two samples of a device further apart than this many sampling periods are a gap (the
+/// sampler's own summary flags it by the same rule).
+pub use mlbench_telemetry::summary::GAP_PERIODS;
 
 /// The timed window of a copy (`mlbench run`'s: the counted observations).
 pub const TRAIN_WINDOW: &str = "train";
