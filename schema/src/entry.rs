@@ -233,11 +233,13 @@ impl ReportEntry {
         parts.next().is_none().then_some(first)
     }
 
-    /// How many devices the entry ran on together: the ids in `vcd`, else `devices` (an
-    /// int, or scaling's list of ids). A `scaling` entry's `vcd` names its world size.
+    /// How many devices the entry ran on together: the ids in `vcd` (empty pieces, as of
+    /// `"0,"`, not counted), else `devices` (an int, or scaling's list of ids). A
+    /// `scaling` entry's `vcd` names its world size.
     pub fn world_size(&self) -> Option<u32> {
-        if let Some(vcd) = self.vcd_text() {
-            return Some(vcd.split(',').count() as u32);
+        let ids = |vcd: &str| vcd.split(',').filter(|d| !d.trim().is_empty()).count();
+        if let Some(n) = self.vcd_text().map(|v| ids(&v)).filter(|n| *n > 0) {
+            return u32::try_from(n).ok();
         }
         match self.get("devices")? {
             Value::Int(n) => u32::try_from(*n).ok(),
@@ -540,6 +542,22 @@ mod tests {
 
     fn entry(text: &str) -> ReportEntry {
         ReportEntry::new(parse(text.as_bytes()).unwrap().as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn world_size_counts_vcds_ids_else_devices() {
+        let world = |text: &str| entry(text).world_size();
+        assert_eq!(world(r#"{"vcd": "0,1"}"#), Some(2));
+        assert_eq!(world(r#"{"vcd": 3}"#), Some(1));
+        assert_eq!(
+            world(r#"{"vcd": "0, 2,"}"#),
+            Some(2),
+            "an empty piece is no device"
+        );
+        assert_eq!(world(r#"{"vcd": "", "devices": 4}"#), Some(4));
+        assert_eq!(world(r#"{"devices": [0, 1, 2]}"#), Some(3));
+        assert_eq!(world(r#"{"devices": "all"}"#), None);
+        assert_eq!(world(r#"{"name": "vae"}"#), None);
     }
 
     #[test]
