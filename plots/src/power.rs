@@ -10,7 +10,8 @@ use crate::canvas::{Canvas, Font, Key, Para, Scale, TitleBlock};
 use crate::error::PlotError;
 use crate::render::{Figure, check_size, finite, non_empty, render};
 use crate::style::{
-    LINE_STYLES, LineStyle, MUTED, PAPER, Ticks, TypeScale, clean_label, ensure_fonts, linear_ticks,
+    HUGE, LINE_STYLES, LineStyle, MUTED, PAPER, Ticks, TypeScale, clean_label, ensure_fonts,
+    linear_ticks,
 };
 use crate::{Chart, Size};
 
@@ -114,7 +115,7 @@ pub fn joules(j: f64) -> String {
     let a = j.abs();
     // Past GJ (no run draws a TJ: a broken file's counter does), in scientific notation,
     // not a line of hundreds of digits.
-    if a >= 1e12 {
+    if a >= HUGE {
         return format!("{j:.2e} J");
     }
     let (v, unit) = if a >= 1e9 {

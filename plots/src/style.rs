@@ -216,7 +216,7 @@ impl Ticks {
 
 /// From here on a number is written in scientific notation (`1.00e308`): no benchmark
 /// gives one, but a broken file can, and hundreds of digits leave no room for a chart.
-const HUGE: f64 = 1e12;
+pub(crate) const HUGE: f64 = 1e12;
 
 /// Round-number ticks for a linear axis over `lo..=hi`, about `target` of them.
 pub(crate) fn linear_ticks(lo: f64, hi: f64, target: usize) -> Ticks {

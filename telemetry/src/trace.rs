@@ -18,7 +18,7 @@
 //! with neither (`cpu:proc`) is not drawn, and said so.
 
 use crate::counter::{self, Step};
-use crate::summary::{WindowSummary, summarize_with_idle};
+use crate::summary::{GAP_PERIODS, WindowSummary, summarize_with_idle};
 use mlbench_schema::telemetry::{
     self as format, Device, IDLE_WINDOW, SourceKind, TELEMETRY_FOLDER, TelemetryFile,
     TelemetryReadError,
@@ -648,8 +648,8 @@ fn drawable(points: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
 }
 
 /// The mean power, W, between each two counter readings `(t_ns, raw)`, at the middle
-/// of their interval: none across a reset (its energy is unknown) or over more than two
-/// periods (a gap, which a chart shows as one).
+/// of their interval: none across a reset (its energy is unknown) or over more than
+/// [`GAP_PERIODS`] periods (a gap, which a chart shows as one).
 pub fn counter_power_w(
     readings: &[(u64, u64)],
     info: &format::Counter,
@@ -660,7 +660,7 @@ pub fn counter_power_w(
         .filter_map(|pair| {
             let ((ta, a), (tb, b)) = (pair[0], pair[1]);
             let dt = tb.checked_sub(ta).filter(|dt| *dt > 0)?;
-            if period_ns > 0 && dt > period_ns.saturating_mul(2) {
+            if period_ns > 0 && dt > period_ns.saturating_mul(GAP_PERIODS) {
                 return None;
             }
             let raw = match counter::step(a, b, info.wrap_raw) {
