@@ -129,6 +129,13 @@ fn entry(root: &Path, path: PathBuf, kind: TreeKind) -> TreeEntry {
     }
 }
 
+/// Whether `path` is named as a zipped submission (`.zip`, any case): every command
+/// reads such a file as a zip, and a folder or another file otherwise.
+pub fn has_zip_extension(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+}
+
 /// What a file type that is neither a file, a folder nor a link is, in words.
 pub fn special_kind(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
@@ -146,6 +153,20 @@ pub fn special_kind(t: &std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zip_is_named_dot_zip_in_any_case() {
+        for (name, zip) in [
+            ("sub.zip", true),
+            ("dir/SUB.ZIP", true),
+            ("sub.Zip", true),
+            ("sub.zip.part", false),
+            ("zip", false),
+            ("sub", false),
+        ] {
+            assert_eq!(has_zip_extension(Path::new(name)), zip, "{name}");
+        }
+    }
 
     fn touch(root: &Path, rel: &str) {
         let path = root.join(rel);

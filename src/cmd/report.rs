@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
 /// in it), so mixing it with other paths is a usage error.
 fn zip_input(paths: &[PathBuf]) -> Result<Option<&Path>, CommandError> {
-    let is_zip =
-        |p: &PathBuf| p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    let is_zip = |p: &PathBuf| p.is_file() && mlbench_schema::tree::has_zip_extension(p);
     match paths {
         [one] if is_zip(one) => Ok(Some(one)),
         many => match many.iter().find(|p| is_zip(p)) {

@@ -246,10 +246,7 @@ pub fn load_with(
 }
 
 fn is_zip(path: &Path) -> bool {
-    path.is_file()
-        && path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+    path.is_file() && mlbench_schema::tree::has_zip_extension(path)
 }
 
 /// Where a run's telemetry files are: the one thing a folder and a zip differ by.

@@ -42,10 +42,7 @@ pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeEr
         // A FIFO or a device: opening it could wait forever for a writer.
         let kind = mlbench_schema::tree::special_kind(&meta.file_type());
         Err(IntakeError::NotRegular(path.to_path_buf(), kind))
-    } else if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
-    {
+    } else if mlbench_schema::tree::has_zip_extension(path) {
         list_zip(path, limits)
     } else {
         Err(IntakeError::NotASubmission(path.to_path_buf()))

@@ -28,8 +28,7 @@ pub fn checks_of_inputs(
     min_runs: usize,
     limits: &Limits,
 ) -> Result<Vec<SubmissionCheck>, IntakeError> {
-    let whole =
-        |p: &PathBuf| p.is_dir() || (p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    let whole = |p: &PathBuf| p.is_dir() || mlbench_schema::tree::has_zip_extension(p);
     let mut checks = Vec::new();
     for path in inputs.iter().filter(|p| whole(p)) {
         let intake = read_submission(path, limits)?;
