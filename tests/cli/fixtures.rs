@@ -86,16 +86,8 @@ pub fn mlbench() -> assert_cmd::Command {
     quiet(assert_cmd::Command::cargo_bin("mlbench").unwrap())
 }
 
-/// [`mlbench`] at a lower priority (`nice -n 10`) than this test's own threads.
-pub fn mlbench_niced() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::new("nice");
-    cmd.args(["-n", "10"])
-        .arg(assert_cmd::cargo::cargo_bin("mlbench"));
-    quiet(cmd)
-}
-
 /// No backtraces, no colours: what the tests compare is the plain output.
-fn quiet(mut cmd: assert_cmd::Command) -> assert_cmd::Command {
+pub fn quiet(mut cmd: assert_cmd::Command) -> assert_cmd::Command {
     cmd.env_remove("RUST_BACKTRACE").env("NO_COLOR", "1");
     cmd
 }

@@ -7,7 +7,7 @@
 //! niced below the counter's thread, and each energy is allowed what the thread's longest
 //! stall could move it.
 
-use crate::fixtures::{mlbench, mlbench_niced, validate_json};
+use crate::fixtures::{mlbench, quiet, validate_json};
 use mlbench_schema::telemetry::{Edge, TelemetryFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,9 +84,11 @@ impl FakeRapl {
     /// `mlbench` reading this package, at a lower priority than the counter's thread:
     /// on a loaded machine the counter keeps up as a hardware one would.
     fn mlbench(&self) -> assert_cmd::Command {
-        let mut cmd = mlbench_niced();
-        cmd.env("MLBENCH_SYS_ROOT", self.root.path());
-        cmd
+        let mut cmd = assert_cmd::Command::new("nice");
+        cmd.args(["-n", "10"])
+            .arg(assert_cmd::cargo::cargo_bin("mlbench"))
+            .env("MLBENCH_SYS_ROOT", self.root.path());
+        quiet(cmd)
     }
 
     /// Stops the counter; the longest time its readings went without a write.
