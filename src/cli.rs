@@ -459,7 +459,8 @@ pub struct CompareArgs {
           value_parser = label_arg)]
     pub labels: Vec<(String, PathBuf)>,
 
-    /// The submission every other is normalized to (a label); default: the first.
+    /// The submission every other is normalized to: a label, or the submission's path as
+    /// given; default: the first.
     #[arg(long, value_name = "NAME", value_hint = ValueHint::Other)]
     pub baseline: Option<String>,
 

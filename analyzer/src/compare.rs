@@ -145,6 +145,8 @@ pub struct Labelled {
     pub sub: LoadedSubmission,
     /// What produced it ([`crate::runtime::submission_runtime`]).
     pub runtime: SubmissionRuntime,
+    /// The path it was given as (`--baseline` and `--explain` may name it so).
+    pub path: PathBuf,
 }
 
 impl Labelled {
@@ -289,6 +291,7 @@ pub fn load_all(
                 track,
                 sub,
                 runtime,
+                path: path.clone(),
             })
         })
         .collect();
@@ -311,15 +314,38 @@ pub fn check_unique(loaded: &[Labelled]) -> Result<(), CompareError> {
     Ok(())
 }
 
-/// The baseline: `options.baseline`, else the first submission's label.
+/// The baseline: `options.baseline` (a label, or a submission's path as given: see
+/// [`name_of`]), else the first submission's label.
 pub fn baseline_of(loaded: &[Labelled], options: &CompareOptions) -> Result<String, CompareError> {
     match &options.baseline {
-        Some(b) => Ok(b.clone()),
+        Some(b) => Ok(name_of(loaded, b)),
         None => loaded
             .first()
             .map(|l| l.label.clone())
             .ok_or(CompareError::NoSubmissions),
     }
+}
+
+/// The row a `--baseline` or `--explain` name means: a label or row id as it is; else the
+/// id of the submission given as that path (as typed, or the same file or folder), so
+/// `--baseline vendorA.zip` works as `--baseline vendorA` does. A name that is neither
+/// comes back unchanged, for the grid to refuse with the labels it knows.
+pub fn name_of(loaded: &[Labelled], given: &str) -> String {
+    if loaded.iter().any(|l| l.label == given || l.id() == given) {
+        return given.to_owned();
+    }
+    let path = Path::new(given);
+    let canonical = std::fs::canonicalize(path).ok();
+    let same = |l: &Labelled| {
+        l.path == path
+            || canonical
+                .as_ref()
+                .is_some_and(|c| std::fs::canonicalize(&l.path).ok().as_ref() == Some(c))
+    };
+    loaded
+        .iter()
+        .find(|l| same(l))
+        .map_or_else(|| given.to_owned(), Labelled::id)
 }
 
 /// Refuses submissions of different runtimes (two whose runtimes are known and differ:
@@ -430,6 +456,7 @@ pub fn compute(
 ) -> Result<Grid, CompareError> {
     check_runtimes(&loaded, options)?;
     let baseline = baseline_of(&loaded, options)?;
+    let explain = explain.map(|(a, b)| (name_of(&loaded, &a), name_of(&loaded, &b)));
     let rows: Vec<RowRuntime> = loaded
         .iter()
         .map(|l| RowRuntime {
@@ -603,6 +630,7 @@ mod tests {
             track,
             sub: sub(),
             runtime: mlbench_schema::runtime::resolve(&[], Default::default()),
+            path: PathBuf::from(format!("subs/{label}.zip")),
         };
         let options = CompareOptions::default();
         assert!(matches!(
@@ -616,6 +644,24 @@ mod tests {
             ..CompareOptions::default()
         };
         assert_eq!(baseline_of(&loaded, &chosen).unwrap(), "A");
+        // A path as given names its submission; a path given differently but naming the
+        // same file does too (canonically), and anything else is passed on unchanged.
+        let by_path = CompareOptions {
+            baseline: Some("subs/A.zip".into()),
+            ..CompareOptions::default()
+        };
+        assert_eq!(baseline_of(&loaded, &by_path).unwrap(), "A");
+        assert_eq!(name_of(&loaded, "subs/C.zip"), "subs/C.zip");
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("a.zip");
+        std::fs::write(&zip, b"").unwrap();
+        let mut on_disk = vec![l("A", Track::Baseline), l("B", Track::Tweaked)];
+        on_disk[1].path = zip.clone();
+        let roundabout = dir.path().join(".").join("a.zip");
+        assert_eq!(name_of(&on_disk, roundabout.to_str().unwrap()), "B/tweaked");
+        // A label wins over a path that happens to be spelt the same.
+        on_disk[0].path = PathBuf::from("B");
+        assert_eq!(name_of(&on_disk, "B"), "B");
         assert!(check_unique(&[l("A", Track::Baseline), l("A", Track::Tweaked)]).is_ok());
         let err = check_unique(&[l("A", Track::Tweaked), l("A", Track::Tweaked)]).unwrap_err();
         assert_eq!(

@@ -304,6 +304,12 @@ fn baseline_is_the_first_submission_unless_chosen() {
         "B atari / C",
     );
 
+    // The baseline named by its path, as given on the command line: the same grid as by
+    // its label.
+    let paths = v.paths(&["A", "B", "C"]);
+    let by_path = grid_json(&paths, &["--baseline", paths[2].to_str().unwrap()]);
+    assert_eq!(by_path, json);
+
     // A baseline that is none of them is a usage error naming the ones there are.
     grid(&v.paths(&["A", "B"]), &["--baseline", "Z"])
         .code(2)
