@@ -2,7 +2,7 @@
 # Times `mlbench validate` against `mlbench report` (release build) on the large generated
 # submission of scripts/bench-report.sh, in both its layouts: legacy (20 vendor folders ×
 # 10 run folders × 8 GPU streams, 1,600 files) and appended (20 vendor folders × 8 GPU
-# streams holding the 10 runs in turn, 160 files); 26,200 entries either way. Issue 10
+# streams holding the 10 runs in turn, 160 files); 26,200 entries either way. The target
 # keeps `validate` at most twice `report`: the ratio of the medians is printed per layout.
 # Usage: scripts/bench-validate.sh [WORKDIR]   (default: a temporary folder; the trees are
 #        made once and reused)
@@ -42,6 +42,6 @@ print("%.6f %.6f" % (r["report"], r["validate"]))' "$work/validate-$layout.json"
     MLBENCH_TIMINGS=1 $validate 2>&1 >/dev/null | grep '^timing' | sed 's/^/  /' || true
 done
 echo
-echo "Medians; ratio = validate / report (issue 10 keeps it ≤ 2):"
+echo "Medians; ratio = validate / report (the target keeps it ≤ 2):"
 printf '%-9s %10s %10s   %6s\n' layout report validate ratio
 printf '%s' "$summary"

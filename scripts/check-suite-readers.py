@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads every per-GPU report stream under a folder the three ways the suite's own Python
-report tools read them (docs: shared/docs/suite-spec.md §1.4), and checks each gives the
+report tools read them (docs/suite.md#the-stream-format), and checks each gives the
 same entries with the fields those tools use. CI runs it on `mlbench run`'s output, to show
 that the suite's tools would read it unchanged.
 
@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-# The fields the suite's report tools read from an entry (spec §6).
+# The fields the suite's report tools read from an entry (docs/suite.md#report-tools).
 FIELDS = ("name", "batch_size", "vcd", "train_item", "batch_loss", "unique_id", "version")
 
 
@@ -39,7 +39,8 @@ def read_head(text):
 
 
 def check_discovery(root, streams):
-    """The suite's tools find the streams by name (spec §6): `glob(DIR/run/{name}*)` with
+    """The suite's tools find the streams by name (docs/suite.md#report-tools):
+    `glob(DIR/run/{name}*)` with
     no extension filter (report.py@0ebeca5), `glob(DIR/**/{jobs}_*.json)` one level deep
     (milabench@17bb0c4). Whatever else a run folder holds (mlbench's `telemetry/`, its
     `.jsonl` files, system.json) must not be among what they find."""

@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh zip -max_total_time=600
 #
 # The corpus grows in fuzz/corpus/TARGET (not committed), from the seeds committed in
-# fuzz/seeds/TARGET (the reproducers among them); crashes go to
+# fuzz/seeds/TARGET (the hostile-input reproducers among them); crashes go to
 # fuzz/artifacts/TARGET/. The seeds are replayed by the ordinary tests
 # (schema/tests/fuzz_seeds.rs, validator/tests/fuzz_seeds.rs) on every `cargo test`.
 set -euo pipefail

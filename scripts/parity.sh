@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parity of `mlbench run` with the Mila suite's own scripts (issue 21, item 2).
+# Parity of `mlbench run` with the Mila suite's own scripts, the same jobs run side by side.
 #
 # Runs each selected job of a jobs file through the suite's run.py (a checkout of
 # mila-iqia/training that you give; it is copied, never changed) and through `mlbench run`,

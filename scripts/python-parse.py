@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python baseline of scripts/bench-report.sh: reads every report file of a suite
 under a folder, in one process, the way the suite's last report tool did (report.py
-86a5816..ce4e272, spec section 1.4), and does nothing else: no statistics, no pandas.
+86a5816..ce4e272, docs/suite.md#the-stream-format), and does nothing else: no statistics, no pandas.
 
 For each file: `text = open(f).read().strip()`; a legacy stream (`[{...},{...},`, no
 closing bracket) loses its trailing comma and gets a `]`; anything else is parsed as it

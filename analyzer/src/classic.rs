@@ -1,4 +1,5 @@
-//! Classic scoring: the trimmed-mean tool behind the seed README's table (spec §6.3).
+//! Classic scoring: the trimmed-mean tool behind the seed README's table
+//! (docs/suite.md#the-classic-tool).
 //!
 //! Per run and bench, the mean over GPUs; across runs, the mean without one minimum and
 //! one maximum, the sample sd, sd ÷ result and the difference to the target. The verdict:

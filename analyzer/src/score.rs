@@ -1,4 +1,4 @@
-//! Score scoring: the HEAD report tool (spec §6.6), with its failure pass fixed.
+//! Score scoring: the HEAD report tool (docs/suite.md#the-score-tool), with its failure pass fixed.
 //!
 //! Every GPU × run sample of a bench is pooled. Failures (NaN or infinite loss,
 //! `completed: false`, failure stubs) are all removed and listed; the original skipped
@@ -164,7 +164,7 @@ fn bench_rows(
 }
 
 /// Per bench and device, the mean, min and max throughput, each divided by the best
-/// device's (spec §6.6 step 5): 1.0 is the best GPU of that bench.
+/// device's (docs/suite.md#the-score-tool, step 5): 1.0 is the best GPU of that bench.
 pub fn per_gpu(df: DataFrame, set: &SampleSet) -> Result<PerGpu, AnalyzeError> {
     let relative = ["mean", "min", "max"]
         .map(|m| Ok::<_, PolarsError>((col(m) / col(m).max().over([col("bench")])?).alias(m)));

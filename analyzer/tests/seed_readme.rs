@@ -11,7 +11,7 @@ use common::load_legacy;
 use mlbench_analyzer::{Report, ReportOptions, report_of};
 use mlbench_schema::{Object, ReportEntry, Scoring, TargetTable, Value};
 
-/// bench, result, sd, sd%, diff — as printed in seed 000.
+/// bench, result, sd, sd%, diff — as printed in the seed README.
 const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("atari", 7.424253, 0.055735, 0.007507, 0.372320),
     ("cart", 2195.248475, 6.457116, 0.002941, 0.097624),

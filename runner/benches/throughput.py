@@ -17,7 +17,7 @@ every step as the suite's scripts read it). A module defines:
   `args.batch_size` by default) and `observations(args)`: the observations the script
   times (`args.repeat` by default).
 
-Prints one line: `items_per_s cv observations`: train_item's avg (spec 5.4: items/s =
+Prints one line: `items_per_s cv observations`: train_item's avg (docs/suite.md#throughput: items/s =
 batch * number / mean observation time, the first 10 observations dropped) and the
 coefficient of variation of the kept observation times (population sd / mean, as
 StatStream). Exits 3 when PyTorch for Python is not installed, so the caller can skip the

@@ -205,7 +205,8 @@ fn bench_args(argv: &[String]) -> Result<BenchArgs, String> {
         values.insert(dest, value);
         i += 1;
     }
-    // The suite's defaults of the common arguments (spec §5.1), as the planner records.
+    // The suite's defaults of the common arguments (docs/suite.md#common-arguments), as the planner
+    // records.
     let mut int = |dest: &str, default: i64| match values.remove(dest) {
         Some(Value::Int(i)) => Ok(i),
         None => Ok(default),

@@ -221,15 +221,16 @@ pub trait BenchFactory: Sync {
     /// for CPU devices). The report records it as `gpu` only for a copy whose `cuda` is
     /// true, as the suite does.
     fn device_name(&self, device: DeviceSpec) -> String;
-    /// Observations the bench's script times for `--repeat R` (spec §5.3): `R`, except
-    /// where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`,
+    /// Observations the bench's script times for `--repeat R` (docs/suite.md#statstream): `R`,
+    /// except where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`,
     /// [`crate::scripts::observations`], which the plan checks too).
     fn observations(&self, name: &str, repeat: i64) -> i64 {
         crate::scripts::observations(name, repeat)
     }
     /// The batch size the bench's script records and counts items by (`train_item`): the
-    /// jobs file's `--batch-size`, except where a script scales it (spec §5.6:
-    /// conv_distributed multiplies it by its device count, dcgan by `--ngpu`).
+    /// jobs file's `--batch-size`, except where a script scales it
+    /// (docs/suite.md#scripts-that-differ: conv_distributed multiplies it by its device
+    /// count, dcgan by `--ngpu`).
     fn batch_size(&self, _name: &str, args: &BenchArgs) -> i64 {
         args.batch_size
     }

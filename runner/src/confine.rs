@@ -1,4 +1,5 @@
-//! Each copy's share of the machine, as the suite's cgroups gave it (spec §4.3): per-device
+//! Each copy's share of the machine, as the suite's cgroups gave it
+//! (docs/suite.md#cpus-and-memory-per-copy): per-device
 //! copies get their own contiguous run of the CPUs this process may use and an equal part of
 //! the memory; whole-machine jobs get everything. The CLI applies it in each copy's process
 //! before libtorch starts a thread, so every thread of the copy inherits the pinning.

@@ -1,8 +1,8 @@
 //! The devices a suite run uses: real GPUs, or the CPU split into simulated devices.
 //!
 //! The suite gives each per-GPU copy `CPU_COUNT = CPU_TOTAL // DEVICE_TOTAL` cores
-//! (spec §4.3) and records that figure as `cpu_cores`. Without a GPU, `--devices N`
-//! splits the CPU into N simulated devices so per-GPU jobs still run N copies side by
+//! (docs/suite.md#cpus-and-memory-per-copy) and records that figure as `cpu_cores`. Without a GPU,
+//! `--devices N` splits the CPU into N simulated devices so per-GPU jobs still run N copies side by
 //! side; the cores are split evenly with the remainder going to the first devices, so
 //! no core sits idle, while `cpu_cores` keeps the suite's floor.
 

@@ -1,5 +1,5 @@
-//! Running a plan (spec §3.3, §4.5): configurations strictly in order; the copies of a
-//! per-device configuration together, one thread each; whole-machine ones alone.
+//! Running a plan (docs/suite.md#execution-modes, #launching): configurations strictly in order;
+//! the copies of a per-device configuration together, one thread each; whole-machine ones alone.
 //!
 //! A failing copy (bench error, NaN loss, panic) never stops the suite: its entry is
 //! written with `completed: false` (see [`crate::report`]), the configuration's
@@ -322,7 +322,7 @@ fn say(note: &TelemetryNote, options: &ExecuteOptions<'_>, said: &SaidOnce) {
     }
 }
 
-/// run.py's summary line (0255282 → HEAD, spec §4.5). Per-device configurations name
+/// run.py's summary line (0255282 → HEAD, docs/suite.md#launching). Per-device configurations name
 /// how many of their copies failed; whole-machine ones have only PASSED/FAILED.
 pub fn summary_line(
     execution: &Execution,

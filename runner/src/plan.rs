@@ -1,4 +1,5 @@
-//! From a jobs file to the list of executions a suite run performs (spec §3.2–3.3, §4.5).
+//! From a jobs file to the list of executions a suite run performs (docs/suite.md#configurations,
+//! #execution-modes and #launching).
 //!
 //! Each job expands to its configurations (schema's `Job::configs`, `make_configs`'s
 //! order); each configuration runs once per device (`cgroup: student`) or once on the
@@ -338,8 +339,8 @@ fn copy_plan(
     arguments.insert("jr_id".into(), Value::Str(copy.jr_id.clone()));
     arguments.insert("vcd".into(), Value::Str(copy.vcd.clone()));
     arguments.insert("cpu_cores".into(), Value::Int(copy.cpu_cores));
-    // atari's main.py sets `batch_size = num_processes` before the report records it (spec
-    // §5.6): one item is one environment's rollout and update.
+    // atari's main.py sets `batch_size = num_processes` before the report records it
+    // (docs/suite.md#scripts-that-differ): one item is one environment's rollout and update.
     if copy.job == "atari"
         && let Some(processes) = arguments.get("num_processes").cloned()
     {
@@ -399,7 +400,7 @@ fn recorded_arguments(
         var,
     };
     let mut arguments: BTreeMap<String, Value> = BTreeMap::new();
-    // The common arguments' defaults (spec §5.1): argparse records them all.
+    // The common arguments' defaults (docs/suite.md#common-arguments): argparse records them all.
     let workers = copy
         .env
         .get("PROC_COUNT")
@@ -474,7 +475,7 @@ fn recorded_arguments(
 
 /// A run whose `train` stage would hold no observation is refused before anything runs:
 /// the suite's StatStream averages the observations after the first [`SKIP_OBS`] (the
-/// 10th included when there are exactly 10, spec §5.3), so fewer than 10 timed
+/// 10th included when there are exactly 10, docs/suite.md#statstream), so fewer than 10 timed
 /// observations (wlm times `repeat − 1`) would write `train_item.avg: Infinity`, and no
 /// step per observation a throughput of 0.
 pub fn check_observations(job: &str, number: i64, repeat: i64) -> Result<(), PlanError> {

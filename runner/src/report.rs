@@ -1,5 +1,5 @@
-//! The report entry of one copy (spec §1.2) and its appending to the legacy stream
-//! `<jobs>_<K>.json` (spec §1.4).
+//! The report entry of one copy (docs/suite.md#report-entries) and its appending to the legacy
+//! stream `<jobs>_<K>.json` (docs/suite.md#the-stream-format).
 //!
 //! Failure semantics: the legacy stream layout is kept (`[{…},{…},`), with the E3 field
 //! `completed` added to every entry so failures are visible to every reader:
@@ -9,7 +9,7 @@
 //! - a bench error or panic writes a short entry (the arguments, `name`, `version`,
 //!   `hostname`, `gpu`, `run_id`, `unique_id`, `completed: false`) with no `train`,
 //!   like the E3 failure stubs but with the bench's real `name` (the stubs' `null` was a
-//!   bug of run.py, spec §1.5).
+//!   bug of run.py, docs/suite.md#failure-stubs).
 
 use crate::bench::BenchFactory;
 use crate::plan::CopyPlan;
@@ -97,7 +97,7 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 }
 
 /// `version` of a model: the first 10 hex digits of the SHA-256 of its source, as the
-/// suite hashed its scripts (spec §2.2).
+/// suite hashed its scripts (docs/suite.md#version).
 pub fn version_of(source: &str) -> String {
     script_version(source.as_bytes())
 }

@@ -1,5 +1,5 @@
 //! What each of the suite's scripts records that the jobs file does not say: the one home
-//! of the scripts' argument facts the runner copies into its entries (issue 21).
+//! of the scripts' argument facts the runner copies into its entries (so they match the suite's).
 //!
 //! Source: mila-iqia/training at 0591444 (2020-06-15), each script run up to
 //! `exp.get_arguments` with every job's command line of `fast.json` and `baselines.json`
@@ -341,7 +341,7 @@ pub fn script_of(bench: &str) -> Option<&'static Script> {
     SCRIPTS.iter().find(|s| s.bench == bench)
 }
 
-/// Observations the bench's script times for `--repeat R` (spec §5.3): `R`, except
+/// Observations the bench's script times for `--repeat R` (docs/suite.md#statstream): `R`, except
 /// word_language_model's `for epoch in range(1, args.repeat)`, `R − 1`.
 pub fn observations(bench: &str, repeat: i64) -> i64 {
     if matches!(bench, "wlm" | "wlmfp16") {

@@ -1,4 +1,4 @@
-//! Telemetry beside every copy (issue 25, docs/runner.md "Telemetry"): a sampler thread in
+//! Telemetry beside every copy (docs/runner.md "Telemetry"): a sampler thread in
 //! the copy's own process reads its devices' energy, power, utilisation, memory,
 //! temperature and clocks on the monotonic clock, the loop marks its timed part on the
 //! same clock ([`crate::timing::measure_within`]), and the file goes beside the run's

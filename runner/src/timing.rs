@@ -1,4 +1,4 @@
-//! The measured loop, as the suite's scripts run it (spec §5.2–5.5):
+//! The measured loop, as the suite's scripts run it (docs/suite.md#timing):
 //! `repeat` observations of `number` batches, each observation timed between two
 //! device synchronisations, fed to a `StatStream` that drops the first 10; the other
 //! stages, metrics and losses a bench logs ([`crate::bench::Logs`]) kept as the suite's
@@ -182,7 +182,7 @@ impl Measurement {
         }
     }
 
-    /// `train_item` of spec §5.4 from the `train` stage.
+    /// `train_item` from the `train` stage (docs/suite.md#throughput).
     pub fn train_item(&self) -> Object {
         train_item(self.size.batch_size, self.size.number, &self.train)
     }

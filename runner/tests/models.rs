@@ -501,7 +501,7 @@ fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
 
 #[test]
 fn wlm_times_one_observation_fewer_than_repeat() {
-    // word_language_model main.py loops `range(1, args.repeat)` (spec §5.3).
+    // word_language_model main.py loops `range(1, args.repeat)` (docs/suite.md#statstream).
     assert_eq!(Models.observations("wlm", 15), 14);
     assert_eq!(Models.observations("wlmfp16", 15), 14);
     assert_eq!(Models.observations("toy_reg", 20), 20);

@@ -5,7 +5,8 @@
 //!     [--runs R] [--gpus G] [--suite NAME] [--jobs fast|baselines|old_baselines]
 //!     [--layout legacy|appended|per-test] [--seed S] [--nan-loss K] [--numbers plain|repr]
 //!
-//! Layouts (spec §1.3, §4.6), per vendor root (`DIR`, or `DIR/vendorNN` with `--vendors`):
+//! Layouts (docs/suite.md#report-files, #repetition), per vendor root (`DIR`, or `DIR/vendorNN`
+//! with `--vendors`):
 //! - `legacy` (default): `run_10.sh`'s, one folder per run, `outputR/<suite>_<gpu>.json`,
 //!   one legacy stream per GPU per run;
 //! - `appended`: the suite run R times into the same folder without the move, so each
@@ -20,8 +21,8 @@
 //! `<suite>.json`, byte for byte. Every entry records the arguments its job sets, as the
 //! suite's scripts store them, the HEAD `version` of its script, and a `unique_id` and
 //! `train_item` computed as the suite does. `scaling` (in `baselines`) reports as its
-//! script does from 6d106f8 (spec §5.6): one entry per world size k = 1..N, whose
-//! `train_item` is the scaling efficiency.
+//! script does from 6d106f8 (docs/suite.md#scripts-that-differ): one entry per world size k = 1..N,
+//! whose `train_item` is the scaling efficiency.
 
 use mlbench_schema::jobs::{JobsFile, flag_dest};
 use mlbench_schema::rng::SplitMix64;
@@ -59,7 +60,7 @@ const FIGURES: &[(&str, f64, f64)] = &[
     ("scaling", 150.0, 0.9),
 ];
 
-/// `version` of each entry script at the suite's HEAD (0591444), spec §2.2.
+/// `version` of each entry script at the suite's HEAD (0591444), docs/suite.md#version.
 const VERSIONS: &[(&str, &str)] = &[
     ("regression/polynome/pytorch/main.py", "494f887e94"),
     (
@@ -125,7 +126,7 @@ const VERSIONS: &[(&str, &str)] = &[
 /// that README.md quotes, stays as it was.
 const LEGACY_DRAWS: &[(&str, i64)] = &[("dcgan_all", 25)];
 
-/// What `$VAR` placeholders of the jobs file expand to (config.env, spec §4.2, with
+/// What `$VAR` placeholders of the jobs file expand to (config.env, docs/suite.md#environment, with
 /// `BASE=/home/bench/training`); `$DEVICE_TOTAL` is the GPU count.
 const DATA_DIRECTORY: &str = "/home/bench/training/data";
 const OUTPUT_DIRECTORY: &str = "/home/bench/training/output";
@@ -355,7 +356,8 @@ fn stored_value(flag: &str, value: &Value, gpus: usize) -> Value {
 /// whole-machine job, on every GPU), up to `version`.
 fn arguments(b: &Bench, gpu: usize, gpus: usize) -> Object {
     let all = b.whole_machine;
-    // The defaults every script has (spec §5.1), the workers from PROC_COUNT=4.
+    // The defaults every script has (docs/suite.md#common-arguments), the workers from
+    // PROC_COUNT=4.
     let mut e = Object::new();
     e.insert("batch_size", 1i64);
     e.insert("cuda", true);
@@ -373,7 +375,7 @@ fn arguments(b: &Bench, gpu: usize, gpus: usize) -> Object {
             e.insert(dest, stored_value(flag, value, gpus));
         }
     }
-    // The scripts' own overwrites of batch_size (spec §5.6).
+    // The scripts' own overwrites of batch_size (docs/suite.md#scripts-that-differ).
     let batch = int(&e, "batch_size").unwrap_or(1);
     let batch = if b.script.ends_with("convnets/pytorch/conv_distributed.py") {
         batch * gpus as i64
@@ -482,7 +484,8 @@ fn finish(
     entry
 }
 
-/// The entries of one `scaling` job, as scaling.py writes them from 6d106f8 (spec §5.6):
+/// The entries of one `scaling` job, as scaling.py writes them from 6d106f8
+/// (docs/suite.md#scripts-that-differ):
 /// `repeat` is forced to the device count N (`--devices`, or every GPU when it is 0),
 /// and for k = 1..N it times micro_bench on GPUs 0..k-1 and reports world size k with
 /// `devices` = the k device ids as strings, `vcd` = "0,…,k-1", `completed: true` and its
@@ -492,7 +495,7 @@ fn finish(
 /// The script's one `train` stream gets one observation per world size (the time of
 /// that launch, `speed` being one GPU's throughput), so each report holds it after k of
 /// them: with fewer than 10 the suite's StatStream has avg 0, min `Infinity` and max
-/// `-Infinity`, as the suite's own scaling reports do (spec §5.3).
+/// `-Infinity`, as the suite's own scaling reports do (docs/suite.md#statstream).
 fn scaling_entries(
     rng: &mut Rng,
     b: &Bench,

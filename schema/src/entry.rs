@@ -1,4 +1,4 @@
-//! One report entry: the object a benchmark process writes (spec §1.2).
+//! One report entry: the object a benchmark process writes (docs/suite.md#report-entries).
 //!
 //! The entry keeps every field as read (unknown ones included) so it can be written back
 //! unchanged; typed accessors read the fields the tools need, accepting the types the
@@ -6,8 +6,8 @@
 
 use crate::value::{Object, Value};
 
-/// Keys that `make_report` adds after `unique_id` is computed (spec §2.1, step 2), plus
-/// `unique_id` itself: they are results, not arguments of the benchmark.
+/// Keys that `make_report` adds after `unique_id` is computed (docs/suite.md#unique_id, step 2),
+/// plus `unique_id` itself: they are results, not arguments of the benchmark.
 pub const ADDED_BY_REPORT: &[&str] = &[
     // `mlbench run` adds the copy's peak memory after `unique_id` is computed.
     "peak_rss_bytes",
@@ -106,7 +106,7 @@ pub struct FieldProblem {
     pub found: String,
 }
 
-/// Why an entry counts as a failed run (spec §6.5–6.6).
+/// Why an entry counts as a failed run (docs/suite.md#the-score-tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureKind {
     /// A stub written by the runner for a failed process (`.FAIL.` file or `name: null`).
@@ -300,7 +300,7 @@ impl ReportEntry {
     }
 
     /// The benchmark's arguments: every field but those `make_report` adds and the timing
-    /// stages. These are the inputs of `unique_id` for an E3 report (spec §2.1).
+    /// stages. These are the inputs of `unique_id` for an E3 report (docs/suite.md#unique_id).
     /// Sorted by key, as `unique_id` hashes them.
     pub fn arguments(&self) -> Vec<(&str, &Value)> {
         let mut args = self.fields.sorted();

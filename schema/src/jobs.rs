@@ -1,5 +1,5 @@
-//! Jobs files (`profiles/*.json`, spec §3): the list of benches a suite run executes,
-//! with the arguments of each.
+//! Jobs files (`profiles/*.json`, docs/suite.md#jobs-files): the list of benches a suite run
+//! executes, with the arguments of each.
 //!
 //! A jobs file is what a vendor copies and edits, so it is read as the suite's `run.py`
 //! reads it (Python's `json`, dict order kept) and checked for the shape `run.py`
@@ -309,8 +309,8 @@ pub fn looks_like_jobs(value: &Value) -> bool {
 }
 
 impl Job {
-    /// Whether the job runs once on the whole machine (`cgroup` `"all"` or absent, spec
-    /// §3.3) rather than once per GPU (`"student"`).
+    /// Whether the job runs once on the whole machine (`cgroup` `"all"` or absent,
+    /// docs/suite.md#execution-modes) rather than once per GPU (`"student"`).
     pub fn whole_machine(&self) -> bool {
         self.cgroup.as_deref() != Some("student")
     }
@@ -320,7 +320,8 @@ impl Job {
         self.args.iter().find(|(k, _)| k == flag).map(|(_, v)| v)
     }
 
-    /// The configurations `run.py`'s `make_configs` runs, in its order (spec §3.2).
+    /// The configurations `run.py`'s `make_configs` runs, in its order
+    /// (docs/suite.md#configurations).
     ///
     /// Arguments are popped from the end, each pop appending ` {flag} {str(value)}`, and a
     /// list makes one branch per element; so the command line lists flags in reverse

@@ -1,4 +1,4 @@
-//! Reading report files of every era (spec §1.3–1.5).
+//! Reading report files of every era (docs/suite.md#report-files).
 //!
 //! - E1/E2 streams `<jobs>_<K>.json`: `[` then `{…},` per entry, never closed;
 //! - the same closed properly (`[…]`), as people fix them by hand;

@@ -1,7 +1,7 @@
 //! Runtime provenance: what produced a submission's entries. Either the suite's own
 //! Python scripts (mila-iqia/training, run by its `run.py` on PyTorch) or `mlbench run`
 //! (the tch runner on libtorch). The two do not measure the same thing to the percent
-//! (issue 21: libtorch has less overhead per step than Python, and some jobs differ), so
+//! (libtorch has less overhead per step than Python, and some jobs differ), so
 //! a throughput of one is compared with a throughput of the other only knowingly.
 //!
 //! This module is the one place where mlbench decides what produced a submission:

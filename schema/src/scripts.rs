@@ -1,7 +1,7 @@
 //! Which script of the benchmark repository each bench runs.
 //!
 //! A report's `version` is the first 10 hex digits of the SHA-256 of the bench's *entry
-//! script* (spec §2.2), which the jobs file does not name: its `cmd` is a `run*.sh` in
+//! script* (docs/suite.md#version), which the jobs file does not name: its `cmd` is a `run*.sh` in
 //! the same folder. The project's map is `baselines/scripts.toml`, compiled in; a user's
 //! file in the same layout overrides and extends it.
 

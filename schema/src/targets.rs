@@ -1,5 +1,5 @@
 //! Targets: the expected throughput of each bench on a GPU model, with the rules that
-//! pick which entries count (spec §6.3, §7).
+//! pick which entries count (docs/suite.md#the-classic-tool, #target-csvs).
 //!
 //! Two scorings, two kinds of table:
 //! - `classic` (the trimmed-mean tool, `data.csv`): one target per bench per GPU model;

@@ -1,4 +1,4 @@
-//! The suite's timing statistics (spec §5.3–5.4), exactly: `StatStream` with the first
+//! The suite's timing statistics (docs/suite.md#statstream), exactly: `StatStream` with the first
 //! observations dropped, and the throughput `train_item` derived from the `train` stage.
 
 use crate::value::{Object, Value};
@@ -105,7 +105,7 @@ impl StatStream {
     }
 }
 
-/// `train_item` from a `train` stage (spec §5.4): items = batch_size × number;
+/// `train_item` from a `train` stage (docs/suite.md#throughput): items = batch_size × number;
 /// avg = items / train.avg, min = items / train.max, max = items / train.min.
 pub fn train_item(batch_size: i64, number: i64, train: &StatStream) -> Object {
     let items = (batch_size * number) as f64;
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn throughput_as_seed_000() {
-        // Seed 000: 32 · 5 / 10.0329… = 15.9475
+        // The seed README: 32 · 5 / 10.0329… = 15.9475
         let mut s = StatStream::new(0);
         s.update(10.032922506332397);
         let item = train_item(32, 5, &s);

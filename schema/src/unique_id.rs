@@ -1,4 +1,4 @@
-//! The suite's `unique_id` (spec §2.1): SHA-256 over `str(key) + str(value)` of the
+//! The suite's `unique_id` (docs/suite.md#unique_id): SHA-256 over `str(key) + str(value)` of the
 //! benchmark's arguments, sorted by key, skipping the keys in `not_parameter`.
 
 use crate::entry::{KeyHasher, key_of};
@@ -30,7 +30,7 @@ pub const EXCLUDED_FINAL: &[&str] = &[
 ];
 
 /// `not_parameter` at fd9ee95 (2019-04-07): only `gpu`, which is not yet set when the
-/// hash is taken, so every argument is hashed. Seed 000's reports use it.
+/// hash is taken, so every argument is hashed. The seed README's reports use it.
 pub const EXCLUDED_FIRST: &[&str] = &["gpu"];
 
 /// `unique_id` of `args` (key, value pairs; order does not matter) with the keys in
@@ -65,7 +65,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// The suite's `version` of a script: the first 10 hex digits of the SHA-256 of its bytes
-/// (spec §2.2; not a git hash).
+/// (docs/suite.md#version; not a git hash).
 pub fn script_version(bytes: &[u8]) -> String {
     let mut digest = hex(&Sha256::digest(bytes));
     digest.truncate(10);

@@ -1,4 +1,5 @@
-//! Writing reports in the suite's legacy stream format (spec §1.4), byte for byte.
+//! Writing reports in the suite's legacy stream format, byte for byte
+//! (docs/suite.md#the-stream-format).
 //!
 //! `make_report` writes `[` when the file does not exist, then appends each entry as
 //! `json.dumps(entry, sort_keys=True, indent=4, separators=(',', ': '))` followed by `,`

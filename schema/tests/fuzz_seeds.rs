@@ -1,4 +1,4 @@
-//! The fuzz targets' seeds (fuzz/seeds/: the reproducers and the files they grew
+//! The fuzz targets' seeds (fuzz/seeds/: the hostile-input reproducers and the files they grew
 //! from) replayed on every test run: what scripts/fuzz.sh asserts, asserted here too.
 
 use mlbench_schema::jobs::JobsFile;

@@ -166,7 +166,7 @@ fn config_counts_of_the_sweep_eras() {
 
 #[test]
 fn command_lines_as_run_py_builds_them() {
-    // Spec §3.2's example, without the `--seed` run.py appends.
+    // The example of docs/suite.md#configurations, without the `--seed` run.py appends.
     let head = JobsFile::builtin("baselines").unwrap();
     let toy = head.get("toy_reg").unwrap();
     let configs = toy.configs();

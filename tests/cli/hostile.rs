@@ -1,4 +1,4 @@
-//! Hostile file systems (issue 26): every reproducer ends cleanly, in bounded time, with
+//! Hostile file systems: every reproducer ends cleanly, in bounded time, with
 //! the documented exit code and a message that names the place. Each command walks a
 //! folder the same way (`mlbench_schema::tree`) and opens only regular files.
 

@@ -283,7 +283,7 @@ fn efficiency(k: u32, run: usize) -> f64 {
     base + [0.0, -0.01, 0.01][run % 3]
 }
 
-/// One scaling entry per world size, as scaling.py writes them (spec §5.6).
+/// One scaling entry per world size, as scaling.py writes them (docs/suite.md#scripts-that-differ).
 fn scaling_entry(k: u32, run: usize) -> ReportEntry {
     let e = efficiency(k, run);
     let mut entry = entry("scaling", e, 0, run);
@@ -595,9 +595,9 @@ fn grid_and_plot_see_appended_runs_as_runs() {
 }
 
 /// What scaling.py writes is not a copy nor a changed argument: its `train` stage has one
-/// observation per world size (avg 0, min Infinity, max -Infinity in every entry, spec
-/// §5.3), `devices` lists the world size's devices though the job says `--devices 0`, and
-/// `repeat` is the device count.
+/// observation per world size (avg 0, min Infinity, max -Infinity in every entry,
+/// docs/suite.md#statstream), `devices` lists the world size's devices though the job says
+/// `--devices 0`, and `repeat` is the device count.
 #[test]
 fn validate_accepts_what_scaling_writes() {
     let dir = tempfile::tempdir().unwrap();

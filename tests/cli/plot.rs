@@ -648,7 +648,7 @@ mod power {
             .assert()
     }
 
-    /// Hostile files (issue 26's rule: a clean end, the documented code, no panic): a
+    /// Hostile files (the hostile-input rule: a clean end, the documented code, no panic): a
     /// reading out of time order, a power past anything real and a sampling period of 0
     /// or of u64::MAX. `validate` names them; `plot power` draws what can be drawn, and
     /// the chart says what it left out.

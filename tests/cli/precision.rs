@@ -1,4 +1,4 @@
-//! `report`'s "how many runs" section (issue 24) against figures worked by hand.
+//! `report`'s "how many runs" section (docs/scoring.md) against figures worked by hand.
 
 use crate::fixtures::{f, mlbench, write_samples};
 

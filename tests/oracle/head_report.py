@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An independent restatement of the suite's last report tool (report.py@ce4e272, spec
-section 6.6), in plain Python (no pandas), used as a test oracle for `mlbench report
+"""An independent restatement of the suite's last report tool (report.py@ce4e272,
+docs/suite.md#the-score-tool), in plain Python (no pandas), used as a test oracle for `mlbench report
 --scoring score`. It reads legacy streams the way 86a5816+ does (drop the trailing comma,
 close the bracket), pools every entry, removes failures (all of them), and prints JSON.
 

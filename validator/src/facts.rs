@@ -249,7 +249,7 @@ fn timing(entry: &ReportEntry) -> Option<[u64; 4]> {
     let get = |k: &str| train.get(k).and_then(Value::as_f64);
     let (avg, min, max, sd) = (get("avg")?, get("min")?, get("max")?, get("sd")?);
     // A stage with fewer observations than StatStream drops (scaling's one per world
-    // size, spec §5.3) reads avg 0, min Infinity, max -Infinity whatever the run: it
+    // size, docs/suite.md#statstream) reads avg 0, min Infinity, max -Infinity whatever the run: it
     // measured nothing, so equal values are no sign of a copy.
     if !(min.is_finite() && max.is_finite()) {
         return None;

@@ -2,7 +2,8 @@
 //! [--rev REV]`).
 //!
 //! The suite's `version` is the first 10 hex digits of the SHA-256 of the entry script's
-//! bytes (spec §2.2), not a git hash. A vendor may still have written a commit id there, so
+//! bytes (docs/suite.md#version), not a git hash. A vendor may still have written a commit id
+//! there, so
 //! a version is accepted either as the script's hash at REV or as a commit prefix, and the
 //! verdict says which. Everything is read from the object database: no checkout, and no
 //! work-tree file is ever read, so a bare clone is enough.

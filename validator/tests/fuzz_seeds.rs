@@ -1,4 +1,4 @@
-//! The zip target's seeds (fuzz/seeds/zip: the hostile zips among them) listed,
+//! The zip target's seeds (fuzz/seeds/zip: the hostile zips among them) listed,
 //! read and validated as scripts/fuzz.sh does, on every test run: no panic, and each
 //! hostile one gives the finding it was made for.
 

@@ -1,6 +1,6 @@
-//! A whole-machine job that writes one entry per world size (the suite's `scaling`, spec
-//! §5.6) in the per-test layout: the entries of one run are not duplicates of each other,
-//! and their efficiencies in % are not checked as throughputs.
+//! A whole-machine job that writes one entry per world size (the suite's `scaling`,
+//! docs/suite.md#scripts-that-differ) in the per-test layout: the entries of one run are not
+//! duplicates of each other, and their efficiencies in % are not checked as throughputs.
 
 use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::pyjson::{parse, to_python_json};

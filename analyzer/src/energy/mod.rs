@@ -1,4 +1,4 @@
-//! Energy beside the figures (issue 25, docs/telemetry.md): each copy's timed window from
+//! Energy beside the figures (docs/telemetry.md): each copy's timed window from
 //! its telemetry file, matched to its report entry ([`pairing`]), measured
 //! ([`copy::measure`]: joules gross and net of the run's idle baseline, by counter where
 //! the device has one, else by the power trapezoid; the items the entry counted over the

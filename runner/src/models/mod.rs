@@ -4,7 +4,8 @@
 //! it trains through (`half.rs`, `parallel.rs`, `host_loader.rs`, …, transitively), is its
 //! [`BenchFactory::source`]: the report's `version` is their SHA-256, so a change to a shared
 //! file changes the version of every model that uses it (tests/models.rs checks the lists). Sizes come from the jobs-file arguments (`BenchArgs::extra`, by
-//! argparse destination) with the suite's defaults (spec §3.4) when absent; `batch_size` is
+//! argparse destination) with the suite's defaults (docs/suite.md#the-shipped-jobs-files) when
+//! absent; `batch_size` is
 //! the jobs file's, or the suite's common default 1 when it passes none (as its scripts
 //! would then train, and as train_item counts). Data are synthetic: random tensors made on
 //! the device once or per step, or, where the script loads a fresh batch each step from a

@@ -32,7 +32,8 @@ pub struct ArgChange {
 
 /// Compares a vendor's jobs file with the baselines. Jobs match by name, and jobs that
 /// share a name (the two `ssd` of 6ce5994) by order of occurrence. Values compare as
-/// JSON values, ints and floats by value; a missing `cgroup` equals `"all"` (spec §3.1).
+/// JSON values, ints and floats by value; a missing `cgroup` equals `"all"`
+/// (docs/suite.md#jobs-files).
 pub fn diff(baseline: &JobsFile, vendor: &JobsFile) -> JobsDiff {
     let occurrence =
         |jobs: &[Job], i: usize| jobs[..i].iter().filter(|j| j.name == jobs[i].name).count();

@@ -34,8 +34,8 @@ impl std::ops::Deref for FieldName<'_> {
     }
 }
 
-/// The field names the suite writes in report entries (every era, spec §1.2), the
-/// stages and statistics inside them, and the arguments of its jobs files: the keys of
+/// The field names the suite writes in report entries (every era, docs/suite.md#report-entries),
+/// the stages and statistics inside them, and the arguments of its jobs files: the keys of
 /// nearly every object a report holds.
 const NAMES: [&str; 80] = [
     "algo",

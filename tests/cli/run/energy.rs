@@ -1,4 +1,4 @@
-//! Energy end to end on the CPU (issue 25's "done when"): `mlbench run` samples a RAPL
+//! Energy end to end on the CPU (what the energy work had to show): `mlbench run` samples a RAPL
 //! package, `validate` checks the files, `report` gives the energy of each copy and
 //! `grid --per joule` scores two submissions per joule. This machine has no readable
 //! RAPL, so the package is a sysfs tree of the test's own (`MLBENCH_SYS_ROOT`) whose

@@ -1,4 +1,4 @@
-//! `mlbench run`'s telemetry (feature `runner`, issue 25): a sampler beside every copy,
+//! `mlbench run`'s telemetry (feature `runner`): a sampler beside every copy,
 //! the idle baseline, the files beside the reports, and what a run says. Whatever this
 //! machine lets the sources read (RAPL, NVML), the files' shape is checked, not energies.
 

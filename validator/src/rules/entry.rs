@@ -15,8 +15,8 @@ use std::collections::HashMap;
 /// so anything above rounding is an edit).
 pub const WORK_TOLERANCE: f64 = 1e-6;
 
-/// Fields every completed entry has (spec §1.2); `name`, `version` and `train_item` are
-/// checked by the reader.
+/// Fields every completed entry has (docs/suite.md#report-entries); `name`, `version` and
+/// `train_item` are checked by the reader.
 const REQUIRED: &[&str] = &[
     "unique_id",
     "batch_size",
@@ -189,7 +189,7 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
     let stage = |name: &str| entry.get(name).and_then(Value::as_object);
     let (train, train_item) = (stage("train"), stage("train_item"));
     // min <= avg <= max in both stages (min/max cover a superset of the averaged
-    // observations, spec §5.3, so this holds for every genuine report).
+    // observations, docs/suite.md#statstream, so this holds for every genuine report).
     for (name, stage) in [("train", train), ("train_item", train_item)] {
         let (Some(min), Some(avg), Some(max)) = (
             stage_number(stage, "min"),
@@ -229,7 +229,8 @@ fn work(entry: &ReportEntry, at: &At, out: &mut Vec<Finding>) {
             );
         }
     }
-    // Scaling writes its own efficiencies in % (spec §5.6): no arithmetic to check.
+    // Scaling writes its own efficiencies in % (docs/suite.md#scripts-that-differ): no arithmetic
+    // to check.
     if is_efficiency(train_item) {
         return;
     }
@@ -298,8 +299,8 @@ fn id(entry: &ReportEntry, args: &[(&str, &Value)], config: u64, at: &At, out: &
     if FINAL_IDS.with_borrow_mut(|ids| ids.of_filed(config, args) == recorded) {
         return;
     }
-    // Reports from before 2019-05-25 hash every argument, with `report` and `seed` (popped
-    // from the report) at their defaults (spec §2.1): seed 000's reports.
+    // Reports from before 2019-05-17 hash every argument, with `report` and `seed` (popped
+    // from the report) at their defaults (docs/suite.md#unique_id): the seed README's reports.
     let none = Value::Null;
     let zero = Value::Int(0);
     let mut first = args.to_vec();
@@ -323,7 +324,7 @@ fn id(entry: &ReportEntry, args: &[(&str, &Value)], config: u64, at: &At, out: &
 }
 
 /// Flags whose recorded value legitimately differs from the jobs file: the output path,
-/// the seed run.py appends last on the command line (spec §4.5), and `cuda`, which
+/// the seed run.py appends last on the command line (docs/suite.md#launching), and `cuda`, which
 /// records where the copy ran (`mlbench run` on simulated CPU devices writes `false`).
 const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s", "--cuda", "--no-cuda"];
 
@@ -331,7 +332,7 @@ const NOT_RECORDED_AS_GIVEN: &[&str] = &["--report", "--seed", "-s", "--cuda", "
 fn config_differences(entry: &ReportEntry, args: &[JobArg]) -> Vec<(String, String, String)> {
     let mut diffs = Vec::new();
     // Scaling (efficiencies in %) forces `repeat` to the GPU count and records in
-    // `devices` the ids of each world size's devices (spec §5.6).
+    // `devices` the ids of each world size's devices (docs/suite.md#scripts-that-differ).
     let scaling = efficiency_unit(entry);
     for JobArg {
         flag,
@@ -361,8 +362,8 @@ fn config_differences(entry: &ReportEntry, args: &[JobArg]) -> Vec<(String, Stri
     diffs
 }
 
-/// Scripts that overwrite `batch_size` (spec §5.6): conv_distributed and dcgan multiply it
-/// by the GPU count, atari sets it to `num_processes`.
+/// Scripts that overwrite `batch_size` (docs/suite.md#scripts-that-differ): conv_distributed and
+/// dcgan multiply it by the GPU count, atari sets it to `num_processes`.
 fn batch_scaled(entry: &ReportEntry, given: &Value, recorded: &Value) -> bool {
     let (Some(given), Some(recorded)) = (
         given

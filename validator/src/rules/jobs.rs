@@ -7,7 +7,7 @@ use mlbench_schema::jobs::{JobsFile, diff};
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
 
-/// Flags a vendor may change in the baseline track (seed 001's second list; `--no-cuda`
+/// Flags a vendor may change in the baseline track (the vendor guide's second list; `--no-cuda`
 /// is the other spelling of `--cuda`).
 pub const ALLOWED_IN_BASELINE: &[&str] = &[
     "--batch-size",

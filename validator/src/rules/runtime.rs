@@ -1,6 +1,6 @@
 //! `runtime.mixed`: entries of one submission written by two runtimes, the suite's
 //! scripts and `mlbench run` ([`mlbench_schema::runtime::entry_runtime`] tells each
-//! entry's). The two do not measure the same throughput for the same job (issue 21:
+//! entry's). The two do not measure the same throughput for the same job (measured:
 //! up to twice as much on small models), so a submission's means must come from one.
 //! The runtime with fewer entries (on a tie, `mlbench run`) is the stray one: each file
 //! holding entries of it is a finding, at its first such entry, so that a file can be

@@ -1,4 +1,4 @@
-//! The telemetry rules (issue 25, docs/validate.md "Telemetry"): each telemetry file of a
+//! The telemetry rules (docs/validate.md "Telemetry"): each telemetry file of a
 //! submission read and checked on its own ([`check_file`]: it reads, its clock runs
 //! forward, its counters never step back unflagged, its power is in range, each timed
 //! window has enough samples without gaps and is covered, its summary lines agree with
