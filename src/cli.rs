@@ -66,21 +66,12 @@ pub enum Command {
     /// Run a jobs file with the built-in tch models (not in this build: it needs
     /// libtorch; `mlbench run` says how to build it).
     #[cfg(not(feature = "runner"))]
-    #[command(disable_help_flag = true)]
-    Run(RunUnavailable),
+    #[command(after_help = RUN_HELP_UNBUILT)]
+    Run(RunArgs),
     /// Print a shell completion script: `mlbench completions bash > /etc/bash_completion.d/mlbench`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into --out-dir.
     Man(ManArgs),
-}
-
-/// `mlbench run` in a build without the runner: whatever is given, it says how to build it.
-#[cfg(not(feature = "runner"))]
-#[derive(Debug, Args)]
-pub struct RunUnavailable {
-    /// Ignored.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., hide = true)]
-    pub args: Vec<std::ffi::OsString>,
 }
 
 /// The commands that read submissions, and the flags that once named them (`report
@@ -223,8 +214,10 @@ pub struct ManArgs {
     pub force: bool,
 }
 
-#[cfg(feature = "runner")]
-const RUN_HELP: &str = "\
+/// `mlbench run`'s closing help, in both builds.
+macro_rules! run_help {
+    () => {
+        "\
 Writes OUT/output<r>/<jobs>_<K>.json (one stream per device, the suite's legacy format),
 OUT/output<r>/summary.txt, for r in 0..--repeat-suite, and a copy of the jobs file in OUT:
 the layout `mlbench report`, `mlbench validate` and `mlbench pack` read. Without a GPU,
@@ -234,10 +227,24 @@ Examples:
   mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
   mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out-dir out --pack vendor.zip
   mlbench run --jobs my.json --dry-run
-  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch";
+  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch"
+    };
+}
 
-/// `mlbench run` arguments.
 #[cfg(feature = "runner")]
+const RUN_HELP: &str = run_help!();
+
+/// A build without the runner lists `run`'s options all the same, and says how to get it.
+#[cfg(not(feature = "runner"))]
+const RUN_HELP_UNBUILT: &str = concat!(
+    run_help!(),
+    "\n\nNot in this build: `mlbench run` needs libtorch. Build it with\n",
+    "  eval \"$(runner/setup-libtorch.sh ~/.cache/mlbench/libtorch)\"\n",
+    "  cargo build --release --features runner\n",
+    "(docs/runner.md)"
+);
+
+/// `mlbench run` arguments (parsed in every build, so that `run --help` lists them).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The jobs file (the suite's format).
@@ -290,7 +297,7 @@ pub struct RunArgs {
 
     /// Idle sampling before each run's first job, the baseline of net energy (30s, 2m,
     /// 500ms; 0 skips it). Default 30s, and 0 with --smoke.
-    #[arg(long, value_name = "DURATION", value_parser = mlbench_runner::telemetry::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = mlbench_telemetry::duration::parse_duration)]
     pub idle_baseline: Option<std::time::Duration>,
 
     /// Print an sbatch job-array script running the same jobs on a Slurm cluster: one array

@@ -34,6 +34,10 @@ fn main() -> ExitCode {
         Err(e) => {
             // clap prints help and version to stdout (exit 0) and usage errors to stderr (2).
             let _ = e.print();
+            #[cfg(not(feature = "runner"))]
+            if e.use_stderr() && names_run(std::env::args_os()) {
+                eprintln!("note: {RUNNER_MISSING}");
+            }
             return ExitCode::from(if e.use_stderr() { exit::INPUT } else { 0 });
         }
     };
@@ -89,6 +93,12 @@ needs libtorch). Build it with:
     eval \"$(runner/setup-libtorch.sh ~/.cache/mlbench/libtorch)\"
     cargo build --release --features runner
 (docs/runner.md)";
+
+/// Whether the command line asks for `mlbench run` (its first word that is no option).
+#[cfg(not(feature = "runner"))]
+fn names_run(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.nth(1).is_some_and(|a| a == "run")
+}
 
 /// Parses the command line.
 fn parse_args() -> Result<cli::Cli, clap::Error> {

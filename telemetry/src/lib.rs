@@ -23,6 +23,7 @@ pub mod counter;
 pub mod cpu;
 #[cfg(feature = "vendors")]
 pub mod detect;
+pub mod duration;
 mod error;
 pub mod hwmon;
 pub mod integrate;

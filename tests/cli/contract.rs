@@ -142,13 +142,43 @@ fn completion_man_and_run_in_every_build() {
         .arg(dir.path())
         .assert()
         .success();
-    #[cfg(not(feature = "runner"))]
+    // An --out-dir that does not exist yet is made, parents included, as the README's
+    // `mlbench man --out-dir ~/.local/share/man/man1` needs.
+    let deep = dir.path().join("out/man");
     mlbench()
-        .args(["run", "--jobs", "baselines/jobs/fast.json", "--help"])
+        .args(["man", "--out-dir"])
+        .arg(&deep)
         .assert()
-        .code(2)
-        .stderr(contains("built without the runner"))
-        .stderr(contains("--features runner"));
+        .success();
+    assert!(deep.join("mlbench.1").is_file() && deep.join("mlbench-report.1").is_file());
+    // `run --help` lists run's options in every build; a build without the runner says so
+    // there, and any run it is asked for is exit 2 with how to build one.
+    let help = stdout_of(&["run", "--help"]);
+    for option in [
+        "--jobs <FILE>",
+        "--repeat-suite <K>",
+        "--idle-baseline <DURATION>",
+        "--pack",
+    ] {
+        assert!(help.contains(option), "{option} in:\n{help}");
+    }
+    #[cfg(not(feature = "runner"))]
+    {
+        assert!(help.contains("Not in this build") && help.contains("--features runner"));
+        for args in [
+            &["run", "--jobs", "baselines/jobs/fast.json"][..],
+            &["run"][..],
+        ] {
+            mlbench()
+                .args(args)
+                .assert()
+                .code(2)
+                .stderr(contains("built without the runner"))
+                .stderr(contains("--features runner"));
+        }
+    }
+    #[cfg(feature = "runner")]
+    assert!(!help.contains("Not in this build"), "{help}");
 }
 
 /// An `sd_target` written as a percentage (5 for 5 %) is used as given, with a warning.
