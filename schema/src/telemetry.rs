@@ -381,9 +381,9 @@ pub struct Ended {
     pub last_line: usize,
 }
 
-/// Reads a telemetry file from `input` line by line, calling `each` with the number (from
-/// 1) and the content of every header, sample, mark and summary line, the header first:
-/// memory is one line's, whatever the file's size. `path` names the file in errors.
+/// Reads a telemetry file from `input` line by line, calling `each` with the number
+/// (from one) and the content of every header, sample, mark and summary line, the header
+/// first: memory is one line's, whatever the file's size. `path` names the file in errors.
 ///
 /// # Errors
 /// [`TelemetryReadError`], naming `path` and, for a bad line, the line; a failed read of

@@ -2,7 +2,6 @@
 //! that a broken or hostile file is named rather than turned into an infinite or absurd
 //! energy (`validate` makes a finding of each; `report` sets the file aside).
 
-use crate::fold::OutOfBounds;
 use mlbench_schema::telemetry::Header;
 
 /// The largest counter resolution, µJ per count: 1 J a tick (NVML counts mJ, amdsmi
@@ -17,6 +16,18 @@ pub const MAX_POWER_MW: f64 = 1e7;
 /// period (1 s at 1 Hz) on a clock that does not run in suspend, so a line a day past
 /// the one before it is past the run (a time of 2⁶⁴ − 1 ns is 584 years).
 pub const MAX_STEP_NS: u64 = 86_400_000_000_000;
+
+/// The first reading outside physical bounds of each kind (`validate` says each; the
+/// report sets the file aside).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutOfBounds {
+    /// The first power reading above [`MAX_POWER_MW`] or not finite:
+    /// (line, device, mW).
+    pub power: Option<(usize, u32, f64)>,
+    /// The first line (sample or mark) more than [`MAX_STEP_NS`] after the
+    /// line before it: (line, its time, the time before).
+    pub time: Option<(usize, u64, u64)>,
+}
 
 /// What is outside the bounds, each in words with its line (0: the header).
 #[derive(Debug, Clone, PartialEq)]

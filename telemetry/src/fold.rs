@@ -17,6 +17,7 @@
 //! after [`REORDER`] later samples of a device cannot be placed: its window is left out,
 //! said in the summary's facts.
 
+use crate::bounds::OutOfBounds;
 use crate::counter::{self, Step};
 use crate::summary::{
     DeviceEnergy, GAP_PERIODS, MIN_SAMPLES, Summary, SummaryFlag, WindowSummary, with_idle,
@@ -42,7 +43,7 @@ pub struct DeviceStats {
     /// The time of its first and last sample, in file order.
     pub first_last: Option<(u64, u64)>,
     /// The earliest and latest of its sample times, with their lines.
-    pub span: Option<((u64, usize), (u64, usize))>,
+    pub span: Option<(TimeAt, TimeAt)>,
     /// How far its counter went over the file, in file order, µJ (resets left out);
     /// `None` without counter readings or a counter in the header.
     pub counter_moved_uj: Option<f64>,
@@ -56,6 +57,9 @@ pub struct DeviceStats {
     pub kept_every: u64,
 }
 
+/// A sample's time (ns) and line.
+pub type TimeAt = (u64, usize);
+
 /// The gaps of one device over one window (intervals between two of its consecutive
 /// samples longer than [`GAP_PERIODS`] periods that overlap the window).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,7 +67,7 @@ pub struct Gaps {
     /// How many.
     pub count: usize,
     /// The longest: its length, and the times and lines of the samples on each side.
-    pub longest: Option<(u64, (u64, usize), (u64, usize))>,
+    pub longest: Option<(u64, TimeAt, TimeAt)>,
 }
 
 /// A device's running totals at one moment (an edge of a window).
@@ -144,18 +148,6 @@ enum MarkState {
     Closed(u64, u64),
     /// A start restarted, or an end: no window to check gaps over.
     Done,
-}
-
-/// The first reading outside physical bounds of each kind (`validate` says each; the
-/// report sets the file aside).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct OutOfBounds {
-    /// The first power reading above [`crate::bounds::MAX_POWER_MW`] or not finite:
-    /// (line, device, mW).
-    pub power: Option<(usize, u32, f64)>,
-    /// The first line (sample or mark) more than [`crate::bounds::MAX_STEP_NS`] after the
-    /// line before it: (line, its time, the time before).
-    pub time: Option<(usize, u64, u64)>,
 }
 
 /// A telemetry file folded in one pass.
@@ -643,7 +635,7 @@ impl Track {
     }
 
     /// A gap between samples `a` and `b`: counted in every window open over it.
-    fn gap(&mut self, (length, a, b): (u64, (u64, usize), (u64, usize)), state: &[MarkState]) {
+    fn gap(&mut self, (length, a, b): (u64, TimeAt, TimeAt), state: &[MarkState]) {
         // Windows that ended before the gap never see another: let go.
         self.open.retain(|&id| match state[id] {
             MarkState::Open(_) => true,
