@@ -3,7 +3,7 @@
 # docs/fuzzing.md), on the stable toolchain: the instrumentation flags cargo-fuzz would
 # pass, given here; no sanitizer (safe Rust; a panic or a failed assertion is the crash).
 #
-#   scripts/fuzz.sh TARGET [libFuzzer flags…]     TARGET: report, jobs, zip, targets
+#   scripts/fuzz.sh TARGET [libFuzzer flags…]     TARGET: report, jobs, telemetry, zip, targets
 #   scripts/fuzz.sh report -runs=10000000 -jobs=2 -workers=2
 #   scripts/fuzz.sh zip -max_total_time=600
 #

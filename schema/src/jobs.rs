@@ -87,6 +87,73 @@ pub enum JobsError {
         /// What is wrong.
         message: String,
     },
+    /// The jobs' list-valued arguments make more configurations than [`MAX_CONFIGS`].
+    #[error("{file}: {}", too_many(.job, *.count, *.in_all))]
+    TooManyConfigs {
+        /// The file.
+        file: String,
+        /// The job that makes too many, or at which the file's total goes over.
+        job: String,
+        /// That job's configurations, or the file's up to and with it (saturated at
+        /// `u64::MAX`).
+        count: u64,
+        /// Whether `count` is the file's total rather than the job's own.
+        in_all: bool,
+    },
+}
+
+/// The most configurations a jobs file may make, all its jobs together: far beyond any
+/// suite's (`baselines.json` makes a few dozen), and small enough that expanding them
+/// (the validator and the runner do) stays within memory. Counted before anything is
+/// expanded.
+pub const MAX_CONFIGS: u64 = 100_000;
+
+fn too_many(job: &str, count: u64, in_all: bool) -> String {
+    let count = match count {
+        u64::MAX => format!("more than {}", thousands(u64::MAX)),
+        n => thousands(n),
+    };
+    let limit = thousands(MAX_CONFIGS);
+    if in_all {
+        format!(
+            "the jobs up to `{job}` make {count} configurations in all, over the {limit} allowed"
+        )
+    } else {
+        format!("job `{job}` makes {count} configurations, over the {limit} allowed")
+    }
+}
+
+/// `1,048,576`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Refuses a file whose jobs make more than [`MAX_CONFIGS`] configurations, counted
+/// with saturating products (a file of 64 two-element lists would overflow `u64`).
+fn check_config_count(file: &str, jobs: &[Job]) -> Result<(), JobsError> {
+    let mut total: u64 = 0;
+    for job in jobs {
+        let count = job.config_count();
+        total = total.saturating_add(count);
+        if total > MAX_CONFIGS {
+            let in_all = count <= MAX_CONFIGS;
+            return Err(JobsError::TooManyConfigs {
+                file: file.to_owned(),
+                job: job.name.clone(),
+                count: if in_all { total } else { count },
+                in_all,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn place(job: Option<usize>, field: Option<&str>, key: Option<&str>) -> String {
@@ -265,6 +332,7 @@ impl JobsFile {
             .enumerate()
             .map(|(i, item)| job_of(file, i, item))
             .collect::<Result<Vec<Job>, JobsError>>()?;
+        check_config_count(file, &jobs)?;
         Ok(JobsFile { jobs })
     }
 
@@ -318,6 +386,15 @@ impl Job {
     /// The value of `flag` in this job.
     pub fn arg(&self, flag: &str) -> Option<&Value> {
         self.args.iter().find(|(k, _)| k == flag).map(|(_, v)| v)
+    }
+
+    /// How many configurations [`Job::configs`] makes: the product of its lists'
+    /// lengths, saturated at `u64::MAX` (nothing is expanded).
+    pub fn config_count(&self) -> u64 {
+        self.args
+            .iter()
+            .filter_map(|(_, v)| v.as_list())
+            .fold(1u64, |n, list| n.saturating_mul(list.len() as u64))
     }
 
     /// The configurations `run.py`'s `make_configs` runs, in its order
@@ -398,6 +475,79 @@ mod tests {
         assert_eq!(
             err(" \n"),
             "j.json: empty file (a jobs file is a JSON array of jobs)"
+        );
+    }
+
+    /// A job of `lists` arguments, each a list of `len` numbers.
+    fn job_of_lists(name: &str, lists: usize, len: usize) -> String {
+        let list: Vec<String> = (0..len).map(|i| i.to_string()).collect();
+        let args: Vec<String> = (0..lists)
+            .map(|k| format!(r#""--a{k}": [{}]"#, list.join(", ")))
+            .collect();
+        format!(
+            r#"{{"name": "{name}", "cmd": "./{name}.sh", "args": {{"--s": 1, {}}}}}"#,
+            args.join(", ")
+        )
+    }
+
+    #[test]
+    fn configurations_are_counted_before_they_are_expanded() {
+        let parse = |jobs: &[String]| {
+            JobsFile::parse("jobs.json", format!("[{}]", jobs.join(", ")).as_bytes())
+        };
+        // 3 × 4 = 12, as the expansion makes.
+        let small = parse(&[job_of_lists("a", 1, 3), job_of_lists("b", 2, 4)]).unwrap();
+        let counts: Vec<u64> = small.jobs.iter().map(Job::config_count).collect();
+        assert_eq!(counts, vec![3, 16]);
+        assert_eq!(small.jobs[1].configs().len(), 16);
+        // 2⁴⁰ from 40 lists of two: refused, named, counted exactly.
+        let err = parse(&[job_of_lists("convnet", 40, 2)]).unwrap_err();
+        assert!(
+            matches!(err, JobsError::TooManyConfigs { count, in_all: false, .. } if count == 1 << 40)
+        );
+        assert_eq!(
+            err.to_string(),
+            "jobs.json: job `convnet` makes 1,099,511,627,776 configurations, over the 100,000 allowed"
+        );
+        // 2²⁰: the example of the message.
+        let err = parse(&[job_of_lists("convnet", 20, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("job `convnet` makes 1,048,576 configurations, over the 100,000 allowed"),
+            "{err}"
+        );
+        // 70 lists of two overflow u64: saturated, said as such, never wrapped to a small number.
+        let err = parse(&[job_of_lists("wide", 70, 2)]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                JobsError::TooManyConfigs {
+                    count: u64::MAX,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("more than 18,446,744,073,709,551,615"),
+            "{err}"
+        );
+        // 100,000 exactly is allowed (10⁵ = 10 × 10⁴); one job more goes over in all.
+        let at_limit = vec![job_of_lists("a", 5, 10)];
+        assert_eq!(
+            parse(&at_limit).unwrap().jobs[0].config_count(),
+            MAX_CONFIGS
+        );
+        let over = [at_limit[0].clone(), job_of_lists("b", 1, 1)];
+        let err = parse(&over).unwrap_err();
+        assert!(
+            matches!(&err, JobsError::TooManyConfigs { job, count: 100_001, in_all: true, .. } if job == "b")
+        );
+        assert_eq!(
+            err.to_string(),
+            "jobs.json: the jobs up to `b` make 100,001 configurations in all, over the 100,000 allowed"
         );
     }
 

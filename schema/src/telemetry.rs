@@ -12,7 +12,7 @@
 //! does not parse is an error naming the file and the line.
 
 use serde::{Deserialize, Serialize};
-use std::io::{self, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The version of this format.
@@ -365,41 +365,70 @@ pub enum TelemetryReadError {
     },
 }
 
-/// Reads the telemetry file at `path`.
-///
-/// # Errors
-/// [`TelemetryReadError`], naming the file and, for a bad line, the line.
-pub fn read(path: &Path) -> Result<TelemetryFile, TelemetryReadError> {
-    let bytes = std::fs::read(path).map_err(|source| TelemetryReadError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    parse(path, &bytes)
+/// The longest line a telemetry file may have (a header listing a thousand devices is
+/// well under 1 MiB): a longer one is an error, so that a file without newlines is never
+/// gathered into one buffer.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// How a read through [`each_line`] ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ended {
+    /// Lines of types this reader does not know.
+    pub unknown_lines: usize,
+    /// Whether the last line was cut short (no newline, not JSON): an interrupted write.
+    pub truncated_tail: bool,
+    /// The number of the last line (from 1), blank lines and a cut last line counted.
+    pub last_line: usize,
 }
 
-/// Parses a telemetry file's bytes; `path` names it in errors.
+/// Reads a telemetry file from `input` line by line, calling `each` with the number
+/// (from one) and the content of every header, sample, mark and summary line, the header
+/// first: memory is one line's, whatever the file's size. `path` names the file in errors.
 ///
 /// # Errors
-/// [`TelemetryReadError`], naming `path` and, for a bad line, the line.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<TelemetryFile, TelemetryReadError> {
-    let mut header = None;
-    let mut file = TelemetryFile::default();
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let last = lines.len() - 1;
-    for (i, raw) in lines.iter().enumerate() {
-        let number = i + 1;
+/// [`TelemetryReadError`], naming `path` and, for a bad line, the line; a failed read of
+/// `input` is [`TelemetryReadError::Io`] (never mistaken for a file without a header).
+pub fn each_line(
+    path: &Path,
+    mut input: impl BufRead,
+    mut each: impl FnMut(usize, Line),
+) -> Result<Ended, TelemetryReadError> {
+    let mut ended = Ended::default();
+    let mut header = false;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        let cap = MAX_LINE as u64 + 1;
+        let read = (&mut input).take(cap).read_until(b'\n', &mut raw);
+        read.map_err(|source| TelemetryReadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        if raw.is_empty() {
+            break;
+        }
+        ended.last_line += 1;
+        let number = ended.last_line;
+        let whole = raw.last() == Some(&b'\n');
+        if !whole && raw.len() > MAX_LINE {
+            return Err(TelemetryReadError::Line {
+                path: path.to_owned(),
+                line: number,
+                message: format!("longer than {MAX_LINE} bytes"),
+            });
+        }
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let text = std::str::from_utf8(raw).map_err(|_| TelemetryReadError::NotUtf8 {
+        let text = std::str::from_utf8(&raw).map_err(|_| TelemetryReadError::NotUtf8 {
             path: path.to_owned(),
             line: number,
         })?;
         let line = match serde_json::from_str::<Line>(text) {
             Ok(line) => line,
             // Only the last line can lack its newline: a write cut short.
-            Err(_) if i == last && header.is_some() => {
-                file.truncated_tail = true;
+            Err(_) if !whole && header => {
+                ended.truncated_tail = true;
                 break;
             }
             Err(e) => {
@@ -410,38 +439,90 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<TelemetryFile, TelemetryReadEr
                 });
             }
         };
-        match (line, header.is_some()) {
-            (Line::Header(h), false) => header = Some(h),
+        match (&line, header) {
             (Line::Header(_), true) => {
                 return Err(TelemetryReadError::SecondHeader {
                     path: path.to_owned(),
                     line: number,
                 });
             }
+            (Line::Header(_), false) => header = true,
             (_, false) => {
                 return Err(TelemetryReadError::NoHeader {
                     path: path.to_owned(),
                 });
             }
-            (Line::Sample(s), true) => {
-                file.samples.push(s);
-                file.lines.samples.push(number);
+            (Line::Unknown, true) => {
+                ended.unknown_lines += 1;
+                continue;
             }
-            (Line::Mark(m), true) => {
-                file.marks.push(m);
-                file.lines.marks.push(number);
+            _ => {}
+        }
+        each(number, line);
+    }
+    if !header {
+        return Err(TelemetryReadError::NoHeader {
+            path: path.to_owned(),
+        });
+    }
+    Ok(ended)
+}
+
+/// Reads the telemetry file at `path`, line by line (it is never held whole), every
+/// sample kept: for a file of known size, such as a sampler's own; a submitted file is
+/// read through the bounded reading of `mlbench_telemetry::reduce`.
+///
+/// # Errors
+/// [`TelemetryReadError`], naming the file and, for a bad line, the line.
+pub fn read(path: &Path) -> Result<TelemetryFile, TelemetryReadError> {
+    let file = std::fs::File::open(path).map_err(|source| TelemetryReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    from_reader(path, io::BufReader::with_capacity(1 << 16, file))
+}
+
+/// Parses a telemetry file's bytes; `path` names it in errors.
+///
+/// # Errors
+/// [`TelemetryReadError`], naming `path` and, for a bad line, the line.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<TelemetryFile, TelemetryReadError> {
+    from_reader(path, bytes)
+}
+
+/// Reads a whole telemetry file from `input` (see [`each_line`]), every sample kept.
+///
+/// # Errors
+/// [`TelemetryReadError`], naming `path` and, for a bad line, the line.
+pub fn from_reader(path: &Path, input: impl BufRead) -> Result<TelemetryFile, TelemetryReadError> {
+    let mut file = TelemetryFile::default();
+    let ended = each_line(path, input, |number, line| file.push(number, line))?;
+    file.unknown_lines = ended.unknown_lines;
+    file.truncated_tail = ended.truncated_tail;
+    Ok(file)
+}
+
+impl TelemetryFile {
+    /// Adds line `number` of the file, read: the header replaces the default one; a
+    /// sample, mark or summary joins the others with its line number.
+    pub fn push(&mut self, number: usize, line: Line) {
+        match line {
+            Line::Header(h) => self.header = h,
+            Line::Sample(s) => {
+                self.samples.push(s);
+                self.lines.samples.push(number);
             }
-            (Line::Summary(s), true) => {
-                file.summaries.push(s);
-                file.lines.summaries.push(number);
+            Line::Mark(m) => {
+                self.marks.push(m);
+                self.lines.marks.push(number);
             }
-            (Line::Unknown, true) => file.unknown_lines += 1,
+            Line::Summary(s) => {
+                self.summaries.push(s);
+                self.lines.summaries.push(number);
+            }
+            Line::Unknown => self.unknown_lines += 1,
         }
     }
-    file.header = header.ok_or_else(|| TelemetryReadError::NoHeader {
-        path: path.to_owned(),
-    })?;
-    Ok(file)
 }
 
 /// Writes telemetry lines, one JSON object and a newline each.
@@ -728,6 +809,47 @@ mod tests {
             parse(Path::new("t"), two),
             Err(TelemetryReadError::SecondHeader { line: 2, .. })
         ));
+    }
+
+    /// Gives `good`, then fails: a stream that runs out of memory or over a limit.
+    struct FailsAfter<'a> {
+        good: &'a [u8],
+    }
+
+    impl io::Read for FailsAfter<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.good.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::OutOfMemory, "out of memory"));
+            }
+            let n = self.good.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.good[..n]);
+            self.good = &self.good[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_failed_read_is_said_as_such_not_as_a_missing_header() {
+        let bytes = written();
+        for good in [&bytes[..0], &bytes[..bytes.len() / 2]] {
+            let input = io::BufReader::new(FailsAfter { good });
+            let err = from_reader(Path::new("big.jsonl"), input).unwrap_err();
+            assert!(matches!(err, TelemetryReadError::Io { .. }), "{err}");
+            assert_eq!(err.to_string(), "big.jsonl: cannot read");
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_longest_is_refused_without_being_gathered() {
+        let mut bytes = written();
+        bytes.extend(std::iter::repeat_n(b' ', MAX_LINE + 10));
+        bytes.extend_from_slice(b"x\n");
+        let err = parse(Path::new("t.jsonl"), &bytes).unwrap_err();
+        assert!(
+            matches!(err, TelemetryReadError::Line { line: 5, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("longer than"), "{err}");
     }
 
     #[test]

@@ -52,7 +52,16 @@ fn report_seeds_read_alike_whole_and_streamed() {
 fn jobs_seeds_parse_and_round_trip() {
     let mut parsed = 0;
     for (_, bytes) in seeds("jobs") {
-        parsed += usize::from(JobsFile::parse("fast.json", &bytes).is_ok());
+        let read = JobsFile::parse("fast.json", &bytes);
+        // As fuzz/fuzz_targets/jobs.rs: what reads is within the limit, counted exactly.
+        if let Ok(jobs) = &read {
+            let counts: Vec<u64> = jobs.jobs.iter().map(|j| j.config_count()).collect();
+            assert!(counts.iter().sum::<u64>() <= mlbench_schema::jobs::MAX_CONFIGS);
+            for (job, count) in jobs.jobs.iter().zip(counts) {
+                assert_eq!(job.configs().len() as u64, count);
+            }
+        }
+        parsed += usize::from(read.is_ok());
         if let Ok(value) = parse(&bytes) {
             let text = to_python_json(&value);
             assert_eq!(to_python_json(&parse(text.as_bytes()).unwrap()), text);

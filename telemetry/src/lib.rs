@@ -19,12 +19,14 @@
 
 #[cfg(feature = "vendors")]
 pub mod amdsmi;
+pub mod bounds;
 pub mod counter;
 pub mod cpu;
 #[cfg(feature = "vendors")]
 pub mod detect;
 pub mod duration;
 mod error;
+pub mod fold;
 pub mod hwmon;
 pub mod integrate;
 #[cfg(feature = "vendors")]
@@ -37,8 +39,7 @@ pub mod trace;
 #[cfg(feature = "vendors")]
 pub use detect::{DetectOptions, Detected, DeviceSpec, detect};
 pub use error::TelemetryError;
+pub use fold::{summarize, summarize_with_idle};
 pub use sampler::{Sampler, SamplerConfig};
 pub use source::{Reading, Source, Unavailable};
-pub use summary::{
-    DeviceEnergy, Summary, SummaryFlag, WindowSummary, summarize, summarize_with_idle,
-};
+pub use summary::{DeviceEnergy, Summary, SummaryFlag, WindowSummary};

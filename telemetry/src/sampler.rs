@@ -11,9 +11,9 @@
 use crate::counter;
 use crate::error::TelemetryError;
 use crate::source::{Reading, Source};
-use crate::summary::{Summary, summarize, summary_lines};
+use crate::summary::{Summary, summary_lines};
 use mlbench_schema::telemetry::{
-    self, Edge, Flag, Header, Mark, Sample, TELEMETRY_SCHEMA_VERSION, TelemetryWriter,
+    Edge, Flag, Header, Mark, Sample, TELEMETRY_SCHEMA_VERSION, TelemetryWriter,
 };
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, ErrorKind};
@@ -249,7 +249,8 @@ impl Sampler {
 
 /// Reads the finished `part` back (once), summarises it, and appends its summary lines.
 fn append_summary(part: &Path) -> Result<Summary, TelemetryError> {
-    let summary = summarize(&telemetry::read(part)?);
+    // Read back in one pass: a long run's file is never held whole.
+    let summary = crate::fold::reduce_file(part)?.summary_with_idle(&[]);
     let io_err = |source| TelemetryError::Io {
         path: part.to_owned(),
         source,

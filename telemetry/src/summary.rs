@@ -4,9 +4,8 @@
 //! The same function serves the sampler (its summary when it finishes) and a later check
 //! of a submission (the summary recomputed from the file's samples).
 
-use crate::counter;
-use crate::integrate::{self, cross_check, mean_power_w, net_j, power_energy_j};
-use mlbench_schema::telemetry::{Device, Edge, IDLE_WINDOW, SummaryLine, TelemetryFile};
+use crate::integrate::{cross_check, mean_power_w, net_j};
+use mlbench_schema::telemetry::{Device, IDLE_WINDOW, SummaryLine};
 use std::collections::HashMap;
 
 /// Two samples of a device further apart than this many sampling periods are a gap
@@ -93,145 +92,8 @@ pub enum SummaryFlag {
     NoIdleBaseline,
 }
 
-/// One device's readings, split out of the file.
-#[derive(Debug, Default)]
-struct Series {
-    times: Vec<u64>,
-    counter: Vec<(u64, u64)>,
-    power_mw: Vec<(u64, f64)>,
-}
-
-fn series(file: &TelemetryFile, device: usize) -> Series {
-    let mut out = Series::default();
-    for s in file.samples.iter().filter(|s| s.device as usize == device) {
-        out.times.push(s.t_ns);
-        if let Some(raw) = s.values.energy_raw {
-            out.counter.push((s.t_ns, raw));
-        }
-        if let Some(mw) = s.values.power_mw {
-            out.power_mw.push((s.t_ns, mw));
-        }
-    }
-    // The arithmetic needs time order; a file out of order is the validator's to report.
-    out.times.sort_unstable();
-    out.counter.sort_by_key(|p| p.0);
-    out.power_mw.sort_by_key(|p| p.0);
-    out
-}
-
-/// The points of a time-ordered series that bear on `[start, end]`: those inside, and
-/// the nearest one on each side.
-fn around<T>(points: &[T], time: impl Fn(&T) -> u64, start: u64, end: u64) -> &[T] {
-    let lo = points
-        .partition_point(|p| time(p) <= start)
-        .saturating_sub(1);
-    let hi = (points.partition_point(|p| time(p) < end) + 1).min(points.len());
-    &points[lo..hi.max(lo)]
-}
-
-/// A window's marks, paired.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Window {
-    name: String,
-    copy: u32,
-    start: u64,
-    end: u64,
-}
-
-/// The windows of a file's marks, in the order they started, and facts about the marks
-/// that do not pair up (those windows are left out).
-fn windows(file: &TelemetryFile) -> (Vec<Window>, Vec<String>) {
-    let mut open: HashMap<(String, u32), u64> = HashMap::new();
-    let mut closed = Vec::new();
-    let mut facts = Vec::new();
-    for m in &file.marks {
-        let key = (m.window.clone(), m.copy);
-        let named = format!("window `{}` of copy {}", m.window, m.copy);
-        match (m.edge, open.remove(&key)) {
-            (Edge::Start, previous) => {
-                if previous.is_some() {
-                    facts.push(format!(
-                        "{named} starts again before it ended; the later start is kept"
-                    ));
-                }
-                open.insert(key, m.t_ns);
-            }
-            (Edge::End, Some(start)) if start <= m.t_ns => closed.push(Window {
-                name: key.0,
-                copy: key.1,
-                start,
-                end: m.t_ns,
-            }),
-            (Edge::End, Some(_)) => facts.push(format!("{named} ends before it starts")),
-            (Edge::End, None) => facts.push(format!("{named} ends without a start")),
-        }
-    }
-    let mut left: Vec<(String, u32)> = open.into_keys().collect();
-    left.sort();
-    for (name, copy) in left {
-        facts.push(format!(
-            "window `{name}` of copy {copy} starts and never ends"
-        ));
-    }
-    closed.sort_by_key(|w| w.start);
-    (closed, facts)
-}
-
-/// The energy by counter over `[start, end]`, J, with the flags of its wraps and resets;
-/// `None` when the counter readings do not cover the window.
-fn counter_energy(
-    series: &Series,
-    device: &Device,
-    start: u64,
-    end: u64,
-    flags: &mut Vec<SummaryFlag>,
-) -> Option<f64> {
-    let info = device.counter.as_ref()?;
-    let readings = around(&series.counter, |p| p.0, start, end);
-    // A reset interval's energy from the power trapezoid (µJ), where there is power.
-    let fill = |a, b| power_energy_j(&series.power_mw, a, b).map(|j| j * 1e6);
-    let cum = counter::cumulative(readings, info, fill);
-    let gross_uj =
-        integrate::interpolate(&cum.points, end)? - integrate::interpolate(&cum.points, start)?;
-    for (n, flag) in [
-        (
-            cum.wraps,
-            SummaryFlag::CounterWrapped as fn(usize) -> SummaryFlag,
-        ),
-        (cum.resets_filled, SummaryFlag::CounterResetFilled),
-        (cum.resets_dropped, SummaryFlag::CounterResetDropped),
-    ] {
-        if n > 0 {
-            flags.push(flag(n));
-        }
-    }
-    Some(gross_uj * 1e-6)
-}
-
-/// The flags of how a device was sampled over a window: count and gaps.
-fn sampling_flags(series: &Series, w: &Window, period_ns: u64) -> (usize, Vec<SummaryFlag>) {
-    let inside = series
-        .times
-        .iter()
-        .filter(|&&t| t >= w.start && t <= w.end)
-        .count();
-    let mut flags = Vec::new();
-    if inside < MIN_SAMPLES {
-        flags.push(SummaryFlag::TooFewSamples);
-    }
-    let longest_ns = around(&series.times, |&t| t, w.start, w.end)
-        .windows(2)
-        .map(|p| p[1].saturating_sub(p[0]))
-        .max()
-        .unwrap_or(0);
-    if period_ns > 0 && longest_ns > period_ns.saturating_mul(GAP_PERIODS) {
-        flags.push(SummaryFlag::Gap { longest_ns });
-    }
-    (inside, flags)
-}
-
 /// The flags the device's header carries into every window.
-fn device_flags(device: &Device) -> Vec<SummaryFlag> {
+pub(crate) fn device_flags(device: &Device) -> Vec<SummaryFlag> {
     let mut flags = Vec::new();
     if device.whole_board {
         flags.push(SummaryFlag::WholeBoard);
@@ -249,15 +111,20 @@ fn device_flags(device: &Device) -> Vec<SummaryFlag> {
     flags
 }
 
-/// One device over one window, gross (no idle baseline yet).
-fn device_energy(series: &Series, device: &Device, w: &Window, period_ns: u64) -> DeviceEnergy {
-    let (samples, mut flags) = sampling_flags(series, w, period_ns);
-    let counter_j = counter_energy(series, device, w.start, w.end, &mut flags);
-    let power_j = power_energy_j(&series.power_mw, w.start, w.end);
+/// One device over one window, gross (no idle baseline yet), from its energies and the
+/// flags of its sampling: whether a window its readings should cover is not, the
+/// cross-check, the header's flags.
+pub(crate) fn finish_device(
+    device: &Device,
+    (has_counter, has_power): (bool, bool),
+    samples: usize,
+    counter_j: Option<f64>,
+    power_j: Option<f64>,
+    mut flags: Vec<SummaryFlag>,
+) -> DeviceEnergy {
     // Only a device with energy readings can miss them (a `/proc` device has none).
-    let missed_counter =
-        !series.counter.is_empty() && device.counter.is_some() && counter_j.is_none();
-    let missed_power = !series.power_mw.is_empty() && power_j.is_none();
+    let missed_counter = has_counter && device.counter.is_some() && counter_j.is_none();
+    let missed_power = has_power && power_j.is_none();
     if missed_counter || missed_power {
         flags.push(SummaryFlag::NotCovered);
     }
@@ -296,55 +163,57 @@ fn subtract_idle(window: &mut WindowSummary, idle: &[&WindowSummary]) {
     }
 }
 
-/// The energy of each device over each timed window of `file`: gross by counter and by
-/// power, their disagreement, net of the idle window's mean power (the latest idle window
-/// of the same copy that ended before the window started, else of any copy), and flags.
-pub fn summarize(file: &TelemetryFile) -> Summary {
-    summarize_with_idle(file, &[])
+/// The last of `windows` (by position) that ended at or before a time, found by binary
+/// search: the windows by end, each with the latest position among those ending no later.
+struct LastEnded {
+    ends: Vec<u64>,
+    latest: Vec<usize>,
 }
 
-/// [`summarize`], with idle windows from elsewhere (another file's, e.g. `mlbench run`'s
-/// `idle.<device>.jsonl` of the same run) for the devices the file's own idle windows do
-/// not give: a device's baseline is taken from the file's idle windows first, then from
-/// the first of `external` that has a device of the same id.
-pub fn summarize_with_idle(file: &TelemetryFile, external: &[WindowSummary]) -> Summary {
-    let (marked, facts) = windows(file);
-    let period = file.header.sample_period_ns;
-    let all: Vec<Series> = (0..file.header.devices.len())
-        .map(|i| series(file, i))
-        .collect();
-    let mut out: Vec<WindowSummary> = marked
-        .iter()
-        .map(|w| WindowSummary {
-            name: w.name.clone(),
-            copy: w.copy,
-            start_ns: w.start,
-            end_ns: w.end,
-            devices: file
-                .header
-                .devices
-                .iter()
-                .zip(&all)
-                .map(|(device, s)| device_energy(s, device, w, period))
-                .collect(),
-        })
-        .collect();
-    let idle: Vec<WindowSummary> = out
-        .iter()
+impl LastEnded {
+    fn new(windows: impl Iterator<Item = (usize, u64)>) -> LastEnded {
+        let mut by_end: Vec<(u64, usize)> = windows.map(|(i, end)| (end, i)).collect();
+        by_end.sort_unstable();
+        let mut latest = Vec::with_capacity(by_end.len());
+        for &(_, i) in &by_end {
+            latest.push(latest.last().map_or(i, |&l: &usize| l.max(i)));
+        }
+        LastEnded {
+            ends: by_end.into_iter().map(|(end, _)| end).collect(),
+            latest,
+        }
+    }
+
+    fn before(&self, t: u64) -> Option<usize> {
+        let n = self.ends.partition_point(|&end| end <= t);
+        n.checked_sub(1).map(|k| self.latest[k])
+    }
+}
+
+/// Subtracts from each window of `summary` but the idle ones the idle baseline
+/// [`crate::fold::summarize_with_idle`] describes (the file's own idle windows, then `external`'s).
+pub fn with_idle(summary: &mut Summary, external: &[WindowSummary]) {
+    let idle: Vec<WindowSummary> = (summary.windows.iter())
         .filter(|w| w.name == IDLE_WINDOW)
         .cloned()
         .collect();
-    for w in out.iter_mut().filter(|w| w.name != IDLE_WINDOW) {
-        let before = |i: &&WindowSummary| i.end_ns <= w.start_ns;
-        let same_copy = idle.iter().rfind(|i| before(i) && i.copy == w.copy);
-        let any_copy = idle.iter().rfind(before);
-        let mut baselines: Vec<&WindowSummary> = same_copy.into_iter().chain(any_copy).collect();
-        baselines.extend(external.iter().filter(|i| i.name == IDLE_WINDOW));
-        subtract_idle(w, &baselines);
+    let any_copy = LastEnded::new(idle.iter().map(|w| w.end_ns).enumerate());
+    let mut by_copy: HashMap<u32, LastEnded> = HashMap::new();
+    for copy in idle.iter().map(|w| w.copy) {
+        by_copy.entry(copy).or_insert_with(|| {
+            let mine = (idle.iter().enumerate()).filter(|(_, w)| w.copy == copy);
+            LastEnded::new(mine.map(|(i, w)| (i, w.end_ns)))
+        });
     }
-    Summary {
-        windows: out,
-        facts,
+    let external: Vec<&WindowSummary> = external.iter().filter(|i| i.name == IDLE_WINDOW).collect();
+    for w in summary.windows.iter_mut().filter(|w| w.name != IDLE_WINDOW) {
+        let same_copy = (by_copy.get(&w.copy)).and_then(|l| l.before(w.start_ns));
+        let mut baselines: Vec<&WindowSummary> = (same_copy.into_iter())
+            .chain(any_copy.before(w.start_ns))
+            .map(|i| &idle[i])
+            .collect();
+        baselines.extend(external.iter().copied());
+        subtract_idle(w, &baselines);
     }
 }
 
@@ -372,7 +241,8 @@ pub fn summary_lines(summary: &Summary) -> Vec<SummaryLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mlbench_schema::telemetry::{Counter, Header, Mark, Sample, Values};
+    use crate::fold::{summarize, summarize_with_idle};
+    use mlbench_schema::telemetry::{Counter, Edge, Header, Mark, Sample, TelemetryFile, Values};
 
     const S: u64 = 1_000_000_000;
 

@@ -18,7 +18,8 @@
 //! with neither (`cpu:proc`) is not drawn, and said so.
 
 use crate::counter::{self, Step};
-use crate::summary::{GAP_PERIODS, WindowSummary, summarize_with_idle};
+use crate::fold::{Reduced, reduce_bytes, reduce_file};
+use crate::summary::{GAP_PERIODS, WindowSummary};
 use mlbench_schema::telemetry::{
     self as format, Device, IDLE_WINDOW, SourceKind, TELEMETRY_FOLDER, TelemetryFile,
     TelemetryReadError,
@@ -281,12 +282,12 @@ impl Folder<'_> {
         })
     }
 
-    fn read(&self, name: &str) -> Result<TelemetryFile, TraceError> {
+    fn read(&self, name: &str) -> Result<Reduced, TraceError> {
         Ok(match self {
-            Folder::Disk(dir) => format::read(&dir.join(name))?,
+            Folder::Disk(dir) => reduce_file(&dir.join(name))?,
             Folder::Held { display, files } => {
                 let bytes = (files.iter().find(|(n, _)| *n == name)).map_or(&[][..], |f| f.1);
-                format::parse(Path::new(&format!("{display}/{name}")), bytes)?
+                reduce_bytes(Path::new(&format!("{display}/{name}")), bytes)?
             }
         })
     }
@@ -388,7 +389,7 @@ fn group_of(name: &str, file: &TelemetryFile) -> Option<(String, String)> {
 fn load_folder(folder: &Folder<'_>, run: &str, out: &mut Loaded) -> Result<(), TraceError> {
     let mut idle: Vec<WindowSummary> = Vec::new();
     // (bench, suffix) → files, in name order (copy 0 first).
-    let mut groups: Vec<((String, String), Vec<TelemetryFile>)> = Vec::new();
+    let mut groups: Vec<((String, String), Vec<Reduced>)> = Vec::new();
     for (name, is_file) in folder.names()? {
         if name.ends_with(".jsonl.part") {
             out.skipped.push(format!(
@@ -401,8 +402,8 @@ fn load_folder(folder: &Folder<'_>, run: &str, out: &mut Loaded) -> Result<(), T
             continue;
         }
         let file = folder.read(&name)?;
-        match group_of(&name, &file) {
-            None => idle.extend(summarize_with_idle(&file, &[]).windows),
+        match group_of(&name, &file.file) {
+            None => idle.extend(file.summary_with_idle(&[]).windows),
             Some(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, files)) => files.push(file),
                 None => groups.push((key, vec![file])),
@@ -412,9 +413,9 @@ fn load_folder(folder: &Folder<'_>, run: &str, out: &mut Loaded) -> Result<(), T
     idle.retain(|w| w.name == IDLE_WINDOW);
     groups.sort_by(|a, b| a.0.cmp(&b.0));
     for ((bench, suffix), mut files) in groups {
-        files.sort_by_key(|f| f.header.copy);
+        files.sort_by_key(|f| f.file.header.copy);
         let name = format!("{run}-{bench}{suffix}");
-        let trace = trace(&name, run, &bench, &files, &idle);
+        let trace = trace_of(&name, run, &bench, &files, &idle);
         if trace.lines.iter().all(|l| l.points.is_empty()) {
             out.skipped.push(format!(
                 "{}/{bench}{suffix}: no device has power or an energy counter; not drawn",
@@ -435,18 +436,33 @@ pub fn trace(
     files: &[TelemetryFile],
     idle: &[WindowSummary],
 ) -> Trace {
+    let files: Vec<Reduced> = files.iter().map(Reduced::of_file).collect();
+    trace_of(name, run, bench, &files, idle)
+}
+
+/// [`trace`] of files read in one pass ([`crate::fold::reduce`]): each device's points
+/// from the samples kept, its counts and energies from every sample.
+pub fn trace_of(
+    name: &str,
+    run: &str,
+    bench: &str,
+    files: &[Reduced],
+    idle: &[WindowSummary],
+) -> Trace {
     let mut out = Trace {
         name: name.into(),
         run: run.into(),
         bench: bench.into(),
         ..Trace::default()
     };
-    let offsets = offsets(files, &mut out.facts);
+    let headers: Vec<&format::Header> = files.iter().map(|f| &f.file.header).collect();
+    let offsets = offsets(&headers, &mut out.facts);
     let (mut unread, mut seen) = (Vec::new(), std::collections::HashSet::new());
     let several = files.len() > 1;
-    for (file, offset) in files.iter().zip(offsets) {
+    for (reduced, offset) in files.iter().zip(offsets) {
+        let file = &reduced.file;
         let copy = file.header.copy.unwrap_or(0);
-        let summary = summarize_with_idle(file, idle);
+        let summary = reduced.summary_with_idle(idle);
         out.facts
             .extend(summary.facts.iter().map(|f| format!("copy {copy}: {f}")));
         if file.truncated_tail {
@@ -467,7 +483,7 @@ pub fn trace(
             });
         }
         for (i, device) in file.header.devices.iter().enumerate() {
-            let Some(mut line) = line(file, i, offset) else {
+            let Some(mut line) = line(reduced, i, offset) else {
                 // Once per device id: every copy's file holds the CPU's sources.
                 if seen.insert(device.id.as_str()) {
                     unread.push(device.id.clone());
@@ -515,8 +531,8 @@ fn unread_fact(ids: &[String]) -> Option<String> {
 
 /// Each file's start on the trace's axis, s: its wall-clock origin less the earliest
 /// one; all 0 when a file lacks its origin (said in `facts`).
-fn offsets(files: &[TelemetryFile], facts: &mut Vec<String>) -> Vec<f64> {
-    let origins: Option<Vec<u64>> = files.iter().map(|f| f.header.origin_unix_ms).collect();
+fn offsets(files: &[&format::Header], facts: &mut Vec<String>) -> Vec<f64> {
+    let origins: Option<Vec<u64>> = files.iter().map(|h| h.origin_unix_ms).collect();
     match origins {
         Some(o) if files.len() > 1 => {
             let first = o.iter().copied().min().unwrap_or(0);
@@ -572,7 +588,9 @@ fn energy(w: &WindowSummary, device: usize) -> LineEnergy {
 
 /// The line of the `device`-th device of `file`, its times shifted by `offset` s; `None`
 /// when it has neither power readings nor counter readings.
-fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
+fn line(reduced: &Reduced, device: usize, offset: f64) -> Option<TraceLine> {
+    let file = &reduced.file;
+    let stats = reduced.folded.devices.get(device)?;
     let mine: Vec<&format::Sample> = file
         .samples
         .iter()
@@ -591,7 +609,9 @@ fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
     let (points, from_counter) = if !power.is_empty() {
         (power, false)
     } else {
-        (counter_power_w(&counter, info?, period_ns), true)
+        // Of the samples kept, every `kept_every`-th: their gaps are that much longer.
+        let period = period_ns.saturating_mul(stats.kept_every.max(1));
+        (counter_power_w(&counter, info?, period), true)
     };
     if points.is_empty() && counter.is_empty() {
         return None;
@@ -599,11 +619,8 @@ fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
     let read = points.len();
     let points = drawable(points);
     let undrawn = read - points.len();
-    let moved = info.filter(|_| !counter.is_empty()).map(|c| {
-        let cum = counter::cumulative(&counter, c, |_, _| None);
-        cum.points.last().map_or(0.0, |p| p.1) * 1e-6
-    });
-    let (first, last) = (mine.first()?.t_ns, mine.last()?.t_ns);
+    let moved = info.and(stats.counter_moved_uj).map(|uj| uj * 1e-6);
+    let (first, last) = stats.first_last?;
     Some(TraceLine {
         device: file.header.devices[device].id.clone(),
         source: file.header.devices[device].source,
@@ -613,7 +630,7 @@ fn line(file: &TelemetryFile, device: usize, offset: f64) -> Option<TraceLine> {
             .map(|(t, w)| (offset + t as f64 * 1e-9, w))
             .collect(),
         from_counter,
-        samples: mine.len(),
+        samples: stats.samples,
         span_s: last.saturating_sub(first) as f64 * 1e-9,
         counter_moved_j: moved,
         undrawn,
@@ -948,7 +965,7 @@ mod tests {
             ],
             ..TelemetryFile::default()
         };
-        summarize_with_idle(&file, &[]).windows
+        crate::fold::summarize_with_idle(&file, &[]).windows
     }
 
     #[test]

@@ -588,3 +588,322 @@ fn huge_report_files_are_set_aside_or_streamed() {
             .stderr(contains("output0/fast_0.json"));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile sizes: jobs files whose lists multiply into millions of configurations, or that
+// repeat one job 100,000 times; telemetry files of a gigabyte, of 200,000 windows, and of
+// numbers no device reads. Each ends in bounded time with 0, 1 or 2 and names the file;
+// the ordinary part of the submission keeps its figures.
+// ---------------------------------------------------------------------------------------
+
+/// A command of `mlbench` with a hang guard.
+fn guarded(args: &[&std::ffi::OsStr], secs: u64) -> assert_cmd::assert::Assert {
+    mlbench()
+        .args(args)
+        .timeout(Duration::from_secs(secs))
+        .assert()
+}
+
+fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
+/// One job of `lists` two-element list arguments: 2^lists configurations.
+fn job_of_lists(name: &str, lists: usize) -> String {
+    let args: Vec<String> = (0..lists).map(|k| format!(r#""--a{k}": [1, 2]"#)).collect();
+    format!(
+        r#"{{"name": "{name}", "cmd": "./{name}/run.sh", "args": {{{}}}, "cgroup": "student"}}"#,
+        args.join(", ")
+    )
+}
+
+#[test]
+fn a_jobs_file_of_a_million_or_two_to_the_forty_configurations_is_refused_unexpanded() {
+    for (lists, count) in [(20, "1,048,576"), (40, "1,099,511,627,776")] {
+        let sub = copy_example();
+        let jobs = sub.path().join("fast.json");
+        std::fs::write(&jobs, format!("[{}]", job_of_lists("convnet", lists))).unwrap();
+        let said = format!("job `convnet` makes {count} configurations, over the 100,000 allowed");
+        let s = sub.path().as_os_str();
+        let v = guarded(
+            &["validate".as_ref(), s, "-f".as_ref(), "json".as_ref()],
+            60,
+        );
+        assert_eq!(code(&v), Some(1), "{}", stderr(&v));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&v)).unwrap();
+        let invalid: Vec<&serde_json::Value> = (json["findings"].as_array().unwrap().iter())
+            .filter(|f| f["rule"] == "jobs.invalid")
+            .collect();
+        assert_eq!(invalid.len(), 1, "{json:#}");
+        assert_eq!(invalid[0]["file"], "fast.json");
+        assert!(
+            invalid[0]["found"].as_str().unwrap().ends_with(&said),
+            "{json:#}"
+        );
+        // Given with --jobs, the file is what the command needs: exit 2, said.
+        let with = guarded(
+            &["validate".as_ref(), s, "--jobs".as_ref(), jobs.as_os_str()],
+            60,
+        );
+        assert_eq!(code(&with), Some(2));
+        assert!(
+            stderr(&with).contains(&format!("{}: {said}", jobs.display())),
+            "{}",
+            stderr(&with)
+        );
+        let zip = sub.path().with_extension("zip");
+        let pack = guarded(&["pack".as_ref(), s, "-o".as_ref(), zip.as_os_str()], 60);
+        assert_eq!(code(&pack), Some(1), "{}", stderr(&pack));
+        assert!(stderr(&pack).contains(&said) || stdout(&pack).contains(&said));
+        // The report does without a jobs file it cannot use, and says why.
+        let report = guarded(&["report".as_ref(), s, "-g".as_ref(), "RTX".as_ref()], 60);
+        assert_eq!(code(&report), Some(0), "{}", stderr(&report));
+        let all = stdout(&report) + &stderr(&report);
+        assert!(all.contains(&said), "{all}");
+    }
+}
+
+#[test]
+fn a_jobs_file_of_a_hundred_thousand_duplicate_jobs_is_compared_in_linear_time() {
+    let sub = copy_example();
+    let jobs = sub.path().join("fast.json");
+    let one = r#"{"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh", "args": {"--repeat": 20, "--number": 100, "--batch-size": 256, "--report": "$OUTPUT_DIRECTORY/$JOB_FILE", "--cuda": ""}, "cgroup": "student"}"#;
+    let text = format!("[{}]", vec![one; 100_000].join(",\n"));
+    std::fs::write(&jobs, text).unwrap();
+    let s = sub.path().as_os_str();
+    // The comparison was quadratic: 20,000 duplicates took 3 s of a release build.
+    let v = guarded(
+        &["validate".as_ref(), s, "-f".as_ref(), "json".as_ref()],
+        120,
+    );
+    assert_eq!(code(&v), Some(1), "{}", stderr(&v));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&v)).unwrap();
+    // All but the first `toy_reg` are jobs the baselines lack: 99,999 errors of fast.json
+    // (a thousand listed, the rest counted).
+    let extra: Vec<&serde_json::Value> = (json["findings"].as_array().unwrap().iter())
+        .filter(|f| f["rule"] == "jobs.extra-job")
+        .collect();
+    assert!(!extra.is_empty() && extra.iter().all(|f| f["file"] == "fast.json"));
+    assert!(
+        json["errors"].as_u64().unwrap() >= 99_999,
+        "{}",
+        json["errors"]
+    );
+    let zip = sub.path().with_extension("zip");
+    let pack = guarded(&["pack".as_ref(), s, "-o".as_ref(), zip.as_os_str()], 120);
+    assert!(matches!(code(&pack), Some(0 | 1)), "{}", stderr(&pack));
+}
+
+/// The fixture submission with its telemetry ([`crate::energy_fixture`]), and its
+/// targets: `(tempdir, sub, targets)`.
+fn with_telemetry() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    crate::fixtures::write_submission(&sub, 4, 2);
+    crate::energy_fixture::write_telemetry(&sub, 4, 2, 1.0);
+    let targets = dir.path().join("targets.csv");
+    crate::fixtures::write_targets(&targets);
+    (dir, sub, targets)
+}
+
+/// `validate -f json`, `report -f json`, `plot power` and `grid --per joule` (against a
+/// copy) of `sub`: each one's exit code, standard output and standard error.
+fn energy_outputs(sub: &Path, targets: &Path, secs: u64) -> Vec<(Option<i32>, String, String)> {
+    let out = sub.parent().unwrap().join("plots");
+    let other = sub.parent().unwrap().join("other");
+    if !other.exists() {
+        crate::fixtures::write_submission(&other, 4, 2);
+        crate::energy_fixture::write_telemetry(&other, 4, 2, 1.1);
+    }
+    let s = sub.as_os_str();
+    let runs = [
+        guarded(
+            &["validate".as_ref(), s, "-f".as_ref(), "json".as_ref()],
+            secs,
+        ),
+        guarded(
+            &[
+                "report".as_ref(),
+                s,
+                "-g".as_ref(),
+                "RTX".as_ref(),
+                "--targets".as_ref(),
+                targets.as_os_str(),
+                "-f".as_ref(),
+                "json".as_ref(),
+            ],
+            secs,
+        ),
+        guarded(
+            &[
+                "plot".as_ref(),
+                "power".as_ref(),
+                s,
+                "--out-dir".as_ref(),
+                out.as_os_str(),
+                "--force".as_ref(),
+            ],
+            secs,
+        ),
+        guarded(
+            &[
+                "grid".as_ref(),
+                other.as_os_str(),
+                s,
+                "--per".as_ref(),
+                "joule".as_ref(),
+                "-f".as_ref(),
+                "json".as_ref(),
+            ],
+            secs,
+        ),
+    ];
+    runs.iter()
+        .map(|a| {
+            let c = code(a);
+            assert!(matches!(c, Some(0..=2)), "{c:?}: {}", stderr(a));
+            (c, stdout(a), stderr(a))
+        })
+        .collect()
+}
+
+/// A gigabyte of telemetry (the fixture's file padded with blank lines of 1 MiB: the
+/// same bytes as 12 million samples at 1 kHz, read the same way, line by line, in a
+/// fraction of the time a debug build would parse them) is read in one pass: every
+/// command gives what it gave of the file unpadded.
+#[test]
+fn a_gigabyte_telemetry_file_is_read_in_one_pass_with_the_same_figures() {
+    let (_dir, sub, targets) = with_telemetry();
+    let before = energy_outputs(&sub, &targets, 120);
+    let file = sub.join("output0/telemetry/convnet.0.jsonl");
+    let mut out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    let mut blank = vec![b' '; 1 << 20];
+    *blank.last_mut().unwrap() = b'\n';
+    for _ in 0..1024 {
+        std::io::Write::write_all(&mut out, &blank).unwrap();
+    }
+    drop(out);
+    assert!(std::fs::metadata(&file).unwrap().len() > 1 << 30);
+    let after = energy_outputs(&sub, &targets, 300);
+    // validate, report, grid: the same bytes; plot power: the same lines (its files are
+    // written again, so said as `wrote`).
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        assert_eq!(b.0, a.0, "command {i}: {}", a.2);
+        assert_eq!(b.1, a.1, "command {i}");
+    }
+    assert_eq!(before[2].2, after[2].2);
+    assert!(!after[0].1.contains("first line is not a telemetry header"));
+}
+
+/// 200,000 timed windows in one file (40 MB): each window's energy and checks cost a few
+/// running totals, not a scan of every sample; the file's own findings name it, and the
+/// figures of the other files are those without it.
+#[test]
+fn a_telemetry_file_of_two_hundred_thousand_windows_is_checked_in_linear_time() {
+    let (_dir, sub, targets) = with_telemetry();
+    let before = energy_outputs(&sub, &targets, 120);
+    let path = sub.join("output0/telemetry/windows.0.jsonl");
+    let mut text = String::from(
+        r#"{"type":"header","schema_version":1,"tool":"t","bench":"windows","copy":0,"sample_period_ns":1000000,"devices":[{"id":"cuda:0","source":"nvml","power_reading":"average","whole_board":true}]}"#,
+    );
+    text.push('\n');
+    for k in 0..200_000u64 {
+        let t = k * 1_000_000;
+        text.push_str(&format!(
+            "{{\"type\":\"sample\",\"t_ns\":{t},\"device\":0,\"power_mw\":100000.0}}\n\
+             {{\"type\":\"mark\",\"t_ns\":{},\"edge\":\"start\",\"window\":\"train\",\"copy\":0}}\n\
+             {{\"type\":\"mark\",\"t_ns\":{},\"edge\":\"end\",\"window\":\"train\",\"copy\":0}}\n",
+            t + 100,
+            t + 900
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let after = energy_outputs(&sub, &targets, 300);
+    // validate: the new file's windows are too short and not covered at the last; named.
+    let json: serde_json::Value = serde_json::from_str(&after[0].1).unwrap();
+    let named: Vec<&serde_json::Value> = (json["findings"].as_array().unwrap().iter())
+        .filter(|f| f["file"] == "output0/telemetry/windows.0.jsonl")
+        .collect();
+    assert!(
+        named.iter().any(|f| f["rule"] == "telemetry.too-few"),
+        "{json:#}"
+    );
+    // report and grid: the same figures (no report entry is of `windows`).
+    assert_eq!(before[1].1, after[1].1);
+    assert_eq!(before[3].1, after[3].1);
+    // plot power draws it too.
+    assert!(after[2].2.contains("windows"), "{}", after[2].2);
+}
+
+/// A counter resolution of 1e308 µJ a count gave an infinite J/item with a NaN interval,
+/// and a sample at 2⁶⁴ − 1 ns a 584-year window with only a `gap` warning: each file is
+/// now a finding of its own and set aside by the report, which names it.
+#[test]
+fn telemetry_outside_physical_bounds_is_found_and_set_aside() {
+    let (_dir, sub, targets) = with_telemetry();
+    let vae = sub.join("output0/telemetry/vae.0.jsonl");
+    let text = std::fs::read_to_string(&vae).unwrap();
+    assert!(text.contains("\"resolution_uj\":1.0"));
+    std::fs::write(
+        &vae,
+        text.replace("\"resolution_uj\":1.0", "\"resolution_uj\":1e308"),
+    )
+    .unwrap();
+    let convnet = sub.join("output1/telemetry/convnet.1.jsonl");
+    let mut text = std::fs::read_to_string(&convnet).unwrap();
+    text.push_str(&format!(
+        "{{\"type\":\"sample\",\"t_ns\":{},\"device\":0,\"power_mw\":1000.0}}\n",
+        u64::MAX
+    ));
+    std::fs::write(&convnet, text).unwrap();
+    let after = energy_outputs(&sub, &targets, 120);
+    let json: serde_json::Value = serde_json::from_str(&after[0].1).unwrap();
+    let has = |rule: &str, file: &str| {
+        (json["findings"].as_array().unwrap().iter())
+            .any(|f| f["rule"] == rule && f["file"] == file)
+    };
+    assert!(
+        has(
+            "telemetry.counter-resolution",
+            "output0/telemetry/vae.0.jsonl"
+        ),
+        "{json:#}"
+    );
+    assert!(
+        has("telemetry.time-range", "output1/telemetry/convnet.1.jsonl"),
+        "{json:#}"
+    );
+    let report = &after[1].1;
+    for file in [
+        "output0/telemetry/vae.0.jsonl",
+        "output1/telemetry/convnet.1.jsonl",
+    ] {
+        assert!(
+            report.contains(&format!("{file}: ")) && report.contains("set aside"),
+            "{report}"
+        );
+    }
+    // The other copies keep their figures: convnet's copy 0 of run 0 draws 200 W over
+    // its 10 s window, 2,000 J.
+    let doc: serde_json::Value = serde_json::from_str(report).unwrap();
+    let copies = doc["energy"]["copies"].as_array().unwrap();
+    // Neither file gives a figure; every figure given is a finite number (JSON has no
+    // other kind: a non-finite one would be `null`).
+    for c in copies {
+        assert!(c["telemetry"] != "output0/telemetry/vae.0.jsonl", "{c:#}");
+        assert!(
+            c["telemetry"] != "output1/telemetry/convnet.1.jsonl",
+            "{c:#}"
+        );
+        assert!(c["joules_per_item"].is_f64(), "{c:#}");
+    }
+    let first = copies
+        .iter()
+        .find(|c| c["bench"] == "convnet" && c["run"] == "output0" && c["copy"] == 0)
+        .unwrap();
+    let joules = first["joules"].as_f64().unwrap();
+    assert!((joules - 2000.0).abs() < 1e-6, "{first:#}");
+}

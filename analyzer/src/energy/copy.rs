@@ -7,8 +7,9 @@ use crate::bootstrap::quantile_sorted;
 use mlbench_results::energy::{CopyEnergy, DeviceShare, EnergyFlag, Method};
 use mlbench_schema::ReportEntry;
 use mlbench_schema::telemetry::{Device, SourceKind, TelemetryFile};
+use mlbench_telemetry::fold::Reduced;
 use mlbench_telemetry::integrate::interpolate;
-use mlbench_telemetry::{DeviceEnergy, SummaryFlag, WindowSummary, counter, summarize_with_idle};
+use mlbench_telemetry::{DeviceEnergy, SummaryFlag, WindowSummary, bounds, counter};
 
 /// The window of a bench's timed observations (the runner's `TRAIN_WINDOW`).
 pub const TRAIN_WINDOW: &str = "train";
@@ -231,10 +232,19 @@ fn utilisation(file: &TelemetryFile, start: u64, end: u64) -> Option<f64> {
 /// `Err` says in words why there are none.
 pub fn measure(
     pair: &Paired,
-    file: &TelemetryFile,
+    reduced: &Reduced,
     idle: &[WindowSummary],
 ) -> Result<CopyEnergy, String> {
+    let file = &reduced.file;
     let header = &file.header;
+    // A file saying what no device reads is set aside whole: its energies would be
+    // infinite or absurd (`validate` names each reading).
+    if let Some(problem) = bounds::problems(header, &reduced.folded.bounds).first() {
+        return Err(format!(
+            "{}: {problem}: outside physical bounds, set aside (`mlbench validate` says more)",
+            pair.telemetry_display
+        ));
+    }
     if header.bench.as_deref() != Some(pair.bench.as_str()) || header.copy != Some(pair.copy) {
         return Err(format!(
             "{}: its header is of {}.{}, not of {}.{}: not paired",
@@ -245,7 +255,7 @@ pub fn measure(
             pair.copy
         ));
     }
-    let summary = summarize_with_idle(file, idle);
+    let summary = reduced.summary_with_idle(idle);
     let window = summary
         .windows
         .iter()
@@ -262,7 +272,20 @@ pub fn measure(
             pair.report, pair.entry_index
         )
     })?;
-    Ok(figures(pair, file, window, items))
+    let copy = figures(pair, file, window, items);
+    let figures = [
+        copy.joules,
+        copy.net_joules,
+        copy.joules_per_item,
+        copy.mean_power_w,
+    ];
+    if figures.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(format!(
+            "{}: its energy over `train` is not a finite number; set aside",
+            pair.telemetry_display
+        ));
+    }
+    Ok(copy)
 }
 
 /// [`measure`]'s figures, once the window and the items are known.

@@ -21,9 +21,10 @@ pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use files::{Files, Held, OnDisk};
 use mlbench_results::energy::CopyEnergy;
-use mlbench_schema::telemetry::{IDLE_WINDOW, TelemetryFile, parse};
+use mlbench_schema::telemetry::IDLE_WINDOW;
+use mlbench_telemetry::WindowSummary;
+use mlbench_telemetry::fold::{Reduced, reduce_bytes};
 use mlbench_telemetry::trace::{self, TraceError};
-use mlbench_telemetry::{WindowSummary, summarize};
 use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
 use std::path::{Path, PathBuf};
@@ -39,16 +40,16 @@ impl Default for Draw {
     }
 }
 
-/// The telemetry file `name` of `folder`, its errors naming it as `display` (as the
-/// report names files).
+/// The telemetry file `name` of `folder`, read in one pass (its samples folded, not
+/// kept), its errors naming it as `display` (as the report names files).
 fn read_named(
     files: &dyn Files,
     folder: &RunFolder,
     name: &str,
     display: &str,
-) -> Result<TelemetryFile, String> {
+) -> Result<Reduced, String> {
     let bytes = (files.read(&folder.dir, name)).map_err(|why| format!("{display}: {why}"))?;
-    parse(Path::new(display), &bytes).map_err(|e| e.to_string())
+    reduce_bytes(Path::new(display), &bytes).map_err(|e| e.to_string())
 }
 
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
@@ -61,7 +62,7 @@ fn idle_windows(
     for name in &folder.idle {
         match read_named(files, folder, name, &format!("{}/{name}", folder.display)) {
             Ok(file) => out.extend(
-                summarize(&file)
+                file.summary_with_idle(&[])
                     .windows
                     .into_iter()
                     .filter(|w| w.name == IDLE_WINDOW),

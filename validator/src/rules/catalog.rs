@@ -383,8 +383,20 @@ pub const RULES: &[Rule] = &[
     def(
         "telemetry.power-range",
         Error,
-        "a power reading below 0 or above 1.5× the device's power limit",
+        "a power reading below 0, above 1.5× the device's power limit, or above 10 kW (10,000,000 mW) whatever the limit",
         "a broken sensor or a unit mistake (W for mW); the power-based energy is wrong",
+    ),
+    def(
+        "telemetry.counter-resolution",
+        Error,
+        "a device's energy counter resolution that is not a finite number above 0 and at most 1 J (1,000,000 µJ) per count",
+        "no counter ticks in more than joules; the energies of this file are not used (the report sets it aside)",
+    ),
+    def(
+        "telemetry.time-range",
+        Error,
+        "a sample or window mark more than a day (86,400 s) after the line before it: past the run",
+        "the sampler writes a line every period on a clock that stops in suspend; a time that far on is an edited or broken file (the report sets it aside)",
     ),
     def(
         "telemetry.summary-mismatch",

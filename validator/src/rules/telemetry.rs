@@ -11,7 +11,9 @@ use crate::finding::catalogued;
 use crate::layout::{base_name, parent};
 use mlbench_results::validation::Finding;
 use mlbench_schema::telemetry::{self, Flag, IDLE_WINDOW, TelemetryFile, TelemetryReadError};
-use mlbench_telemetry::summary::{MIN_SAMPLES, WindowSummary, summarize};
+use mlbench_telemetry::bounds::{self, MAX_POWER_MW};
+use mlbench_telemetry::fold::{Folded, Gaps, reduce};
+use mlbench_telemetry::summary::{MIN_SAMPLES, WindowSummary};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -58,6 +60,13 @@ pub struct FileCheck {
 
 /// Checks one telemetry file (`path` in the submission, its bytes).
 pub fn check_file(path: &str, bytes: &[u8]) -> FileCheck {
+    check_stream(path, bytes)
+}
+
+/// Checks one telemetry file (`path` in the submission) read from `input` in one pass:
+/// the per-line rules as the lines go by, the windows' from what the pass folded
+/// (`mlbench_telemetry::fold`), so memory does not grow with the samples.
+pub fn check_stream(path: &str, input: impl std::io::BufRead) -> FileCheck {
     let (bench, copy) = name_parts(base_name(path));
     let mut facts = TelemetryFacts {
         path: path.to_owned(),
@@ -65,22 +74,29 @@ pub fn check_file(path: &str, bytes: &[u8]) -> FileCheck {
         copy,
         covered_train: 0,
     };
-    let file = match telemetry::parse(Path::new(path), bytes) {
-        Ok(file) => file,
-        Err(e) => {
-            let finding = unreadable(path, &e);
+    let mut rules = LineRules::new(path);
+    let reduced = match reduce(Path::new(path), input, |n, line| rules.line(n, line)) {
+        Ok(reduced) => reduced,
+        // A read that failed is the intake's finding (it names the file and why), never a
+        // file without a header.
+        Err(TelemetryReadError::Io { .. }) => {
             return FileCheck {
-                findings: vec![finding],
+                findings: Vec::new(),
+                facts,
+            };
+        }
+        Err(e) => {
+            return FileCheck {
+                findings: vec![unreadable(path, &e)],
                 facts,
             };
         }
     };
+    let file = &reduced.file;
     facts.bench = file.header.bench.clone().or(facts.bench);
     facts.copy = file.header.copy.or(facts.copy);
     let mut findings = Vec::new();
-    let at = FileAt { path, file: &file };
     if file.truncated_tail {
-        let last = bytes.split(|&b| b == b'\n').count();
         findings.push(
             catalogued(
                 "telemetry.unreadable",
@@ -88,16 +104,18 @@ pub fn check_file(path: &str, bytes: &[u8]) -> FileCheck {
                 "the last line is cut short (an interrupted write)",
             )
             .file(path)
-            .field(format!("line {last}")),
+            .field(format!("line {}", reduced.last_line)),
         );
     }
-    at.unknown_devices(&mut findings);
-    at.clock(&mut findings);
-    at.counters(&mut findings);
-    at.power(&mut findings);
-    let windows = summarize(&file).windows;
-    facts.covered_train = at.windows(&windows, &mut findings);
-    at.summaries(&windows, &mut findings);
+    rules.finish(&mut findings);
+    let at = FileAt {
+        path,
+        file,
+        folded: &reduced.folded,
+    };
+    at.bounds(&mut findings);
+    facts.covered_train = at.windows(&mut findings);
+    at.summaries(&mut findings);
     FileCheck { findings, facts }
 }
 
@@ -158,6 +176,21 @@ impl FirstOf {
         }
     }
 
+    /// One rule's findings made by several checks, said as one: the first of the first
+    /// check that found any, and how many more in all.
+    fn chain(parts: impl IntoIterator<Item = FirstOf>) -> FirstOf {
+        let mut out = FirstOf::default();
+        for part in parts {
+            let Some(first) = part.first else { continue };
+            match out.first {
+                None => out.first = Some(first),
+                Some(_) => out.more += 1,
+            }
+            out.more += part.more;
+        }
+        out
+    }
+
     fn finish(self, out: &mut Vec<Finding>) {
         if let Some(mut finding) = self.first {
             if self.more > 0 {
@@ -175,31 +208,226 @@ fn seconds(ns: u64) -> String {
     format!("{:.3} s", ns as f64 * 1e-9)
 }
 
-/// One file being checked.
+/// A finding of `rule` at `line` of `path`.
+fn at_line(path: &str, rule: &'static str, line: usize, expected: &str, found: String) -> Finding {
+    catalogued(rule, expected, found)
+        .file(path)
+        .field(format!("line {line}"))
+}
+
+/// `device 1 (cuda:0)`.
+fn device_name(header: &telemetry::Header, index: usize) -> String {
+    match header.devices.get(index) {
+        Some(d) => format!("device {index} ({})", d.id),
+        None => format!("device {index}"),
+    }
+}
+
+/// The rules of each line, checked as the lines go by: samples of devices the header
+/// does not list, times that do not run forward, marks that do not pair, counters that
+/// step back unflagged, power out of range.
+struct LineRules<'a> {
+    path: &'a str,
+    header: telemetry::Header,
+    unknown: FirstOf,
+    /// Lines out of time order; a device's samples not later than its previous one;
+    /// marks that do not pair (one rule, said in that order).
+    clock: [FirstOf; 3],
+    counters: FirstOf,
+    power: FirstOf,
+    last_line: Option<(usize, u64)>,
+    last_time: HashMap<u32, (usize, u64)>,
+    last_raw: HashMap<u32, (usize, u64)>,
+    open: BTreeMap<(String, u32), (usize, u64)>,
+}
+
+impl<'a> LineRules<'a> {
+    fn new(path: &'a str) -> Self {
+        LineRules {
+            path,
+            header: telemetry::Header::default(),
+            unknown: FirstOf::default(),
+            clock: Default::default(),
+            counters: FirstOf::default(),
+            power: FirstOf::default(),
+            last_line: None,
+            last_time: HashMap::new(),
+            last_raw: HashMap::new(),
+            open: BTreeMap::new(),
+        }
+    }
+
+    fn line(&mut self, number: usize, line: &telemetry::Line) {
+        match line {
+            telemetry::Line::Header(h) => self.header = h.clone(),
+            telemetry::Line::Sample(s) => {
+                self.in_order(number, s.t_ns);
+                self.sample(number, s);
+            }
+            telemetry::Line::Mark(m) => {
+                self.in_order(number, m.t_ns);
+                self.mark(number, m);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self, out: &mut Vec<Finding>) {
+        const EXPECTED: &str = "each window's start, then its end";
+        for ((window, copy), (line, _)) in std::mem::take(&mut self.open) {
+            let found = format!("window `{window}` of copy {copy} starts and never ends");
+            let path = self.path;
+            self.clock[2].push(|| at_line(path, "telemetry.clock", line, EXPECTED, found));
+        }
+        self.unknown.finish(out);
+        FirstOf::chain(self.clock).finish(out);
+        self.counters.finish(out);
+        self.power.finish(out);
+    }
+
+    /// Samples and marks in time order, line after line.
+    fn in_order(&mut self, line: usize, t1: u64) {
+        if let Some((before, t0)) = self.last_line.filter(|&(_, t0)| t1 < t0) {
+            let path = self.path;
+            self.clock[0].push(|| {
+                let found = format!(
+                    "{} (t_ns {t1}) after {} on line {before}",
+                    seconds(t1),
+                    seconds(t0)
+                );
+                at_line(path, "telemetry.clock", line, "lines in time order", found)
+            });
+        }
+        self.last_line = Some((line, t1));
+    }
+
+    fn sample(&mut self, line: usize, s: &telemetry::Sample) {
+        let listed = self.header.devices.len();
+        let (path, header) = (self.path, &self.header);
+        if s.device as usize >= listed {
+            self.unknown.push(|| {
+                let found = format!("device {}; the header lists {listed}", s.device);
+                at_line(
+                    path,
+                    "telemetry.unreadable",
+                    line,
+                    "a device of the header",
+                    found,
+                )
+            });
+        }
+        if let Some(&(before, t0)) = (self.last_time.get(&s.device)).filter(|(_, t0)| s.t_ns <= *t0)
+        {
+            self.clock[1].push(|| {
+                let found = format!(
+                    "{}: {} after its sample at {} on line {before}",
+                    device_name(header, s.device as usize),
+                    seconds(s.t_ns),
+                    seconds(t0)
+                );
+                let expected = "each device's samples later than its previous one";
+                at_line(path, "telemetry.clock", line, expected, found)
+            });
+        }
+        self.last_time.insert(s.device, (line, s.t_ns));
+        self.counter(line, s);
+        self.power(line, s);
+    }
+
+    /// Energy counters that step backward on a sample without `counter_wrapped` or
+    /// `counter_reset`.
+    fn counter(&mut self, line: usize, s: &telemetry::Sample) {
+        let Some(raw) = s.values.energy_raw else {
+            return;
+        };
+        let flagged =
+            (s.flags.iter()).any(|f| matches!(f, Flag::CounterWrapped | Flag::CounterReset));
+        let backward = (self.last_raw.get(&s.device)).filter(|(_, prev)| raw < *prev && !flagged);
+        if let Some(&(before, prev)) = backward {
+            let (path, header) = (self.path, &self.header);
+            self.counters.push(|| {
+                let found = format!(
+                    "{}: energy_raw {raw} after {prev} on line {before}, not flagged",
+                    device_name(header, s.device as usize)
+                );
+                let expected = "a counter that goes forward, or a backward step flagged counter_wrapped or counter_reset";
+                at_line(path, "telemetry.counter-backward", line, expected, found)
+            });
+        }
+        self.last_raw.insert(s.device, (line, raw));
+    }
+
+    /// Power below 0, above [`POWER_LIMIT_FACTOR`] × the device's limit, or above
+    /// [`MAX_POWER_MW`] whatever the limit (or not a finite number).
+    fn power(&mut self, line: usize, s: &telemetry::Sample) {
+        let Some(mw) = s.values.power_mw else {
+            return;
+        };
+        let device = self.header.devices.get(s.device as usize);
+        let limit = (device.and_then(|d| d.power_limit_mw))
+            .filter(|l| *l > 0.0 && POWER_LIMIT_FACTOR * l <= MAX_POWER_MW);
+        let (expected, out_of_range) = match limit {
+            Some(limit) => (
+                format!(
+                    "0 to {} mW ({POWER_LIMIT_FACTOR} × the power limit of {limit} mW)",
+                    POWER_LIMIT_FACTOR * limit
+                ),
+                !(0.0..=POWER_LIMIT_FACTOR * limit).contains(&mw),
+            ),
+            None => (
+                format!("0 to {MAX_POWER_MW} mW (10 kW, more than one device draws)"),
+                !(0.0..=MAX_POWER_MW).contains(&mw),
+            ),
+        };
+        if out_of_range {
+            let (path, header) = (self.path, &self.header);
+            self.power.push(|| {
+                let found = format!("{}: power_mw {mw}", device_name(header, s.device as usize));
+                at_line(path, "telemetry.power-range", line, &expected, found)
+            });
+        }
+    }
+
+    /// Marks that do not pair up: an end without a start, an end before its start, a
+    /// start again before the end (a start never ended: at the end of the file).
+    fn mark(&mut self, line: usize, m: &telemetry::Mark) {
+        const EXPECTED: &str = "each window's start, then its end";
+        let key = (m.window.clone(), m.copy);
+        let named = format!("window `{}` of copy {}", m.window, m.copy);
+        let found = match (m.edge, self.open.remove(&key)) {
+            (telemetry::Edge::Start, Some((before, _))) => Some(format!(
+                "{named} starts again (it started on line {before})"
+            )),
+            (telemetry::Edge::Start, None) => None,
+            (telemetry::Edge::End, None) => Some(format!("{named} ends without a start")),
+            (telemetry::Edge::End, Some((before, start))) if m.t_ns < start => Some(format!(
+                "{named} ends at {}, before its start at {} on line {before}",
+                seconds(m.t_ns),
+                seconds(start)
+            )),
+            (telemetry::Edge::End, Some(_)) => None,
+        };
+        if m.edge == telemetry::Edge::Start {
+            self.open.insert(key, (line, m.t_ns));
+        }
+        if let Some(found) = found {
+            let path = self.path;
+            self.clock[2].push(|| at_line(path, "telemetry.clock", line, EXPECTED, found));
+        }
+    }
+}
+
+/// One file being checked, once read.
 struct FileAt<'a> {
     path: &'a str,
     file: &'a TelemetryFile,
+    folded: &'a Folded,
 }
 
 impl FileAt<'_> {
-    /// A finding of `rule` at `line` of this file.
-    fn at_line(&self, rule: &'static str, line: usize, expected: &str, found: String) -> Finding {
-        catalogued(rule, expected, found)
-            .file(self.path)
-            .field(format!("line {line}"))
-    }
-
-    /// The line of sample `i` (0 when the file was not read from bytes).
-    fn sample_line(&self, i: usize) -> usize {
-        self.file.lines.samples.get(i).copied().unwrap_or(0)
-    }
-
     /// `device 1 (cuda:0)`.
     fn device(&self, index: usize) -> String {
-        match self.file.header.devices.get(index) {
-            Some(d) => format!("device {index} ({})", d.id),
-            None => format!("device {index}"),
-        }
+        device_name(&self.file.header, index)
     }
 
     /// `window `train` of copy 0: device 1 (cuda:0)`.
@@ -212,206 +440,57 @@ impl FileAt<'_> {
         )
     }
 
-    /// Samples of a device the header does not list.
-    fn unknown_devices(&self, out: &mut Vec<Finding>) {
-        let listed = self.file.header.devices.len();
-        let mut first = FirstOf::default();
-        for (i, s) in self.file.samples.iter().enumerate() {
-            if s.device as usize >= listed {
-                first.push(|| {
-                    self.at_line(
-                        "telemetry.unreadable",
-                        self.sample_line(i),
-                        "a device of the header",
-                        format!("device {}; the header lists {listed}", s.device),
+    /// Counter resolutions no device has; a time far past the line before it.
+    fn bounds(&self, out: &mut Vec<Finding>) {
+        for problem in bounds::problems(&self.file.header, &self.folded.bounds) {
+            match problem {
+                bounds::Problem::Resolution {
+                    device,
+                    resolution_uj,
+                } => out.push(
+                    catalogued(
+                        "telemetry.counter-resolution",
+                        format!(
+                            "a finite resolution above 0 and at most {} µJ per count (1 J)",
+                            bounds::MAX_RESOLUTION_UJ
+                        ),
+                        format!("resolution_uj {resolution_uj:e}"),
                     )
-                });
-            }
-        }
-        first.finish(out);
-    }
-
-    /// Lines in time order, each device's samples strictly later than its previous one,
-    /// and marks that pair up (start, then end, of one window and copy).
-    fn clock(&self, out: &mut Vec<Finding>) {
-        let mut first = FirstOf::default();
-        let lines = &self.file.lines;
-        let mut timed: Vec<(usize, u64)> = (lines.samples.iter().copied())
-            .zip(self.file.samples.iter().map(|s| s.t_ns))
-            .chain(
-                lines
-                    .marks
-                    .iter()
-                    .copied()
-                    .zip(self.file.marks.iter().map(|m| m.t_ns)),
-            )
-            .collect();
-        timed.sort_unstable();
-        for pair in timed.windows(2) {
-            let ((before, t0), (line, t1)) = (pair[0], pair[1]);
-            if t1 < t0 {
-                first.push(|| {
-                    let found = format!(
-                        "{} (t_ns {t1}) after {} on line {before}",
-                        seconds(t1),
-                        seconds(t0)
-                    );
-                    self.at_line("telemetry.clock", line, "lines in time order", found)
-                });
-            }
-        }
-        let mut last: HashMap<u32, (usize, u64)> = HashMap::new();
-        for (i, s) in self.file.samples.iter().enumerate() {
-            let line = self.sample_line(i);
-            if let Some(&(before, t0)) = last.get(&s.device).filter(|(_, t0)| s.t_ns <= *t0) {
-                first.push(|| {
-                    let found = format!(
-                        "{}: {} after its sample at {} on line {before}",
-                        self.device(s.device as usize),
-                        seconds(s.t_ns),
-                        seconds(t0)
-                    );
-                    self.at_line(
-                        "telemetry.clock",
-                        line,
-                        "each device's samples later than its previous one",
-                        found,
-                    )
-                });
-            }
-            last.insert(s.device, (line, s.t_ns));
-        }
-        self.marks(&mut first);
-        first.finish(out);
-    }
-
-    /// Marks that do not pair up: an end without a start, an end before its start, a
-    /// start again before the end, a start never ended.
-    fn marks(&self, first: &mut FirstOf) {
-        const EXPECTED: &str = "each window's start, then its end";
-        let mut open: BTreeMap<(&str, u32), (usize, u64)> = BTreeMap::new();
-        let lines = &self.file.lines.marks;
-        for (m, &line) in self.file.marks.iter().zip(lines) {
-            let key = (m.window.as_str(), m.copy);
-            let named = format!("window `{}` of copy {}", m.window, m.copy);
-            let found = match (m.edge, open.remove(&key)) {
-                (telemetry::Edge::Start, Some((before, _))) => Some(format!(
-                    "{named} starts again (it started on line {before})"
-                )),
-                (telemetry::Edge::Start, None) => None,
-                (telemetry::Edge::End, None) => Some(format!("{named} ends without a start")),
-                (telemetry::Edge::End, Some((before, start))) if m.t_ns < start => Some(format!(
-                    "{named} ends at {}, before its start at {} on line {before}",
-                    seconds(m.t_ns),
-                    seconds(start)
-                )),
-                (telemetry::Edge::End, Some(_)) => None,
-            };
-            if m.edge == telemetry::Edge::Start {
-                open.insert(key, (line, m.t_ns));
-            }
-            if let Some(found) = found {
-                first.push(|| self.at_line("telemetry.clock", line, EXPECTED, found));
-            }
-        }
-        for ((window, copy), (line, _)) in open {
-            let found = format!("window `{window}` of copy {copy} starts and never ends");
-            first.push(|| self.at_line("telemetry.clock", line, EXPECTED, found));
-        }
-    }
-
-    /// Energy counters that step backward on a sample without `counter_wrapped` or
-    /// `counter_reset`.
-    fn counters(&self, out: &mut Vec<Finding>) {
-        let mut first = FirstOf::default();
-        let mut last: HashMap<u32, (usize, u64)> = HashMap::new();
-        for (i, s) in self.file.samples.iter().enumerate() {
-            let Some(raw) = s.values.energy_raw else {
-                continue;
-            };
-            let line = self.sample_line(i);
-            let flagged = s
-                .flags
-                .iter()
-                .any(|f| matches!(f, Flag::CounterWrapped | Flag::CounterReset));
-            let backward = last
-                .get(&s.device)
-                .filter(|(_, prev)| raw < *prev && !flagged);
-            if let Some(&(before, prev)) = backward {
-                first.push(|| {
-                    let found = format!(
-                        "{}: energy_raw {raw} after {prev} on line {before}, not flagged",
-                        self.device(s.device as usize)
-                    );
-                    self.at_line(
-                        "telemetry.counter-backward",
-                        line,
-                        "a counter that goes forward, or a backward step flagged counter_wrapped or counter_reset",
-                        found,
-                    )
-                });
-            }
-            last.insert(s.device, (line, raw));
-        }
-        first.finish(out);
-    }
-
-    /// Power below 0 or above [`POWER_LIMIT_FACTOR`] × the device's limit.
-    fn power(&self, out: &mut Vec<Finding>) {
-        let mut first = FirstOf::default();
-        for (i, s) in self.file.samples.iter().enumerate() {
-            let Some(mw) = s.values.power_mw else {
-                continue;
-            };
-            let device = self.file.header.devices.get(s.device as usize);
-            let limit = device.and_then(|d| d.power_limit_mw).filter(|l| *l > 0.0);
-            let (expected, out_of_range) = match limit {
-                Some(limit) => (
-                    format!(
-                        "0 to {} mW ({POWER_LIMIT_FACTOR} × the power limit of {limit} mW)",
-                        POWER_LIMIT_FACTOR * limit
-                    ),
-                    mw < 0.0 || mw > POWER_LIMIT_FACTOR * limit,
+                    .file(self.path)
+                    .field(format!("header: {}", self.device(device))),
                 ),
-                None => ("0 mW or more".to_owned(), mw < 0.0),
-            };
-            if out_of_range {
-                first.push(|| {
-                    let found = format!("{}: power_mw {mw}", self.device(s.device as usize));
-                    self.at_line(
-                        "telemetry.power-range",
-                        self.sample_line(i),
-                        &expected,
-                        found,
-                    )
-                });
+                bounds::Problem::Time {
+                    line,
+                    t_ns,
+                    before_ns,
+                } => out.push(at_line(
+                    self.path,
+                    "telemetry.time-range",
+                    line,
+                    "each line at most a day (86400 s) after the line before it",
+                    format!(
+                        "t_ns {t_ns}: {} after the line before it ({})",
+                        seconds(t_ns.saturating_sub(before_ns)),
+                        seconds(before_ns)
+                    ),
+                )),
+                // Said per reading by `telemetry.power-range`.
+                bounds::Problem::Power { .. } => {}
             }
         }
-        first.finish(out);
-    }
-
-    /// Each device's sample times, sorted, with their lines.
-    fn times(&self) -> Vec<Vec<(u64, usize)>> {
-        let mut times = vec![Vec::new(); self.file.header.devices.len()];
-        for (i, s) in self.file.samples.iter().enumerate() {
-            if let Some(t) = times.get_mut(s.device as usize) {
-                t.push((s.t_ns, self.sample_line(i)));
-            }
-        }
-        times.iter_mut().for_each(|t| t.sort_unstable());
-        times
     }
 
     /// Each timed window of each device: enough samples (not for the idle baseline), no
     /// gap, covered from its start to its end. Gives the `train` windows covered by every
     /// device.
-    fn windows(&self, windows: &[WindowSummary], out: &mut Vec<Finding>) -> usize {
-        let times = self.times();
+    fn windows(&self, out: &mut Vec<Finding>) -> usize {
         let period = self.file.header.sample_period_ns;
+        let (windows, gaps) = (&self.folded.summary.windows, &self.folded.gaps);
+        let devices = &self.folded.devices;
         let mut covered_train = 0;
-        for w in windows {
-            let mut covered = !times.is_empty();
-            for (i, (d, t)) in w.devices.iter().zip(&times).enumerate() {
+        for (w, gaps) in windows.iter().zip(gaps) {
+            let mut covered = !devices.is_empty();
+            for (i, ((d, stats), gaps)) in w.devices.iter().zip(devices).zip(gaps).enumerate() {
                 let field = || self.window_field(w, i);
                 if w.name != IDLE_WINDOW && d.samples < MIN_SAMPLES {
                     out.push(
@@ -428,7 +507,7 @@ impl FileAt<'_> {
                         .field(field()),
                     );
                 }
-                out.extend(gap(t, w, period).map(|found| {
+                out.extend(gap(gaps, period).map(|found| {
                     let expected = format!(
                         "samples at most {GAP_PERIODS} periods ({}) apart",
                         seconds(GAP_PERIODS.saturating_mul(period))
@@ -437,7 +516,7 @@ impl FileAt<'_> {
                         .file(self.path)
                         .field(field())
                 }));
-                let span = t.first().zip(t.last());
+                let span = stats.span;
                 if !span.is_some_and(|(a, b)| a.0 <= w.start_ns && b.0 >= w.end_ns) {
                     covered = false;
                     let found = match span {
@@ -464,13 +543,18 @@ impl FileAt<'_> {
     }
 
     /// Each summary line against its window's energies recomputed from the samples.
-    fn summaries(&self, windows: &[WindowSummary], out: &mut Vec<Finding>) {
+    fn summaries(&self, out: &mut Vec<Finding>) {
+        // The first window of each name, copy and edges, found by key (a file of many
+        // windows and as many summary lines is not compared pair by pair).
+        let mut by_key: HashMap<(&str, u32, u64, u64), &WindowSummary> = HashMap::new();
+        for w in &self.folded.summary.windows {
+            by_key
+                .entry((w.name.as_str(), w.copy, w.start_ns, w.end_ns))
+                .or_insert(w);
+        }
         let lines = &self.file.lines.summaries;
         for (s, &line) in self.file.summaries.iter().zip(lines) {
-            let window = windows.iter().find(|w| {
-                (w.name.as_str(), w.copy, w.start_ns, w.end_ns)
-                    == (s.window.as_str(), s.copy, s.start_ns, s.end_ns)
-            });
+            let window = by_key.get(&(s.window.as_str(), s.copy, s.start_ns, s.end_ns));
             let recomputed = window.and_then(|w| w.devices.get(s.device as usize));
             let Some(d) = recomputed else {
                 let found = format!(
@@ -481,7 +565,8 @@ impl FileAt<'_> {
                     seconds(s.end_ns),
                     self.device(s.device as usize)
                 );
-                out.push(self.at_line(
+                out.push(at_line(
+                    self.path,
                     "telemetry.summary-mismatch",
                     line,
                     "a summary of a window of the file",
@@ -489,65 +574,72 @@ impl FileAt<'_> {
                 ));
                 continue;
             };
-            let mut differences = Vec::new();
-            if s.samples != d.samples as u64 {
-                differences.push(format!("samples {} (recomputed {})", s.samples, d.samples));
+            self.summary_against(s, d, line, out);
+        }
+    }
+
+    fn summary_against(
+        &self,
+        s: &telemetry::SummaryLine,
+        d: &mlbench_telemetry::DeviceEnergy,
+        line: usize,
+        out: &mut Vec<Finding>,
+    ) {
+        let mut differences = Vec::new();
+        if s.samples != d.samples as u64 {
+            differences.push(format!("samples {} (recomputed {})", s.samples, d.samples));
+        }
+        for (name, recorded, again) in [
+            ("counter_j", s.counter_j, d.counter_j),
+            ("power_j", s.power_j, d.power_j),
+        ] {
+            if energy_differs(recorded, again) {
+                differences.push(format!(
+                    "{name} {} (recomputed {})",
+                    joules(recorded),
+                    joules(again)
+                ));
             }
-            for (name, recorded, again) in [
-                ("counter_j", s.counter_j, d.counter_j),
-                ("power_j", s.power_j, d.power_j),
-            ] {
-                if energy_differs(recorded, again) {
-                    differences.push(format!(
-                        "{name} {} (recomputed {})",
-                        joules(recorded),
-                        joules(again)
-                    ));
-                }
-            }
-            if !differences.is_empty() {
-                let expected = format!(
-                    "the energies the samples give, within {} %",
-                    SUMMARY_TOLERANCE * 100.0
-                );
-                let found = format!(
-                    "{}: {}",
-                    self.device(s.device as usize),
-                    differences.join(", ")
-                );
-                out.push(self.at_line("telemetry.summary-mismatch", line, &expected, found));
-            }
+        }
+        if !differences.is_empty() {
+            let expected = format!(
+                "the energies the samples give, within {} %",
+                SUMMARY_TOLERANCE * 100.0
+            );
+            let found = format!(
+                "{}: {}",
+                self.device(s.device as usize),
+                differences.join(", ")
+            );
+            out.push(at_line(
+                self.path,
+                "telemetry.summary-mismatch",
+                line,
+                &expected,
+                found,
+            ));
         }
     }
 }
 
-/// A sample's time (ns) and line.
-type TimeAt = (u64, usize);
-
-/// The longest gap of a device's sorted sample `times` over window `w` (an interval
-/// between two consecutive samples that overlaps the window, longer than
-/// [`GAP_PERIODS`] periods), in words, with how many others there are.
-fn gap(times: &[(u64, usize)], w: &WindowSummary, period: u64) -> Option<String> {
+/// The longest gap of a device over a window (an interval between two consecutive
+/// samples that overlaps the window, longer than [`GAP_PERIODS`] periods), in words,
+/// with how many others there are.
+fn gap(gaps: &Gaps, period: u64) -> Option<String> {
     if period == 0 {
         return None;
     }
-    let gaps: Vec<(u64, TimeAt, TimeAt)> = times
-        .windows(2)
-        .filter(|p| p[1].0 > w.start_ns && p[0].0 < w.end_ns)
-        .map(|p| (p[1].0.saturating_sub(p[0].0), p[0], p[1]))
-        .filter(|(length, _, _)| *length > GAP_PERIODS.saturating_mul(period))
-        .collect();
-    let (length, a, b) = gaps.iter().max_by_key(|g| g.0)?;
+    let (length, a, b) = gaps.longest?;
     let mut found = format!(
         "{} between the samples at {} (line {}) and {} (line {})",
-        seconds(*length),
+        seconds(length),
         seconds(a.0),
         a.1,
         seconds(b.0),
         b.1
     );
-    if gaps.len() > 1 {
-        found.push_str(&format!(" (the longest of {} gaps)", gaps.len()));
+    if gaps.count > 1 {
+        found.push_str(&format!(" (the longest of {} gaps)", gaps.count));
     }
     Some(found)
 }

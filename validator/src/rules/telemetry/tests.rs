@@ -353,18 +353,83 @@ fn power_from_zero_to_one_and_a_half_limits_is_in_range() {
     assert_eq!(over[0].1, format!("line {}", line_of_sample(70)));
     assert_eq!(over[0].2, "device 0 (cuda:0): power_mw 450001");
     assert_eq!(set(-1.0)[0].2, "device 0 (cuda:0): power_mw -1");
-    // Without a known limit, only below zero is out of range.
+    // Without a known limit, below zero or above 10 kW (what no one device draws).
     let mut h = header();
     h.devices[0].power_limit_mw = None;
-    let mut lines = base_lines();
-    let Line::Sample(s) = &mut lines[3] else {
-        panic!()
+    let without_limit = |h: &Header, mw: f64| {
+        let mut lines = base_lines();
+        let Line::Sample(s) = &mut lines[3] else {
+            panic!()
+        };
+        s.values.power_mw = Some(mw);
+        check_file(PATH, &bytes_of(h, &lines))
     };
-    s.values.power_mw = Some(1e9);
-    let c = check_file(PATH, &bytes_of(&h, &lines));
+    let c = without_limit(&h, 1e7);
     assert!(c.findings.iter().all(|f| f.rule != "telemetry.power-range"));
     // (The summary's power energy no longer holds: another rule's finding.)
     assert_eq!(c.findings.len(), 1, "{:#?}", c.findings);
+    let over = of(&without_limit(&h, 1e7 + 1.0), "telemetry.power-range");
+    assert_eq!(over.len(), 1);
+    assert_eq!(over[0].2, "device 0 (cuda:0): power_mw 10000001");
+    // A limit above what a device draws is capped at 10 kW too.
+    h.devices[0].power_limit_mw = Some(1e12);
+    assert_eq!(
+        of(&without_limit(&h, 1e9), "telemetry.power-range").len(),
+        1
+    );
+}
+
+#[test]
+fn an_absurd_counter_resolution_and_a_time_past_the_run_are_found() {
+    let mut h = header();
+    h.devices[0].counter = Some(Counter {
+        resolution_uj: 1e308,
+        wrap_raw: None,
+    });
+    let c = check_file(PATH, &bytes_of(&h, &base_lines()));
+    let found = of(&c, "telemetry.counter-resolution");
+    assert_eq!(
+        found,
+        vec![(
+            Severity::Error,
+            "header: device 0 (cuda:0)".to_owned(),
+            "resolution_uj 1e308".to_owned()
+        )]
+    );
+    // 1 J a count is the most; 0 and below are none.
+    for (resolution_uj, flagged) in [(1e6, false), (1e6 + 1.0, true), (0.0, true), (15.3, false)] {
+        h.devices[0].counter = Some(Counter {
+            resolution_uj,
+            wrap_raw: None,
+        });
+        let c = check_file(PATH, &bytes_of(&h, &base_lines()));
+        assert_eq!(
+            !of(&c, "telemetry.counter-resolution").is_empty(),
+            flagged,
+            "{resolution_uj}"
+        );
+    }
+    // A sample at 2⁶⁴ − 1 ns after the last one (70 s): past the run, on its line.
+    let mut lines = base_lines();
+    let mut last = sample(70);
+    last.t_ns = u64::MAX;
+    let at = lines.len();
+    lines.insert(at - 1, Line::Sample(last));
+    let c = check(&lines);
+    let found = of(&c, "telemetry.time-range");
+    assert_eq!(found.len(), 1, "{:#?}", c.findings);
+    assert_eq!(found[0].1, format!("line {}", at + 1));
+    assert!(
+        found[0].2.starts_with("t_ns 18446744073709551615: "),
+        "{}",
+        found[0].2
+    );
+    // A day exactly after the line before it is not past the run.
+    let mut lines = base_lines();
+    let mut day = sample(70);
+    day.t_ns = 70 * S + 86_400 * S;
+    lines.insert(lines.len() - 1, Line::Sample(day));
+    assert!(of(&check(&lines), "telemetry.time-range").is_empty());
 }
 
 #[test]
