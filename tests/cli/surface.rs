@@ -310,9 +310,11 @@ fn the_binary_stays_glue() {
     // energy in `report` (the loader hands back the energy of the files it read, the zip's
     // from the intake it holds: mlbench_analyzer::energy::files) cost 3. The page checks
     // moved to mlbench_validator::page and the page's inputs (a zip read once) to
-    // mlbench_analyzer::page: 24 fewer.
+    // mlbench_analyzer::page: 24 fewer. `run --help` listing run's options in a build
+    // without the runner (its help text shared by both builds, the note of how to build one
+    // after a usage error) and `man --out-dir` making its folder cost 15.
     assert!(
-        code <= 2174,
-        "the binary has {code} lines of code (at most 2,174: the budget and each addition above)"
+        code <= 2189,
+        "the binary has {code} lines of code (at most 2,189: the budget and each addition above)"
     );
 }
