@@ -15,13 +15,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// toy_reg on one CPU device at full size: 2 counted observations of 2,000 steps of 16
-/// items, about a second's window here (long beside the counter's 1 ms updates).
+/// toy_reg on one CPU device: 2 counted observations of 8,000 steps of 16 items. The
+/// window must hold at least one of the counter's wraps (0.4 s at 50 W) on any machine:
+/// 2,000 steps took 0.18 s on a fast one, so the work is four times that.
 const JOBS: &str = r#"[
  {"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh",
-  "args": {"--repeat": 12, "--number": 2000, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}
+  "args": {"--repeat": 12, "--number": 8000, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}
 ]"#;
-const ITEMS: f64 = 2.0 * 2000.0 * 16.0;
+const ITEMS: f64 = 2.0 * 8000.0 * 16.0;
 
 /// The counter's range: 20 J, so it wraps every 0.4 s at 50 W (several times a window).
 const MAX_ENERGY_RANGE_UJ: u64 = 19_999_999;
@@ -209,7 +210,7 @@ fn a_cpu_run_is_validated_reported_and_gridded_per_joule() {
     let (_, json) = validate_json(&a, &["--min-runs", "1"]);
     only_load_warnings(&json);
 
-    // report: the copy's energy is 50 W over the window the file marks, 2,000 steps of
+    // report: the copy's energy is 50 W over the window the file marks, 8,000 steps of
     // 16 items twice, the counter's wraps undone; idle drew the same, so net is about 0.
     let doc = report_json(&a);
     let copy = &doc["energy"]["copies"][0];
