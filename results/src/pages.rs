@@ -44,8 +44,8 @@ pub struct ReportPage {
     /// Each whole submission among the inputs, validated.
     pub checks: Vec<SubmissionCheck>,
     /// One power trace per bench where the inputs hold telemetry (its first run
-    /// folder's: [`mlbench_telemetry::trace::one_per_bench`]).
-    pub power: Vec<mlbench_telemetry::trace::Trace>,
+    /// folder's: `mlbench_analyzer::energy::traces::one_per_bench`).
+    pub power: Vec<crate::trace::Trace>,
     /// Where the page came from.
     pub provenance: Provenance,
 }

@@ -9,6 +9,7 @@
 //! are counted, so a summary can say which. Reset intervals are one sampling period long,
 //! so either way the error is at most a second's energy per reset.
 
+use crate::summary::GAP_PERIODS;
 use mlbench_schema::telemetry::{Counter, Flag};
 
 /// One step of a counter between two readings.
@@ -97,6 +98,33 @@ pub fn cumulative(
 /// The µJ a raw value stands for, rounded (what a sample's `energy_uj` holds).
 pub fn to_uj(raw: u64, counter: &Counter) -> u64 {
     (raw as f64 * counter.resolution_uj).round() as u64
+}
+
+/// The mean power, W, between each two counter readings `(t_ns, raw)`, at the middle
+/// of their interval: none across a reset (its energy is unknown) or over more than
+/// [`GAP_PERIODS`] periods (a gap, which a chart shows as one).
+pub fn power_w(
+    readings: &[(u64, u64)],
+    info: &Counter,
+    period_ns: u64,
+) -> Vec<(u64, f64)> {
+    readings
+        .windows(2)
+        .filter_map(|pair| {
+            let ((ta, a), (tb, b)) = (pair[0], pair[1]);
+            let dt = tb.checked_sub(ta).filter(|dt| *dt > 0)?;
+            if period_ns > 0 && dt > period_ns.saturating_mul(GAP_PERIODS) {
+                return None;
+            }
+            let raw = match step(a, b, info.wrap_raw) {
+                Step::Forward(d) | Step::Wrapped(d) => d,
+                Step::Reset => return None,
+            };
+            // µJ per ns is kW.
+            let watts = raw as f64 * info.resolution_uj / dt as f64 * 1e3;
+            Some((ta + dt / 2, watts))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -219,5 +247,49 @@ mod tests {
             proptest::prop_assert_eq!(c.wraps as u64, absolute / range - start / range);
             proptest::prop_assert_eq!((c.resets_filled, c.resets_dropped), (0, 0));
         }
+    }
+
+    #[test]
+    fn counter_power_is_the_mean_between_readings_skipping_resets_and_gaps() {
+        const S: u64 = 1_000_000_000;
+        let period = S;
+        // 0→1 s: 50 J; 1→2 s: a wrap, 1e9 − 999_950_000 + 30_000_000 = 30_050_000 µJ,
+        // 30.05 W; 2→3 s: forward by 1.97e9 µJ (a value past
+        // the range still counts forward: only backward steps are judged); 3→6 s: three
+        // periods, a gap: no point.
+        let readings = [
+            (0, 949_950_000),
+            (S, 999_950_000),
+            (2 * S, 30_000_000),
+            (3 * S, 2_000_000_000),
+            (6 * S, 2_000_000_100),
+            (6 * S + S / 2, 2_000_000_100 + 25_000_000),
+        ];
+        let got = power_w(&readings, &Counter { resolution_uj: 1.0, wrap_raw: Some(1_000_000_000) }, period);
+        assert_eq!(
+            got,
+            vec![
+                (S / 2, 50.0),
+                (S + S / 2, 30.05),
+                // 2→3 s: forward by 1.97e9 µJ: a counter past its range still counts
+                // forward (step only judges backward steps).
+                (2 * S + S / 2, 1970.0),
+                (6 * S + S / 4, 50.0),
+            ]
+        );
+        // Backward without a known range: a reset, no point.
+        let no_range = Counter {
+            resolution_uj: 1000.0,
+            wrap_raw: None,
+        };
+        let got = power_w(
+            &[(0, 500_000), (S, 400_000), (2 * S, 460_000)],
+            &no_range,
+            period,
+        );
+        // 60 000 counts × 1000 µJ = 60 J over 1 s: 60 W, at 1.5 s.
+        assert_eq!(got, vec![(S + S / 2, 60.0)]);
+        // Two readings at one time: no point, no division by zero.
+        assert!(power_w(&[(S, 1), (S, 2)], &no_range, period).is_empty());
     }
 }

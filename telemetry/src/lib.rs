@@ -9,10 +9,11 @@
 //!   [`detect()`] chooses them for a run's devices. Every vendor library is loaded at run
 //!   time: one that is missing or broken is a recorded fact ([`Unavailable`]), never a
 //!   panic, and the crate builds without any.
-//! - [`counter`]: energy from counter differences (wraps, resets, resolution);
-//!   [`integrate`]: the trapezoid of power samples, the cross-check, the idle baseline;
-//!   [`summary`]: both over each timed window of a file; [`trace`]: a bench's power over
-//!   time from its files, for a chart and a GPU check.
+//! - [`counter`]: energy from counter differences (wraps, resets, resolution) and the
+//!   mean power between two readings; [`integrate`]: the trapezoid of power samples, the
+//!   cross-check, the idle baseline; [`summary`]: both over each timed window of a file;
+//!   [`fold`]: a file read in one pass, line by line. A bench's power over time (a
+//!   chart's trace) is the analyzer's, made from these.
 //! - [`Sampler`]: the thread that samples at a fixed rate on the monotonic clock, marks
 //!   windows on the same clock, and writes the file (never half a file under its name).
 #![warn(missing_docs)]
@@ -34,7 +35,6 @@ pub mod nvml;
 mod sampler;
 mod source;
 pub mod summary;
-pub mod trace;
 
 #[cfg(feature = "vendors")]
 pub use detect::{DetectOptions, Detected, DeviceSpec, detect};

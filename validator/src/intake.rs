@@ -302,6 +302,22 @@ impl Listing {
         (intake, reduced)
     }
 
+    /// The listing of only the files `keep` picks by path, read under the same limits and
+    /// without the whole listing's findings (they stay the whole's): for a reader of some
+    /// of a submission's files (its telemetry) that opens none of the others.
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Listing {
+        let dropped = (0..self.paths.len())
+            .filter(|&i| !keep(&self.paths[i]))
+            .collect();
+        let mut part = self.without(Settled {
+            findings: Vec::new(),
+            dropped,
+        });
+        part.head.clear();
+        part.tail.clear();
+        part
+    }
+
     /// The bytes of the listed file at `path` read again (`None` if it is not listed or
     /// cannot be read now): for the rare look back at a file read apart.
     pub fn read_again(&self, path: &str) -> Option<Vec<u8>> {

@@ -4,30 +4,33 @@
 //! the device has one, else by the power trapezoid; the items the entry counted over the
 //! window; power and utilisation), then per bench over runs and copies with bootstrap
 //! intervals ([`aggregate`]). [`per_joule`] turns a submission's samples into items per
-//! joule for the grid. A folder and a zip are read alike, through [`files::Files`].
+//! joule for the grid; [`traces`] are each bench's power over time, for its chart. A
+//! folder and a zip, listed or held, are read alike, through [`Submitted`]: the
+//! validator's intake, which opens only the regular files within the submission.
 //!
 //! Where no run has telemetry, nothing here runs and no output changes.
 
 pub mod aggregate;
 pub mod copy;
-pub mod files;
 pub mod pairing;
 pub mod per_joule;
+pub mod submitted;
+pub mod traces;
 
 pub use aggregate::Draw;
 pub use mlbench_results::energy::Energy;
 pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
-use files::{Files, Held, OnDisk};
 use mlbench_results::energy::CopyEnergy;
 use mlbench_schema::telemetry::IDLE_WINDOW;
 use mlbench_telemetry::WindowSummary;
-use mlbench_telemetry::fold::{Reduced, reduce_bytes};
-use mlbench_telemetry::trace::{self, TraceError};
 use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+pub use submitted::Submitted;
+pub use traces::{Loaded, TraceError, held_traces, page_traces, power_traces};
 
 impl Default for Draw {
     /// The grid's: 2000 resamples, seed 2019, 95 %.
@@ -40,27 +43,18 @@ impl Default for Draw {
     }
 }
 
-/// The telemetry file `name` of `folder`, read in one pass (its samples folded, not
-/// kept), its errors naming it as `display` (as the report names files).
-fn read_named(
-    files: &dyn Files,
-    folder: &RunFolder,
-    name: &str,
-    display: &str,
-) -> Result<Reduced, String> {
-    let bytes = (files.read(&folder.dir, name)).map_err(|why| format!("{display}: {why}"))?;
-    reduce_bytes(Path::new(display), &bytes).map_err(|e| e.to_string())
-}
-
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
-fn idle_windows(
-    files: &dyn Files,
-    folder: &RunFolder,
-    notes: &mut Vec<String>,
-) -> Vec<WindowSummary> {
+fn idle_windows(sub: &Submitted, folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummary> {
+    let wanted: BTreeSet<String> = (folder.idle.iter())
+        .map(|name| format!("{}/{name}", folder.dir))
+        .collect();
     let mut out = Vec::new();
-    for name in &folder.idle {
-        match read_named(files, folder, name, &format!("{}/{name}", folder.display)) {
+    let read = sub.read_each(
+        |path| wanted.contains(path),
+        |path, content| submitted::reduce_content(path, content).map_err(|e| e.to_string()),
+    );
+    for (path, read) in read {
+        match read.map_err(|why| format!("{path}: {why}")).and_then(|r| r) {
             Ok(file) => out.extend(
                 file.summary_with_idle(&[])
                     .windows
@@ -74,63 +68,86 @@ fn idle_windows(
 }
 
 /// Every paired copy of a run folder measured (failed entries left out: a failed run
-/// has no figure); a note for each that could not be.
+/// has no figure), each file folded as it is read; a note for each that could not be.
 fn measure_folder(
-    files: &dyn Files,
+    sub: &Submitted,
     folder: &RunFolder,
     notes: &mut Vec<String>,
 ) -> Vec<(usize, CopyEnergy)> {
-    let idle = idle_windows(files, folder, notes);
+    let idle = idle_windows(sub, folder, notes);
+    let pairs: Vec<&pairing::Paired> = (folder.pairs.iter())
+        .filter(|pair| pair.entry.failure(false).is_none())
+        .collect();
+    let wanted: BTreeSet<&str> = pairs.iter().map(|p| p.telemetry_display.as_str()).collect();
+    let measured = sub.read_each(
+        |path| wanted.contains(path),
+        |path, content| {
+            let file = submitted::reduce_content(path, content).map_err(|e| e.to_string())?;
+            // A display path names one file: its pair.
+            let pair = pairs.iter().find(|p| p.telemetry_display == path);
+            let pair = pair.ok_or_else(|| format!("{path}: not paired"))?;
+            copy::measure(pair, &file, &idle).map(|c| (pair.ordinal, c))
+        },
+    );
+    let mut measured: HashMap<String, Result<_, String>> = measured.into_iter().collect();
     let mut out = Vec::new();
-    for pair in &folder.pairs {
-        if pair.entry.failure(false).is_some() {
+    // In the pairs' order, as the notes have always come.
+    for path in pairs.iter().map(|p| &p.telemetry_display) {
+        let Some(read) = measured.remove(path) else {
             continue;
-        }
-        let measured = read_named(files, folder, &pair.telemetry, &pair.telemetry_display)
-            .and_then(|file| copy::measure(pair, &file, &idle));
-        match measured {
-            Ok(c) => out.push((pair.ordinal, c)),
+        };
+        match read.map_err(|why| format!("{path}: {why}")).and_then(|r| r) {
+            Ok(c) => out.push(c),
             Err(e) => notes.push(e),
         }
     }
     out
 }
 
-/// [`energy_of`] the submission at `paths` of `suite`, read within `max_bytes` as the
-/// report reads it: a zip given alone read in place ([`energy_of_intake`]), else the
-/// report files found under the folders (those that fit) and their telemetry from disk.
-/// `None` where nothing can be found, for report files given one by one, or where the
-/// zip cannot be read (the report, which read it first, has said why).
+/// [`energy_of`] the submissions at `paths` of `suite`, each listed within `max_bytes`
+/// by the validator's intake (a folder or a zip), as the report reads them. `None` where
+/// nothing can be listed or found, or for report files given one by one.
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
-    if paths.iter().any(|p| p.is_file()) {
-        let [one] = paths else { return None };
-        let intake = crate::load::read_intake(one, &Limits::within(max_bytes)).ok()?;
-        return energy_of_intake(&intake, suite);
+    let zip = |p: &PathBuf| mlbench_schema::tree::has_zip_extension(p);
+    if paths.iter().any(|p| p.is_file()) && !matches!(paths, [one] if zip(one)) {
+        return None;
     }
-    let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
-    discovery.set_aside_over(max_bytes);
-    energy_of(&OnDisk::new(&discovery, max_bytes), Draw::default())
+    let limits = Limits::within(max_bytes);
+    let subs: Vec<Submitted> = (paths.iter())
+        .map(|path| Submitted::list(path, &limits))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    energy_of(&subs, suite, Draw::default())
 }
 
 /// [`energy_of`] a submission the validator's intake holds (a zip read in place, or a
 /// folder), its reports of `suite`; `None` also where the intake holds no report stream.
 pub fn energy_of_intake(intake: &Intake, suite: &str) -> Option<Energy> {
-    energy_of(&Held::new(intake, suite), Draw::default())
+    energy_of(&[Submitted::Held(intake)], suite, Draw::default())
 }
 
-/// The energy section of the submission `files` holds: every run folder with
-/// telemetry, its copies paired, measured and shared out, and each bench's figures;
-/// `None` when no run has a telemetry file to pair.
-pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
-    let mut notes = Vec::new();
-    let folders = pairing::run_folders(files, &mut notes);
-    if folders.iter().all(|f| f.pairs.is_empty()) && notes.is_empty() {
+/// The energy section of the submissions `subs` (their reports of `suite`): every run
+/// folder with telemetry, its copies paired, measured and shared out, and each bench's
+/// figures, with a note for each telemetry file the intake left out (a link, a FIFO, a
+/// file over the limits); `None` when no run has a telemetry file to pair and nothing
+/// was left out.
+pub fn energy_of(subs: &[Submitted], suite: &str, draw: Draw) -> Option<Energy> {
+    let mut notes: Vec<String> = (subs.iter())
+        .flat_map(|sub| submitted::left_out(sub, ""))
+        .map(|(file, why)| format!("{file}: {why}"))
+        .collect();
+    let folders: Vec<Vec<RunFolder>> = (subs.iter())
+        .map(|sub| pairing::run_folders(sub, suite, &mut notes))
+        .collect();
+    if folders.iter().flatten().all(|f| f.pairs.is_empty()) && notes.is_empty() {
         return None;
     }
-    let mut keyed: Vec<((String, String, usize), CopyEnergy)> = Vec::new();
-    for folder in &folders {
-        for (ordinal, c) in measure_folder(files, folder, &mut notes) {
-            keyed.push(((folder.dir.clone(), c.bench.clone(), ordinal), c));
+    let mut keyed: Vec<((usize, String, String, usize), CopyEnergy)> = Vec::new();
+    for (k, (sub, folders)) in subs.iter().zip(&folders).enumerate() {
+        for folder in folders {
+            for (ordinal, c) in measure_folder(sub, folder, &mut notes) {
+                keyed.push(((k, folder.dir.clone(), c.bench.clone(), ordinal), c));
+            }
         }
     }
     let (keys, mut copies): (Vec<_>, Vec<_>) = keyed.into_iter().unzip();
@@ -146,45 +163,6 @@ pub fn energy_of(files: &dyn Files, draw: Draw) -> Option<Energy> {
         level: draw.level,
         notes,
     })
-}
-
-/// The power traces under `paths` ([`trace::load_with`]): folders, and zips read in
-/// place by the validator's intake within `max_bytes` (as every command reads a zip).
-///
-/// # Errors
-/// [`TraceError`]: as [`trace::load`]; a zip that cannot be read, or whose container is
-/// unsafe or broken.
-pub fn power_traces(paths: &[PathBuf], max_bytes: u64) -> Result<trace::Loaded, TraceError> {
-    let read_zip = |path: &Path| {
-        let intake = crate::load::read_intake(path, &Limits::within(max_bytes)).map_err(|e| {
-            TraceError::Zip {
-                path: path.to_owned(),
-                message: e.to_string(),
-            }
-        })?;
-        Ok(intake
-            .files
-            .into_iter()
-            .map(|f| (f.path, f.bytes))
-            .collect())
-    };
-    trace::load_with(paths, &read_zip)
-}
-
-/// The traces of a report's HTML page, one per bench ([`trace::one_per_bench`]), where
-/// the report has `energy` (none otherwise: nothing is read).
-///
-/// # Errors
-/// As [`power_traces`].
-pub fn page_traces(
-    paths: &[PathBuf],
-    energy: bool,
-    max_bytes: u64,
-) -> Result<Vec<trace::Trace>, TraceError> {
-    match energy {
-        true => Ok(trace::one_per_bench(power_traces(paths, max_bytes)?.traces)),
-        false => Ok(Vec::new()),
-    }
 }
 
 #[cfg(test)]

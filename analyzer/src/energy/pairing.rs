@@ -14,13 +14,60 @@
 //! - a window shorter than the observations its entry timed is flagged
 //!   (`window_shorter_than_timed`): the pair is then suspect, and said to be.
 //!
-//! The files are read through [`Files`]: a folder on disk and a zip in memory pair alike.
+//! The files are read through [`Submitted`]: a folder and a zip, listed or held, pair
+//! alike.
 
-use super::files::{Files, Stream, display_parent, telemetry_display};
+use super::submitted::{Submitted, display_parent, telemetry_display};
 use mlbench_schema::ReportEntry;
+use mlbench_schema::layout::{Role, classify};
+use mlbench_schema::reader::{FileName, Reading, parse_each_of};
 use mlbench_schema::telemetry::nth_file_name;
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// One report stream (`<suite>_<copy>.json`) of a submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stream {
+    /// The file, as the report names files (`output0/fast_0.json`): its path in its
+    /// submission.
+    pub display: String,
+    /// Its run.
+    pub run: String,
+    /// Its copy (`JOB_ID`).
+    pub copy: u32,
+    /// The telemetry folder beside it (`output0/telemetry`).
+    pub dir: String,
+}
+
+/// The report streams of `suite` among `paths` (per-test files have no telemetry), by
+/// run then path.
+pub fn streams(paths: &[&str], suite: &str) -> Vec<Stream> {
+    let mut streams: Vec<Stream> = (paths.iter())
+        .filter_map(|path| match classify(path, || false) {
+            Role::Report {
+                name: FileName::Legacy { suite: s, job_id },
+                run,
+            } if s == suite => Some(Stream {
+                dir: telemetry_display(display_parent(path), ""),
+                display: (*path).to_owned(),
+                run,
+                copy: job_id,
+            }),
+            _ => None,
+        })
+        .collect();
+    streams.sort_by(|a, b| (&a.run, &a.display).cmp(&(&b.run, &b.display)));
+    streams
+}
+
+/// The names of the files directly in the folder `dir` among `paths` (sorted).
+fn names_in(paths: &[&str], dir: &str) -> BTreeSet<String> {
+    let prefix = format!("{dir}/");
+    (paths.iter())
+        .filter_map(|path| path.strip_prefix(&prefix))
+        .filter(|rest| !rest.contains('/'))
+        .map(str::to_owned)
+        .collect()
+}
 
 /// One report entry and the telemetry file of its timed window.
 #[derive(Debug, Clone)]
@@ -42,7 +89,7 @@ pub struct Paired {
     pub ordinal: usize,
     /// The telemetry file's name in its run's telemetry folder ([`RunFolder::dir`]).
     pub telemetry: String,
-    /// The telemetry file as the report would name it.
+    /// The telemetry file as the report would name it: its path in its submission.
     pub telemetry_display: String,
 }
 
@@ -51,10 +98,8 @@ pub struct Paired {
 pub struct RunFolder {
     /// The run.
     pub run: String,
-    /// Its `telemetry` folder, as its [`Files`] knows it ([`Stream::dir`]).
+    /// Its `telemetry` folder, as the report names files (`output0/telemetry`).
     pub dir: String,
-    /// The same as the report names files (`output0/telemetry`).
-    pub display: String,
     /// Its idle baselines' names (`idle.<device>.jsonl`), sorted.
     pub idle: Vec<String>,
     /// Its entries paired with their files.
@@ -142,30 +187,47 @@ fn pair_stream(
     out
 }
 
-/// The run folders of `files` that have a `telemetry` folder beside their report
-/// streams, with their pairs; notes say what could not be paired. Per-test (E3) files
-/// have no telemetry.
-pub fn run_folders(files: &dyn Files, notes: &mut Vec<String>) -> Vec<RunFolder> {
+/// The run folders of `sub`'s report streams of `suite` that have a `telemetry` folder
+/// beside them, with their pairs; notes say what could not be paired. Only those streams
+/// are read; per-test (E3) files have no telemetry.
+pub fn run_folders(sub: &Submitted, suite: &str, notes: &mut Vec<String>) -> Vec<RunFolder> {
+    let paths = sub.paths();
     let mut folders: BTreeMap<String, (BTreeSet<String>, RunFolder)> = BTreeMap::new();
-    for stream in files.streams() {
-        let (names, folder) = match folders.entry(stream.dir.clone()) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => {
-                let Some(names) = files.names_in(&stream.dir).filter(|n| !n.is_empty()) else {
-                    continue;
-                };
-                let folder = RunFolder {
-                    run: stream.run.clone(),
-                    dir: stream.dir.clone(),
-                    display: telemetry_display(display_parent(&stream.display), ""),
-                    idle: idle_files(&names),
-                    pairs: Vec::new(),
-                };
-                new.insert((names, folder))
+    let mut beside: Vec<Stream> = Vec::new();
+    for stream in streams(&paths, suite) {
+        if !folders.contains_key(&stream.dir) {
+            let names = names_in(&paths, &stream.dir);
+            if names.is_empty() {
+                continue;
             }
+            let folder = RunFolder {
+                run: stream.run.clone(),
+                dir: stream.dir.clone(),
+                idle: idle_files(&names),
+                pairs: Vec::new(),
+            };
+            folders.insert(stream.dir.clone(), (names, folder));
+        }
+        beside.push(stream);
+    }
+    let wanted: BTreeSet<&str> = beside.iter().map(|s| s.display.as_str()).collect();
+    let mut entries: HashMap<String, Vec<(usize, ReportEntry)>> = (sub.read_each(
+        |path| wanted.contains(path),
+        |path, content| {
+            let mut entries = Vec::new();
+            parse_each_of(path, content, Reading::Full, |i, e| entries.push((i, e)));
+            entries
+        },
+    ))
+    .into_iter()
+    .filter_map(|(path, read)| Some((path, read.ok()?)))
+    .collect();
+    for stream in beside {
+        let Some((names, folder)) = folders.get_mut(&stream.dir) else {
+            continue;
         };
-        let pairs = pair_stream(&stream, files.entries(&stream), names, notes);
-        folder.pairs.extend(pairs);
+        let read = entries.remove(&stream.display).unwrap_or_default();
+        folder.pairs.extend(pair_stream(&stream, read, names, notes));
     }
     folders.into_values().map(|(_, folder)| folder).collect()
 }

@@ -4,8 +4,8 @@
 //! energy efficiency, computed by the same code as the throughput's. A sample without a
 //! paired telemetry window has no value and counts as missing.
 
-use super::files::Held;
-use super::{Draw, energy_of, energy_of_paths};
+use super::pairing::streams;
+use super::{Draw, Submitted, energy_of, energy_of_paths};
 use crate::compare::{CompareError, CompareOptions, Labelled, baseline_of, compute};
 use crate::samples::SampleSet;
 use mlbench_results::energy::Energy;
@@ -56,9 +56,9 @@ pub fn per_joule(set: &mut SampleSet, energy: Option<&Energy>) -> PerJoule {
 /// where they include its reports (a zip and a folder alike), else read again from `path`
 /// within `max_bytes` (an intake loaded lean holds no report).
 fn energy_of_loaded(l: &Labelled, path: &Path, max_bytes: u64) -> Option<Energy> {
-    let held = Held::new(&l.sub.intake, &l.sub.set.suite);
-    if held.has_streams() {
-        return energy_of(&held, Draw::default());
+    let held = Submitted::Held(&l.sub.intake);
+    if !streams(&held.paths(), &l.sub.set.suite).is_empty() {
+        return energy_of(&[held], &l.sub.set.suite, Draw::default());
     }
     energy_of_paths(
         std::slice::from_ref(&path.to_path_buf()),

@@ -152,21 +152,23 @@ fn report(path: &Path, entries: &[ReportEntry]) {
     }
 }
 
-/// The folder's energy read from disk, checked to be the same, field for field, from the
-/// folder held in memory by the validator's intake and from its zip read in place.
+/// The folder's energy listed by the validator's intake, checked to be the same, field
+/// for field, from the folder held in memory, from its zip listed and from its zip held.
 fn energy(root: &Path) -> Option<Energy> {
     let d = mlbench_schema::discover(&[root.to_owned()], None).unwrap();
-    let on_disk = energy_of(&files::OnDisk::new(&d, u64::MAX), Draw::default());
+    let listed = energy_of_paths(&[root.to_owned()], &d.suite, u64::MAX);
     let limits = mlbench_validator::Limits::default();
     let folder = mlbench_validator::read_submission(root, &limits).unwrap();
     let held = energy_of_intake(&folder, &d.suite);
-    assert_eq!(held, on_disk, "the folder held in memory");
+    assert_eq!(held, listed, "the folder held in memory");
     let zip = tempfile::Builder::new().suffix(".zip").tempfile().unwrap();
     mlbench_validator::pack::write_zip(&folder.files, zip.as_file()).unwrap();
     let zipped = mlbench_validator::read_submission(zip.path(), &limits).unwrap();
     assert_eq!(zipped.files.len(), folder.files.len(), "every file zipped");
-    assert_eq!(energy_of_intake(&zipped, &d.suite), on_disk, "the zip");
-    on_disk
+    assert_eq!(energy_of_intake(&zipped, &d.suite), listed, "the zip held");
+    let zip_listed = energy_of_paths(&[zip.path().to_owned()], &d.suite, u64::MAX);
+    assert_eq!(zip_listed, listed, "the zip listed");
+    listed
 }
 
 fn close(a: f64, b: f64) {
@@ -561,7 +563,7 @@ fn an_unreadable_file_is_named_as_the_report_names_files_and_the_rest_goes_on() 
 }
 
 #[test]
-fn telemetry_over_what_is_left_of_max_bytes_is_not_read_and_said() {
+fn telemetry_over_what_is_left_of_max_bytes_is_set_aside_and_said() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("output0");
     report(&out.join("fast_0.json"), &[entry("vae", false)]);
@@ -569,19 +571,20 @@ fn telemetry_over_what_is_left_of_max_bytes_is_not_read_and_said() {
     write(&out.join("telemetry/vae.0.jsonl"), &file);
     let r = std::fs::metadata(out.join("fast_0.json")).unwrap().len();
     let t = file.len() as u64;
-    let d = mlbench_schema::discover(&[dir.path().to_owned()], None).unwrap();
+    let paths = [dir.path().to_owned()];
     // The reports and the telemetry fit exactly: read.
-    let fits = energy_of(&files::OnDisk::new(&d, r + t), Draw::default()).unwrap();
+    let fits = energy_of_paths(&paths, "fast", r + t).unwrap();
     assert_eq!(fits.copies.len(), 1);
     close(fits.copies[0].joules.unwrap(), 20_000.0);
-    // One byte less: the telemetry is not read, and the note says so.
-    let over = energy_of(&files::OnDisk::new(&d, r + t - 1), Draw::default()).unwrap();
+    // One byte less: the telemetry is set aside by the listing, never read, and the note
+    // says so.
+    let over = energy_of_paths(&paths, "fast", r + t - 1).unwrap();
     assert!(over.copies.is_empty());
     assert_eq!(
         over.notes,
         [format!(
-            "output0/telemetry/vae.0.jsonl: not read: {t} bytes, over the {} bytes left of the limit on bytes read (--max-bytes)",
-            t - 1
+            "output0/telemetry/vae.0.jsonl: not read: {t} bytes with {r} read before it: set aside, not read (expected at most {} bytes in all (--max-bytes))",
+            r + t - 1
         )]
     );
 }

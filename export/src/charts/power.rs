@@ -5,7 +5,7 @@ use super::{Named, drawn};
 use crate::ExportError;
 use crate::rows::plural;
 use mlbench_plots::{Chart, PowerLine, PowerTrace, PowerWindow, WindowEnergy};
-use mlbench_telemetry::trace::Trace;
+use mlbench_results::trace::Trace;
 
 /// The power chart of one trace: a line per device of each copy, the timed windows
 /// shaded, each device's idle level, its energy per window in the legend (by counter,
@@ -132,7 +132,7 @@ fn rate_text(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mlbench_telemetry::trace::{LineEnergy, TraceLine, TraceWindow};
+    use mlbench_results::trace::{LineEnergy, TraceLine, TraceWindow};
 
     fn texts(svg: &str) -> String {
         let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");

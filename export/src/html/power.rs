@@ -7,7 +7,7 @@
 use super::{Block, Section};
 use crate::ExportError;
 use crate::charts::power_chart;
-use mlbench_telemetry::trace::Trace;
+use mlbench_results::trace::Trace;
 
 /// The section "Power" with each trace's chart as an inline SVG figure, captioned with
 /// what it shows; `None` without traces.
@@ -38,7 +38,7 @@ pub fn power_section(traces: &[Trace]) -> Result<Option<Section>, ExportError> {
 mod tests {
     use super::*;
     use crate::html::{HtmlDoc, render};
-    use mlbench_telemetry::trace::{TraceLine, TraceWindow};
+    use mlbench_results::trace::{TraceLine, TraceWindow};
 
     fn trace(bench: &str) -> Trace {
         Trace {
