@@ -121,7 +121,7 @@ pub enum CommandError {
     Provenance(#[source] std::io::Error),
     /// Telemetry files that cannot be found or read (`plot power`).
     #[error(transparent)]
-    Trace(#[from] mlbench_telemetry::trace::TraceError),
+    Trace(#[from] mlbench_analyzer::energy::TraceError),
     /// Targets that cannot be made from a submission.
     #[error(transparent)]
     MakeTargets(#[from] mlbench_analyzer::targets::MakeTargetsError),

@@ -103,11 +103,7 @@ pub fn to_uj(raw: u64, counter: &Counter) -> u64 {
 /// The mean power, W, between each two counter readings `(t_ns, raw)`, at the middle
 /// of their interval: none across a reset (its energy is unknown) or over more than
 /// [`GAP_PERIODS`] periods (a gap, which a chart shows as one).
-pub fn power_w(
-    readings: &[(u64, u64)],
-    info: &Counter,
-    period_ns: u64,
-) -> Vec<(u64, f64)> {
+pub fn power_w(readings: &[(u64, u64)], info: &Counter, period_ns: u64) -> Vec<(u64, f64)> {
     readings
         .windows(2)
         .filter_map(|pair| {
@@ -265,7 +261,14 @@ mod tests {
             (6 * S, 2_000_000_100),
             (6 * S + S / 2, 2_000_000_100 + 25_000_000),
         ];
-        let got = power_w(&readings, &Counter { resolution_uj: 1.0, wrap_raw: Some(1_000_000_000) }, period);
+        let got = power_w(
+            &readings,
+            &Counter {
+                resolution_uj: 1.0,
+                wrap_raw: Some(1_000_000_000),
+            },
+            period,
+        );
         assert_eq!(
             got,
             vec![

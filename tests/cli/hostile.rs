@@ -907,3 +907,148 @@ fn telemetry_outside_physical_bounds_is_found_and_set_aside() {
     let joules = first["joules"].as_f64().unwrap();
     assert!((joules - 2000.0).abs() < 1e-6, "{first:#}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile telemetry folders: a FIFO named as a telemetry file, and links in a telemetry
+// folder to a FIFO, to /dev/zero and to a file outside the submission. Energy (`report`,
+// `grid --per joule`), the page's power traces (`report --html`), `plot power` and
+// `validate` open only the regular files within the submission (the validator's intake
+// lists them): each command ends in bounded time with 0, 1 or 2, names the file in a
+// finding or a note, and reads nothing outside.
+// ---------------------------------------------------------------------------------------
+
+/// [`energy_outputs`] of `sub` (validate, report, plot power, grid per joule), then
+/// `report --html` of it: each one's exit code, standard output and standard error, each
+/// command within 60 s.
+fn telemetry_outputs(sub: &Path, targets: &Path) -> Vec<(Option<i32>, String, String)> {
+    let mut outputs = energy_outputs(sub, targets, 60);
+    let page = sub.parent().unwrap().join("p.html");
+    let s = sub.as_os_str();
+    let html = guarded(
+        &[
+            "report".as_ref(),
+            s,
+            "-g".as_ref(),
+            "RTX".as_ref(),
+            "--targets".as_ref(),
+            targets.as_os_str(),
+            "--html".as_ref(),
+            page.as_os_str(),
+            "--force".as_ref(),
+        ],
+        60,
+    );
+    assert!(matches!(code(&html), Some(0..=2)), "{}", stderr(&html));
+    assert!(page.is_file(), "{}", stderr(&html));
+    outputs.push((code(&html), stdout(&html), stderr(&html)));
+    outputs
+}
+
+/// The files `validate -f json` names under `rule`.
+fn files_found(validate_json: &str, rule: &str) -> Vec<String> {
+    let json: serde_json::Value = serde_json::from_str(validate_json).unwrap();
+    (json["findings"].as_array().unwrap().iter())
+        .filter(|f| f["rule"] == rule)
+        .filter_map(|f| f["file"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The telemetry files of the report's energy copies (`report -f json`).
+fn copies_read(report_json: &str) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_str(report_json).unwrap();
+    (doc["energy"]["copies"].as_array().unwrap().iter())
+        .map(|c| c["telemetry"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_fifo_as_a_telemetry_file_is_named_and_never_opened() {
+    let (_dir, sub, targets) = with_telemetry();
+    let before = energy_outputs(&sub, &targets, 60);
+    let fifo = "output0/telemetry/x.0.jsonl";
+    if !mkfifo(&sub.join(fifo)) {
+        return;
+    }
+    let after = telemetry_outputs(&sub, &targets);
+    let [validate, report, plot, grid, html] = after.as_slice() else {
+        panic!("five commands")
+    };
+    assert_eq!(validate.0, Some(1), "{}", validate.2);
+    assert!(
+        files_found(&validate.1, "file.unreadable").contains(&fifo.to_owned()),
+        "{}",
+        validate.1
+    );
+    // The report's energy says what was not read, and keeps every figure.
+    assert_eq!(report.0, Some(0), "{}", report.2);
+    let note = format!("{fifo}: not read: a FIFO (expected a regular file)");
+    assert!(report.1.contains(&note), "{}", report.1);
+    assert_eq!(copies_read(&report.1), copies_read(&before[1].1));
+    // The grid per joule notes it too, beside the same figures per joule.
+    assert_eq!(grid.0, Some(0), "{}", grid.2);
+    assert!(grid.1.contains(&note), "{}", grid.1);
+    // plot power warns, naming it, and draws the rest.
+    assert_eq!(plot.0, Some(0), "{}", plot.2);
+    let warned = format!("{}: not read: a FIFO", sub.join(fifo).display());
+    assert!(plot.2.contains(&warned), "{}", plot.2);
+    assert!(plot.2.contains("output0 convnet: cuda:0"), "{}", plot.2);
+    // The page keeps its power traces.
+    assert_eq!(html.0, Some(0), "{}", html.2);
+    assert!(!html.2.contains("no power traces"), "{}", html.2);
+}
+
+#[test]
+fn links_in_a_telemetry_folder_are_named_and_never_followed() {
+    let (dir, sub, targets) = with_telemetry();
+    let tel = sub.join("output0/telemetry");
+    // Outside the submission: a FIFO no one writes to, and the file of a paired copy
+    // (`vae.0.jsonl`, moved out and linked to): followed, it would give that copy its figure
+    // and its line.
+    let fifo = dir.path().join("outside.fifo");
+    let fifo_made = mkfifo(&fifo);
+    let outside = dir.path().join("outside.jsonl");
+    std::fs::rename(tel.join("vae.0.jsonl"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, tel.join("vae.0.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", tel.join("zero.0.jsonl")).unwrap();
+    let mut links = vec![
+        "output0/telemetry/vae.0.jsonl",
+        "output0/telemetry/zero.0.jsonl",
+    ];
+    if fifo_made {
+        std::os::unix::fs::symlink(&fifo, tel.join("fifo.0.jsonl")).unwrap();
+        links.push("output0/telemetry/fifo.0.jsonl");
+    }
+    let after = telemetry_outputs(&sub, &targets);
+    let [validate, report, plot, grid, html] = after.as_slice() else {
+        panic!("five commands")
+    };
+    assert_eq!(validate.0, Some(1), "{}", validate.2);
+    let symlinks = files_found(&validate.1, "file.symlink");
+    for link in &links {
+        assert!(
+            symlinks.contains(&link.to_string()),
+            "{link}: {}",
+            validate.1
+        );
+        let note = format!("{link}: not read: a symbolic link");
+        assert!(report.1.contains(&note), "{note}: {}", report.1);
+        assert!(grid.1.contains(&note), "{note}: {}", grid.1);
+        let warned = format!("{}: not read: a symbolic link", sub.join(link).display());
+        assert!(plot.2.contains(&warned), "{warned}: {}", plot.2);
+    }
+    // Nothing outside was read: no figure of the moved copy, no line of its device; its
+    // neighbour keeps both.
+    assert_eq!(report.0, Some(0), "{}", report.2);
+    let read = copies_read(&report.1);
+    assert!(!read.contains(&links[0].to_string()), "{read:?}");
+    assert!(
+        read.contains(&"output0/telemetry/vae.1.jsonl".to_string()),
+        "{read:?}"
+    );
+    assert_eq!(grid.0, Some(0), "{}", grid.2);
+    assert_eq!(plot.0, Some(0), "{}", plot.2);
+    assert!(!plot.2.contains("output0 vae: cuda:0 (nvml)"), "{}", plot.2);
+    assert!(plot.2.contains("output0 vae: cuda:1 (nvml)"), "{}", plot.2);
+    assert_eq!(html.0, Some(0), "{}", html.2);
+    assert!(!html.2.contains("no power traces"), "{}", html.2);
+}

@@ -44,7 +44,11 @@ impl Default for Draw {
 }
 
 /// The idle windows of a run's `idle.<device>.jsonl` files; a note for each unreadable.
-fn idle_windows(sub: &Submitted, folder: &RunFolder, notes: &mut Vec<String>) -> Vec<WindowSummary> {
+fn idle_windows(
+    sub: &Submitted,
+    folder: &RunFolder,
+    notes: &mut Vec<String>,
+) -> Vec<WindowSummary> {
     let wanted: BTreeSet<String> = (folder.idle.iter())
         .map(|name| format!("{}/{name}", folder.dir))
         .collect();

@@ -227,7 +227,9 @@ pub fn run_folders(sub: &Submitted, suite: &str, notes: &mut Vec<String>) -> Vec
             continue;
         };
         let read = entries.remove(&stream.display).unwrap_or_default();
-        folder.pairs.extend(pair_stream(&stream, read, names, notes));
+        folder
+            .pairs
+            .extend(pair_stream(&stream, read, names, notes));
     }
     folders.into_values().map(|(_, folder)| folder).collect()
 }

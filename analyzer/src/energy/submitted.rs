@@ -64,7 +64,12 @@ impl Submitted<'_> {
         match self {
             Submitted::Held(intake) => (intake.files.par_iter())
                 .filter(|file| wanted(&file.path))
-                .map(|file| (file.path.clone(), Ok(f(&file.path, Content::Bytes(&file.bytes)))))
+                .map(|file| {
+                    (
+                        file.path.clone(),
+                        Ok(f(&file.path, Content::Bytes(&file.bytes))),
+                    )
+                })
                 .collect(),
             Submitted::Listed(listing) => {
                 let part = listing.only(wanted);

@@ -141,7 +141,11 @@ pub fn held_traces(zip: &Path, intake: &Intake, energy: bool) -> Result<Vec<Trac
 /// A zip's listing, unless its container is unsafe or broken (as every command refuses
 /// one: its first error).
 fn refuse_broken(sub: &Submitted, zip: &Path) -> Result<(), TraceError> {
-    match sub.findings().into_iter().find(|f| f.severity == Severity::Error) {
+    match sub
+        .findings()
+        .into_iter()
+        .find(|f| f.severity == Severity::Error)
+    {
         Some(f) => Err(TraceError::Zip {
             path: zip.to_owned(),
             message: LoadError::Container {

@@ -259,32 +259,33 @@ pub(super) fn drawable(points: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
 /// counter moved 31012.0 J; train 60.0 s, 601 samples: counter 30100.0 J, power
 /// 29800.0 J (1.0 % apart), net of idle 26410.0 J`.
 pub fn check_lines(trace: &Trace) -> Vec<String> {
-    trace.lines
-            .iter()
-            .map(|l| {
-                let id = l.label.split(" · ").next().unwrap_or(&l.label);
-                let mut text = format!(
-                    "{} {}: {id} ({}) copy {}: {}",
-                    trace.run,
-                    trace.bench,
-                    source_name(l.source),
-                    l.copy,
-                    rate(l)
-                );
-                text.push_str(&match l.counter_moved_j {
-                    None => "; no energy counter".to_string(),
-                    Some(j) if j > 0.0 => format!("; counter moved {j:.1} J"),
-                    Some(_) => "; counter did NOT move".to_string(),
-                });
-                if l.from_counter {
-                    text.push_str("; no power readings (power from the counter)");
-                }
-                for e in &l.energy {
-                    text.push_str(&format!("; {}", energy_words(e)));
-                }
-                text
-            })
-            .collect()
+    trace
+        .lines
+        .iter()
+        .map(|l| {
+            let id = l.label.split(" · ").next().unwrap_or(&l.label);
+            let mut text = format!(
+                "{} {}: {id} ({}) copy {}: {}",
+                trace.run,
+                trace.bench,
+                source_name(l.source),
+                l.copy,
+                rate(l)
+            );
+            text.push_str(&match l.counter_moved_j {
+                None => "; no energy counter".to_string(),
+                Some(j) if j > 0.0 => format!("; counter moved {j:.1} J"),
+                Some(_) => "; counter did NOT move".to_string(),
+            });
+            if l.from_counter {
+                text.push_str("; no power readings (power from the counter)");
+            }
+            for e in &l.energy {
+                text.push_str(&format!("; {}", energy_words(e)));
+            }
+            text
+        })
+        .collect()
 }
 
 fn source_name(s: SourceKind) -> String {

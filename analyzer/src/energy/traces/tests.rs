@@ -304,8 +304,7 @@ fn load_finds_run_folders_groups_copies_and_names_traces() {
     assert_eq!(loaded.skipped.len(), 2, "{:?}", loaded.skipped);
     assert!(loaded.skipped[0].contains("vae.3.jsonl.part: a sampler's unfinished file"));
     assert!(
-        loaded.skipped[1]
-            .ends_with("/cart: no device has power or an energy counter; not drawn")
+        loaded.skipped[1].ends_with("/cart: no device has power or an energy counter; not drawn")
     );
     // The run folder and the telemetry folder give the same; two paths are prefixed
     // with their folder names, and alike names numbered.
@@ -342,11 +341,12 @@ fn load_finds_run_folders_groups_copies_and_names_traces() {
     );
 }
 
-
 /// A zip of the folder `root` (every file the intake reads of it), at `zip`.
 fn zip_of(root: &Path, zip: &Path) {
     let limits = Limits::default();
-    let files = mlbench_validator::read_submission(root, &limits).unwrap().files;
+    let files = mlbench_validator::read_submission(root, &limits)
+        .unwrap()
+        .files;
     mlbench_validator::pack::write_zip(&files, std::fs::File::create(zip).unwrap()).unwrap();
 }
 
@@ -397,7 +397,10 @@ fn a_zip_gives_the_traces_of_its_folder() {
     std::fs::write(&zip, "PK").unwrap();
     let err = power_traces(std::slice::from_ref(&zip), u64::MAX).unwrap_err();
     assert!(matches!(err, TraceError::Zip { .. }), "{err}");
-    assert!(err.to_string().starts_with(&format!("{}: ", zip.display())), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!("{}: ", zip.display())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -407,15 +410,20 @@ fn load_refuses_files_folders_without_telemetry_and_bad_files() {
     std::fs::write(&file, "not a submission").unwrap();
     let err = power_traces(std::slice::from_ref(&file), u64::MAX).unwrap_err();
     assert!(
-        err.to_string().ends_with("notes.txt: not a folder or a .zip file"),
+        err.to_string()
+            .ends_with("notes.txt: not a folder or a .zip file"),
         "{err}"
     );
-    let err = power_traces(&[tmp.path().to_owned()], u64::MAX).unwrap_err().to_string();
+    let err = power_traces(&[tmp.path().to_owned()], u64::MAX)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no telemetry files"), "{err}");
     let tel = tmp.path().join("output0").join(TELEMETRY_FOLDER);
     std::fs::create_dir_all(&tel).unwrap();
     std::fs::write(tel.join("vae.0.jsonl"), "{\"type\":\"sample\"}\n").unwrap();
-    let err = power_traces(&[tmp.path().to_owned()], u64::MAX).unwrap_err().to_string();
+    let err = power_traces(&[tmp.path().to_owned()], u64::MAX)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.ends_with("vae.0.jsonl: the first line is not a telemetry header"),
         "{err}"
@@ -450,11 +458,23 @@ fn links_and_fifos_in_a_telemetry_folder_are_named_and_never_opened() {
         let at = format!("{}: not read: {what}", tel.join(name).display());
         loaded.skipped.iter().any(|s| s.starts_with(&at))
     };
-    assert!(said("bert.0.jsonl", "a symbolic link"), "{:?}", loaded.skipped);
-    assert!(said("zero.0.jsonl", "a symbolic link"), "{:?}", loaded.skipped);
+    assert!(
+        said("bert.0.jsonl", "a symbolic link"),
+        "{:?}",
+        loaded.skipped
+    );
+    assert!(
+        said("zero.0.jsonl", "a symbolic link"),
+        "{:?}",
+        loaded.skipped
+    );
     if fifo_made {
         assert!(said("fifo.0.jsonl", "a FIFO"), "{:?}", loaded.skipped);
-        assert!(said("link.0.jsonl", "a symbolic link"), "{:?}", loaded.skipped);
+        assert!(
+            said("link.0.jsonl", "a symbolic link"),
+            "{:?}",
+            loaded.skipped
+        );
     }
     assert_eq!(loaded.skipped.len(), if fifo_made { 4 } else { 2 });
 }
