@@ -181,34 +181,47 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 }
 
 /// (path, SHA-256) of each input, for the provenance of a page: a folder stands for the
-/// files under it, sorted by path; files are listed as given. Files are read whole.
+/// regular files under it, sorted by path, walked as every command walks one
+/// ([`mlbench_schema::tree`]: a link is never followed, a FIFO or a device never
+/// opened; `validate` names each); files are listed as given. Files are read whole.
 pub fn input_digests(paths: &[PathBuf]) -> std::io::Result<Vec<(String, String)>> {
+    use mlbench_schema::read_buffer::{Links, read_regular};
+    use mlbench_schema::tree::{TreeKind, list_tree};
+    let named = |path: &Path| {
+        let path = path.display().to_string();
+        move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{path}: {e}"))
+    };
     let mut out = Vec::new();
     for path in paths {
-        let mut files = Vec::new();
-        collect_files(path, &mut files, 0)?;
-        files.sort();
-        for file in files {
-            let digest = sha256_file(&file)?;
-            out.push((file.display().to_string(), digest));
+        if !path.is_dir() {
+            // Named on the command line: a link to a file is followed to it.
+            let bytes = read_regular(path, Links::Follow).map_err(named(path))?;
+            out.push((path.display().to_string(), sha256_hex(&bytes)));
+            continue;
+        }
+        let entries =
+            list_tree(path).map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
+        for entry in entries {
+            let at = entry.path.display();
+            match entry.kind {
+                TreeKind::File => {
+                    let bytes =
+                        read_regular(&entry.path, Links::Refuse).map_err(named(&entry.path))?;
+                    out.push((at.to_string(), sha256_hex(&bytes)));
+                }
+                TreeKind::TooDeep => {
+                    return Err(std::io::Error::other(format!(
+                        "{at}: folders nested too deep"
+                    )));
+                }
+                TreeKind::Unlisted(reason) => {
+                    return Err(std::io::Error::other(format!("{at}: {reason}")));
+                }
+                TreeKind::Symlink | TreeKind::Special(_) | TreeKind::Unknown => {}
+            }
         }
     }
     Ok(out)
-}
-
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
-    if !path.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    if depth > 32 {
-        let msg = format!("{}: folders nested too deep (a link loop?)", path.display());
-        return Err(std::io::Error::other(msg));
-    }
-    for entry in std::fs::read_dir(path)? {
-        collect_files(&entry?.path(), out, depth + 1)?;
-    }
-    Ok(())
 }
 
 /// The manifest of `files`, in `sha256sum` format (`<hex>  <path>` per line, sorted by
@@ -350,12 +363,13 @@ mod tests {
         );
         let missing = input_digests(&[dir.path().join("missing")]).unwrap_err();
         assert!(missing.to_string().contains("missing: "), "{missing}");
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
-            let looped = input_digests(&[dir.path().to_path_buf()]).unwrap_err();
-            assert!(looped.to_string().contains("nested too deep"), "{looped}");
-        }
+        // A link (here a loop) is never followed, a FIFO never opened: neither is an
+        // input read, and the digests are those of the regular files.
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
+        let fifo = dir.path().join("sub/x.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        assert_eq!(input_digests(&[dir.path().to_path_buf()]).unwrap(), got);
     }
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
