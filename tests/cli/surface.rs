@@ -301,14 +301,14 @@ fn the_binary_stays_glue() {
     // to the exporters; one page check for report and grid) cost about 8 more. Telemetry's
     // `plot power` (the kind, its help, its error and exit code, the branch that reads the
     // traces and says a line per device: about 15 lines; the reading and the lines are
-    // mlbench_telemetry::trace, the chart mlbench_export::charts::power_chart); energy in
+    // mlbench_analyzer::energy::traces, the chart mlbench_export::charts::power_chart); energy in
     // `report` and `grid --per joule` (the flag, the two calls, the exit code of a
     // baseline without telemetry) cost 6; the pairing and scoring are
     // mlbench_analyzer::energy; the report page's power traces (one field, a warning
     // when they cannot be read: mlbench_analyzer::energy::page_traces) and `plot grid --per`
     // (the argument; the chart follows the grid's `per`) cost 9. A zipped submission's
     // energy in `report` (the loader hands back the energy of the files it read, the zip's
-    // from the intake it holds: mlbench_analyzer::energy::files) cost 3. The page checks
+    // from the intake it holds: mlbench_analyzer::energy::submitted) cost 3. The page checks
     // moved to mlbench_validator::page and the page's inputs (a zip read once) to
     // mlbench_analyzer::page: 24 fewer. `run --help` listing run's options in a build
     // without the runner (its help text shared by both builds, the note of how to build one
