@@ -82,14 +82,17 @@ fn measure_folder(
     let pairs: Vec<&pairing::Paired> = (folder.pairs.iter())
         .filter(|pair| pair.entry.failure(false).is_none())
         .collect();
-    let wanted: BTreeSet<&str> = pairs.iter().map(|p| p.telemetry_display.as_str()).collect();
+    // A display path names one file: its pair's.
+    let by_path: HashMap<&str, &pairing::Paired> = (pairs.iter())
+        .map(|p| (p.telemetry_display.as_str(), *p))
+        .collect();
     let measured = sub.read_each(
-        |path| wanted.contains(path),
+        |path| by_path.contains_key(path),
         |path, content| {
             let file = submitted::reduce_content(path, content).map_err(|e| e.to_string())?;
-            // A display path names one file: its pair.
-            let pair = pairs.iter().find(|p| p.telemetry_display == path);
-            let pair = pair.ok_or_else(|| format!("{path}: not paired"))?;
+            let pair = by_path
+                .get(path)
+                .ok_or_else(|| format!("{path}: not paired"))?;
             copy::measure(pair, &file, &idle).map(|c| (pair.ordinal, c))
         },
     );

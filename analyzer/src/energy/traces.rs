@@ -23,7 +23,7 @@ use mlbench_schema::telemetry::{TELEMETRY_FOLDER, TelemetryFile, TelemetryReadEr
 use mlbench_telemetry::fold::Reduced;
 use mlbench_telemetry::summary::WindowSummary;
 use mlbench_validator::intake::{Intake, IntakeError, Limits};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The bench name of the idle baseline's files (`idle.<device>.jsonl`), as `mlbench run`
@@ -92,7 +92,8 @@ pub fn one_per_bench(traces: Vec<Trace>) -> Vec<Trace> {
 /// validator's intake within `max_bytes` (as every command reads a submission): a run
 /// folder (`output0`, holding `telemetry/`), a submission or `mlbench run --out-dir`
 /// folder (holding `output*/telemetry/`), a `telemetry` folder itself, or the zip of
-/// any of them.
+/// any of them (refused where its container is unsafe or broken, as every command
+/// refuses one; a folder's links and special files are passed over and said).
 ///
 /// # Errors
 /// [`TraceError`]: a path that cannot be listed or holds no telemetry, a zip whose
@@ -242,16 +243,15 @@ fn telemetry_folders(
     sub: &Submitted,
     within: &Within,
 ) -> Result<Vec<(String, String)>, TraceError> {
-    let mut dirs: BTreeMap<&str, ()> = BTreeMap::new();
-    for file in sub.paths() {
-        if in_telemetry(&format!("{}{file}", within.prefix)) {
-            dirs.insert(display_parent(file), ());
-        }
-    }
+    let paths = sub.paths();
+    let dirs: BTreeSet<&str> = (paths.iter())
+        .filter(|file| in_telemetry(&format!("{}{file}", within.prefix)))
+        .map(|file| display_parent(file))
+        .collect();
     if dirs.is_empty() {
         return Err(TraceError::NoTelemetry(path.to_owned()));
     }
-    let mut folders: Vec<(String, String)> = (dirs.into_keys())
+    let mut folders: Vec<(String, String)> = (dirs.into_iter())
         .map(|dir| {
             let full = format!("{}{dir}", within.prefix);
             let above = full.trim_end_matches('/').rsplit('/').nth(1);
