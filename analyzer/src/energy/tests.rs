@@ -589,6 +589,41 @@ fn telemetry_over_what_is_left_of_max_bytes_is_set_aside_and_said() {
     );
 }
 
+/// A paired telemetry file that is a link (here to a copy of itself outside the
+/// submission) is never followed: no figure, a note naming it; a FIFO beside it is never
+/// opened, and named too.
+#[test]
+fn a_link_or_a_fifo_in_the_telemetry_folder_is_named_and_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    let out = sub.join("output0");
+    report(
+        &out.join("fast_0.json"),
+        &[entry("vae", false), entry("cart", false)],
+    );
+    let file = telemetry(Some("vae"), 0, &[gpu(200.0, 50.0)], 110, ("train", 5, 105));
+    let outside = dir.path().join("vae.0.jsonl");
+    write(&outside, &file);
+    std::fs::create_dir_all(out.join("telemetry")).unwrap();
+    std::os::unix::fs::symlink(&outside, out.join("telemetry/vae.0.jsonl")).unwrap();
+    let good = telemetry(Some("cart"), 0, &[gpu(100.0, 50.0)], 110, ("train", 5, 105));
+    write(&out.join("telemetry/cart.0.jsonl"), &good);
+    let fifo = out.join("telemetry/idle.cuda:0.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let e = energy_of_paths(&[sub.clone()], "fast", u64::MAX).unwrap();
+    let read: Vec<&str> = e.copies.iter().map(|c| c.telemetry.as_str()).collect();
+    assert_eq!(read, ["output0/telemetry/cart.0.jsonl"]);
+    close(e.copies[0].joules.unwrap(), 10_000.0);
+    assert_eq!(
+        e.notes,
+        [
+            "output0/telemetry/idle.cuda:0.jsonl: not read: a FIFO (expected a regular file)",
+            "output0/telemetry/vae.0.jsonl: not read: a symbolic link (expected a regular file)",
+        ]
+    );
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
