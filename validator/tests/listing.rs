@@ -347,3 +347,42 @@ fn bytes_of(content: mlbench_schema::reader::Content<'_>) -> Vec<u8> {
         }
     }
 }
+
+/// A listing of some of its files (`Listing::only`) reads those and opens no other: for
+/// a folder and its zip, the files picked come back with the bytes the whole read gives,
+/// none of the whole's findings come with them, and a file the part leaves out is never
+/// read (a folder's, removed after the listing, finds nothing).
+#[test]
+fn a_listing_of_some_files_reads_only_those() {
+    let files = example_with(&[("output0/telemetry/vae.0.jsonl", b"{}\n")]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sub");
+    write_folder(&root, &files);
+    // A link: a finding of the whole listing, not of the part.
+    std::os::unix::fs::symlink("/etc/passwd", root.join("output0/telemetry/x.0.jsonl")).unwrap();
+    let zip = dir.path().join("sub.zip");
+    write_zip(&zip, &files);
+    let picked = |p: &str| p.starts_with("output0/telemetry/");
+    for path in [&root, &zip] {
+        let whole = list_submission(path, &Limits::default()).unwrap();
+        let part = whole.only(picked);
+        assert_eq!(part.paths(), ["output0/telemetry/vae.0.jsonl"], "{path:?}");
+        assert_eq!(part.findings().count(), 0, "{path:?}");
+        if path == &root {
+            assert!(whole.findings().any(|f| f.rule == "file.symlink"));
+            // Gone after the listing: the whole would find it unreadable; the part
+            // never reads it.
+            std::fs::remove_file(root.join("output0/fast_0.json")).unwrap();
+        }
+        let (rest, read) = part.read_apart(|_| true, |p, c| (p.to_owned(), bytes_of(c)));
+        assert!(
+            rest.files.is_empty() && rest.findings.is_empty(),
+            "{path:?}"
+        );
+        let read: Vec<(String, Vec<u8>)> = read.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(
+            read,
+            [("output0/telemetry/vae.0.jsonl".to_owned(), b"{}\n".to_vec())]
+        );
+    }
+}
