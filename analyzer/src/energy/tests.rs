@@ -611,7 +611,7 @@ fn a_link_or_a_fifo_in_the_telemetry_folder_is_named_and_never_opened() {
     let fifo = out.join("telemetry/idle.cuda:0.jsonl");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     assert!(made.is_ok_and(|s| s.success()), "mkfifo");
-    let e = energy_of_paths(&[sub.clone()], "fast", u64::MAX).unwrap();
+    let e = energy_of_paths(std::slice::from_ref(&sub), "fast", u64::MAX).unwrap();
     let read: Vec<&str> = e.copies.iter().map(|c| c.telemetry.as_str()).collect();
     assert_eq!(read, ["output0/telemetry/cart.0.jsonl"]);
     close(e.copies[0].joules.unwrap(), 10_000.0);
