@@ -118,7 +118,7 @@ pub fn gpu_heatmap_chart(
     view: &GpuRelative,
     runs: &[RunMeans],
 ) -> Result<Chart, ExportError> {
-    let left_out: Vec<&str> = runs
+    let left_out: Vec<String> = runs
         .iter()
         .map(|r| r.bench.as_str())
         .filter(|b| !view.benches.iter().any(|v| v == b))

@@ -149,7 +149,12 @@ pub(crate) fn wrap(s: &str, f: Font, max_w: i32) -> Result<Vec<String>, PlotErro
 /// Where to end the first line of `s` (a byte index, after at least one character and
 /// at most `most`).
 fn break_at(s: &str, f: Font, max_w: i32, most: usize) -> Result<usize, PlotError> {
-    let ends: Vec<usize> = s.char_indices().skip(1).take(most).map(|(i, _)| i).collect();
+    let ends: Vec<usize> = s
+        .char_indices()
+        .skip(1)
+        .take(most)
+        .map(|(i, _)| i)
+        .collect();
     // Binary search for the most characters that fit (at least one).
     let (mut lo, mut hi) = (0usize, ends.len().saturating_sub(1));
     while lo < hi {

@@ -186,10 +186,18 @@ mod tests {
 
     #[test]
     fn names_are_shortened_in_the_middle_between_characters() {
-        assert_eq!(shortened("convnet_distributed_fp16"), "convnet_distributed_fp16");
+        assert_eq!(
+            shortened("convnet_distributed_fp16"),
+            "convnet_distributed_fp16"
+        );
         let eighty = "a".repeat(80);
         assert_eq!(shortened(&eighty), eighty);
-        let long = format!("{}{}{}", "h".repeat(40), "m".repeat(2_000_000), "t".repeat(39));
+        let long = format!(
+            "{}{}{}",
+            "h".repeat(40),
+            "m".repeat(2_000_000),
+            "t".repeat(39)
+        );
         let short = shortened(&long);
         assert_eq!(short, format!("{}…{}", "h".repeat(40), "t".repeat(39)));
         assert_eq!(short.chars().count(), NAME_CHARS);

@@ -177,13 +177,15 @@ mod tests {
             "bench `toy_reg`: train_item.avg 1e308 is not a measurement: over the limit of 1e12"
         );
         // 1e309 overflows to Infinity as Python reads it.
-        let inf = entry(r#"{"train_item": {"avg": 1e309}, "train": {"avg": -1.5, "min": NaN, "max": 2, "unit": "s"}}"#);
-        let found = unreadable(&inf);
-        assert_eq!(
-            fields(&found),
-            ["train_item.avg", "train.avg", "train.min"]
+        let inf = entry(
+            r#"{"train_item": {"avg": 1e309}, "train": {"avg": -1.5, "min": NaN, "max": 2, "unit": "s"}}"#,
         );
-        assert_eq!(found[0].message(None), "train_item.avg Infinity is not a measurement: not a finite number");
+        let found = unreadable(&inf);
+        assert_eq!(fields(&found), ["train_item.avg", "train.avg", "train.min"]);
+        assert_eq!(
+            found[0].message(None),
+            "train_item.avg Infinity is not a measurement: not a finite number"
+        );
         assert_eq!(found[1].why, "negative");
         // The limit itself is a measurement; the next float above it is not.
         let at = entry(r#"{"train_item": {"avg": 1e12}}"#);
