@@ -23,9 +23,7 @@ pub struct OutputError {
 /// Guards every path argument of the command but its outputs
 /// (`mlbench_schema::destination::guard_inputs`): no output may be one or lie inside one.
 pub fn guard_inputs(matches: &clap::ArgMatches) {
-    let Some((_, args)) = matches.subcommand() else {
-        return;
-    };
+    let args = matches.subcommand().map_or(matches, |(_, args)| args);
     let outputs = ["output", "html", "out", "out_dir", "pack"];
     let ids = args.ids().filter(|id| !outputs.contains(&id.as_str()));
     let paths = ids.filter_map(|id| args.try_get_many::<PathBuf>(id.as_str()).ok()?);
