@@ -122,7 +122,7 @@ pub fn gpu_heatmap_chart(
         .iter()
         .map(|r| r.bench.as_str())
         .filter(|b| !view.benches.iter().any(|v| v == b))
-        .map(|b| short(b))
+        .map(short)
         .collect();
     let note = (!left_out.is_empty()).then(|| {
         format!(

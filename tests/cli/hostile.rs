@@ -1227,7 +1227,7 @@ fn a_throughput_of_1e308_is_an_unreadable_entry_named() {
     let report = |extra: &[&str]| {
         let mut args: Vec<&std::ffi::OsStr> =
             vec!["report".as_ref(), s, "-g".as_ref(), "RTX".as_ref()];
-        args.extend(extra.iter().map(|a| std::ffi::OsStr::new(a)));
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
         guarded(&args, 60)
     };
     let said = format!(
