@@ -104,7 +104,9 @@ fn names_run(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
 fn parse_args() -> Result<cli::Cli, clap::Error> {
     use clap::FromArgMatches;
     let args = cli::normalize_args(std::env::args_os().collect());
-    cli::Cli::from_arg_matches(&cli::command().try_get_matches_from(args)?)
+    let matches = cli::command().try_get_matches_from(args)?;
+    output::guard_inputs(&matches);
+    cli::Cli::from_arg_matches(&matches)
 }
 
 /// `mlbench … | head` closes the pipe early: that is not an error.

@@ -20,6 +20,16 @@ pub struct OutputError {
     pub source: std::io::Error,
 }
 
+/// Guards every path argument of the command but its outputs
+/// (`mlbench_schema::destination::guard_inputs`): no output may be one or lie inside one.
+pub fn guard_inputs(matches: &clap::ArgMatches) {
+    let args = matches.subcommand().map_or(matches, |(_, args)| args);
+    let outputs = ["output", "html", "out", "out_dir", "pack"];
+    let ids = args.ids().filter(|id| !outputs.contains(&id.as_str()));
+    let paths = ids.filter_map(|id| args.try_get_many::<PathBuf>(id.as_str()).ok()?);
+    mlbench_schema::destination::guard_inputs(paths.flatten().map(PathBuf::as_path));
+}
+
 /// [`check_file`] for each destination given.
 pub fn check_files<'a>(
     paths: impl IntoIterator<Item = &'a PathBuf>,

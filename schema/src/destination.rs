@@ -5,10 +5,19 @@
 //! device, a FIFO or a socket is never replaced, even when replacing files is allowed,
 //! and a symbolic link that leads nowhere counts as an existing file. A file is written
 //! beside its destination and renamed into place ([`write_file`]), so an interrupted
-//! write never leaves half a file.
+//! write never leaves half a file; the file beside it has a short name of its own
+//! (`.mlbench-XXXXXXXX.tmp`), so any legal destination name can be written.
+//!
+//! Nothing a command reads is written over: the binary names its inputs once
+//! ([`guard_inputs`]), and a destination that is one of them or lies inside one is
+//! refused by every check, even where replacing files is allowed ([`Inputs`]). A name
+//! made from the data (a bench's, a label's) becomes a file name through
+//! [`safe_file_name`] only.
 
 use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// A destination refused before any work.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +45,16 @@ pub enum DestinationError {
     /// A path with no file name (`..`, `/`).
     #[error("{}: not a file name", .0.display())]
     NotAFileName(PathBuf),
+    /// A destination that is an input of the command, or lies inside one.
+    #[error("{}: {} {}: mlbench never writes over what it reads, even with --force", .output.display(), if *.inside { "lies inside the input" } else { "is the input" }, .input.display())]
+    Input {
+        /// The destination.
+        output: PathBuf,
+        /// The input, as given.
+        input: PathBuf,
+        /// Whether the destination lies inside the input (a folder) rather than being it.
+        inside: bool,
+    },
 }
 
 /// A file that passed the checks but could not be written.
@@ -85,13 +104,157 @@ fn parent_of(path: &Path) -> &Path {
     }
 }
 
+/// A file or folder by device and inode: the same thing however it is named (a link,
+/// a relative path, a hard link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+}
+
+impl Identity {
+    fn of(path: &Path) -> Option<Identity> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+/// One input: as given (for messages), canonical, and its identity.
+#[derive(Debug, Clone)]
+struct Input {
+    given: PathBuf,
+    canonical: PathBuf,
+    identity: Identity,
+}
+
+/// The files and folders a command reads. A destination that is one of them (the same
+/// canonical path, or the same device and inode) or lies inside one of them is refused
+/// ([`Inputs::refuse`]); an input that does not exist guards nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs(Vec<Input>);
+
+impl Inputs {
+    /// The inputs among `paths` that exist.
+    pub fn of<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Inputs {
+        let inputs = paths
+            .into_iter()
+            .filter_map(|given| {
+                Some(Input {
+                    given: given.to_path_buf(),
+                    canonical: given.canonicalize().ok()?,
+                    identity: Identity::of(given)?,
+                })
+            })
+            .collect();
+        Inputs(inputs)
+    }
+
+    /// Refuses `output` when it is one of the inputs or lies inside one: compared by
+    /// canonical path (a destination not there yet by its nearest existing folder's,
+    /// with the rest of its path put back) and by the device and inode of it and of each
+    /// folder above it.
+    pub fn refuse(&self, output: &Path) -> Result<(), DestinationError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let resolved = resolved(output);
+        // The destination and the folders above it that exist, nearest first.
+        let identities: Vec<Identity> = resolved
+            .iter()
+            .flat_map(|r| r.ancestors())
+            .filter_map(Identity::of)
+            .collect();
+        let own = Identity::of(output);
+        for input in &self.0 {
+            let is = own == Some(input.identity)
+                || resolved.as_ref().is_some_and(|r| *r == input.canonical);
+            let inside = resolved
+                .as_ref()
+                .is_some_and(|r| r.starts_with(&input.canonical))
+                || identities.contains(&input.identity);
+            if is || inside {
+                return Err(DestinationError::Input {
+                    output: output.to_path_buf(),
+                    input: input.given.clone(),
+                    inside: !is,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The inputs of this process, named once by the binary ([`guard_inputs`]).
+static GUARDED: OnceLock<Inputs> = OnceLock::new();
+
+/// Names the inputs of this process: from then on [`check_file`], [`check_folder`] and
+/// [`write_file`] refuse a destination that is one of them or lies inside one. Set once
+/// (a second call changes nothing): the binary calls it with the paths it reads.
+pub fn guard_inputs<'a>(paths: impl IntoIterator<Item = &'a Path>) {
+    let _ = GUARDED.set(Inputs::of(paths));
+}
+
+/// [`Inputs::refuse`] of the guarded inputs.
+fn refuse_guarded(path: &Path) -> Result<(), DestinationError> {
+    GUARDED.get().map_or(Ok(()), |inputs| inputs.refuse(path))
+}
+
+/// `path` made absolute, its longest existing ancestor canonical and the rest put back
+/// (`None` when it has no absolute form).
+pub fn resolved(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut out) = existing.canonicalize() {
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+}
+
+/// The most bytes of a name [`safe_file_name`] keeps before its hash: with the hash and
+/// an extension, far below the 255 bytes a file name may have.
+const SAFE_NAME_BYTES: usize = 120;
+
+/// `name` as one file name component: the characters `A-Z a-z 0-9 . _ -` kept, every
+/// other one made `_`, a leading `.` too (no hidden file, no `..`), cut at 120 bytes; a
+/// name so changed ends in `-` and 8 hex digits of its SHA-256, so two names never give
+/// one file. A name of those characters alone, short, is itself.
+pub fn safe_file_name(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .enumerate()
+        .map(|(i, c)| match c {
+            '.' if i == 0 => '_',
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '_',
+        })
+        .take(SAFE_NAME_BYTES + 1)
+        .collect();
+    if kept == name && kept.len() <= SAFE_NAME_BYTES {
+        return kept;
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let cut: String = kept.chars().take(SAFE_NAME_BYTES).collect();
+    format!("{cut}-{hash}")
+}
+
 /// Checks that a file can be written at `path`: its folder exists, and it is new, or a
-/// regular file when `replace` allows replacing one. Nothing is opened: a FIFO cannot
-/// block the check.
+/// regular file when `replace` allows replacing one; never an input ([`guard_inputs`]).
+/// Nothing is opened: a FIFO cannot block the check.
 pub fn check_file(path: &Path, replace: bool) -> Result<(), DestinationError> {
     if path.file_name().is_none() {
         return Err(DestinationError::NotAFileName(path.to_path_buf()));
     }
+    refuse_guarded(path)?;
     let Ok(link) = std::fs::symlink_metadata(path) else {
         let parent = parent_of(path);
         return match std::fs::metadata(parent) {
@@ -117,8 +280,10 @@ pub fn check_file(path: &Path, replace: bool) -> Result<(), DestinationError> {
 }
 
 /// Checks that `dir` is a folder or can be made one: it, or its nearest existing
-/// ancestor, is a folder (the folders missing are made when the files are written).
+/// ancestor, is a folder (the folders missing are made when the files are written); never
+/// an input nor inside one ([`guard_inputs`]).
 pub fn check_folder(dir: &Path) -> Result<(), DestinationError> {
+    refuse_guarded(dir)?;
     let mut at = Some(dir);
     while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
         if let Ok(meta) = std::fs::metadata(p) {
@@ -138,19 +303,49 @@ pub fn check_folder(dir: &Path) -> Result<(), DestinationError> {
 }
 
 /// Writes `bytes` to `path` after checking it again with [`check_file`]: written beside
-/// it and renamed into place; on failure nothing is left behind.
+/// it (as `.mlbench-XXXXXXXX.tmp`, a name of its own) and renamed into place; on failure
+/// nothing is left behind.
 pub fn write_file(bytes: &[u8], path: &Path, replace: bool) -> Result<(), WriteFileError> {
     check_file(path, replace)?;
-    let Some(file_name) = path.file_name() else {
-        return Err(DestinationError::NotAFileName(path.to_path_buf()).into());
+    let failed = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
     };
-    let tmp = parent_of(path).join(format!(".{}.mlbench-tmp", file_name.to_string_lossy()));
-    if let Err(source) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)) {
+    let (tmp, mut file) = temporary_beside(path).map_err(failed)?;
+    let written = std::io::Write::write_all(&mut file, bytes);
+    drop(file);
+    if let Err(source) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);
-        let path = path.to_path_buf();
-        return Err(WriteError { path, source }.into());
+        return Err(failed(source).into());
     }
     Ok(())
+}
+
+/// A new file `.mlbench-XXXXXXXX.tmp` in `path`'s folder, created there (never one that
+/// was there: another name is drawn).
+fn temporary_beside(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static DRAWN: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for _ in 0..16 {
+        let n = DRAWN.fetch_add(1, Ordering::Relaxed);
+        let word = (std::process::id().rotate_left(16) ^ nanos ^ n.wrapping_mul(0x9e37_79b9))
+            .wrapping_mul(0x85eb_ca6b);
+        let tmp = parent_of(path).join(format!(".mlbench-{word:08x}.tmp"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name left")))
 }
 
 #[cfg(test)]
@@ -229,6 +424,86 @@ mod tests {
         ));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "only out.json: {names:?}");
+    }
+
+    #[test]
+    fn a_legal_name_of_255_bytes_is_written_and_only_it_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!("{}.json", "n".repeat(250));
+        assert_eq!(name.len(), 255);
+        let path = dir.path().join(&name);
+        write_file(b"x", &path, false).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"x");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [name]);
+    }
+
+    #[test]
+    fn an_input_or_a_path_inside_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir_all(sub.join("output0")).unwrap();
+        let stream = sub.join("output0/fast_0.json");
+        std::fs::write(&stream, "[").unwrap();
+        let zip = dir.path().join("a.zip");
+        std::fs::write(&zip, "PK").unwrap();
+        let inputs = Inputs::of([sub.as_path(), zip.as_path()]);
+        let refused = |p: &Path| match inputs.refuse(p) {
+            Err(DestinationError::Input { input, inside, .. }) => Some((input, inside)),
+            Ok(()) => None,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(refused(&zip), Some((zip.clone(), false)));
+        assert_eq!(refused(&stream), Some((sub.clone(), true)));
+        // Not there yet, inside: by its folder; the same named another way.
+        assert_eq!(refused(&sub.join("new/x.json")), Some((sub.clone(), true)));
+        let dotted = sub.join("output0/../output0/fast_0.json");
+        assert_eq!(refused(&dotted), Some((sub.clone(), true)));
+        assert_eq!(refused(&sub), Some((sub.clone(), false)));
+        // A hard link and a symbolic link to the zip are the zip.
+        let hard = dir.path().join("hard.zip");
+        std::fs::hard_link(&zip, &hard).unwrap();
+        assert_eq!(refused(&hard), Some((zip.clone(), false)));
+        let soft = dir.path().join("soft.zip");
+        std::os::unix::fs::symlink(&zip, &soft).unwrap();
+        assert_eq!(refused(&soft), Some((zip.clone(), false)));
+        // Beside them: written.
+        assert_eq!(refused(&dir.path().join("report.json")), None);
+        assert_eq!(refused(&dir.path().join("sub.html")), None);
+        let message = inputs.refuse(&stream).unwrap_err().to_string();
+        assert!(
+            message.ends_with(&format!(
+                "fast_0.json: lies inside the input {}: mlbench never writes over what it reads, even with --force",
+                sub.display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn safe_file_names_keep_plain_names_and_never_collide() {
+        for plain in ["loss-example-toy_reg", "report-heatmap-a.b", "runs-A-1"] {
+            assert_eq!(safe_file_name(plain), plain);
+        }
+        let slash = safe_file_name("loss-x-../../etc/passwd");
+        assert!(slash.starts_with("loss-x-.._.._etc_passwd-"), "{slash}");
+        assert_eq!(slash.len(), "loss-x-.._.._etc_passwd-".len() + 8);
+        assert!(!slash.contains('/'));
+        assert!(safe_file_name("..").starts_with("_.-"));
+        // `a/b` and `a_b` differ: the changed one carries its hash.
+        assert_ne!(safe_file_name("a/b"), safe_file_name("a_b"));
+        assert_ne!(safe_file_name("a/b"), safe_file_name("a:b"));
+        let long = "é".repeat(1_000_000);
+        let cut = safe_file_name(&long);
+        assert_eq!(cut.len(), 120 + 1 + 8, "{cut}");
+        assert!(cut.is_ascii());
+        let other = format!("{long}x");
+        assert_ne!(safe_file_name(&other), cut);
+        // Stable: the same name, the same file, run after run.
+        assert_eq!(safe_file_name("a/b"), safe_file_name("a/b"));
     }
 
     #[test]

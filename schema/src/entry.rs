@@ -60,7 +60,8 @@ fn added_by_report(key: &str) -> bool {
     )
 }
 
-/// Whether the entry's accessors or its type checks ([`ReportEntry::type_problems`]) look
+/// Whether the entry's accessors, its type checks ([`ReportEntry::type_problems`]) or
+/// its measurement checks ([`crate::measure::unreadable`], which read `train`) look
 /// `key` up. A lean read drops a timing stage under any other key: what the stage is
 /// matters only to [`ReportEntry::arguments`], which leaves stages out. (Selection rules
 /// may name any field, but keep no entry whose field is a stage: their values are
@@ -71,6 +72,7 @@ pub(crate) fn looked_up(key: &str) -> bool {
         "name"
             | "version"
             | "train_item"
+            | "train"
             | "batch_loss"
             | "completed"
             | "vcd"

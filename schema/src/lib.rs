@@ -6,7 +6,8 @@
 //!   era, finding them in folder trees, and telling their runs apart;
 //! - [`writer`]: the legacy stream format, byte for byte;
 //! - [`unique_id`]: the suite's id and version algorithms;
-//! - [`timing`]: its `StatStream` and throughput arithmetic;
+//! - [`timing`]: its `StatStream` and throughput arithmetic; [`measure`]: what counts
+//!   as a measurement (finite, not negative, at most 10¹²);
 //! - [`targets`]: target tables and entry selection rules;
 //! - [`runtime`]: what produced a submission (the suite's scripts or `mlbench run`),
 //!   declared or inferred from the entries, and the runtimes' parity per bench;
@@ -26,6 +27,7 @@ pub mod discover;
 pub mod entry;
 pub mod jobs;
 pub mod layout;
+pub mod measure;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod read_buffer;

@@ -141,6 +141,8 @@ pub enum Location {
     },
     /// A field of an entry.
     Field(String),
+    /// A field of an entry whose figure is no measurement ([`crate::measure`]).
+    Measurement(String),
 }
 
 /// A problem reading one file.
@@ -169,7 +171,9 @@ impl fmt::Display for ReadError {
                 line,
                 column,
             } => write!(f, ": byte {offset} (line {line}, column {column})")?,
-            Location::Field(field) => write!(f, ": field `{field}`")?,
+            Location::Field(field) | Location::Measurement(field) => {
+                write!(f, ": field `{field}`")?
+            }
         }
         write!(f, ": {}", self.message)
     }
@@ -203,7 +207,8 @@ fn syntax(file: &str, entry: Option<usize>, e: SyntaxError) -> ReadError {
 /// Parses the text of a report file; `file` names it in errors.
 ///
 /// Type problems of an entry's fields (see [`ReportEntry::type_problems`]) are errors
-/// too, and such an entry is not returned.
+/// too, and so are figures that are no measurement ([`crate::measure::unreadable`]):
+/// such an entry is not returned.
 pub fn parse_report(file: &str, text: &[u8]) -> ParsedFile {
     parse_with(file, text, Read::Full)
 }
@@ -669,9 +674,7 @@ fn accept(
                 loss_values: apart.values,
             };
             let problems = entry.type_problems();
-            if problems.is_empty() {
-                each(index, entry);
-            } else {
+            if !problems.is_empty() {
                 for p in problems {
                     errors.push(ReadError {
                         file: file.to_owned(),
@@ -680,6 +683,21 @@ fn accept(
                         message: format!("expected {}, found {}", p.expected, p.found),
                     });
                 }
+                return;
+            }
+            // A figure that is no measurement cannot be scored: the entry is set aside.
+            let absurd = crate::measure::unreadable(&entry);
+            if absurd.is_empty() {
+                each(index, entry);
+                return;
+            }
+            for n in absurd {
+                errors.push(ReadError {
+                    file: file.to_owned(),
+                    entry: Some(index),
+                    message: n.message(entry.name()),
+                    location: Location::Measurement(n.field),
+                });
             }
         }
         other => errors.push(ReadError {
@@ -952,17 +970,16 @@ mod tests {
         let lean = parse_report_lean("f.json", text.as_bytes());
         let full = parse_report("f.json", text.as_bytes());
         let (lean, full) = (&lean.entries[0].1, &full.entries[0].1);
-        // The last `avg` alone; the stages `train` and `eval` (its last value) dropped;
-        // `loading` (in ms) is no stage; `all` ends as a list; `devices` is looked up.
+        // The last `avg` alone; the stage `eval` (its last value) dropped; `train` is
+        // kept whole (its figures are checked as measurements); `loading` (in ms) is no
+        // stage; `all` ends as a list; `devices` is looked up.
         assert_eq!(
             lean.get("train_item"),
             Some(&Value::Object([("avg", 3.5)].into_iter().collect()))
         );
         assert_eq!(lean.train_item_avg(), Some(3.5));
-        for key in ["train", "eval"] {
-            assert!(lean.get(key).is_none() && full.get(key).is_some(), "{key}");
-        }
-        for key in ["loading", "all", "devices", "batch_size"] {
+        assert!(lean.get("eval").is_none() && full.get("eval").is_some());
+        for key in ["train", "loading", "all", "devices", "batch_size"] {
             assert_eq!(lean.get(key), full.get(key), "{key}");
         }
         let keys = |e: &ReportEntry| {

@@ -14,9 +14,9 @@ use mlbench_validator::rules::catalogue;
 /// what it did.
 pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
     let dir = &args.dir;
-    check_destination(dir, None)?;
-    output::check_file(&args.output, args.force)?;
+    // Inside the folder packed says so before the file checks (which refuse any input).
     check_destination(dir, Some(&args.output))?;
+    output::check_file(&args.output, args.force)?;
     let prepared = prepare(&args.check)?;
     let outcome = with_options(&args.check, prepared, |validation| {
         pack_folder(

@@ -107,7 +107,7 @@ fn write_and_say(args: &PlotArgs, charts: &[Named]) -> Result<Outcome, CommandEr
     Ok(Outcome::Ok)
 }
 
-/// Writes charts as `<dir>/<name>.<ext>`, refusing to replace files without `force`.
+/// Writes charts as `<dir>/<name>.<ext>` (the name made safe), refusing to replace files without `force`.
 fn write_charts(
     dir: &Path,
     charts: &[Named],
@@ -116,6 +116,7 @@ fn write_charts(
 ) -> Result<Vec<PathBuf>, CommandError> {
     let mut planned = Vec::new();
     for (name, chart) in charts {
+        let name = mlbench_schema::destination::safe_file_name(name);
         if matches!(format, ImageFormat::Png | ImageFormat::Both) {
             planned.push((dir.join(format!("{name}.png")), chart.png.as_slice()));
         }

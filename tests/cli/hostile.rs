@@ -1053,3 +1053,471 @@ fn links_in_a_telemetry_folder_are_named_and_never_followed() {
     assert_eq!(html.0, Some(0), "{}", html.2);
     assert!(!html.2.contains("no power traces"), "{}", html.2);
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile numbers and names: a throughput of 1e308, 1e309 or -Infinity, timings of zero, a
+// bench name of 2 MB or one holding `/`, an output that is the input or lies inside it, a
+// legal 255-byte output name. Each ends cleanly (0, 1 or 2), in bounded time, naming the
+// file (and entry and field); no input is changed; a long name is drawn shortened and
+// kept whole in the data; a name never becomes a path of its own.
+// ---------------------------------------------------------------------------------------
+
+/// The example's streams with every `toy_reg` renamed `name` (its text replaced).
+fn example_with_toy_reg_named(name: &str) -> tempfile::TempDir {
+    let sub = copy_example();
+    let quoted = serde_json::to_string(name).unwrap();
+    for run in 0..5 {
+        for gpu in 0..2 {
+            let path = sub.path().join(format!("output{run}/fast_{gpu}.json"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.contains("\"name\": \"toy_reg\""), "{}", path.display());
+            let renamed = text.replace("\"name\": \"toy_reg\"", &format!("\"name\": {quoted}"));
+            std::fs::write(&path, renamed).unwrap();
+        }
+    }
+    sub
+}
+
+/// Every file under `dir` (recursively) with its bytes, to tell that nothing changed.
+fn every_file(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    crate::fixtures::folder_files(dir)
+}
+
+/// The index of `bench`'s entry in the stream at `path`.
+fn entry_of(path: &Path, bench: &str) -> usize {
+    crate::fixtures::read_entries(path)
+        .iter()
+        .position(|e| e.name() == Some(bench))
+        .unwrap_or_else(|| panic!("no {bench} in {}", path.display()))
+}
+
+/// `report`, `plot report` and `plot loss` of a 2 MB bench name took over a minute
+/// (100 KB: 53 s, then exit 3): the name is drawn shortened (80 characters, an ellipsis
+/// in the middle), its chart file named by a safe name of bounded length, and the data
+/// keep it whole.
+#[test]
+fn a_bench_name_of_two_megabytes_is_drawn_shortened_in_bounded_time() {
+    let name = format!("toy_reg_{}_end", "x".repeat(2 << 20));
+    let sub = example_with_toy_reg_named(&name);
+    let before = every_file(sub.path());
+    let out = tempfile::tempdir().unwrap();
+    let s = sub.path().as_os_str();
+    let shown = mlbench_plots::shortened(&name).into_owned();
+    assert!(shown.starts_with("toy_reg_xxx") && shown.ends_with("xxx_end"));
+    let report_dir = out.path().join("report");
+    let loss_dir = out.path().join("loss");
+    let page = out.path().join("page.html");
+    let rtx = ["-g".as_ref(), "RTX".as_ref()];
+    let runs = [
+        (
+            "plot report",
+            [
+                &["plot".as_ref(), "report".as_ref(), s][..],
+                &rtx,
+                &["--out-dir".as_ref(), report_dir.as_os_str()],
+            ]
+            .concat(),
+        ),
+        (
+            "plot loss",
+            vec![
+                "plot".as_ref(),
+                "loss".as_ref(),
+                s,
+                "--out-dir".as_ref(),
+                loss_dir.as_os_str(),
+            ],
+        ),
+        (
+            "report --html",
+            [
+                &["report".as_ref(), s][..],
+                &rtx,
+                &["--html".as_ref(), page.as_os_str()],
+            ]
+            .concat(),
+        ),
+    ];
+    for (what, args) in &runs {
+        let a = guarded(args, 60);
+        assert_eq!(code(&a), Some(0), "{what}: {}", stderr(&a));
+    }
+    // Every chart shows the shortened name and never the whole one.
+    let long_run = "x".repeat(1000);
+    let mut drawn = 0;
+    for dir in [&report_dir, &loss_dir] {
+        for file in crate::fixtures::names_in(dir) {
+            assert!(file.len() <= 255, "{file}");
+            let path = dir.join(&file);
+            if file.ends_with(".svg") {
+                let svg = std::fs::read_to_string(&path).unwrap();
+                assert!(!svg.contains(&long_run), "{file}");
+                // Set whole, or fitted further to a narrow column: its head and an ellipsis.
+                drawn += usize::from(svg.contains("toy_reg_xxxx") && svg.contains('…'));
+            }
+        }
+    }
+    assert!(
+        drawn >= 2,
+        "the heatmap, the runs and the loss chart name it"
+    );
+    let loss_files = crate::fixtures::names_in(&loss_dir);
+    assert!(
+        loss_files
+            .iter()
+            .any(|f| f.contains("-toy_reg_xxx") && f.ends_with(".svg")),
+        "{loss_files:?}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&shown[..40]));
+    // The data keep the name whole.
+    let json = guarded(
+        &[
+            &["report".as_ref(), s][..],
+            &rtx,
+            &["-f".as_ref(), "json".as_ref()],
+        ]
+        .concat(),
+        60,
+    );
+    assert_eq!(code(&json), Some(0), "{}", stderr(&json));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let benches = doc["benches"].as_array().unwrap();
+    assert!(benches.iter().any(|b| b["bench"] == name.as_str()));
+    assert_eq!(
+        every_file(sub.path()),
+        before,
+        "the submission is unchanged"
+    );
+}
+
+/// A bench name holding `/` became part of `plot loss`'s output path: its chart is now
+/// written in the folder asked for, under a safe name with a hash of the real one.
+#[test]
+fn a_bench_name_holding_a_slash_never_becomes_a_path() {
+    let sub = example_with_toy_reg_named("../../escape/toy");
+    let out = tempfile::tempdir().unwrap();
+    let plots = out.path().join("deep/plots");
+    std::fs::create_dir_all(&plots).unwrap();
+    let a = guarded(
+        &[
+            "plot".as_ref(),
+            "loss".as_ref(),
+            sub.path().as_os_str(),
+            "--out-dir".as_ref(),
+            plots.as_os_str(),
+        ],
+        60,
+    );
+    assert_eq!(code(&a), Some(0), "{}", stderr(&a));
+    for file in crate::fixtures::names_in(&plots) {
+        assert!(plots.join(&file).is_file(), "{file}");
+    }
+    let names = crate::fixtures::names_in(&plots);
+    let escaped: Vec<&String> = names
+        .iter()
+        .filter(|f| f.contains("-.._.._escape_toy-"))
+        .collect();
+    assert_eq!(escaped.len(), 2, "its PNG and SVG: {names:?}");
+    assert_eq!(crate::fixtures::names_in(out.path()), ["deep"]);
+    assert_eq!(
+        crate::fixtures::names_in(&out.path().join("deep")),
+        ["plots"]
+    );
+}
+
+/// `-o` onto the zip read, or onto a stream inside the folder read, destroyed the input
+/// even so; `--html` and `--out-dir` inside it wrote into the submission. Each is refused
+/// before the work (exit 2, naming both), with or without `--force`.
+#[test]
+fn an_output_that_is_an_input_or_inside_one_is_refused_even_with_force() {
+    let sub = copy_example();
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("a.zip");
+    crate::fixtures::write_zip(
+        &zip,
+        &crate::fixtures::folder_files(sub.path()),
+        zip::CompressionMethod::Deflated,
+    );
+    let zip_bytes = std::fs::read(&zip).unwrap();
+    let before = every_file(sub.path());
+    let stream = sub.path().join("output0/fast_0.json");
+    let rtx = ["-g".as_ref(), "RTX".as_ref(), "--force".as_ref()];
+    let o = |p: &Path| vec![std::ffi::OsString::from("-o"), p.as_os_str().to_owned()];
+    let cases: Vec<(Vec<std::ffi::OsString>, String)> = vec![
+        (
+            [vec!["report".into(), zip.clone().into_os_string()], o(&zip)].concat(),
+            format!("{}: is the input {}", zip.display(), zip.display()),
+        ),
+        (
+            [vec!["report".into(), sub.path().into()], o(&stream)].concat(),
+            format!(
+                "{}: lies inside the input {}",
+                stream.display(),
+                sub.path().display()
+            ),
+        ),
+        (
+            vec![
+                "report".into(),
+                sub.path().into(),
+                "--html".into(),
+                sub.path().join("page.html").into(),
+            ],
+            "lies inside the input".into(),
+        ),
+        (
+            vec![
+                "plot".into(),
+                "report".into(),
+                sub.path().into(),
+                "--out-dir".into(),
+                sub.path().join("plots").into(),
+            ],
+            "lies inside the input".into(),
+        ),
+        (
+            [
+                vec!["validate".into(), zip.clone().into_os_string()],
+                o(&zip),
+            ]
+            .concat(),
+            "is the input".into(),
+        ),
+    ];
+    for (args, said) in &cases {
+        let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        args.extend(
+            rtx.iter()
+                .skip(if args[0] == std::ffi::OsStr::new("validate") {
+                    2
+                } else {
+                    0
+                }),
+        );
+        let a = guarded(&args, 60);
+        assert_eq!(code(&a), Some(2), "{args:?}: {}", stderr(&a));
+        assert!(
+            stderr(&a).contains(said.as_str()),
+            "{args:?}: {}",
+            stderr(&a)
+        );
+        assert!(
+            stderr(&a).contains("mlbench never writes over what it reads, even with --force"),
+            "{}",
+            stderr(&a)
+        );
+    }
+    assert_eq!(std::fs::read(&zip).unwrap(), zip_bytes);
+    assert_eq!(every_file(sub.path()), before);
+    // Beside the input: written as ever.
+    let beside = dir.path().join("report.txt");
+    let a = guarded(
+        &[
+            &[
+                "report".as_ref(),
+                zip.as_os_str(),
+                "-o".as_ref(),
+                beside.as_os_str(),
+            ][..],
+            &rtx,
+        ]
+        .concat(),
+        60,
+    );
+    assert_eq!(code(&a), Some(0), "{}", stderr(&a));
+    assert!(beside.is_file());
+}
+
+/// A legal file name of 255 bytes failed with `File name too long`: the temporary file
+/// beside it had a longer name. It is now `.mlbench-XXXXXXXX.tmp`.
+#[test]
+fn an_output_name_of_255_bytes_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{}.json", "r".repeat(250));
+    assert_eq!(name.len(), 255);
+    let path = dir.path().join(&name);
+    let a = guarded(
+        &[
+            "report".as_ref(),
+            crate::fixtures::example_dir().as_os_str(),
+            "-g".as_ref(),
+            "RTX".as_ref(),
+            "-f".as_ref(),
+            "json".as_ref(),
+            "-o".as_ref(),
+            path.as_os_str(),
+        ],
+        60,
+    );
+    assert_eq!(code(&a), Some(0), "{}", stderr(&a));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(doc["runs"], 5);
+    assert_eq!(crate::fixtures::names_in(dir.path()), [name]);
+}
+
+/// `train_item.avg = 1e308` in one entry gave toy_reg a result of −123,897 with an
+/// infinite sd and exit 0. The entry is now unreadable, named with its field and bench
+/// (exit 2); set aside with --skip-unreadable, toy_reg's result is the trimmed mean of
+/// the other entries; `validate` finds it.
+#[test]
+fn a_throughput_of_1e308_is_an_unreadable_entry_named() {
+    use crate::fixtures::{edit_entry, edit_object, number, read_entries};
+    let sub = copy_example();
+    let stream = sub.path().join("output0/fast_0.json");
+    let index = entry_of(&stream, "toy_reg");
+    edit_entry(&stream, index, |o| {
+        edit_object(o, "train_item", |item| item.insert("avg", 1e308))
+    });
+    let s = sub.path().as_os_str();
+    let report = |extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["report".as_ref(), s, "-g".as_ref(), "RTX".as_ref()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        guarded(&args, 60)
+    };
+    let said = format!(
+        "output0/fast_0.json: entry {index}: field `train_item.avg`: bench `toy_reg`: train_item.avg 1e308 is not a measurement: over the limit of 1e12"
+    );
+    let refused = report(&[]);
+    assert_eq!(code(&refused), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!("error: {said}")),
+        "{}",
+        stderr(&refused)
+    );
+    let skipped = report(&["--skip-unreadable", "-f", "json"]);
+    assert_eq!(code(&skipped), Some(0), "{}", stderr(&skipped));
+    assert!(
+        stderr(&skipped).contains(&format!("warning: {said}")),
+        "{}",
+        stderr(&skipped)
+    );
+    // toy_reg's per-run means over the GPUs, run 0's of GPU 1 alone: the mean of the
+    // middle three.
+    let mut means = Vec::new();
+    for run in 0..5 {
+        let values: Vec<f64> = (0..2)
+            .filter(|gpu| (run, *gpu) != (0, 0))
+            .flat_map(|gpu| read_entries(&sub.path().join(format!("output{run}/fast_{gpu}.json"))))
+            .filter(|e| e.name() == Some("toy_reg") && e.train_item_avg().is_some_and(|v| v < 1e12))
+            .map(|e| number(&e.fields, "train_item", "avg"))
+            .collect();
+        assert!(!values.is_empty());
+        means.push(values.iter().sum::<f64>() / values.len() as f64);
+    }
+    let (lo, hi) = means
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), m| (a.min(*m), b.max(*m)));
+    let expected = (means.iter().sum::<f64>() - lo - hi) / 3.0;
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&skipped)).unwrap();
+    let toy = doc["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bench"] == "toy_reg")
+        .unwrap();
+    let result = toy["result"].as_f64().unwrap();
+    assert!(
+        crate::fixtures::close(result, expected),
+        "{result} against {expected}"
+    );
+    assert!(toy["sd"].as_f64().unwrap().is_finite(), "{toy}");
+    let (code_v, json) = crate::fixtures::validate_json(sub.path(), &[]);
+    assert_eq!(code_v, 1);
+    let f = crate::fixtures::finding(
+        &json,
+        "work.not-a-measurement",
+        Some("output0/fast_0.json"),
+        Some(index as u64),
+    );
+    assert_eq!(f["field"], "train_item.avg");
+    assert_eq!(f["severity"], "error");
+}
+
+/// A throughput of `1e309` (Infinity as Python reads it) or `-Infinity` ended the HTML
+/// page and `plot report` with exit 3, "heatmap … NaN", no file named: now exit 2 naming
+/// the file, the entry and the field, before anything is drawn.
+#[test]
+fn an_infinite_throughput_is_named_not_drawn() {
+    use crate::fixtures::{edit_entry, edit_object};
+    for literal in ["1e309", "-Infinity"] {
+        let sub = copy_example();
+        let stream = sub.path().join("output1/fast_1.json");
+        let index = entry_of(&stream, "toy_lstm");
+        // A marker figure, then its text replaced by the literal.
+        edit_entry(&stream, index, |o| {
+            edit_object(o, "train_item", |item| item.insert("avg", 123456.789))
+        });
+        let text = std::fs::read_to_string(&stream).unwrap();
+        assert_eq!(text.matches("123456.789").count(), 1);
+        std::fs::write(&stream, text.replace("123456.789", literal)).unwrap();
+        let before = every_file(sub.path());
+        let out = tempfile::tempdir().unwrap();
+        let page = out.path().join("page.html");
+        let plots = out.path().join("plots");
+        let s = sub.path().as_os_str();
+        let rtx = ["-g".as_ref(), "RTX".as_ref()];
+        for args in [
+            [
+                &["report".as_ref(), s][..],
+                &rtx,
+                &["--html".as_ref(), page.as_os_str()],
+            ]
+            .concat(),
+            [
+                &["plot".as_ref(), "report".as_ref(), s][..],
+                &rtx,
+                &["--out-dir".as_ref(), plots.as_os_str()],
+            ]
+            .concat(),
+        ] {
+            let a = guarded(&args, 60);
+            assert_eq!(code(&a), Some(2), "{literal} {args:?}: {}", stderr(&a));
+            let err = stderr(&a);
+            assert!(
+                err.contains(&format!("output1/fast_1.json: entry {index}: field `train_item.avg`: bench `toy_lstm`: train_item.avg")),
+                "{literal}: {err}"
+            );
+            assert!(!err.contains("NaN"), "{err}");
+        }
+        assert!(!page.exists());
+        assert!(!plots.exists() || crate::fixtures::names_in(&plots).is_empty());
+        assert_eq!(every_file(sub.path()), before);
+    }
+}
+
+/// `train.avg = min = max = 0` passed `validate` without a word: a stage that measured
+/// nothing is `work.not-a-measurement`. Scaling's empty stage is not (a test of
+/// `layouts.rs` validates what scaling writes).
+#[test]
+fn timings_of_zero_are_not_a_measurement() {
+    use crate::fixtures::{edit_entry, edit_object};
+    let sub = copy_example();
+    let stream = sub.path().join("output2/fast_0.json");
+    let index = entry_of(&stream, "vae");
+    edit_entry(&stream, index, |o| {
+        edit_object(o, "train", |t| {
+            for key in ["avg", "min", "max"] {
+                t.insert(key, 0.0);
+            }
+        })
+    });
+    let (code_v, json) = crate::fixtures::validate_json(sub.path(), &[]);
+    assert_eq!(code_v, 1, "{json:#}");
+    let f = crate::fixtures::finding(
+        &json,
+        "work.not-a-measurement",
+        Some("output2/fast_0.json"),
+        Some(index as u64),
+    );
+    assert_eq!(f["field"], "train.avg");
+    assert!(f["found"].as_str().unwrap().contains("bench `vae`"), "{f}");
+    let rules: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["work.not-a-measurement"], "{json:#}");
+}

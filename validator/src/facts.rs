@@ -127,6 +127,12 @@ pub fn read_error_finding(e: &ReadError) -> Finding {
             };
             catalogued(rule, expected, found).field(field.clone())
         }
+        Location::Measurement(field) => catalogued(
+            "work.not-a-measurement",
+            "a measurement: a finite number, not negative, at most 1e12",
+            e.message.clone(),
+        )
+        .field(field.clone()),
         Location::Offset {
             offset,
             line,

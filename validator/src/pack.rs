@@ -144,24 +144,10 @@ pub fn check_destination(dir: &Path, output: Option<&Path>) -> Result<(), PackEr
 /// yet: each is resolved through its longest existing ancestor (links followed there) and
 /// the rest of its path put back. The one test of `pack -o` and `run --pack`.
 pub fn would_be_inside(file: &Path, dir: &Path) -> bool {
+    use mlbench_schema::destination::resolved;
     match (resolved(file), resolved(dir)) {
         (Some(file), Some(dir)) => file.starts_with(&dir),
         _ => false,
-    }
-}
-
-/// `path` made absolute, its longest existing ancestor canonical.
-fn resolved(path: &Path) -> Option<PathBuf> {
-    let absolute = std::path::absolute(path).ok()?;
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(mut out) = existing.canonicalize() {
-            out.extend(rest.iter().rev());
-            return Some(out);
-        }
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
     }
 }
 

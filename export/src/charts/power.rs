@@ -35,7 +35,7 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
         .iter()
         .take(MAX_LINES)
         .map(|l| PowerLine {
-            label: l.label.clone(),
+            label: mlbench_plots::shortened(&l.label).into_owned(),
             points: l.points.clone(),
             // A file without a period (0) is broken at its lines by its median spacing.
             period_s: (l.period_s > 0.0).then_some(l.period_s),
@@ -56,7 +56,11 @@ pub fn power_chart(trace: &Trace) -> Result<Chart, ExportError> {
         })
         .collect();
     let spec = PowerTrace {
-        title: format!("Power of {} in {}", trace.bench, trace.run),
+        title: format!(
+            "Power of {} in {}",
+            mlbench_plots::shortened(&trace.bench),
+            mlbench_plots::shortened(&trace.run)
+        ),
         subtitle: Some(format!(
             "{} of {}, sampled at {}; shaded: the timed windows",
             plural(trace.lines.len(), "device line"),

@@ -149,7 +149,7 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
         subtitle: Some(format!(
             "{} relative to {}",
             plural(grid.vendors.len(), "submission"),
-            grid.baseline
+            mlbench_plots::shortened(&grid.baseline)
         )),
         sections,
         provenance: page.provenance.clone(),
@@ -241,7 +241,7 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         sections.push(validation_section(&page.checks));
     }
     Ok(HtmlDoc {
-        title: format!("mlbench report: {}", page.suite),
+        title: format!("mlbench report: {}", mlbench_plots::shortened(&page.suite)),
         subtitle: Some(report_rows::heading(report)),
         sections,
         provenance: page.provenance.clone(),

@@ -24,7 +24,11 @@ pub fn power_section(traces: &[Trace]) -> Result<Option<Section>, ExportError> {
     )];
     for t in traces {
         blocks.push(Block::Svg {
-            caption: format!("Power of {} in {}", t.bench, t.run),
+            caption: format!(
+                "Power of {} in {}",
+                mlbench_plots::shortened(&t.bench),
+                mlbench_plots::shortened(&t.run)
+            ),
             svg: power_chart(t)?.svg,
         });
     }

@@ -313,6 +313,12 @@ pub const RULES: &[Rule] = &[
         "throughput is derived from the timings by the suite; do not edit either",
     ),
     def(
+        "work.not-a-measurement",
+        Error,
+        "a throughput or timing that is no measurement: not finite, negative or over 1e12 (the entry is not scored), or a timing of zero (a stage that measured nothing)",
+        "throughputs and timings are written by the suite; re-run the bench, and do not edit its figures",
+    ),
+    def(
         "loss.divergent",
         Warning,
         "a loss curve lies outside the band of the other runs and GPUs of the bench",

@@ -1,5 +1,6 @@
 //! Rules that look at one entry at a time: required fields, NaN losses, failures, the
-//! throughput arithmetic, `unique_id`, and the arguments against the jobs file.
+//! throughput arithmetic, timings that measured nothing, `unique_id`, and the arguments
+//! against the jobs file.
 
 use crate::finding::catalogued;
 use mlbench_results::validation::Finding;
@@ -133,6 +134,16 @@ pub fn check(
     }
     nan_losses(entry, at, out);
     work(entry, at, out);
+    for n in mlbench_schema::measure::not_measured(entry) {
+        out.push(
+            at.finding(
+                "work.not-a-measurement",
+                "a timing above zero",
+                n.message(entry.name()),
+            )
+            .field(n.field),
+        );
+    }
     id(entry, args, config, at, out);
     if let Some(jobs) = jobs {
         arguments(entry, at, jobs, out);
