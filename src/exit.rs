@@ -15,7 +15,7 @@ use mlbench_analyzer::grid::weights::WeightsError;
 use mlbench_analyzer::scaling::ScalingError;
 use mlbench_analyzer::{AnalyzeError, GridError, LoadError};
 use mlbench_export::ExportError;
-use mlbench_schema::discover::DiscoverError;
+use mlbench_submission::DiscoverError;
 use mlbench_schema::jobs::JobsError;
 use mlbench_schema::scripts::ScriptsError;
 use mlbench_schema::suite::SuiteError;

@@ -12,7 +12,7 @@ use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::submission::SubmissionInfo;
-use mlbench_validator::{Intake, Limits};
+use mlbench_submission::{Intake, Limits};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -497,8 +497,7 @@ pub fn compute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mlbench_validator::SubmittedFile;
-    use mlbench_validator::intake::SourceKind;
+    use mlbench_submission::{Listing, SourceKind, SubmittedFile};
 
     fn subs(paths: &[&str]) -> Vec<PathBuf> {
         paths.iter().map(PathBuf::from).collect()
@@ -579,7 +578,7 @@ mod tests {
         Intake {
             kind: SourceKind::Zip,
             files,
-            findings: Vec::new(),
+            facts: Vec::new(),
         }
     }
 
@@ -618,6 +617,7 @@ mod tests {
     fn baseline_defaults_to_the_first_and_labels_are_unique_per_track() {
         let sub = || LoadedSubmission {
             intake: intake(Vec::new()),
+            listing: Listing::default(),
             set: crate::SampleSet::assemble(
                 "fast",
                 &selection_only().unwrap(),

@@ -1,7 +1,8 @@
 //! Aggregation, statistics and scores over benchmark reports.
 //!
 //! The flow: [`load`] reads a submission (a folder tree found by
-//! [`mlbench_schema::discover()`], or a zip or folder through the validator's intake) and
+//! [`mlbench_submission::discover()`], or a zip or folder through `mlbench_submission`'s
+//! listing) and
 //! reduces each report file to its samples as it is parsed ([`samples::FileSamples`]),
 //! then puts them together into a [`SampleSet`] (plain Rust: exclusions, selection rules,
 //! failures, configuration conflicts); [`report_of`] computes either scoring over it

@@ -1,12 +1,15 @@
 //! What a report's HTML page shows of its inputs beside the figures: each whole
-//! submission validated, and the power traces. A zip the report already read is taken
-//! from the report's intake, not read again.
+//! submission validated, the digests of its provenance, and the power traces. Each
+//! submission is the one the report opened (a folder walked once, a zip listed once);
+//! a zip the report already read is taken from the report's intake, not read again.
 
 use crate::energy::page_traces;
 use mlbench_results::SubmissionCheck;
 use mlbench_schema::telemetry::TELEMETRY_FOLDER;
+use mlbench_submission::digest::input_digests;
+use mlbench_submission::{Intake, IntakeError, Limits, Opened};
 use mlbench_telemetry::trace::{self, Trace, TraceError};
-use mlbench_validator::{Intake, IntakeError, Limits, checks_of_inputs, page_check};
+use mlbench_validator::{checks_of_inputs, page_check};
 use std::path::{Path, PathBuf};
 
 /// The page's inputs.
@@ -14,31 +17,51 @@ use std::path::{Path, PathBuf};
 pub struct PageInputs {
     /// The validation of each whole submission (a folder, a zip) among the inputs.
     pub checks: Vec<SubmissionCheck>,
+    /// (path, SHA-256) of every input file, for the page's provenance (a file not read,
+    /// a link or a FIFO, is named with why in place of its digest).
+    pub digests: Vec<(String, String)>,
     /// The power traces, one per bench, or why they could not be read (the page then
     /// goes without them, not the report).
     pub power: Result<Vec<Trace>, TraceError>,
 }
 
+/// Why the page's inputs could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PageInputsError {
+    /// A submission among the inputs cannot be read at all.
+    #[error(transparent)]
+    Intake(#[from] IntakeError),
+    /// An input file given alone cannot be hashed.
+    #[error("{0}")]
+    Digest(#[source] std::io::Error),
+}
+
 /// What the page of a report of `paths` shows of them, with `min_runs`; `held` is the
-/// zip the report read (its path and files), else the paths are read within `limits`.
-/// The traces are read only where the report has `energy`.
+/// zip the report read (its path and files), `opened` the folders it opened, else the
+/// paths are opened within `limits`. The traces are read only where the report has
+/// `energy`.
 ///
 /// # Errors
-/// [`IntakeError`]: a submission among `paths` that cannot be read at all.
+/// [`PageInputsError`]: a submission among `paths` that cannot be read at all, or a
+/// file given alone that cannot be hashed.
 pub fn page_inputs(
     paths: &[PathBuf],
+    opened: &[Opened],
     held: Option<&(PathBuf, Intake)>,
     energy: bool,
     min_runs: usize,
     limits: &Limits,
-) -> Result<PageInputs, IntakeError> {
+) -> Result<PageInputs, PageInputsError> {
+    let digests = input_digests(paths, opened, limits).map_err(PageInputsError::Digest)?;
     Ok(match held {
         Some((zip, intake)) => PageInputs {
             checks: vec![page_check(zip.display().to_string(), intake, min_runs)],
+            digests,
             power: traces_of_intake(zip, intake, energy),
         },
         None => PageInputs {
-            checks: checks_of_inputs(paths, min_runs, limits)?,
+            checks: checks_of_inputs(paths, opened, min_runs, limits)?,
+            digests,
             power: page_traces(paths, energy, limits.max_bytes),
         },
     })

@@ -247,7 +247,7 @@ pub fn load_with(
 }
 
 fn is_zip(path: &Path) -> bool {
-    path.is_file() && mlbench_schema::tree::has_zip_extension(path)
+    path.is_file() && mlbench_schema::read_buffer::has_zip_extension(path)
 }
 
 /// Where a run's telemetry files are: the one thing a folder and a zip differ by.

@@ -1,8 +1,8 @@
 //! Deterministic packing: a submission zip whose bytes depend only on the files' paths and
 //! contents, with a `sha256sum`-format manifest, so that organizers can re-pack and compare.
 
-use crate::archive::normalize_entry_name;
-use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
+use mlbench_submission::archive::normalize_entry_name;
+use mlbench_submission::{IntakeError, Limits, SubmittedFile, read_submission};
 use crate::submission::{
     MANIFEST_NAME, SUBMISSION_NAME, SUBMISSION_SCHEMA_VERSION, SubmissionInfo, with_manifest,
 };

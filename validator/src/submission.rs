@@ -1,19 +1,17 @@
 //! The submission's own files, as `mlbench pack` writes them and every command reads
 //! them: `SUBMISSION.json` ([`SubmissionInfo`]), the `sha256sum` manifest
 //! (`MANIFEST.sha256`: [`manifest_text`], [`parse_manifest`], [`with_manifest`]) and the
-//! digests of files and inputs. Below both `validate` (which checks a manifest) and
+//! digest of a submission's content (the digests of files and of a page's inputs are
+//! `mlbench_submission::digest`'s, streamed). Below both `validate` (which checks a manifest) and
 //! `pack` (which writes one); it knows neither.
 
-use crate::intake::SubmittedFile;
+use mlbench_submission::{Listing, SubmittedFile};
 use mlbench_schema::Track;
-use mlbench_schema::unique_id::hex;
 use mlbench_schema::{Runtime, SystemInfo};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
-pub use mlbench_schema::layout::{MANIFEST_NAME, SUBMISSION_NAME};
+pub use mlbench_submission::layout::{MANIFEST_NAME, SUBMISSION_NAME};
 
 /// Why a manifest could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,14 +133,14 @@ impl SubmissionInfo {
         serde_json::from_slice(bytes)
     }
 
-    /// The paths of the telemetry files among `files` ([`mlbench_schema::layout::Role::Telemetry`]),
+    /// The paths of the telemetry files among `files` ([`mlbench_submission::layout::Role::Telemetry`]),
     /// sorted.
     pub fn telemetry_of(files: &[SubmittedFile]) -> Vec<String> {
         let mut paths: Vec<String> = files
             .iter()
             .filter(|f| {
-                mlbench_schema::layout::classify(&f.path, || false)
-                    == mlbench_schema::layout::Role::Telemetry
+                mlbench_submission::layout::classify(&f.path, || false)
+                    == mlbench_submission::layout::Role::Telemetry
             })
             .map(|f| f.path.clone())
             .collect();
@@ -157,10 +155,7 @@ impl SubmissionInfo {
     }
 }
 
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
+pub use mlbench_submission::digest::{sha256_file, sha256_hex};
 
 /// The SHA-256 of a submission's content: of the [`manifest_text`] of its files other
 /// than `MANIFEST.sha256` and `SUBMISSION.json`, which `mlbench pack` adds. A folder and
@@ -173,42 +168,28 @@ pub fn content_digest(files: &[SubmittedFile]) -> String {
     sha256_hex(manifest_of(listed).as_bytes())
 }
 
-/// The SHA-256 of a file's bytes, in lower-case hex.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    Ok(sha256_hex(&bytes))
-}
-
-/// (path, SHA-256) of each input, for the provenance of a page: a folder stands for the
-/// files under it, sorted by path; files are listed as given. Files are read whole.
-pub fn input_digests(paths: &[PathBuf]) -> std::io::Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    for path in paths {
-        let mut files = Vec::new();
-        collect_files(path, &mut files, 0)?;
-        files.sort();
-        for file in files {
-            let digest = sha256_file(&file)?;
-            out.push((file.display().to_string(), digest));
-        }
-    }
-    Ok(out)
-}
-
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
-    if !path.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    if depth > 32 {
-        let msg = format!("{}: folders nested too deep (a link loop?)", path.display());
-        return Err(std::io::Error::other(msg));
-    }
-    for entry in std::fs::read_dir(path)? {
-        collect_files(&entry?.path(), out, depth + 1)?;
-    }
-    Ok(())
+/// [`content_digest`] of the files of `listing`, each hashed as it is read (a large one
+/// streamed, never held whole); a file that cannot be read now is left out, as an intake
+/// leaves it out.
+pub fn content_digest_listed(listing: &Listing) -> String {
+    use mlbench_schema::reader::Content;
+    let which: Vec<usize> = (0..listing.paths().len())
+        .filter(|&i| {
+            let path = &listing.paths()[i];
+            path != MANIFEST_NAME && path != SUBMISSION_NAME
+        })
+        .collect();
+    let digests = listing.read_each_content(&which, |_, content| match content {
+        Content::Bytes(bytes) => Some(sha256_hex(bytes)),
+        Content::Stream(stream) => mlbench_submission::digest::sha256_reader(stream).ok(),
+    });
+    let mut lines: Vec<(&str, String)> = which
+        .iter()
+        .zip(digests)
+        .filter_map(|(&i, read)| Some((listing.paths()[i].as_str(), read.ok()?.1?)))
+        .collect();
+    lines.sort();
+    sha256_hex(manifest_lines(lines).as_bytes())
 }
 
 /// The manifest of `files`, in `sha256sum` format (`<hex>  <path>` per line, sorted by
@@ -221,18 +202,26 @@ pub fn manifest_text(files: &[SubmittedFile]) -> String {
 /// The `sha256sum` listing of `listed`, sorted by path.
 fn manifest_of(mut listed: Vec<&SubmittedFile>) -> String {
     listed.sort_by(|a, b| a.path.cmp(&b.path));
+    manifest_lines(
+        listed
+            .into_iter()
+            .map(|f| (f.path.as_str(), sha256_hex(&f.bytes)))
+            .collect(),
+    )
+}
+
+/// The `sha256sum` lines of (path, digest) pairs, in their order.
+fn manifest_lines(listed: Vec<(&str, String)>) -> String {
     let mut out = String::new();
-    for file in listed {
-        let digest = sha256_hex(&file.bytes);
-        if file.path.contains(['\\', '\n', '\r']) {
-            let escaped = file
-                .path
+    for (path, digest) in listed {
+        if path.contains(['\\', '\n', '\r']) {
+            let escaped = path
                 .replace('\\', "\\\\")
                 .replace('\n', "\\n")
                 .replace('\r', "\\r");
             out.push_str(&format!("\\{digest}  {escaped}\n"));
         } else {
-            out.push_str(&format!("{digest}  {}\n", file.path));
+            out.push_str(&format!("{digest}  {path}\n"));
         }
     }
     out
@@ -331,32 +320,6 @@ pub fn with_manifest(files: Vec<SubmittedFile>, submission_json: Vec<u8>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn digests_of_files_and_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("sub/b.json"), b"[]").unwrap();
-        std::fs::write(dir.path().join("a.json"), b"").unwrap();
-        let got = input_digests(&[dir.path().to_path_buf()]).unwrap();
-        let names: Vec<_> = got
-            .iter()
-            .map(|(p, _)| p.rsplit('/').next().unwrap())
-            .collect();
-        assert_eq!(names, ["a.json", "b.json"]);
-        assert_eq!(
-            got[0].1,
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        let missing = input_digests(&[dir.path().join("missing")]).unwrap_err();
-        assert!(missing.to_string().contains("missing: "), "{missing}");
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
-            let looped = input_digests(&[dir.path().to_path_buf()]).unwrap_err();
-            assert!(looped.to_string().contains("nested too deep"), "{looped}");
-        }
-    }
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
         SubmittedFile::new(path, bytes)

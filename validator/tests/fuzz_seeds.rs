@@ -68,12 +68,12 @@ fn telemetry_seeds_check_as_the_fuzz_target_does() {
         let check = check_file(PATH, &data);
         assert!(
             check
-                .findings
+                .facts
                 .iter()
                 .all(|f| f.file.as_deref() == Some(PATH))
         );
         let unreadable = check
-            .findings
+            .facts
             .iter()
             .any(|f| f.rule == "telemetry.unreadable");
         if whole.is_err() {

@@ -3,14 +3,15 @@
 //! submission only through [`Files`]: its report streams, their entries, the names in
 //! the `telemetry` folder beside each stream and the bytes of a telemetry file.
 //! [`OnDisk`] reads a folder's
-//! files found by [`mlbench_schema::discover()`]; [`Held`] reads a submission the
+//! files found by [`mlbench_submission::discover()`]; [`Held`] reads a submission the
 //! validator's intake holds in memory (a zip read in place, or a folder). The same
 //! submission gives the same figures either way.
 
 use mlbench_schema::read_buffer::{Links, read_regular};
 use mlbench_schema::reader::{FileName, parse_report, read_file};
 use mlbench_schema::telemetry::TELEMETRY_FOLDER;
-use mlbench_schema::{Discovery, ReportEntry};
+use mlbench_schema::ReportEntry;
+use mlbench_submission::Discovery;
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::{Intake, SubmittedFile};
 use std::borrow::Cow;

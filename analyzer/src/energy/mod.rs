@@ -107,7 +107,7 @@ pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option
         let intake = crate::load::read_intake(one, &Limits::within(max_bytes)).ok()?;
         return energy_of_intake(&intake, suite);
     }
-    let mut discovery = mlbench_schema::discover(paths, Some(suite)).ok()?;
+    let mut discovery = mlbench_submission::discover(paths, Some(suite)).ok()?;
     discovery.set_aside_over(max_bytes);
     energy_of(&OnDisk::new(&discovery, max_bytes), Draw::default())
 }

@@ -155,7 +155,7 @@ fn report(path: &Path, entries: &[ReportEntry]) {
 /// The folder's energy read from disk, checked to be the same, field for field, from the
 /// folder held in memory by the validator's intake and from its zip read in place.
 fn energy(root: &Path) -> Option<Energy> {
-    let d = mlbench_schema::discover(&[root.to_owned()], None).unwrap();
+    let d = mlbench_submission::discover(&[root.to_owned()], None).unwrap();
     let on_disk = energy_of(&files::OnDisk::new(&d, u64::MAX), Draw::default());
     let limits = mlbench_validator::Limits::default();
     let folder = mlbench_validator::read_submission(root, &limits).unwrap();
@@ -569,7 +569,7 @@ fn telemetry_over_what_is_left_of_max_bytes_is_not_read_and_said() {
     write(&out.join("telemetry/vae.0.jsonl"), &file);
     let r = std::fs::metadata(out.join("fast_0.json")).unwrap().len();
     let t = file.len() as u64;
-    let d = mlbench_schema::discover(&[dir.path().to_owned()], None).unwrap();
+    let d = mlbench_submission::discover(&[dir.path().to_owned()], None).unwrap();
     // The reports and the telemetry fit exactly: read.
     let fits = energy_of(&files::OnDisk::new(&d, r + t), Draw::default()).unwrap();
     assert_eq!(fits.copies.len(), 1);

@@ -14,7 +14,7 @@
 use crate::curve::Curve;
 use crate::facts::{EntryFacts, file_facts};
 use crate::finding::catalogued;
-use crate::intake::SubmittedFile;
+use mlbench_submission::SubmittedFile;
 use crate::layout::{Role, classify};
 use crate::rules::EntryMap;
 use mlbench_results::validation::Finding;

@@ -3,7 +3,7 @@
 //! may be present.
 
 use crate::finding::catalogued;
-use crate::intake::SubmittedFile;
+use mlbench_submission::SubmittedFile;
 use crate::submission::{MANIFEST_NAME, SUBMISSION_NAME, parse_manifest, sha256_hex};
 use mlbench_results::validation::Finding;
 use mlbench_schema::Value;

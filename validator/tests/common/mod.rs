@@ -1,9 +1,9 @@
 //! Helpers shared by `archive.rs` and `pack.rs`: an archive read from bytes, and what the
 //! intake made of it.
 
-use mlbench_results::Finding;
-use mlbench_validator::intake::read_zip;
-use mlbench_validator::intake::{Intake, Limits};
+use mlbench_submission::Fact;
+use mlbench_submission::intake::read_zip;
+use mlbench_submission::intake::{Intake, Limits};
 
 pub fn read_bytes(bytes: &[u8], limits: &Limits) -> Intake {
     let dir = tempfile::tempdir().unwrap();
@@ -19,7 +19,7 @@ pub fn read(bytes: &[u8]) -> Intake {
     read_bytes(bytes, &Limits::default())
 }
 
-pub fn rules(findings: &[Finding]) -> Vec<(&str, Option<&str>)> {
+pub fn rules(findings: &[Fact]) -> Vec<(&str, Option<&str>)> {
     findings
         .iter()
         .map(|f| (f.rule, f.file.as_deref()))
