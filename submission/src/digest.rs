@@ -115,10 +115,10 @@ pub fn input_digests(
             continue;
         }
         match opened.iter().find(|o| o.path() == path) {
-            Some(sub) => out.extend(sub.digests()?),
+            Some(sub) => out.extend(submission_digests(path, sub.listing())?),
             None => {
                 let sub = Opened::open(path, limits).map_err(std::io::Error::other)?;
-                out.extend(sub.digests()?);
+                out.extend(submission_digests(path, sub.listing())?);
             }
         }
     }

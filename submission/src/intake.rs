@@ -118,15 +118,6 @@ impl Opened {
         let entries = self.tree.as_deref()?;
         Some(crate::discover::discover_entries(&self.path, entries, suite))
     }
-
-    /// (path, SHA-256) of its files for a page's provenance
-    /// ([`crate::digest::submission_digests`]).
-    ///
-    /// # Errors
-    /// The zip cannot be read.
-    pub fn digests(&self) -> std::io::Result<Vec<(String, String)>> {
-        crate::digest::submission_digests(&self.path, self.listing())
-    }
 }
 
 /// Reads a zip archive in place: nothing is extracted or written. Entries that are unsafe

@@ -68,12 +68,12 @@ fn telemetry_seeds_check_as_the_fuzz_target_does() {
         let check = check_file(PATH, &data);
         assert!(
             check
-                .facts
+                .findings
                 .iter()
                 .all(|f| f.file.as_deref() == Some(PATH))
         );
         let unreadable = check
-            .facts
+            .findings
             .iter()
             .any(|f| f.rule == "telemetry.unreadable");
         if whole.is_err() {

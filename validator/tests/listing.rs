@@ -96,7 +96,7 @@ fn reports_apart_as_read_whole(listing: &Listing) {
     let (intake, apart) = listing.read_apart(is_report, |path, content| {
         (path.to_owned(), bytes_of(content))
     });
-    assert_eq!(intake.facts, whole.findings);
+    assert_eq!(intake.facts, whole.facts);
     assert_eq!(intake.kind, whole.kind);
     let files = |files: Vec<&SubmittedFile>| -> Vec<(String, Vec<u8>)> {
         files
@@ -187,7 +187,7 @@ fn a_damaged_submission_with_a_manifest() {
         .partition(|(rule, _)| *rule == "bench.missing");
     assert_eq!(missing, [("bench.missing", Some("output1/fast_1.json"))]);
     let listed = v
-        .facts
+        .findings
         .iter()
         .find(|f| f.rule == "bench.missing")
         .unwrap();
@@ -321,7 +321,7 @@ fn folder_files_changed_after_listing() {
     let v = both_ways(&listing);
     let found = rules(&v);
     let over = v
-        .facts
+        .findings
         .iter()
         .find(|f| f.rule == "archive.too-large")
         .expect("too large");

@@ -255,7 +255,7 @@ fn pack_folder_refusals() {
     assert!(forced.info.allowed_errors);
     let json = String::from_utf8(forced.info.to_json().unwrap()).unwrap();
     assert!(json.contains("\"allowed_errors\": true"), "{json}");
-    assert_eq!(rules(&read(&forced.zip).findings), []);
+    assert_eq!(rules(&read(&forced.zip).facts), []);
     // No report file at all: nothing to pack, errors allowed or not.
     for run in 0..5 {
         std::fs::remove_dir_all(dir.join(format!("output{run}"))).unwrap();
