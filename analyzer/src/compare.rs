@@ -10,9 +10,9 @@ use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
+use mlbench_submission::{Intake, Limits};
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::submission::SubmissionInfo;
-use mlbench_submission::{Intake, Limits};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -150,6 +150,12 @@ pub struct Labelled {
 }
 
 impl Labelled {
+    /// (path, SHA-256) of its files, for a page's provenance (from its listing: see
+    /// [`mlbench_submission::digest::submission_digests`]).
+    pub fn digests(&self) -> Vec<(String, String)> {
+        mlbench_submission::digest::submission_digests(&self.path, &self.sub.listing)
+    }
+
     /// `label`, with `/tweaked` on the tweaked track (a grid row's id).
     pub fn id(&self) -> String {
         match self.track {

@@ -42,8 +42,8 @@ pub use document::{DocOptions, report_document};
 pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
 pub use grid::{Grid, GridError, GridInput, GridOptions, Weights, grid};
 pub use load::{
-    LoadError, LoadedSamples, LoadedSubmission, load_samples, load_submission, read_intake,
-    samples_of_intake,
+    LoadError, LoadedSamples, LoadedSubmission, discover_inputs, load_samples, load_submission,
+    read_intake, samples_of_intake,
 };
 pub use mlbench_results::report::Report;
 pub use samples::SampleSet;

@@ -25,7 +25,8 @@ use mlbench_schema::read_buffer::{Links, read_regular};
 use mlbench_schema::reader::{Content, FileName, ReadError, parse_report, read_entry_at};
 use mlbench_schema::{JobsFile, ReportEntry, SuiteChoice, SuiteError, TargetTable};
 use mlbench_submission::{
-    Discovery, Intake, IntakeError, Limits, Listing, Opened, SubmittedFile, read_submission,
+    DiscoverError, Discovery, Intake, IntakeError, Limits, Listing, Opened, SubmittedFile,
+    read_submission,
 };
 use mlbench_validator::layout::{Role, classify};
 use rayon::prelude::*;
@@ -307,6 +308,29 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     let loaded = through(reports, choice, others, &Bytes::Disk(paths), targets);
     clock.lap("  assemble the samples");
     loaded
+}
+
+/// The report files under `paths`, as [`mlbench_submission::discover()`] finds them; a
+/// folder given alone is opened (walked once) and handed back with them, for what else
+/// reads it (a page's checks and digests), within `max_bytes`.
+///
+/// # Errors
+/// As [`mlbench_submission::discover()`].
+pub fn discover_inputs(
+    paths: &[PathBuf],
+    suite: Option<&str>,
+    max_bytes: u64,
+) -> Result<(Discovery, Vec<Opened>), DiscoverError> {
+    let limits = Limits::within(max_bytes);
+    let opened: Vec<Opened> = match paths {
+        [one] if one.is_dir() => Opened::open(one, &limits).ok().into_iter().collect(),
+        _ => Vec::new(),
+    };
+    let discovery = match opened.first().and_then(|o| o.discover(suite)) {
+        Some(discovery) => discovery?,
+        None => mlbench_submission::discover(paths, suite)?,
+    };
+    Ok((discovery, opened))
 }
 
 /// The files of a zip or folder, refusing one whose container is unsafe or broken (the

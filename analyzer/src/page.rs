@@ -25,41 +25,53 @@ pub struct PageInputs {
     pub power: Result<Vec<Trace>, TraceError>,
 }
 
-/// Why the page's inputs could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum PageInputsError {
-    /// A submission among the inputs cannot be read at all.
-    #[error(transparent)]
-    Intake(#[from] IntakeError),
-    /// An input file given alone cannot be hashed.
-    #[error("{0}")]
-    Digest(#[source] std::io::Error),
+/// What a report read of its inputs that its page reads again, so that each is read once.
+#[derive(Debug, Default)]
+pub enum Held {
+    /// Nothing: the page opens its inputs.
+    #[default]
+    Nothing,
+    /// A zip read whole: its path and files.
+    Zip(PathBuf, Intake),
+    /// The folders opened (walked once).
+    Opened(Vec<Opened>),
 }
 
-/// What the page of a report of `paths` shows of them, with `min_runs`; `held` is the
-/// zip the report read (its path and files), `opened` the folders it opened, else the
-/// paths are opened within `limits`. The traces are read only where the report has
-/// `energy`.
+impl Held {
+    /// The zip at `path` with its files `intake` where a `page` will read them.
+    pub fn zip(page: bool, path: &Path, intake: Intake) -> Held {
+        match page {
+            true => Held::Zip(path.to_owned(), intake),
+            false => Held::Nothing,
+        }
+    }
+}
+
+/// What the page of a report of `paths` shows of them, with `min_runs`; `held` is what
+/// the report read of them (a zip's files, the folders it opened), the other paths are
+/// opened within `limits`. The traces are read only where the report has `energy`.
 ///
 /// # Errors
-/// [`PageInputsError`]: a submission among `paths` that cannot be read at all, or a
-/// file given alone that cannot be hashed.
+/// [`IntakeError`]: a submission among `paths` that cannot be read at all.
 pub fn page_inputs(
     paths: &[PathBuf],
-    opened: &[Opened],
-    held: Option<&(PathBuf, Intake)>,
+    held: &Held,
     energy: bool,
     min_runs: usize,
     limits: &Limits,
-) -> Result<PageInputs, PageInputsError> {
-    let digests = input_digests(paths, opened, limits).map_err(PageInputsError::Digest)?;
+) -> Result<PageInputs, IntakeError> {
+    let opened = match held {
+        Held::Opened(opened) => &opened[..],
+        Held::Nothing | Held::Zip(..) => &[],
+    };
+    let digests = input_digests(paths, opened, limits);
     Ok(match held {
-        Some((zip, intake)) => PageInputs {
+        Held::Zip(zip, intake) => PageInputs {
             checks: vec![page_check(zip.display().to_string(), intake, min_runs)],
             digests,
             power: traces_of_intake(zip, intake, energy),
         },
-        None => PageInputs {
+        Held::Nothing | Held::Opened(_) => PageInputs {
             checks: checks_of_inputs(paths, opened, min_runs, limits)?,
             digests,
             power: page_traces(paths, energy, limits.max_bytes),

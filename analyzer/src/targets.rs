@@ -15,9 +15,9 @@
 use crate::expected::{Expected, ExpectedFrom};
 use crate::load::LoadedSubmission;
 use crate::{AnalyzeError, classic_report};
+use mlbench_schema::read_buffer::Links;
 use mlbench_schema::targets::{BENCH_KEYS, TargetsError, TargetsProvenance};
 use mlbench_schema::{Runtime, Scoring, SelectionRule, Target, TargetTable};
-use mlbench_schema::read_buffer::Links;
 use mlbench_submission::SourceKind;
 use mlbench_submission::digest::sha256_file;
 use mlbench_validator::submission::{SubmissionInfo, content_digest_listed};
@@ -182,15 +182,16 @@ pub fn targets_from(
     if runtime.runtime.is_none() {
         warnings.push(format!("runtime {}: the table names none", runtime.label()));
     }
-    let sha256 = match sub.intake.kind {
-        SourceKind::Zip => Some(
-            sha256_file(path, Links::Follow).map_err(|source| MakeTargetsError::Digest {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        ),
-        SourceKind::Folder => None,
-    };
+    let sha256 =
+        match sub.intake.kind {
+            SourceKind::Zip => Some(sha256_file(path, Links::Follow).map_err(|source| {
+                MakeTargetsError::Digest {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?),
+            SourceKind::Folder => None,
+        };
     let benches: Vec<&str> = targets.iter().map(|t| t.bench.as_str()).collect();
     let select: Vec<SelectionRule> = rules
         .select

@@ -10,7 +10,6 @@ use mlbench_analyzer::energy;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
-use mlbench_submission::digest::submission_digests;
 use mlbench_validator::{SubmissionInfo, page_check_listed};
 
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
@@ -76,9 +75,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
                 )
             })
             .collect();
-        let digests: Result<Vec<_>, _> = (loaded.iter())
-            .map(|l| submission_digests(&l.path, &l.sub.listing))
-            .collect();
+        let digests = loaded.iter().flat_map(|l| l.digests()).collect();
         (checks, systems, digests)
     });
     clock.skip();
@@ -89,7 +86,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
             grid: grid.clone(),
             checks,
             systems,
-            provenance: provenance(digests.map_err(CommandError::Provenance)?.concat()),
+            provenance: provenance(digests),
         };
         write(&Html, &page, Some(path), args.force)?;
     }

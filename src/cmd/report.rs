@@ -5,14 +5,14 @@ use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::energy;
-use mlbench_analyzer::page::{PageInputsError, page_inputs};
+use mlbench_analyzer::page::{Held, page_inputs};
 use mlbench_analyzer::views::{gpu_relative, run_means};
-use mlbench_analyzer::{DocOptions, report_document};
+use mlbench_analyzer::{DocOptions, discover_inputs, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings};
-use mlbench_submission::{Intake, Limits, Opened, discover};
+use mlbench_submission::Limits;
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
@@ -40,13 +40,12 @@ fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
     }
 }
 
-/// What `load` read: the energy, the samples, the zip's path and files where the HTML
-/// page will need them (a zip is read once), and the folder opened (walked once).
+/// What `load` read: the energy, the samples, and the zip's path and files or the folder
+/// opened where the HTML page will need them (each read once).
 type Loaded = (
     Option<energy::Energy>,
     mlbench_analyzer::LoadedSamples,
-    Option<(PathBuf, Intake)>,
-    Vec<Opened>,
+    Held,
 );
 
 fn plural(n: usize) -> &'static str {
@@ -65,27 +64,16 @@ fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loa
             clock.lap("read the zip");
             let loaded = mlbench_analyzer::samples_of_intake(&intake, zip, name, targets)?;
             let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
-            let held = args.html.is_some().then(|| (zip.to_owned(), intake));
-            (energy, loaded, held, Vec::new())
+            (energy, loaded, Held::zip(args.html.is_some(), zip, intake))
         }
         None => {
-            // One folder is walked once: its discovery, and the page's checks and digests.
-            let opened: Vec<Opened> = match &args.reports[..] {
-                [one] if one.is_dir() => Opened::open(one, &Limits::within(max_bytes)).ok(),
-                _ => None,
-            }
-            .into_iter()
-            .collect();
-            let mut discovery = match opened.first().and_then(|o| o.discover(name)) {
-                Some(discovery) => discovery?,
-                None => discover(&args.reports, name)?,
-            };
+            let (mut discovery, opened) = discover_inputs(&args.reports, name, max_bytes)?;
             let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
             let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
-            (energy, loaded, None, opened)
+            (energy, loaded, Held::Opened(opened))
         }
     })
 }
@@ -145,7 +133,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
-    let (energy, loaded, held, opened) = load(args, &targets, &clock)?;
+    let (energy, loaded, held) = load(args, &targets, &clock)?;
     clock.lap("read, parse and extract, energy");
     say_unreadable(&loaded, args.skip_unreadable)?;
     let options = DocOptions {
@@ -162,11 +150,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if let Some(path) = &args.html {
         let limits = Limits::within(args.size.max_bytes);
         let (energy, min_runs) = (doc.energy.is_some(), args.min_runs as usize);
-        let inputs = page_inputs(&args.reports, &opened, held.as_ref(), energy, min_runs, &limits)
-            .map_err(|e| match e {
-                PageInputsError::Intake(e) => CommandError::from(e),
-                PageInputsError::Digest(e) => CommandError::Provenance(e),
-            })?;
+        let inputs = page_inputs(&args.reports, &held, energy, min_runs, &limits)?;
         let page = ReportPage {
             suite: set.suite.clone(),
             gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),

@@ -138,11 +138,7 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     let archive = match ZipArchive::new(SharedFile::new(file, archive_len)) {
         Ok(archive) => archive,
         Err(e) => {
-            facts.push(fact(
-                "archive.unreadable",
-                "a zip archive",
-                e.to_string(),
-            ));
+            facts.push(fact("archive.unreadable", "a zip archive", e.to_string()));
             return Ok(ZipListing {
                 paths: Vec::new(),
                 head: facts,

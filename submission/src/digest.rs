@@ -36,7 +36,8 @@ pub fn sha256_reader(mut reader: impl Read) -> std::io::Result<String> {
 /// there is followed (a path named on the command line) or refused (inside a submission).
 /// Anything but a regular file is refused before it is read.
 pub fn sha256_file(path: &Path, links: Links) -> std::io::Result<String> {
-    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let named =
+        |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     sha256_reader(open_regular(path, links).map_err(named)?).map_err(named)
 }
 
@@ -77,52 +78,52 @@ pub fn listing_digests(root: &Path, listing: &Listing) -> Vec<(String, String)> 
 fn strip_path(e: &std::io::Error, path: &Path) -> String {
     let message = e.to_string();
     let prefix = format!("{}: ", path.display());
-    message.strip_prefix(&prefix).map_or(message.clone(), str::to_owned)
+    message
+        .strip_prefix(&prefix)
+        .map_or(message.clone(), str::to_owned)
 }
 
 /// (path, SHA-256) of the submission at `path` listed as `listing`, for a page's
 /// provenance: a folder's listed files ([`listing_digests`]), a zip hashed as one file.
-///
-/// # Errors
-/// The zip cannot be read.
-pub fn submission_digests(path: &Path, listing: &Listing) -> std::io::Result<Vec<(String, String)>> {
+pub fn submission_digests(path: &Path, listing: &Listing) -> Vec<(String, String)> {
     match listing.kind() {
-        SourceKind::Folder => Ok(listing_digests(path, listing)),
-        SourceKind::Zip => Ok(vec![(
-            path.display().to_string(),
-            sha256_file(path, Links::Follow)?,
-        )]),
+        SourceKind::Folder => listing_digests(path, listing),
+        SourceKind::Zip => vec![file_digest(path)],
     }
+}
+
+/// (path, SHA-256) of a file named on the command line (a link there is followed), or
+/// why it was not read in place of the digest.
+fn file_digest(path: &Path) -> (String, String) {
+    let digest = sha256_file(path, Links::Follow)
+        .unwrap_or_else(|e| format!("not read: {}", strip_path(&e, path)));
+    (path.display().to_string(), digest)
 }
 
 /// (path, SHA-256) of each input, for the provenance of a page: a folder stands for the
 /// files of its listing ([`listing_digests`]: from the submission among `opened` at that
-/// path, else walked here within `limits`), a zip or a report file given alone is hashed
-/// as given.
-///
-/// # Errors
-/// A file given alone that is not a regular file or cannot be read, or a folder that
-/// cannot be listed.
+/// path, else opened here within `limits`), a zip or a report file given alone is hashed
+/// as given; what cannot be read is named with why in place of its digest.
 pub fn input_digests(
     inputs: &[PathBuf],
     opened: &[Opened],
     limits: &Limits,
-) -> std::io::Result<Vec<(String, String)>> {
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for path in inputs {
         if !path.is_dir() {
-            out.push((path.display().to_string(), sha256_file(path, Links::Follow)?));
+            out.push(file_digest(path));
             continue;
         }
         match opened.iter().find(|o| o.path() == path) {
-            Some(sub) => out.extend(submission_digests(path, sub.listing())?),
-            None => {
-                let sub = Opened::open(path, limits).map_err(std::io::Error::other)?;
-                out.extend(submission_digests(path, sub.listing())?);
-            }
+            Some(sub) => out.extend(submission_digests(path, sub.listing())),
+            None => match Opened::open(path, limits) {
+                Ok(sub) => out.extend(submission_digests(path, sub.listing())),
+                Err(e) => out.push((path.display().to_string(), format!("not read: {e}"))),
+            },
         }
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -148,7 +149,7 @@ mod tests {
         std::fs::write(root.join("a.json"), "abc").unwrap();
         std::fs::write(dir.path().join("secret"), "outside").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), root.join("link")).unwrap();
-        let got = input_digests(&[root.clone()], &[], &Limits::default()).unwrap();
+        let got = input_digests(&[root.clone()], &[], &Limits::default());
         let shown = |rel: &str| root.join(rel).display().to_string();
         assert_eq!(
             got,
@@ -166,7 +167,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("a")).unwrap();
         std::fs::write(dir.path().join("a/b"), "1").unwrap();
         std::fs::write(dir.path().join("a.json"), "2").unwrap();
-        let got = input_digests(&[dir.path().to_owned()], &[], &Limits::default()).unwrap();
+        let got = input_digests(&[dir.path().to_owned()], &[], &Limits::default());
         let names: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
         let a_b = dir.path().join("a/b").display().to_string();
         let a_json = dir.path().join("a.json").display().to_string();
@@ -177,7 +178,7 @@ mod tests {
     fn a_file_over_the_limit_is_named_not_read() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("big.log"), vec![b'x'; 100]).unwrap();
-        let got = input_digests(&[dir.path().to_owned()], &[], &Limits::within(10)).unwrap();
+        let got = input_digests(&[dir.path().to_owned()], &[], &Limits::within(10));
         assert_eq!(got[0].1, "not read: over --max-bytes");
     }
 }

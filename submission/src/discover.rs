@@ -77,7 +77,8 @@ fn is_jobs_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "json")
         && std::fs::metadata(path).is_ok_and(|m| m.len() <= 4 << 20)
         && read_regular(path, Links::Refuse).is_ok_and(|bytes| {
-            mlbench_schema::pyjson::parse(&bytes).is_ok_and(|v| mlbench_schema::jobs::looks_like_jobs(&v))
+            mlbench_schema::pyjson::parse(&bytes)
+                .is_ok_and(|v| mlbench_schema::jobs::looks_like_jobs(&v))
         })
 }
 

@@ -12,9 +12,9 @@
 use crate::archive::{ReadProblem, ZipListing, ZipSource};
 use crate::fact::{Fact, fact};
 
+use crate::tree::{TreeEntry, TreeKind};
 use mlbench_schema::read_buffer::{Links, read_file_into, with_content, with_thread_buffer};
 use mlbench_schema::reader::Content;
-use crate::tree::{TreeEntry, TreeKind};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -116,7 +116,9 @@ impl Opened {
         suite: Option<&str>,
     ) -> Option<Result<crate::Discovery, crate::DiscoverError>> {
         let entries = self.tree.as_deref()?;
-        Some(crate::discover::discover_entries(&self.path, entries, suite))
+        Some(crate::discover::discover_entries(
+            &self.path, entries, suite,
+        ))
     }
 }
 
@@ -413,12 +415,7 @@ impl Listing {
     /// each one's bytes, as soon as it is read; the results come back in `which`'s order.
     /// With `reuse`, each thread reads every file into the same buffer (so `f` must not
     /// take it); without, each file gets a buffer of its own, which `f` may keep.
-    pub fn read_each<T, F>(
-        &self,
-        which: &[usize],
-        reuse: bool,
-        f: F,
-    ) -> Vec<Result<T, ReadFailure>>
+    pub fn read_each<T, F>(&self, which: &[usize], reuse: bool, f: F) -> Vec<Result<T, ReadFailure>>
     where
         T: Send,
         F: Fn(usize, &mut Vec<u8>) -> T + Sync,
@@ -699,10 +696,7 @@ fn sort_entries(
                 facts.push(unreadable("a folder that can be listed", reason))
             }
             TreeKind::TooDeep => facts.push(unreadable(
-                &format!(
-                    "folders at most {} levels deep",
-                    crate::tree::MAX_DEPTH
-                ),
+                &format!("folders at most {} levels deep", crate::tree::MAX_DEPTH),
                 "deeper: not listed",
             )),
         }

@@ -63,7 +63,9 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
         let run = run_of(&name, parent(path));
         return Role::Report { name, run };
     }
-    if base_name(parent(path)) == mlbench_schema::telemetry::TELEMETRY_FOLDER && path.ends_with(".jsonl") {
+    if base_name(parent(path)) == mlbench_schema::telemetry::TELEMETRY_FOLDER
+        && path.ends_with(".jsonl")
+    {
         return Role::Telemetry;
     }
     if path.ends_with(".json") && is_jobs() {

@@ -1063,7 +1063,10 @@ fn links_out_of_the_submission_are_named_on_the_page_never_followed() {
         let (command, a) = (&run.command, &run.assert);
         assert_eq!(code(a), Some(0), "{command}: {}", stderr(a));
         let page = run.page.as_deref().expect("a page");
-        assert!(!page.contains(&passwd), "{command}: /etc/passwd's digest on the page");
+        assert!(
+            !page.contains(&passwd),
+            "{command}: /etc/passwd's digest on the page"
+        );
         for (rel, _) in links {
             let row = provenance_row(page, sub.path(), rel).expect("the link named");
             assert!(row.contains("not read: a symbolic link"), "{row}");
@@ -1077,7 +1080,11 @@ fn links_out_of_the_submission_are_named_on_the_page_never_followed() {
 #[test]
 fn dangling_looping_and_proc_links_leave_the_page_whole() {
     let sub = copy_example();
-    let links = [("gone.json", "nowhere/at/all"), ("loop", ".."), ("proc", "/proc/self")];
+    let links = [
+        ("gone.json", "nowhere/at/all"),
+        ("loop", ".."),
+        ("proc", "/proc/self"),
+    ];
     for (rel, target) in links {
         std::os::unix::fs::symlink(target, sub.path().join(rel)).unwrap();
     }
@@ -1090,7 +1097,10 @@ fn dangling_looping_and_proc_links_leave_the_page_whole() {
             assert!(row.contains("not read: a symbolic link"), "{row}");
         }
         let proc_entry = sub.path().join("proc/status").display().to_string();
-        assert!(!page.contains(&proc_entry), "{command}: the walk went into /proc");
+        assert!(
+            !page.contains(&proc_entry),
+            "{command}: the walk went into /proc"
+        );
     }
 }
 
@@ -1110,7 +1120,10 @@ fn a_sparse_three_gigabyte_log_is_streamed_under_a_four_gigabyte_address_space()
     }
     let sub = copy_example();
     let big = sub.path().join("output0/big.log");
-    std::fs::File::create(&big).unwrap().set_len(3 << 30).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
     let zeros = {
         use sha2::Digest;
         let mut hasher = sha2::Sha256::new();

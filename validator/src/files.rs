@@ -100,4 +100,3 @@ impl FileSource for Listing {
         Listing::settle(self, outcomes)
     }
 }
-

@@ -5,9 +5,9 @@
 //! `mlbench_submission::digest`'s, streamed). Below both `validate` (which checks a manifest) and
 //! `pack` (which writes one); it knows neither.
 
-use mlbench_submission::{Listing, SubmittedFile};
 use mlbench_schema::Track;
 use mlbench_schema::{Runtime, SystemInfo};
+use mlbench_submission::{Listing, SubmittedFile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 

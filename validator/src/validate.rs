@@ -2,16 +2,13 @@
 //! per-file pass in parallel, then the cross-file rules, then the waivers.
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
-use crate::finding::catalogued;
 use crate::files::FileSource;
-use mlbench_submission::intake::{ReadFailure, outcomes_in_order};
-use mlbench_submission::{Intake, Listing};
+use crate::finding::catalogued;
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
 use crate::rules::versions::VersionOracle;
 use crate::rules::{self, pattern_matches};
-use mlbench_submission::intake::Settled;
 use crate::submission::{SubmissionInfo, sha256_hex};
 use mlbench_results::validation::{Finding, Omitted, Severity, Summary, Validation};
 use mlbench_schema::Track;
@@ -20,6 +17,9 @@ use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIndex, resolve as resolve_runs};
 use mlbench_schema::suite::{SuiteError, choose_suite};
+use mlbench_submission::intake::Settled;
+use mlbench_submission::intake::{ReadFailure, outcomes_in_order};
+use mlbench_submission::{Intake, Listing};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `--waive RULE[:FILE]`: errors of RULE (an id, `family.*` or `*`), in FILE when given
@@ -450,8 +450,9 @@ fn classify_files<'a, S: FileSource>(
     // A file that did not read is left out (the validation then starts over without it).
     for i in (0..src.count()).filter(|&i| !is_held[i] || whole[i].is_some()) {
         let path = src.path(i);
-        match mlbench_submission::layout::classify(path, || whole[i].is_some_and(looks_like_jobs_bytes))
-        {
+        match mlbench_submission::layout::classify(path, || {
+            whole[i].is_some_and(looks_like_jobs_bytes)
+        }) {
             Role::Report { name, run } => out.reports.push(ReportRef {
                 index: i,
                 path,

@@ -445,10 +445,7 @@ fn directory_entries_are_skipped_silently() {
 fn zip_bomb_is_refused_by_ratio_without_inflating() {
     let _serial = serial();
     let (intake, peak) = peak_allocation(|| read(bomb()));
-    assert_eq!(
-        rules(&intake.facts),
-        [("archive.ratio", Some("bomb.bin"))]
-    );
+    assert_eq!(rules(&intake.facts), [("archive.ratio", Some("bomb.bin"))]);
     assert_eq!(paths(&intake), ["ok.json"]);
     assert!(peak < 4 * MIB, "peak allocation {peak} bytes");
 }
@@ -554,10 +551,7 @@ fn lying_entries_read_in_parallel_do_not_add_up() {
     assert_eq!(records, 1000);
     let (intake, peak) = peak_allocation(|| read(&zip));
     assert!(intake.files.is_empty(), "{:?}", paths(&intake));
-    let corrupt = intake
-        .facts
-        .iter()
-        .filter(|f| f.rule == "archive.corrupt");
+    let corrupt = intake.facts.iter().filter(|f| f.rule == "archive.corrupt");
     assert_eq!(corrupt.count(), 1000);
     // And 999 whose local header (the first entry's) names another file.
     let inconsistent = intake
@@ -603,10 +597,7 @@ fn crc_mismatch_is_corrupt() {
     let data_start = 30 + "d.json".len();
     zip[data_start + 20] ^= 0x55;
     let intake = read(&zip);
-    assert_eq!(
-        rules(&intake.facts),
-        [("archive.corrupt", Some("d.json"))]
-    );
+    assert_eq!(rules(&intake.facts), [("archive.corrupt", Some("d.json"))]);
     assert!(intake.files.is_empty());
 }
 
@@ -638,10 +629,7 @@ fn folder_symlink_is_reported_not_followed() {
     std::fs::write(dir.path().join("a.json"), b"{}").unwrap();
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.json")).unwrap();
     let intake = read_folder(dir.path(), &Limits::default()).unwrap();
-    assert_eq!(
-        rules(&intake.facts),
-        [("file.symlink", Some("link.json"))]
-    );
+    assert_eq!(rules(&intake.facts), [("file.symlink", Some("link.json"))]);
     assert_eq!(paths(&intake), ["a.json"]);
 }
 

@@ -168,11 +168,7 @@ fn check(bytes: &[u8], limits: &Limits) -> Result<(), TestCaseError> {
     for finding in &intake.facts {
         prop_assert!(finding.rule.starts_with("archive."), "{}", finding.rule);
     }
-    if intake
-        .facts
-        .iter()
-        .any(|f| f.rule == "archive.unreadable")
-    {
+    if intake.facts.iter().any(|f| f.rule == "archive.unreadable") {
         prop_assert_eq!(intake.facts.len(), 1);
         prop_assert!(intake.files.is_empty());
     }

@@ -7,10 +7,10 @@
 //! validator's intake holds in memory (a zip read in place, or a folder). The same
 //! submission gives the same figures either way.
 
+use mlbench_schema::ReportEntry;
 use mlbench_schema::read_buffer::{Links, read_regular};
 use mlbench_schema::reader::{FileName, parse_report, read_file};
 use mlbench_schema::telemetry::TELEMETRY_FOLDER;
-use mlbench_schema::ReportEntry;
 use mlbench_submission::Discovery;
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::{Intake, SubmittedFile};
