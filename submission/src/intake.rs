@@ -30,9 +30,10 @@ pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeEr
     Opened::open(path, limits).map(Opened::into_listing)
 }
 
-/// A submission opened once, to hand on to every reader of it (the loader, the page's
-/// checks and digests, `pack`, `targets`): a folder's one walk, from which its listing
-/// (made when first asked for) and its discovery come, or a zip's listing.
+/// A submission opened once, to hand on to every reader of it (the loader's discovery, a
+/// page's checks and digests): a folder's one walk, from which its listing (made when
+/// first asked for) and its discovery come, or a zip's listing. Every other way in
+/// ([`list_submission`], [`read_submission`]) opens one and reads it.
 #[derive(Debug)]
 pub struct Opened {
     path: PathBuf,
@@ -700,5 +701,72 @@ fn sort_entries(
                 "deeper: not listed",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The one walk gives what walking again gives: the discovery, and the listing with
+    /// its facts (a link named, never followed).
+    #[test]
+    fn an_opened_folder_gives_the_discovery_and_the_listing_of_its_one_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "output0/fast_0.json", "[]");
+        write(dir.path(), "output1/fast_0.json", "[]");
+        write(dir.path(), "notes.txt", "x");
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("output0/fast_1.json"))
+            .unwrap();
+        let opened = Opened::open(dir.path(), &Limits::default()).unwrap();
+        assert_eq!(opened.kind(), SourceKind::Folder);
+        let once = opened.discover(None).unwrap().unwrap();
+        let again = crate::discover(&[dir.path().to_owned()], None).unwrap();
+        let shown = |d: &crate::Discovery| -> Vec<String> {
+            d.files.iter().map(|f| f.display.clone()).collect()
+        };
+        assert_eq!(
+            shown(&once),
+            ["output0/fast_0.json", "output0/fast_1.json", "output1/fast_0.json"]
+        );
+        assert_eq!(shown(&once), shown(&again));
+        assert_eq!(once.ignored, again.ignored);
+        let walked = list_folder(dir.path(), &Limits::default()).unwrap();
+        assert_eq!(opened.listing().paths(), walked.paths());
+        assert_eq!(
+            opened.listing().paths(),
+            ["notes.txt", "output0/fast_0.json", "output1/fast_0.json"]
+        );
+        let facts: Vec<&Fact> = opened.listing().facts().collect();
+        assert_eq!(facts, walked.facts().collect::<Vec<_>>());
+        assert_eq!(facts.len(), 1);
+        assert_eq!(
+            (facts[0].rule, facts[0].file.as_deref()),
+            ("file.symlink", Some("output0/fast_1.json"))
+        );
+    }
+
+    #[test]
+    fn a_zip_is_listed_at_once_and_has_no_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("sub.zip");
+        std::fs::write(&zip, b"not a zip").unwrap();
+        let opened = Opened::open(&zip, &Limits::default()).unwrap();
+        assert_eq!(opened.kind(), SourceKind::Zip);
+        assert!(opened.discover(None).is_none());
+        let rules: Vec<&str> = opened.listing().facts().map(|f| f.rule).collect();
+        assert_eq!(rules, ["archive.unreadable"]);
+        let other = dir.path().join("sub.tar");
+        std::fs::write(&other, b"x").unwrap();
+        assert!(matches!(
+            Opened::open(&other, &Limits::default()),
+            Err(IntakeError::NotASubmission(_))
+        ));
     }
 }
