@@ -182,16 +182,14 @@ pub fn targets_from(
     if runtime.runtime.is_none() {
         warnings.push(format!("runtime {}: the table names none", runtime.label()));
     }
-    let sha256 =
-        match sub.intake.kind {
-            SourceKind::Zip => Some(sha256_file(path, Links::Follow).map_err(|source| {
-                MakeTargetsError::Digest {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?),
-            SourceKind::Folder => None,
-        };
+    let digest = |source| MakeTargetsError::Digest {
+        path: path.to_path_buf(),
+        source,
+    };
+    let sha256 = match sub.intake.kind {
+        SourceKind::Zip => Some(sha256_file(path, Links::Follow).map_err(digest)?),
+        SourceKind::Folder => None,
+    };
     let benches: Vec<&str> = targets.iter().map(|t| t.bench.as_str()).collect();
     let select: Vec<SelectionRule> = rules
         .select

@@ -149,7 +149,7 @@ mod tests {
         std::fs::write(root.join("a.json"), "abc").unwrap();
         std::fs::write(dir.path().join("secret"), "outside").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), root.join("link")).unwrap();
-        let got = input_digests(&[root.clone()], &[], &Limits::default());
+        let got = input_digests(std::slice::from_ref(&root), &[], &Limits::default());
         let shown = |rel: &str| root.join(rel).display().to_string();
         assert_eq!(
             got,

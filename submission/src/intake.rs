@@ -722,8 +722,7 @@ mod tests {
         write(dir.path(), "output0/fast_0.json", "[]");
         write(dir.path(), "output1/fast_0.json", "[]");
         write(dir.path(), "notes.txt", "x");
-        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("output0/fast_1.json"))
-            .unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("output0/fast_1.json")).unwrap();
         let opened = Opened::open(dir.path(), &Limits::default()).unwrap();
         assert_eq!(opened.kind(), SourceKind::Folder);
         let once = opened.discover(None).unwrap().unwrap();
@@ -733,7 +732,11 @@ mod tests {
         };
         assert_eq!(
             shown(&once),
-            ["output0/fast_0.json", "output0/fast_1.json", "output1/fast_0.json"]
+            [
+                "output0/fast_0.json",
+                "output0/fast_1.json",
+                "output1/fast_0.json"
+            ]
         );
         assert_eq!(shown(&once), shown(&again));
         assert_eq!(once.ignored, again.ignored);
