@@ -15,11 +15,11 @@ use mlbench_analyzer::grid::weights::WeightsError;
 use mlbench_analyzer::scaling::ScalingError;
 use mlbench_analyzer::{AnalyzeError, GridError, LoadError};
 use mlbench_export::ExportError;
-use mlbench_schema::discover::DiscoverError;
 use mlbench_schema::jobs::JobsError;
 use mlbench_schema::scripts::ScriptsError;
 use mlbench_schema::suite::SuiteError;
 use mlbench_schema::targets::TargetsError;
+use mlbench_submission::DiscoverError;
 use mlbench_validator::{IntakeError, PackError};
 
 /// Findings, or failed criteria.
@@ -116,9 +116,6 @@ pub enum CommandError {
     /// The compiled-in parity table (baselines/parity.toml) does not read: a bug.
     #[error(transparent)]
     Parity(#[from] mlbench_schema::runtime::ParityError),
-    /// An input read for a page's provenance (its SHA-256) that cannot be read.
-    #[error("cannot read an input for the page's provenance: {0}")]
-    Provenance(#[source] std::io::Error),
     /// Telemetry files that cannot be found or read (`plot power`).
     #[error(transparent)]
     Trace(#[from] mlbench_analyzer::energy::TraceError),
@@ -146,8 +143,7 @@ impl CommandError {
             | CommandError::Load(_)
             | CommandError::Weights(_)
             | CommandError::Scaling(_)
-            | CommandError::Trace(_)
-            | CommandError::Provenance(_) => INPUT,
+            | CommandError::Trace(_) => INPUT,
             #[cfg(feature = "git")]
             CommandError::Repo(_) => INPUT,
             CommandError::Write(_)

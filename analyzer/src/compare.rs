@@ -10,9 +10,9 @@ use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
+use mlbench_submission::{Intake, Limits};
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::submission::SubmissionInfo;
-use mlbench_validator::{Intake, Limits};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -150,6 +150,12 @@ pub struct Labelled {
 }
 
 impl Labelled {
+    /// (path, SHA-256) of its files, for a page's provenance (from its listing: see
+    /// [`mlbench_submission::digest::submission_digests`]).
+    pub fn digests(&self) -> Vec<(String, String)> {
+        mlbench_submission::digest::submission_digests(&self.path, &self.sub.listing)
+    }
+
     /// `label`, with `/tweaked` on the tweaked track (a grid row's id).
     pub fn id(&self) -> String {
         match self.track {
@@ -497,8 +503,7 @@ pub fn compute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mlbench_validator::SubmittedFile;
-    use mlbench_validator::intake::SourceKind;
+    use mlbench_submission::{Listing, SourceKind, SubmittedFile};
 
     fn subs(paths: &[&str]) -> Vec<PathBuf> {
         paths.iter().map(PathBuf::from).collect()
@@ -579,7 +584,7 @@ mod tests {
         Intake {
             kind: SourceKind::Zip,
             files,
-            findings: Vec::new(),
+            facts: Vec::new(),
         }
     }
 
@@ -618,6 +623,7 @@ mod tests {
     fn baseline_defaults_to_the_first_and_labels_are_unique_per_track() {
         let sub = || LoadedSubmission {
             intake: intake(Vec::new()),
+            listing: Listing::default(),
             set: crate::SampleSet::assemble(
                 "fast",
                 &selection_only().unwrap(),

@@ -1,7 +1,8 @@
 //! Aggregation, statistics and scores over benchmark reports.
 //!
 //! The flow: [`load`] reads a submission (a folder tree found by
-//! [`mlbench_schema::discover()`], or a zip or folder through the validator's intake) and
+//! [`mlbench_submission::discover()`], or a zip or folder through `mlbench_submission`'s
+//! listing) and
 //! reduces each report file to its samples as it is parsed ([`samples::FileSamples`]),
 //! then puts them together into a [`SampleSet`] (plain Rust: exclusions, selection rules,
 //! failures, configuration conflicts); [`report_of`] computes either scoring over it
@@ -41,8 +42,8 @@ pub use document::{DocOptions, report_document};
 pub use expected::{Expected, ExpectedFrom, pick_jobs_file};
 pub use grid::{Grid, GridError, GridInput, GridOptions, Weights, grid};
 pub use load::{
-    LoadError, LoadedSamples, LoadedSubmission, load_samples, load_submission, read_intake,
-    samples_of_intake,
+    LoadError, LoadedSamples, LoadedSubmission, discover_inputs, load_samples, load_submission,
+    read_intake, samples_of_intake,
 };
 pub use mlbench_results::report::Report;
 pub use samples::SampleSet;

@@ -1,7 +1,7 @@
 //! The loader: report files into samples, for every command that computes on them.
 //!
 //! One way through, parametrized by how the bytes arrive:
-//! - a folder tree (or files) found by [`mlbench_schema::discover()`], read from disk in
+//! - a folder tree (or files) found by [`mlbench_submission::discover()`], read from disk in
 //!   parallel ([`load_samples`]: `report`'s fast path, never through the intake);
 //! - a submission read whole by the validator's intake, a zip in place or a folder, with
 //!   the same limits and container checks ([`samples_of_intake`], [`load_submission`]:
@@ -23,12 +23,12 @@ use mlbench_schema::SystemInfo;
 use mlbench_schema::choose_suite;
 use mlbench_schema::read_buffer::{Links, read_regular};
 use mlbench_schema::reader::{Content, FileName, ReadError, parse_report, read_entry_at};
-use mlbench_schema::{Discovery, JobsFile, ReportEntry, SuiteChoice, SuiteError, TargetTable};
-use mlbench_validator::layout::{Role, classify};
-
-use mlbench_validator::{
-    Intake, IntakeError, Limits, Listing, SubmittedFile, list_submission, read_submission,
+use mlbench_schema::{JobsFile, ReportEntry, SuiteChoice, SuiteError, TargetTable};
+use mlbench_submission::{
+    DiscoverError, Discovery, Intake, IntakeError, Limits, Listing, Opened, SubmittedFile,
+    read_submission,
 };
+use mlbench_validator::layout::{Role, classify};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -96,8 +96,13 @@ pub struct LoadedSamples {
 
 /// A submission read into samples, with its files.
 pub struct LoadedSubmission {
-    /// Its files as read (for provenance, validation, `SUBMISSION.json`, loss curves).
+    /// The files the commands read of it (reports, jobs files, the pack's files,
+    /// telemetry: every file with a role, [`held_whole`]), for `SUBMISSION.json`, the
+    /// machines, the loss curves and the energy.
     pub intake: Intake,
+    /// Its listing, every file: what a page validates and hashes, each file read as it
+    /// goes.
+    pub listing: Listing,
     /// Its samples.
     pub set: SampleSet,
 }
@@ -140,7 +145,7 @@ impl Arrived {
 /// Where the bytes of a submission are: the one thing the ways in differ by, and what an
 /// entry is read again from (to describe a configuration conflict).
 enum Bytes<'a> {
-    /// Files on disk found by [`mlbench_schema::discover()`], read and streamed in
+    /// Files on disk found by [`mlbench_submission::discover()`], read and streamed in
     /// parallel (the discovery's order).
     Disk(Vec<PathBuf>),
     /// Held whole in the validator's intake (the intake's order).
@@ -292,7 +297,7 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     };
     let paths = discovery.files.iter().map(|f| f.path.clone()).collect();
     let clock = mlbench_schema::Timings::start();
-    let reports = mlbench_schema::discover::map_contents(discovery, |found, content| {
+    let reports = mlbench_submission::discover::map_contents(discovery, |found, content| {
         let found = (found.display.as_str(), &found.name, found.run.as_str(), 0);
         Arrived::reduce(found, content, targets)
     });
@@ -305,6 +310,29 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     loaded
 }
 
+/// The report files under `paths`, as [`mlbench_submission::discover()`] finds them; a
+/// folder given alone is opened (walked once) and handed back with them, for what else
+/// reads it (a page's checks and digests), within `max_bytes`.
+///
+/// # Errors
+/// As [`mlbench_submission::discover()`].
+pub fn discover_inputs(
+    paths: &[PathBuf],
+    suite: Option<&str>,
+    max_bytes: u64,
+) -> Result<(Discovery, Vec<Opened>), DiscoverError> {
+    let limits = Limits::within(max_bytes);
+    let opened: Vec<Opened> = match paths {
+        [one] if one.is_dir() => Opened::open(one, &limits).ok().into_iter().collect(),
+        _ => Vec::new(),
+    };
+    let discovery = match opened.first().and_then(|o| o.discover(suite)) {
+        Some(discovery) => discovery?,
+        None => mlbench_submission::discover(paths, suite)?,
+    };
+    Ok((discovery, opened))
+}
+
 /// The files of a zip or folder, refusing one whose container is unsafe or broken (the
 /// validator's error findings of the intake).
 pub fn read_intake(path: &Path, limits: &Limits) -> Result<Intake, LoadError> {
@@ -313,9 +341,8 @@ pub fn read_intake(path: &Path, limits: &Limits) -> Result<Intake, LoadError> {
 
 /// `intake`, unless its container is unsafe or broken.
 fn refuse_broken(intake: Intake, path: &Path) -> Result<Intake, LoadError> {
-    if let Some(f) = intake
-        .findings
-        .iter()
+    if let Some(f) = (intake.facts.iter())
+        .map(mlbench_validator::finding::of_fact)
         .find(|f| f.severity == Severity::Error)
     {
         return Err(LoadError::Container {
@@ -376,12 +403,13 @@ pub fn load_submission_lean(
     targets: &TargetTable,
     limits: &Limits,
 ) -> Result<LoadedSubmission, LoadError> {
-    let listing = list_submission(path, limits)?;
-    let report_role = |p: &str| match mlbench_schema::layout::classify(p, || false) {
+    let listing = Opened::open(path, limits)?.into_listing();
+    let held = listing.retain(held_whole);
+    let report_role = |p: &str| match mlbench_submission::layout::classify(p, || false) {
         Role::Report { name, run } => Some((name, run)),
         _ => None,
     };
-    let (intake, reduced) = listing.read_apart(
+    let (intake, reduced) = held.read_apart(
         |p| report_role(p).is_some(),
         |p, content| {
             // Only reports are read apart: the role is always a report's.
@@ -394,15 +422,24 @@ pub fn load_submission_lean(
     let reduced: Vec<(FileName, Arrived)> = reduced.into_iter().filter_map(|(_, r)| r).collect();
     let (choice, reports) = of_suite(reduced, |(name, _)| name.suite(), suite, path)?;
     let reports = reports.into_iter().map(|(_, report)| report).collect();
-    let others = Others::of_intake(&intake);
-    let loaded = through(reports, choice, others, &Bytes::Listed(&listing), targets);
-    whole_submission(intake, loaded, path)
+    let mut others = Others::of_intake(&intake);
+    others.ignored += listing.paths().len() - held.paths().len();
+    let loaded = through(reports, choice, others, &Bytes::Listed(&held), targets);
+    whole_submission(intake, listing, loaded, path)
+}
+
+/// Whether the file at `path` is read by the loaders: every file with a role (or that
+/// may be a jobs file, a `*.json`). A file of no role (a log, an archive left beside the
+/// runs) is validated and hashed from the listing, streamed, never held whole.
+pub fn held_whole(path: &str) -> bool {
+    path.ends_with(".json") || mlbench_submission::layout::classify(path, || false) != Role::Unknown
 }
 
 /// The submission at `path`, unless an entry of it could not be read (the callers compare
 /// whole submissions).
 fn whole_submission(
     intake: Intake,
+    listing: Listing,
     mut loaded: LoadedSamples,
     path: &Path,
 ) -> Result<LoadedSubmission, LoadError> {
@@ -416,6 +453,7 @@ fn whole_submission(
     }
     Ok(LoadedSubmission {
         intake,
+        listing,
         set: loaded.set,
     })
 }
@@ -430,9 +468,14 @@ pub fn load_submission(
     targets: &TargetTable,
     limits: &Limits,
 ) -> Result<LoadedSubmission, LoadError> {
-    let intake = read_intake(path, limits)?;
-    let loaded = samples_of_intake(&intake, path, suite, targets)?;
-    whole_submission(intake, loaded, path)
+    let listing = Opened::open(path, limits)?.into_listing();
+    let held = listing.retain(held_whole);
+    // The files left out are of no role: passed over, as a folder's discovery counts them.
+    let left_out = listing.paths().len() - held.paths().len();
+    let intake = refuse_broken(held.read(), path)?;
+    let mut loaded = samples_of_intake(&intake, path, suite, targets)?;
+    loaded.ignored += left_out;
+    whole_submission(intake, listing, loaded, path)
 }
 
 #[cfg(test)]
@@ -484,7 +527,7 @@ mod tests {
         let dir = folder();
         let limits = Limits::default();
         let sub = load_submission(dir.path(), None, &targets(), &limits).unwrap();
-        let discovery = mlbench_schema::discover(&[dir.path().to_path_buf()], None).unwrap();
+        let discovery = mlbench_submission::discover(&[dir.path().to_path_buf()], None).unwrap();
         let folder = load_samples(discovery, &targets());
         let values = |set: &SampleSet| -> Vec<(u32, Option<f64>)> {
             set.samples.iter().map(|s| (s.run, s.value)).collect()
@@ -526,11 +569,10 @@ mod tests {
             lean.set.conflicts
         );
         let paths = |i: &Intake| i.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
-        assert_eq!(
-            paths(&lean.intake),
-            ["fast.json", "notes.md", "output1/summary.txt"]
-        );
-        assert_eq!(lean.intake.findings, whole.intake.findings);
+        // A file of no role (notes.md) is left out of what is held, kept in the listing.
+        assert_eq!(paths(&lean.intake), ["fast.json", "output1/summary.txt"]);
+        assert!(lean.listing.paths().iter().any(|p| p == "notes.md"));
+        assert_eq!(lean.intake.facts, whole.intake.facts);
     }
 
     type Loader =

@@ -15,10 +15,12 @@
 use crate::expected::{Expected, ExpectedFrom};
 use crate::load::LoadedSubmission;
 use crate::{AnalyzeError, classic_report};
+use mlbench_schema::read_buffer::Links;
 use mlbench_schema::targets::{BENCH_KEYS, TargetsError, TargetsProvenance};
 use mlbench_schema::{Runtime, Scoring, SelectionRule, Target, TargetTable};
-use mlbench_validator::intake::SourceKind;
-use mlbench_validator::submission::{SubmissionInfo, content_digest, sha256_file};
+use mlbench_submission::SourceKind;
+use mlbench_submission::digest::sha256_file;
+use mlbench_validator::submission::{SubmissionInfo, content_digest_listed};
 use std::path::{Path, PathBuf};
 
 /// What every target is, as the table's provenance says it.
@@ -180,13 +182,12 @@ pub fn targets_from(
     if runtime.runtime.is_none() {
         warnings.push(format!("runtime {}: the table names none", runtime.label()));
     }
+    let digest = |source| MakeTargetsError::Digest {
+        path: path.to_path_buf(),
+        source,
+    };
     let sha256 = match sub.intake.kind {
-        SourceKind::Zip => Some(
-            sha256_file(path).map_err(|source| MakeTargetsError::Digest {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        ),
+        SourceKind::Zip => Some(sha256_file(path, Links::Follow).map_err(digest)?),
         SourceKind::Folder => None,
     };
     let benches: Vec<&str> = targets.iter().map(|t| t.bench.as_str()).collect();
@@ -213,7 +214,7 @@ pub fn targets_from(
         provenance: Some(TargetsProvenance {
             submission,
             sha256,
-            manifest_sha256: content_digest(&sub.intake.files),
+            manifest_sha256: content_digest_listed(&sub.listing),
             suite: Some(set.suite.clone()),
             runs: set.runs.len(),
             gpus: set.devices.len(),
@@ -284,7 +285,9 @@ mod tests {
         assert_eq!(t.runtime, Some(Runtime::suite_scripts(None)));
         let p = t.provenance.as_ref().unwrap();
         assert_eq!((p.runs, p.gpus, p.sha256.as_deref()), (5, 2, None));
-        assert_eq!(p.manifest_sha256, content_digest(&sub.intake.files));
+        let whole = mlbench_submission::read_submission(&example(), &Limits::default()).unwrap();
+        let digest = mlbench_validator::submission::content_digest(&whole.files);
+        assert_eq!(p.manifest_sha256, digest);
         assert_eq!(p.date.as_deref(), Some("2026-01-02"));
         let text = t.to_toml(&made.comments());
         let back = TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap();

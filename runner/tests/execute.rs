@@ -1,5 +1,5 @@
 //! End to end without libtorch: a fake factory, a jobs file with per-device and
-//! whole-machine jobs, two suite runs, reports read back with schema's discover + load.
+//! whole-machine jobs, two suite runs, reports read back with mlbench-submission's discover + load.
 
 use mlbench_runner::{
     Bench, BenchArgs, BenchError, BenchFactory, Clock, CopyResult, DeviceSet, DeviceSpec,
@@ -145,7 +145,8 @@ fn two_runs_end_to_end() {
     // third observation), 11 for whole.
     assert_eq!(observations.load(Ordering::Relaxed), 2 * (48 + 4 + 11));
 
-    let discovery = mlbench_schema::discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
+    let discovery =
+        mlbench_submission::discover(&[dir.path().to_path_buf()], Some("fast")).unwrap();
     let runs: Vec<&str> = discovery.files.iter().map(|f| f.run.as_str()).collect();
     assert_eq!(runs, ["output0", "output0", "output1", "output1"]);
     let parsed: Vec<_> = discovery

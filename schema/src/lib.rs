@@ -2,8 +2,8 @@
 //!
 //! - [`value`], [`pyjson`], [`pyrepr`]: JSON and `str()` as Python has them (`NaN`
 //!   tokens, int/float distinction, `sort_keys` + `indent=4` output);
-//! - [`entry`], [`reader`], [`discover`], [`runs`]: report entries, report files of every
-//!   era, finding them in folder trees, and telling their runs apart;
+//! - [`entry`], [`reader`], [`runs`]: report entries, report files of every era, and
+//!   telling their runs apart (finding them in a submission is `mlbench-submission`'s);
 //! - [`writer`]: the legacy stream format, byte for byte;
 //! - [`unique_id`]: the suite's id and version algorithms;
 //! - [`timing`]: its `StatStream` and throughput arithmetic; [`measure`]: what counts
@@ -18,15 +18,13 @@
 //! - [`telemetry`]: the sampler's files (energy, power, utilisation beside a bench):
 //!   header, samples, window marks, their reader and writer;
 //! - [`destination`]: where mlbench writes (regular files, checked before the work);
-//!   [`tree`]: the one walk of a submission's folders; [`read_buffer`]: how input files
-//!   are opened (regular files only, never blocking).
+//!   [`read_buffer`]: how input files are opened (regular files only, never blocking).
 #![warn(missing_docs)]
 
 pub mod destination;
-pub mod discover;
 pub mod entry;
 pub mod jobs;
-pub mod layout;
+
 pub mod measure;
 pub mod pyjson;
 pub mod pyrepr;
@@ -44,12 +42,10 @@ pub mod telemetry;
 pub mod timing;
 pub mod timings;
 pub mod track;
-pub mod tree;
 pub mod unique_id;
 pub mod value;
 pub mod writer;
 
-pub use discover::{Discovery, discover};
 pub use entry::{FailureKind, ReportEntry};
 pub use jobs::{ArgChange, Config, Job, JobsDiff, JobsError, JobsFile};
 pub use reader::{FileName, ReadError};

@@ -92,7 +92,7 @@ pub fn open_regular(path: &Path, links: Links) -> std::io::Result<std::fs::File>
     let what = if kind.is_dir() {
         "a folder"
     } else {
-        crate::tree::special_kind(&kind)
+        special_kind(&kind)
     };
     Err(std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
@@ -260,6 +260,27 @@ fn read_at_most(
     size: usize,
 ) -> std::io::Result<()> {
     file.take(size as u64).read_to_end(buffer).map(drop)
+}
+
+/// Whether `path` is named as a zipped submission (`.zip`, any case): every command
+/// reads such a file as a zip, and a folder or another file otherwise.
+pub fn has_zip_extension(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+}
+
+/// What a file type that is neither a file, a folder nor a link is, in words.
+pub fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
 }
 
 #[cfg(test)]

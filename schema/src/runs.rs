@@ -29,7 +29,7 @@ pub fn run_id_of(entry: &ReportEntry) -> Option<Cow<'_, str>> {
 /// One report file, as far as runs go.
 #[derive(Debug, Clone)]
 pub struct FileRuns {
-    /// The run its name and folder give (see [`crate::discover`]).
+    /// The run its name and folder give (see `mlbench_submission::discover`).
     pub run: String,
     /// A legacy stream (whose runs `run_id` may split); per-test files name their run.
     pub legacy: bool,

@@ -1,5 +1,5 @@
 //! Which suite of report files a command reads: one choice, with one error, for every
-//! loader (folders through [`crate::discover()`], zips through the analyzer's loader) and
+//! loader (folders through `mlbench_submission::discover`, zips through the analyzer's loader) and
 //! for the validator (which reports a mixed submission as a finding instead).
 
 use std::collections::BTreeMap;

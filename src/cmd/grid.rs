@@ -10,7 +10,7 @@ use mlbench_analyzer::energy;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
 use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
 use mlbench_schema::Timings;
-use mlbench_validator::{SubmissionInfo, page_check};
+use mlbench_validator::{SubmissionInfo, page_check_listed};
 
 /// `--min-runs` of the validation shown on a grid page (`validate`'s default).
 const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
@@ -64,7 +64,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     let extras = args.html.as_ref().map(|_| {
         let checks: Vec<SubmissionCheck> = loaded
             .iter()
-            .map(|l| page_check(l.label.clone(), &l.sub.intake, PAGE_MIN_RUNS))
+            .map(|l| page_check_listed(l.label.clone(), &l.sub.listing, PAGE_MIN_RUNS))
             .collect();
         let systems = loaded
             .iter()
@@ -75,17 +75,18 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
                 )
             })
             .collect();
-        (checks, systems)
+        let digests = loaded.iter().flat_map(|l| l.digests()).collect();
+        (checks, systems, digests)
     });
     clock.skip();
     let grid = energy::grid_per(loaded, &args.subs, &options, explain, args.per)?;
     clock.lap("grid and bootstrap");
-    if let (Some(path), Some((checks, systems))) = (&args.html, extras) {
+    if let (Some(path), Some((checks, systems, digests))) = (&args.html, extras) {
         let page = GridPage {
             grid: grid.clone(),
             checks,
             systems,
-            provenance: provenance(&args.subs)?,
+            provenance: provenance(digests),
         };
         write(&Html, &page, Some(path), args.force)?;
     }

@@ -16,7 +16,7 @@ use crate::exit::CommandError;
 use crate::output;
 use mlbench_export::Exporter;
 use mlbench_results::Provenance;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Presents `model` with `exporter` and writes the bytes (standard output without a path).
 pub fn write<M: ?Sized>(
@@ -36,15 +36,15 @@ pub fn emit_bytes(bytes: &[u8], path: Option<&Path>, force: bool) -> Result<(), 
     }
 }
 
-/// The provenance of a page: this tool, the command line and the SHA-256 of every input.
-pub fn provenance(inputs: &[PathBuf]) -> Result<Provenance, CommandError> {
-    Ok(Provenance {
+/// The provenance of a page: this tool, the command line and the SHA-256 of every input
+/// (`digests`, from the submissions the command opened).
+pub fn provenance(digests: Vec<(String, String)>) -> Provenance {
+    Provenance {
         tool: tool(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        inputs: mlbench_validator::submission::input_digests(inputs)
-            .map_err(CommandError::Provenance)?,
+        inputs: digests,
         generated: None,
-    })
+    }
 }
 
 /// Whether verdicts are coloured: standard output is a terminal and `NO_COLOR` is unset

@@ -5,20 +5,20 @@ use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::energy;
-use mlbench_analyzer::page::page_inputs;
+use mlbench_analyzer::page::{Held, page_inputs};
 use mlbench_analyzer::views::{gpu_relative, run_means};
-use mlbench_analyzer::{DocOptions, report_document};
+use mlbench_analyzer::{DocOptions, discover_inputs, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
 use mlbench_results::{ReportDoc, ReportPage};
 use mlbench_schema::runtime::ParityTable;
-use mlbench_schema::{Scoring, TargetTable, Timings, discover};
-use mlbench_validator::{Intake, Limits};
+use mlbench_schema::{Scoring, TargetTable, Timings};
+use mlbench_submission::Limits;
 use std::path::{Path, PathBuf};
 
 /// The zip among the inputs, when one is given: it is read alone (its runs are complete
 /// in it), so mixing it with other paths is a usage error.
 fn zip_input(paths: &[PathBuf]) -> Result<Option<&Path>, CommandError> {
-    let is_zip = |p: &PathBuf| p.is_file() && mlbench_schema::tree::has_zip_extension(p);
+    let is_zip = |p: &PathBuf| p.is_file() && mlbench_schema::read_buffer::has_zip_extension(p);
     match paths {
         [one] if is_zip(one) => Ok(Some(one)),
         many => match many.iter().find(|p| is_zip(p)) {
@@ -40,12 +40,12 @@ fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
     }
 }
 
-/// What `load` read: the energy, the samples, and the zip's path and files where the
-/// HTML page will need them (a zip is read once).
+/// What `load` read: the energy, the samples, and the zip's path and files or the folder
+/// opened where the HTML page will need them (each read once).
 type Loaded = (
     Option<energy::Energy>,
     mlbench_analyzer::LoadedSamples,
-    Option<(PathBuf, Intake)>,
+    Held,
 );
 
 fn plural(n: usize) -> &'static str {
@@ -64,17 +64,16 @@ fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loa
             clock.lap("read the zip");
             let loaded = mlbench_analyzer::samples_of_intake(&intake, zip, name, targets)?;
             let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
-            let held = args.html.is_some().then(|| (zip.to_owned(), intake));
-            (energy, loaded, held)
+            (energy, loaded, Held::zip(args.html.is_some(), zip, intake))
         }
         None => {
-            let mut discovery = discover(&args.reports, name)?;
+            let (mut discovery, opened) = discover_inputs(&args.reports, name, max_bytes)?;
             let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
             let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
-            (energy, loaded, None)
+            (energy, loaded, Held::Opened(opened))
         }
     })
 }
@@ -151,7 +150,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if let Some(path) = &args.html {
         let limits = Limits::within(args.size.max_bytes);
         let (energy, min_runs) = (doc.energy.is_some(), args.min_runs as usize);
-        let inputs = page_inputs(&args.reports, held.as_ref(), energy, min_runs, &limits)?;
+        let inputs = page_inputs(&args.reports, &held, energy, min_runs, &limits)?;
         let page = ReportPage {
             suite: set.suite.clone(),
             gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),
@@ -163,7 +162,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
                 eprintln!("warning: the HTML page has no power traces: {e}");
                 Vec::new()
             }),
-            provenance: provenance(&args.reports)?,
+            provenance: provenance(inputs.digests),
             doc: doc.clone(),
         };
         write(&Html, &page, Some(path), args.force)?;

@@ -1,6 +1,6 @@
 //! Hostile file systems: every reproducer ends cleanly, in bounded time, with
 //! the documented exit code and a message that names the place. Each command walks a
-//! folder the same way (`mlbench_schema::tree`) and opens only regular files.
+//! folder the same way (`mlbench_submission::tree`) and opens only regular files.
 
 use crate::fixtures::{copy_example, mlbench};
 use predicates::str::contains;
@@ -1520,4 +1520,263 @@ fn timings_of_zero_are_not_a_measurement() {
         .map(|f| f["rule"].as_str().unwrap())
         .collect();
     assert_eq!(rules, ["work.not-a-measurement"], "{json:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile folders behind a page: FIFOs anywhere in the folder, links out of it (to a FIFO,
+// /dev/stdin, /etc/passwd, /dev/zero, /proc/self), dangling and looping links, a sparse
+// log of 3 GiB under a 4 GiB address space. A page's validation and its provenance come
+// from the submission's one listing: only regular files inside it are opened, what is not
+// one is named on the page (`not read: …`) in place of a digest, a large file is hashed
+// as a stream; every command ends in bounded time and changes nothing of its input.
+// ---------------------------------------------------------------------------------------
+
+/// What a folder holds, without opening or following anything: each entry's relative
+/// path with its kind and, for a file, its length.
+fn tree_state(root: &Path) -> Vec<(String, String)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let t = meta.file_type();
+            if t.is_dir() {
+                walk(root, &path, out);
+                continue;
+            }
+            let kind = if t.is_file() {
+                format!("file of {} bytes", meta.len())
+            } else if t.is_symlink() {
+                format!("link to {}", std::fs::read_link(&path).unwrap().display())
+            } else {
+                "special".to_owned()
+            };
+            out.push((rel, kind));
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// A page's run: the command, how it ended, and the page when one was written.
+struct PageRun {
+    command: String,
+    assert: assert_cmd::assert::Assert,
+    page: Option<String>,
+}
+
+/// `report SUB --html` (with `extra` arguments) and `grid SUB T --html`, T a copy of the
+/// example, each under a 60 s guard; `sub` is left as it was.
+fn page_runs(sub: &Path, extra: &[&str]) -> Vec<PageRun> {
+    let other = copy_example();
+    let out = tempfile::tempdir().unwrap();
+    let before = tree_state(sub);
+    let (s, t) = (sub.as_os_str(), other.path().as_os_str());
+    let mut runs = Vec::new();
+    let report_page = out.path().join("report.html");
+    let mut report: Vec<&std::ffi::OsStr> = vec!["report".as_ref(), s, "-g".as_ref()];
+    report.extend(["RTX".as_ref(), "--html".as_ref(), report_page.as_os_str()]);
+    report.extend(extra.iter().map(std::ffi::OsStr::new));
+    let grid_page = out.path().join("grid.html");
+    let grid: Vec<&std::ffi::OsStr> = vec![
+        "grid".as_ref(),
+        s,
+        t,
+        "--resamples".as_ref(),
+        "10".as_ref(),
+        "--html".as_ref(),
+        grid_page.as_os_str(),
+    ];
+    for (args, page) in [(report, &report_page), (grid, &grid_page)] {
+        let assert = guarded(&args, 60);
+        let command = format!("{} {}", args[0].to_string_lossy(), extra.join(" "));
+        let page = std::fs::read_to_string(page).ok();
+        runs.push(PageRun {
+            command,
+            assert,
+            page,
+        });
+    }
+    assert_eq!(tree_state(sub), before, "the submission changed");
+    runs
+}
+
+/// The row of the page's provenance that names `rel` under `sub`, when there is one.
+fn provenance_row<'p>(page: &'p str, sub: &Path, rel: &str) -> Option<&'p str> {
+    let name = sub.join(rel).display().to_string();
+    let at = page.find(&format!("<td>{name}</td>"))?;
+    let end = page[at..].find("</tr>").map_or(page.len(), |e| at + e);
+    Some(&page[at..end])
+}
+
+/// A FIFO anywhere in the folder (a stray `extra.json`, a `system.json`) was opened to be
+/// hashed for the page's provenance and hung every page (`grid --html` forever). It is
+/// named on the page, never opened; `report` makes its page (exit 0, with or without
+/// `--skip-unreadable`), `grid` refuses the submission whose file cannot be read (exit 2,
+/// the file named), as it refuses it without a page.
+#[test]
+fn a_fifo_anywhere_in_the_folder_is_named_on_the_page_never_opened() {
+    for name in ["extra.json", "system.json"] {
+        let sub = copy_example();
+        if !mkfifo(&sub.path().join(name)) {
+            return;
+        }
+        for extra in [&[][..], &["--skip-unreadable"][..]] {
+            for run in page_runs(sub.path(), extra) {
+                let (command, a) = (&run.command, &run.assert);
+                if command.starts_with("grid") {
+                    assert_eq!(code(a), Some(2), "{command}: {}", stderr(a));
+                    assert!(stderr(a).contains(name), "{command}: {}", stderr(a));
+                    assert!(run.page.is_none(), "{command}");
+                    continue;
+                }
+                assert_eq!(code(a), Some(0), "{command} ({name}): {}", stderr(a));
+                let page = run.page.as_deref().expect("a page");
+                let row = provenance_row(page, sub.path(), name).expect("the FIFO named");
+                assert!(row.contains("not read: a FIFO"), "{row}");
+            }
+        }
+    }
+}
+
+/// The SHA-256 of the file at `path`, computed here.
+fn sha256_of(path: &Path) -> String {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).unwrap();
+    sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Links out of the submission were followed to be hashed: one to a FIFO outside, or to
+/// `/dev/stdin`, hung the page; one to `/dev/zero` read until memory ran out; one to
+/// `/etc/passwd` put that file's SHA-256 on the page. Each is named as a link, never
+/// followed, and both pages are made.
+#[test]
+fn links_out_of_the_submission_are_named_on_the_page_never_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    let fifo = outside.path().join("fifo");
+    if !mkfifo(&fifo) {
+        return;
+    }
+    let sub = copy_example();
+    let links: [(&str, &Path); 4] = [
+        ("fifo.json", &fifo),
+        ("stdin.json", Path::new("/dev/stdin")),
+        ("output0/passwd", Path::new("/etc/passwd")),
+        ("zero.log", Path::new("/dev/zero")),
+    ];
+    for (rel, target) in links {
+        std::os::unix::fs::symlink(target, sub.path().join(rel)).unwrap();
+    }
+    let passwd = sha256_of(Path::new("/etc/passwd"));
+    for run in page_runs(sub.path(), &["--skip-unreadable"]) {
+        let (command, a) = (&run.command, &run.assert);
+        assert_eq!(code(a), Some(0), "{command}: {}", stderr(a));
+        let page = run.page.as_deref().expect("a page");
+        assert!(
+            !page.contains(&passwd),
+            "{command}: /etc/passwd's digest on the page"
+        );
+        for (rel, _) in links {
+            let row = provenance_row(page, sub.path(), rel).expect("the link named");
+            assert!(row.contains("not read: a symbolic link"), "{row}");
+        }
+    }
+}
+
+/// A dangling link refused the page over a file that `report` and `validate` pass over,
+/// `loop -> ..` over a loop the walk never takes, and a link to `/proc/self` took the
+/// digests' walk into `/proc`. The page is made, each link named, nothing of `/proc` on it.
+#[test]
+fn dangling_looping_and_proc_links_leave_the_page_whole() {
+    let sub = copy_example();
+    let links = [
+        ("gone.json", "nowhere/at/all"),
+        ("loop", ".."),
+        ("proc", "/proc/self"),
+    ];
+    for (rel, target) in links {
+        std::os::unix::fs::symlink(target, sub.path().join(rel)).unwrap();
+    }
+    for run in page_runs(sub.path(), &[]) {
+        let (command, a) = (&run.command, &run.assert);
+        assert_eq!(code(a), Some(0), "{command}: {}", stderr(a));
+        let page = run.page.as_deref().expect("a page");
+        for (rel, _) in links {
+            let row = provenance_row(page, sub.path(), rel).expect("the link named");
+            assert!(row.contains("not read: a symbolic link"), "{row}");
+        }
+        let proc_entry = sub.path().join("proc/status").display().to_string();
+        assert!(
+            !page.contains(&proc_entry),
+            "{command}: the walk went into /proc"
+        );
+    }
+}
+
+/// A sparse 3 GiB log beside the reports was read whole (for the page's checks, for the
+/// grid's intake and for the digest): under a 4 GiB address space that aborted (SIGABRT).
+/// It is validated and hashed as a stream, never held: both pages are made and give its
+/// SHA-256 (3 GiB of zeros, hashed here).
+#[test]
+fn a_sparse_three_gigabyte_log_is_streamed_under_a_four_gigabyte_address_space() {
+    if !std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("no prlimit here: skipped");
+        return;
+    }
+    let sub = copy_example();
+    let big = sub.path().join("output0/big.log");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let zeros = {
+        use sha2::Digest;
+        let mut hasher = sha2::Sha256::new();
+        let chunk = vec![0u8; 1 << 20];
+        for _ in 0..3 << 10 {
+            hasher.update(&chunk);
+        }
+        let digest: String = (hasher.finalize().iter())
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        digest
+    };
+    let out = tempfile::tempdir().unwrap();
+    let other = copy_example();
+    let bin = assert_cmd::cargo::cargo_bin("mlbench");
+    let page = out.path().join("page.html");
+    let s = sub.path().as_os_str();
+    let report: Vec<&std::ffi::OsStr> = vec!["report".as_ref(), s, "-g".as_ref(), "RTX".as_ref()];
+    let grid: Vec<&std::ffi::OsStr> = vec![
+        "grid".as_ref(),
+        s,
+        other.path().as_os_str(),
+        "--resamples".as_ref(),
+        "10".as_ref(),
+    ];
+    for args in [report, grid] {
+        let _ = std::fs::remove_file(&page);
+        let a = crate::fixtures::quiet(assert_cmd::Command::new("prlimit"))
+            .arg("--as=4294967296")
+            .arg(&bin)
+            .args(&args)
+            .arg("--html")
+            .arg(&page)
+            .timeout(Duration::from_secs(60))
+            .assert();
+        let command = args[0].to_string_lossy().to_string();
+        assert_eq!(code(&a), Some(0), "{command}: {}", stderr(&a));
+        let page = std::fs::read_to_string(&page).unwrap();
+        let row = provenance_row(&page, sub.path(), "output0/big.log").expect("big.log named");
+        assert!(row.contains(&zeros), "{command}: {row}");
+    }
 }

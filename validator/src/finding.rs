@@ -25,3 +25,13 @@ pub fn catalogued(
         hint: info.map_or_else(String::new, |r| r.hint.to_owned()),
     }
 }
+
+/// The finding a container fact of the submission stands for (its rule's severity and
+/// hint from the catalogue), naming its file where it has one.
+pub fn of_fact(fact: &mlbench_submission::Fact) -> Finding {
+    let finding = catalogued(fact.rule, fact.expected.clone(), fact.found.clone());
+    match &fact.file {
+        Some(file) => finding.file(file.clone()),
+        None => finding,
+    }
+}

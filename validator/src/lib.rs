@@ -1,7 +1,7 @@
-//! The submission validator: intake of a zip or folder, the rules, findings and waivers,
-//! and deterministic packing.
+//! The submission validator: the rules, findings and waivers, and deterministic packing.
 //!
-//! Data flows one way: [`intake`] lists and reads the files, [`layout`] says what each is,
+//! Data flows one way: `mlbench_submission` lists and reads the files (its container
+//! facts become findings here: [`finding::of_fact`]), [`layout`] says what each is,
 //! [`facts`] parses the report files in parallel and runs the per-entry rules (as each
 //! file is read, for a submission validated from its listing), the cross-file [`rules`]
 //! run on the facts kept, and [`validate`](mod@validate) applies the waivers.
@@ -9,11 +9,10 @@
 //! digests, below both [`validate`](mod@validate) and [`pack`], the act of packing.
 #![warn(missing_docs)]
 
-pub mod archive;
 pub mod curve;
 pub mod facts;
+mod files;
 pub mod finding;
-pub mod intake;
 pub mod layout;
 pub mod pack;
 pub mod page;
@@ -22,16 +21,16 @@ pub mod repo;
 #[cfg(feature = "git")]
 pub mod repo_oracle;
 pub mod rules;
-pub mod source;
 pub mod submission;
 pub mod validate;
 
-pub use intake::{
-    Intake, IntakeError, Limits, Listing, SourceKind, SubmittedFile, list_submission,
+// The submission's own types, as every caller of the validator hands them in.
+pub use mlbench_submission::{
+    Intake, IntakeError, Limits, Listing, Opened, SourceKind, SubmittedFile, list_submission,
     read_submission,
 };
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
-pub use page::{checks_of_inputs, page_check};
+pub use page::{checks_of_inputs, page_check, page_check_listed};
 pub use submission::SubmissionInfo;
 pub use validate::{
     DEFAULT_MIN_RUNS, LISTED_PER_RULE, Options, Phases, Waiver, validate, validate_listing,

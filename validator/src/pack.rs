@@ -1,14 +1,14 @@
 //! Deterministic packing: a submission zip whose bytes depend only on the files' paths and
 //! contents, with a `sha256sum`-format manifest, so that organizers can re-pack and compare.
 
-use crate::archive::normalize_entry_name;
-use crate::intake::{IntakeError, Limits, SubmittedFile, read_submission};
 use crate::submission::{
     MANIFEST_NAME, SUBMISSION_NAME, SUBMISSION_SCHEMA_VERSION, SubmissionInfo, with_manifest,
 };
 use crate::validate::{Options, validate};
 use mlbench_results::validation::Validation;
 use mlbench_schema::Track;
+use mlbench_submission::archive::normalize_entry_name;
+use mlbench_submission::{IntakeError, Limits, SubmittedFile, read_submission};
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;

@@ -1,10 +1,9 @@
 //! The validation a page (the report's, the grid's) shows of each submission it was
 //! made from: one place, so every page checks its inputs alike.
 
-use crate::intake::{Intake, read_submission};
-use crate::source::{IntakeError, Limits};
-use crate::validate::{Options, validate};
+use crate::validate::{Options, validate, validate_listing};
 use mlbench_results::SubmissionCheck;
+use mlbench_submission::{Intake, IntakeError, Limits, Listing, Opened};
 use std::path::PathBuf;
 
 /// The validation a page shows of one submission (`label`, its files `intake`): the
@@ -18,21 +17,38 @@ pub fn page_check(label: String, intake: &Intake, min_runs: usize) -> Submission
     SubmissionCheck { label, validation }
 }
 
-/// [`page_check`] of each input that is a whole submission (a folder or a zip), read
-/// within `limits` (the command's own); report files given one by one are not checked.
+/// [`page_check`] of a submission's `listing`, each file read as the validation goes (a
+/// large file is streamed, never held whole): the same validation.
+pub fn page_check_listed(label: String, listing: &Listing, min_runs: usize) -> SubmissionCheck {
+    let options = Options {
+        min_runs,
+        ..Options::default()
+    };
+    let validation = validate_listing(listing, &options);
+    SubmissionCheck { label, validation }
+}
+
+/// [`page_check_listed`] of each input that is a whole submission (a folder or a zip):
+/// the one among `opened` at its path, else opened here within `limits` (the command's
+/// own); report files given one by one are not checked.
 ///
 /// # Errors
 /// [`IntakeError`]: a submission that cannot be read at all.
 pub fn checks_of_inputs(
     inputs: &[PathBuf],
+    opened: &[Opened],
     min_runs: usize,
     limits: &Limits,
 ) -> Result<Vec<SubmissionCheck>, IntakeError> {
-    let whole = |p: &PathBuf| p.is_dir() || mlbench_schema::tree::has_zip_extension(p);
+    let whole = |p: &PathBuf| p.is_dir() || mlbench_schema::read_buffer::has_zip_extension(p);
     let mut checks = Vec::new();
     for path in inputs.iter().filter(|p| whole(p)) {
-        let intake = read_submission(path, limits)?;
-        checks.push(page_check(path.display().to_string(), &intake, min_runs));
+        let label = path.display().to_string();
+        let check = match opened.iter().find(|o| o.path() == path) {
+            Some(sub) => page_check_listed(label, sub.listing(), min_runs),
+            None => page_check_listed(label, &Opened::open(path, limits)?.into_listing(), min_runs),
+        };
+        checks.push(check);
     }
     Ok(checks)
 }
@@ -60,12 +76,12 @@ mod tests {
         std::fs::write(&report, "[\n]\n".repeat(100)).unwrap();
         let inputs = [report, dir.path().join("sub")];
 
-        let checks = checks_of_inputs(&inputs, 1, &Limits::default()).unwrap();
+        let checks = checks_of_inputs(&inputs, &[], 1, &Limits::default()).unwrap();
         let labels: Vec<&str> = checks.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, [inputs[1].display().to_string()]);
         assert_eq!(over_limit(&checks[0]), 0);
 
-        let small = checks_of_inputs(&inputs, 1, &Limits::within(100)).unwrap();
+        let small = checks_of_inputs(&inputs, &[], 1, &Limits::within(100)).unwrap();
         assert_eq!(
             over_limit(&small[0]),
             1,

@@ -1,19 +1,17 @@
 //! The submission's own files, as `mlbench pack` writes them and every command reads
 //! them: `SUBMISSION.json` ([`SubmissionInfo`]), the `sha256sum` manifest
 //! (`MANIFEST.sha256`: [`manifest_text`], [`parse_manifest`], [`with_manifest`]) and the
-//! digests of files and inputs. Below both `validate` (which checks a manifest) and
+//! digest of a submission's content (the digests of files and of a page's inputs are
+//! `mlbench_submission::digest`'s, streamed). Below both `validate` (which checks a manifest) and
 //! `pack` (which writes one); it knows neither.
 
-use crate::intake::SubmittedFile;
 use mlbench_schema::Track;
-use mlbench_schema::unique_id::hex;
 use mlbench_schema::{Runtime, SystemInfo};
+use mlbench_submission::{Listing, SubmittedFile};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
-pub use mlbench_schema::layout::{MANIFEST_NAME, SUBMISSION_NAME};
+pub use mlbench_submission::layout::{MANIFEST_NAME, SUBMISSION_NAME};
 
 /// Why a manifest could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,14 +133,14 @@ impl SubmissionInfo {
         serde_json::from_slice(bytes)
     }
 
-    /// The paths of the telemetry files among `files` ([`mlbench_schema::layout::Role::Telemetry`]),
+    /// The paths of the telemetry files among `files` ([`mlbench_submission::layout::Role::Telemetry`]),
     /// sorted.
     pub fn telemetry_of(files: &[SubmittedFile]) -> Vec<String> {
         let mut paths: Vec<String> = files
             .iter()
             .filter(|f| {
-                mlbench_schema::layout::classify(&f.path, || false)
-                    == mlbench_schema::layout::Role::Telemetry
+                mlbench_submission::layout::classify(&f.path, || false)
+                    == mlbench_submission::layout::Role::Telemetry
             })
             .map(|f| f.path.clone())
             .collect();
@@ -157,10 +155,7 @@ impl SubmissionInfo {
     }
 }
 
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
+pub use mlbench_submission::digest::{sha256_file, sha256_hex};
 
 /// The SHA-256 of a submission's content: of the [`manifest_text`] of its files other
 /// than `MANIFEST.sha256` and `SUBMISSION.json`, which `mlbench pack` adds. A folder and
@@ -173,55 +168,28 @@ pub fn content_digest(files: &[SubmittedFile]) -> String {
     sha256_hex(manifest_of(listed).as_bytes())
 }
 
-/// The SHA-256 of a file's bytes, in lower-case hex.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    Ok(sha256_hex(&bytes))
-}
-
-/// (path, SHA-256) of each input, for the provenance of a page: a folder stands for the
-/// regular files under it, sorted by path, walked as every command walks one
-/// ([`mlbench_schema::tree`]: a link is never followed, a FIFO or a device never
-/// opened; `validate` names each); files are listed as given. Files are read whole.
-pub fn input_digests(paths: &[PathBuf]) -> std::io::Result<Vec<(String, String)>> {
-    use mlbench_schema::read_buffer::{Links, read_regular};
-    use mlbench_schema::tree::{TreeKind, list_tree};
-    let named = |path: &Path| {
-        let path = path.display().to_string();
-        move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{path}: {e}"))
-    };
-    let mut out = Vec::new();
-    for path in paths {
-        if !path.is_dir() {
-            // Named on the command line: a link to a file is followed to it.
-            let bytes = read_regular(path, Links::Follow).map_err(named(path))?;
-            out.push((path.display().to_string(), sha256_hex(&bytes)));
-            continue;
-        }
-        let entries =
-            list_tree(path).map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
-        for entry in entries {
-            let at = entry.path.display();
-            match entry.kind {
-                TreeKind::File => {
-                    let bytes =
-                        read_regular(&entry.path, Links::Refuse).map_err(named(&entry.path))?;
-                    out.push((at.to_string(), sha256_hex(&bytes)));
-                }
-                TreeKind::TooDeep => {
-                    return Err(std::io::Error::other(format!(
-                        "{at}: folders nested too deep"
-                    )));
-                }
-                TreeKind::Unlisted(reason) => {
-                    return Err(std::io::Error::other(format!("{at}: {reason}")));
-                }
-                TreeKind::Symlink | TreeKind::Special(_) | TreeKind::Unknown => {}
-            }
-        }
-    }
-    Ok(out)
+/// [`content_digest`] of the files of `listing`, each hashed as it is read (a large one
+/// streamed, never held whole); a file that cannot be read now is left out, as an intake
+/// leaves it out.
+pub fn content_digest_listed(listing: &Listing) -> String {
+    use mlbench_schema::reader::Content;
+    let which: Vec<usize> = (0..listing.paths().len())
+        .filter(|&i| {
+            let path = &listing.paths()[i];
+            path != MANIFEST_NAME && path != SUBMISSION_NAME
+        })
+        .collect();
+    let digests = listing.read_each_content(&which, |_, content| match content {
+        Content::Bytes(bytes) => Some(sha256_hex(bytes)),
+        Content::Stream(stream) => mlbench_submission::digest::sha256_reader(stream).ok(),
+    });
+    let mut lines: Vec<(&str, String)> = which
+        .iter()
+        .zip(digests)
+        .filter_map(|(&i, read)| Some((listing.paths()[i].as_str(), read.ok()?.1?)))
+        .collect();
+    lines.sort();
+    sha256_hex(manifest_lines(lines).as_bytes())
 }
 
 /// The manifest of `files`, in `sha256sum` format (`<hex>  <path>` per line, sorted by
@@ -234,18 +202,26 @@ pub fn manifest_text(files: &[SubmittedFile]) -> String {
 /// The `sha256sum` listing of `listed`, sorted by path.
 fn manifest_of(mut listed: Vec<&SubmittedFile>) -> String {
     listed.sort_by(|a, b| a.path.cmp(&b.path));
+    manifest_lines(
+        listed
+            .into_iter()
+            .map(|f| (f.path.as_str(), sha256_hex(&f.bytes)))
+            .collect(),
+    )
+}
+
+/// The `sha256sum` lines of (path, digest) pairs, in their order.
+fn manifest_lines(listed: Vec<(&str, String)>) -> String {
     let mut out = String::new();
-    for file in listed {
-        let digest = sha256_hex(&file.bytes);
-        if file.path.contains(['\\', '\n', '\r']) {
-            let escaped = file
-                .path
+    for (path, digest) in listed {
+        if path.contains(['\\', '\n', '\r']) {
+            let escaped = path
                 .replace('\\', "\\\\")
                 .replace('\n', "\\n")
                 .replace('\r', "\\r");
             out.push_str(&format!("\\{digest}  {escaped}\n"));
         } else {
-            out.push_str(&format!("{digest}  {}\n", file.path));
+            out.push_str(&format!("{digest}  {path}\n"));
         }
     }
     out
@@ -344,33 +320,6 @@ pub fn with_manifest(files: Vec<SubmittedFile>, submission_json: Vec<u8>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn digests_of_files_and_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("sub/b.json"), b"[]").unwrap();
-        std::fs::write(dir.path().join("a.json"), b"").unwrap();
-        let got = input_digests(&[dir.path().to_path_buf()]).unwrap();
-        let names: Vec<_> = got
-            .iter()
-            .map(|(p, _)| p.rsplit('/').next().unwrap())
-            .collect();
-        assert_eq!(names, ["a.json", "b.json"]);
-        assert_eq!(
-            got[0].1,
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        let missing = input_digests(&[dir.path().join("missing")]).unwrap_err();
-        assert!(missing.to_string().contains("missing: "), "{missing}");
-        // A link (here a loop) is never followed, a FIFO never opened: neither is an
-        // input read, and the digests are those of the regular files.
-        std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
-        let fifo = dir.path().join("sub/x.fifo");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
-        assert_eq!(input_digests(&[dir.path().to_path_buf()]).unwrap(), got);
-    }
 
     fn file(path: &str, bytes: &[u8]) -> SubmittedFile {
         SubmittedFile::new(path, bytes)

@@ -2,14 +2,13 @@
 //! per-file pass in parallel, then the cross-file rules, then the waivers.
 
 use crate::facts::{Device, EntryFacts, FileFacts, file_facts};
+use crate::files::FileSource;
 use crate::finding::catalogued;
-use crate::intake::{FileSource, Intake, Listing, ReadFailure, outcomes_in_order};
 use crate::layout::{MANIFEST_NAME, Role, SUBMISSION_NAME, base_name, looks_like_jobs_bytes};
 use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
 use crate::rules::versions::VersionOracle;
 use crate::rules::{self, pattern_matches};
-use crate::source::Settled;
 use crate::submission::{SubmissionInfo, sha256_hex};
 use mlbench_results::validation::{Finding, Omitted, Severity, Summary, Validation};
 use mlbench_schema::Track;
@@ -18,6 +17,9 @@ use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIndex, resolve as resolve_runs};
 use mlbench_schema::suite::{SuiteError, choose_suite};
+use mlbench_submission::intake::Settled;
+use mlbench_submission::intake::{ReadFailure, outcomes_in_order};
+use mlbench_submission::{Intake, Listing};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `--waive RULE[:FILE]`: errors of RULE (an id, `family.*` or `*`), in FILE when given
@@ -231,7 +233,7 @@ fn check_telemetry(path: &str, content: Content<'_>) -> rules::telemetry::FileCh
 /// a time.
 fn held_whole(path: &str) -> bool {
     let mut reads = false;
-    mlbench_schema::layout::classify(path, || {
+    mlbench_submission::layout::classify(path, || {
         reads = true;
         false
     });
@@ -241,13 +243,13 @@ fn held_whole(path: &str) -> bool {
         || mlbench_schema::system::is_system_file(path)
 }
 
-/// Validates a submission read by [`crate::intake::read_submission`].
+/// Validates a submission read by [`mlbench_submission::read_submission`].
 pub fn validate(intake: &Intake, options: &Options) -> Validation {
     // Files in memory have been read: none fails, so the one attempt stands.
     attempt(intake, options).map(|(v, _)| v).unwrap_or_default()
 }
 
-/// Validates a submission listed by [`crate::intake::list_submission`], reading each file
+/// Validates a submission listed by [`mlbench_submission::list_submission`], reading each file
 /// as the per-file pass reaches it (into a buffer its thread reuses), so that the
 /// submission is never held in memory whole. The result is [`validate`]'s on the
 /// submission read whole: where a file fails to read, the intake's finding is made and the
@@ -448,8 +450,9 @@ fn classify_files<'a, S: FileSource>(
     // A file that did not read is left out (the validation then starts over without it).
     for i in (0..src.count()).filter(|&i| !is_held[i] || whole[i].is_some()) {
         let path = src.path(i);
-        match mlbench_schema::layout::classify(path, || whole[i].is_some_and(looks_like_jobs_bytes))
-        {
+        match mlbench_submission::layout::classify(path, || {
+            whole[i].is_some_and(looks_like_jobs_bytes)
+        }) {
             Role::Report { name, run } => out.reports.push(ReportRef {
                 index: i,
                 path,

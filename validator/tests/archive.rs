@@ -5,8 +5,8 @@
 mod common;
 
 use common::{paths, read, read_bytes, rules};
-use mlbench_validator::intake::read_zip;
-use mlbench_validator::intake::{IntakeError, Limits, SourceKind, read_folder};
+use mlbench_submission::intake::read_zip;
+use mlbench_submission::intake::{IntakeError, Limits, SourceKind, read_folder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Cursor, Write};
 use std::sync::OnceLock;
@@ -251,7 +251,7 @@ fn good_zip_reads_every_file_as_written() {
     }
     let intake = read(&zip.finish().unwrap().into_inner());
     assert_eq!(intake.kind, SourceKind::Zip);
-    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
+    assert!(intake.facts.is_empty(), "{:?}", intake.facts);
     assert_eq!(
         paths(&intake),
         ["empty.txt", "jobs.json", "run1/b.json", "run1/train_0.json"]
@@ -286,7 +286,7 @@ fn truncated_archive_is_unreadable() {
     ] {
         let intake = read(&zip[..cut]);
         assert_eq!(
-            rules(&intake.findings),
+            rules(&intake.facts),
             [("archive.unreadable", None)],
             "cut at {cut}"
         );
@@ -301,7 +301,7 @@ fn corrupt_central_directory_is_unreadable() {
     let cd = central_record(&zip);
     zip[cd + 3] = 9;
     let intake = read(&zip);
-    assert_eq!(rules(&intake.findings), [("archive.unreadable", None)]);
+    assert_eq!(rules(&intake.facts), [("archive.unreadable", None)]);
     assert!(intake.files.is_empty());
 }
 
@@ -315,7 +315,7 @@ fn not_a_zip_is_unreadable() {
         b"PK\x03\x04garbage",
     ] {
         let intake = read(bytes);
-        assert_eq!(rules(&intake.findings), [("archive.unreadable", None)]);
+        assert_eq!(rules(&intake.facts), [("archive.unreadable", None)]);
         assert!(intake.files.is_empty());
     }
 }
@@ -336,7 +336,7 @@ fn unsafe_paths_are_refused_and_the_rest_read() {
         let zip = raw_zip(&[Raw::stored(name, b"evil"), Raw::stored("ok.json", b"{}")]);
         let intake = read(&zip);
         assert_eq!(
-            rules(&intake.findings),
+            rules(&intake.facts),
             [("archive.unsafe-path", Some(name))],
             "{name:?}"
         );
@@ -352,7 +352,7 @@ fn symlink_entry_is_refused() {
     link.external = 0o120_777 << 16;
     let intake = read(&raw_zip(&[link, Raw::stored("ok.json", b"{}")]));
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.symlink", Some("link.json"))]
     );
     assert_eq!(paths(&intake), ["ok.json"]);
@@ -362,7 +362,7 @@ fn symlink_entry_is_refused() {
     zip.add_symlink("l", "/etc/passwd", SimpleFileOptions::default())
         .unwrap();
     let intake = read(&zip.finish().unwrap().into_inner());
-    assert_eq!(rules(&intake.findings), [("archive.symlink", Some("l"))]);
+    assert_eq!(rules(&intake.facts), [("archive.symlink", Some("l"))]);
 }
 
 #[test]
@@ -372,7 +372,7 @@ fn encrypted_entry_is_refused() {
     secret.flags = 1;
     let intake = read(&raw_zip(&[secret, Raw::stored("ok.json", b"{}")]));
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.encrypted", Some("secret.json"))]
     );
     assert_eq!(paths(&intake), ["ok.json"]);
@@ -386,7 +386,7 @@ fn non_utf8_name_is_refused_with_or_without_the_utf8_flag() {
         bad.flags = flags;
         let intake = read(&raw_zip(&[bad, Raw::stored("ok.json", b"{}")]));
         assert_eq!(
-            rules(&intake.findings),
+            rules(&intake.facts),
             [("archive.name-encoding", Some("caf\u{fffd}.json"))],
             "flags {flags:#x}"
         );
@@ -405,7 +405,7 @@ fn duplicate_names_are_reported_and_one_kept() {
     ]);
     let intake = read(&zip);
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.duplicate", Some("a.json"))]
     );
     assert_eq!(paths(&intake), ["a.json", "b.json"]);
@@ -418,7 +418,7 @@ fn duplicate_names_are_reported_and_one_kept() {
     ]);
     let intake = read(&zip);
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [
             ("archive.duplicate", Some("run/a.json")),
             ("archive.duplicate", Some("run/a.json"))
@@ -437,7 +437,7 @@ fn directory_entries_are_skipped_silently() {
         Raw::stored("run/a.json", b"{}"),
     ]);
     let intake = read(&zip);
-    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
+    assert!(intake.facts.is_empty(), "{:?}", intake.facts);
     assert_eq!(paths(&intake), ["run/a.json"]);
 }
 
@@ -445,10 +445,7 @@ fn directory_entries_are_skipped_silently() {
 fn zip_bomb_is_refused_by_ratio_without_inflating() {
     let _serial = serial();
     let (intake, peak) = peak_allocation(|| read(bomb()));
-    assert_eq!(
-        rules(&intake.findings),
-        [("archive.ratio", Some("bomb.bin"))]
-    );
+    assert_eq!(rules(&intake.facts), [("archive.ratio", Some("bomb.bin"))]);
     assert_eq!(paths(&intake), ["ok.json"]);
     assert!(peak < 4 * MIB, "peak allocation {peak} bytes");
 }
@@ -463,7 +460,7 @@ fn zip_bomb_over_max_bytes_is_too_large() {
     };
     let (intake, peak) = peak_allocation(|| read_bytes(bomb(), &limits));
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.too-large", Some("bomb.bin"))]
     );
     assert_eq!(paths(&intake), ["ok.json"]);
@@ -476,7 +473,7 @@ fn zip_bomb_over_max_bytes_is_too_large() {
         ..Limits::default()
     };
     let intake = read_bytes(&zip, &limits);
-    assert_eq!(rules(&intake.findings), [("archive.too-large", Some("b"))]);
+    assert_eq!(rules(&intake.facts), [("archive.too-large", Some("b"))]);
     assert_eq!(paths(&intake), ["a"]);
 }
 
@@ -487,7 +484,7 @@ fn bomb_with_a_lying_size_header_is_read_bounded() {
     set_declared_size(&mut zip, 1000);
     let (intake, peak) = peak_allocation(|| read(&zip));
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.corrupt", Some("bomb.bin"))]
     );
     assert_eq!(paths(&intake), ["ok.json"]);
@@ -527,7 +524,7 @@ fn overlapping_bomb_is_held_to_the_archive_ratio() {
     let next = format!("z{kept:04}");
     // Every entry but the first names the first one's local header: inconsistent, up to
     // the one the read stops at.
-    let (inconsistent, other): (Vec<_>, Vec<_>) = rules(&intake.findings)
+    let (inconsistent, other): (Vec<_>, Vec<_>) = rules(&intake.facts)
         .into_iter()
         .partition(|(rule, _)| *rule == "archive.inconsistent");
     assert_eq!(other, [("archive.ratio", Some(next.as_str()))]);
@@ -554,18 +551,15 @@ fn lying_entries_read_in_parallel_do_not_add_up() {
     assert_eq!(records, 1000);
     let (intake, peak) = peak_allocation(|| read(&zip));
     assert!(intake.files.is_empty(), "{:?}", paths(&intake));
-    let corrupt = intake
-        .findings
-        .iter()
-        .filter(|f| f.rule == "archive.corrupt");
+    let corrupt = intake.facts.iter().filter(|f| f.rule == "archive.corrupt");
     assert_eq!(corrupt.count(), 1000);
     // And 999 whose local header (the first entry's) names another file.
     let inconsistent = intake
-        .findings
+        .facts
         .iter()
         .filter(|f| f.rule == "archive.inconsistent");
     assert_eq!(inconsistent.count(), 999);
-    assert_eq!(intake.findings.len(), 1999, "{:?}", rules(&intake.findings));
+    assert_eq!(intake.facts.len(), 1999, "{:?}", rules(&intake.facts));
     assert!(peak < 40 * MIB, "peak allocation {peak} bytes");
 }
 
@@ -577,7 +571,7 @@ fn lying_size_header_is_corrupt() {
         liar.declared_size = Some(declared);
         let intake = read(&raw_zip(&[liar, Raw::stored("ok.json", b"{}")]));
         assert_eq!(
-            rules(&intake.findings),
+            rules(&intake.facts),
             [("archive.corrupt", Some("liar.json"))],
             "declared {declared}"
         );
@@ -592,7 +586,7 @@ fn crc_mismatch_is_corrupt() {
     bad.crc = Some(crc32(b"{\"a\": 2}"));
     let intake = read(&raw_zip(&[bad, Raw::stored("ok.json", b"{}")]));
     assert_eq!(
-        rules(&intake.findings),
+        rules(&intake.facts),
         [("archive.corrupt", Some("bad.json"))]
     );
     assert_eq!(paths(&intake), ["ok.json"]);
@@ -603,10 +597,7 @@ fn crc_mismatch_is_corrupt() {
     let data_start = 30 + "d.json".len();
     zip[data_start + 20] ^= 0x55;
     let intake = read(&zip);
-    assert_eq!(
-        rules(&intake.findings),
-        [("archive.corrupt", Some("d.json"))]
-    );
+    assert_eq!(rules(&intake.facts), [("archive.corrupt", Some("d.json"))]);
     assert!(intake.files.is_empty());
 }
 
@@ -625,8 +616,8 @@ fn too_many_files_keeps_the_first() {
         ..Limits::default()
     };
     let intake = read_bytes(&zip, &limits);
-    assert_eq!(rules(&intake.findings), [("archive.too-many-files", None)]);
-    assert_eq!(intake.findings[0].found, "5 files");
+    assert_eq!(rules(&intake.facts), [("archive.too-many-files", None)]);
+    assert_eq!(intake.facts[0].found, "5 files");
     assert_eq!(paths(&intake), ["a", "b", "c"]);
 }
 
@@ -638,10 +629,7 @@ fn folder_symlink_is_reported_not_followed() {
     std::fs::write(dir.path().join("a.json"), b"{}").unwrap();
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.json")).unwrap();
     let intake = read_folder(dir.path(), &Limits::default()).unwrap();
-    assert_eq!(
-        rules(&intake.findings),
-        [("file.symlink", Some("link.json"))]
-    );
+    assert_eq!(rules(&intake.facts), [("file.symlink", Some("link.json"))]);
     assert_eq!(paths(&intake), ["a.json"]);
 }
 
@@ -652,7 +640,7 @@ fn folder_symlink_is_reported_not_followed() {
 /// here too, so that the bound means something).
 #[test]
 fn validating_from_the_listing_does_not_hold_the_submission() {
-    use mlbench_validator::intake::{list_submission, read_submission};
+    use mlbench_submission::intake::{list_submission, read_submission};
     use mlbench_validator::{Options, validate_listing};
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();

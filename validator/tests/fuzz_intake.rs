@@ -7,9 +7,9 @@
 //! 256 cases per property by default; `PROPTEST_CASES=20000 cargo test --test fuzz_intake`
 //! for a long run.
 
-use mlbench_validator::archive::normalize_entry_name;
-use mlbench_validator::intake::{Intake, Limits};
-use mlbench_validator::intake::{list_zip, read_zip};
+use mlbench_submission::archive::normalize_entry_name;
+use mlbench_submission::intake::{Intake, Limits};
+use mlbench_submission::intake::{list_zip, read_zip};
 use mlbench_validator::{Options, validate, validate_listing};
 use proptest::prelude::*;
 use std::io::{Cursor, Write};
@@ -165,15 +165,11 @@ fn check(bytes: &[u8], limits: &Limits) -> Result<(), TestCaseError> {
             f.path
         );
     }
-    for finding in &intake.findings {
+    for finding in &intake.facts {
         prop_assert!(finding.rule.starts_with("archive."), "{}", finding.rule);
     }
-    if intake
-        .findings
-        .iter()
-        .any(|f| f.rule == "archive.unreadable")
-    {
-        prop_assert_eq!(intake.findings.len(), 1);
+    if intake.facts.iter().any(|f| f.rule == "archive.unreadable") {
+        prop_assert_eq!(intake.facts.len(), 1);
         prop_assert!(intake.files.is_empty());
     }
     let listing = list_zip(file.path(), limits).map_err(|e| TestCaseError::fail(e.to_string()))?;

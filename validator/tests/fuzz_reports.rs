@@ -7,7 +7,7 @@
 //! 64 cases per property by default (each runs the whole validator);
 //! `PROPTEST_CASES=20000 cargo test -p mlbench-validator --test fuzz_reports` for a long run.
 
-use mlbench_validator::intake::{Intake, SourceKind, SubmittedFile};
+use mlbench_submission::intake::{Intake, SourceKind, SubmittedFile};
 use mlbench_validator::{Options, validate};
 use proptest::prelude::*;
 
@@ -101,7 +101,7 @@ fn check(stream: Vec<u8>, jobs: Vec<u8>) {
                 bytes: stream,
             },
         ],
-        findings: Vec::new(),
+        facts: Vec::new(),
     };
     let options = Options {
         min_runs: 1,

@@ -6,7 +6,7 @@
 //! and the reads (a file that no longer reads, a folder grown past `--max-bytes`).
 
 use mlbench_results::Validation;
-use mlbench_validator::intake::{Limits, Listing, list_submission, read_submission};
+use mlbench_submission::intake::{Limits, Listing, list_submission, read_submission};
 use mlbench_validator::submission::{MANIFEST_NAME, SUBMISSION_NAME, manifest_text};
 use mlbench_validator::{Options, SubmittedFile, validate, validate_listing};
 use std::io::Write;
@@ -96,7 +96,7 @@ fn reports_apart_as_read_whole(listing: &Listing) {
     let (intake, apart) = listing.read_apart(is_report, |path, content| {
         (path.to_owned(), bytes_of(content))
     });
-    assert_eq!(intake.findings, whole.findings);
+    assert_eq!(intake.facts, whole.facts);
     assert_eq!(intake.kind, whole.kind);
     let files = |files: Vec<&SubmittedFile>| -> Vec<(String, Vec<u8>)> {
         files
@@ -367,18 +367,15 @@ fn a_listing_of_some_files_reads_only_those() {
         let whole = list_submission(path, &Limits::default()).unwrap();
         let part = whole.only(picked);
         assert_eq!(part.paths(), ["output0/telemetry/vae.0.jsonl"], "{path:?}");
-        assert_eq!(part.findings().count(), 0, "{path:?}");
+        assert_eq!(part.facts().count(), 0, "{path:?}");
         if path == &root {
-            assert!(whole.findings().any(|f| f.rule == "file.symlink"));
+            assert!(whole.facts().any(|f| f.rule == "file.symlink"));
             // Gone after the listing: the whole would find it unreadable; the part
             // never reads it.
             std::fs::remove_file(root.join("output0/fast_0.json")).unwrap();
         }
         let (rest, read) = part.read_apart(|_| true, |p, c| (p.to_owned(), bytes_of(c)));
-        assert!(
-            rest.files.is_empty() && rest.findings.is_empty(),
-            "{path:?}"
-        );
+        assert!(rest.files.is_empty() && rest.facts.is_empty(), "{path:?}");
         let read: Vec<(String, Vec<u8>)> = read.into_iter().map(|(_, r)| r).collect();
         assert_eq!(
             read,

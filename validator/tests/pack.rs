@@ -46,7 +46,7 @@ fn packing_twice_is_byte_identical() {
 fn packed_zip_reads_back_the_same_files() {
     let files = submission::with_manifest(sample_files(), b"{}".to_vec());
     let intake = read(&packed(&files));
-    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
+    assert!(intake.facts.is_empty(), "{:?}", intake.facts);
     let read: Vec<(&str, &[u8])> = intake
         .files
         .iter()
@@ -202,7 +202,7 @@ fn pack_folder_packs_the_example_deterministically() {
     assert!(!out.exists());
     // A second pack, over the files of the first (manifest included), is the same bytes.
     let intake = read(&first.zip);
-    assert!(intake.findings.is_empty(), "{:?}", intake.findings);
+    assert!(intake.facts.is_empty(), "{:?}", intake.facts);
     for f in &intake.files {
         let path = dir.join(&f.path);
         std::fs::write(path, &f.bytes).unwrap();
@@ -255,7 +255,7 @@ fn pack_folder_refusals() {
     assert!(forced.info.allowed_errors);
     let json = String::from_utf8(forced.info.to_json().unwrap()).unwrap();
     assert!(json.contains("\"allowed_errors\": true"), "{json}");
-    assert_eq!(rules(&read(&forced.zip).findings), []);
+    assert_eq!(rules(&read(&forced.zip).facts), []);
     // No report file at all: nothing to pack, errors allowed or not.
     for run in 0..5 {
         std::fs::remove_dir_all(dir.join(format!("output{run}"))).unwrap();

@@ -6,7 +6,7 @@ use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::pyjson::{parse, to_python_json};
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, unique_id};
 use mlbench_schema::value::Value;
-use mlbench_validator::intake::{Intake, SourceKind, SubmittedFile};
+use mlbench_submission::intake::{Intake, SourceKind, SubmittedFile};
 use mlbench_validator::{Options, validate};
 
 const JOBS: &str = r#"[{"name": "scaling", "cmd": "./image_classification/scaling/pytorch/run.sh",
@@ -56,7 +56,7 @@ fn one_entry_per_world_size_is_not_a_duplicate() {
     let intake = Intake {
         kind: SourceKind::Folder,
         files,
-        findings: Vec::new(),
+        facts: Vec::new(),
     };
     let options = Options {
         min_runs: 4,

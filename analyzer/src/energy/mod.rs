@@ -115,7 +115,7 @@ fn measure_folder(
 /// by the validator's intake (a folder or a zip), as the report reads them. `None` where
 /// nothing can be listed or found, or for report files given one by one.
 pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option<Energy> {
-    let zip = |p: &PathBuf| mlbench_schema::tree::has_zip_extension(p);
+    let zip = |p: &PathBuf| mlbench_schema::read_buffer::has_zip_extension(p);
     if paths.iter().any(|p| p.is_file()) && !matches!(paths, [one] if zip(one)) {
         return None;
     }

@@ -19,9 +19,9 @@
 
 use super::submitted::{Submitted, display_parent, telemetry_display};
 use mlbench_schema::ReportEntry;
-use mlbench_schema::layout::{Role, classify};
 use mlbench_schema::reader::{FileName, Reading, parse_each_of};
 use mlbench_schema::telemetry::nth_file_name;
+use mlbench_submission::layout::{Role, classify};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One report stream (`<suite>_<copy>.json`) of a submission.

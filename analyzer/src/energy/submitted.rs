@@ -8,11 +8,13 @@
 //! gives the same figures whichever way it arrives.
 
 use mlbench_results::validation::Finding;
-use mlbench_schema::layout::{Role, classify};
 use mlbench_schema::read_buffer::Content;
 use mlbench_schema::telemetry::{TELEMETRY_FOLDER, TelemetryReadError};
+use mlbench_submission::Fact;
+use mlbench_submission::intake::{Intake, IntakeError, Limits, Listing, list_submission};
+use mlbench_submission::layout::{Role, classify};
 use mlbench_telemetry::fold::{Reduced, reduce};
-use mlbench_validator::intake::{Intake, IntakeError, Limits, Listing, list_submission};
+use mlbench_validator::finding::of_fact;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
@@ -45,12 +47,14 @@ impl Submitted<'_> {
         }
     }
 
-    /// What its intake found (links, special files, files over the limits…).
-    pub fn findings(&self) -> Vec<&Finding> {
-        match self {
-            Submitted::Listed(listing) => listing.findings().collect(),
-            Submitted::Held(intake) => intake.findings.iter().collect(),
-        }
+    /// What its intake found (links, special files, files over the limits…), as the
+    /// validator's findings.
+    pub fn findings(&self) -> Vec<Finding> {
+        let facts: Vec<&Fact> = match self {
+            Submitted::Listed(listing) => listing.facts().collect(),
+            Submitted::Held(intake) => intake.facts.iter().collect(),
+        };
+        facts.into_iter().map(of_fact).collect()
     }
 
     /// Each file `wanted` picks by path handed to `f` (its path and content) as soon as it
@@ -76,7 +80,7 @@ impl Submitted<'_> {
                 let (failed, read) = part.read_apart(|_| true, &f);
                 let mut read: HashMap<String, T> = read.into_iter().collect();
                 let why = |path: &str| {
-                    (failed.findings.iter())
+                    (failed.facts.iter())
                         .find(|finding| finding.file.as_deref() == Some(path))
                         .map_or_else(|| "not read".to_owned(), |finding| finding.found.clone())
                 };

@@ -155,7 +155,7 @@ fn report(path: &Path, entries: &[ReportEntry]) {
 /// The folder's energy listed by the validator's intake, checked to be the same, field
 /// for field, from the folder held in memory, from its zip listed and from its zip held.
 fn energy(root: &Path) -> Option<Energy> {
-    let d = mlbench_schema::discover(&[root.to_owned()], None).unwrap();
+    let d = mlbench_submission::discover(&[root.to_owned()], None).unwrap();
     let listed = energy_of_paths(&[root.to_owned()], &d.suite, u64::MAX);
     let limits = mlbench_validator::Limits::default();
     let folder = mlbench_validator::read_submission(root, &limits).unwrap();
@@ -668,7 +668,7 @@ mod properties {
 /// the same as a fresh read of the zip gave before (which would now fail).
 #[test]
 fn a_pages_inputs_come_from_the_zip_the_report_read() {
-    use crate::page::page_inputs;
+    use crate::page::{Held, page_inputs};
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sub");
     let out = root.join("output0");
@@ -682,13 +682,13 @@ fn a_pages_inputs_come_from_the_zip_the_report_read() {
         .files;
     mlbench_validator::pack::write_zip(&files, std::fs::File::create(&zip).unwrap()).unwrap();
     let paths = [zip.clone()];
-    let read = page_inputs(&paths, None, true, 1, &limits).unwrap();
-    let held = (
+    let read = page_inputs(&paths, &Held::Nothing, true, 1, &limits).unwrap();
+    let held = Held::Zip(
         zip.clone(),
         mlbench_validator::read_submission(&zip, &limits).unwrap(),
     );
     std::fs::write(&zip, b"no longer a zip").unwrap();
-    let from_held = page_inputs(&paths, Some(&held), true, 1, &limits).unwrap();
+    let from_held = page_inputs(&paths, &held, true, 1, &limits).unwrap();
 
     let traces = read.power.unwrap();
     assert_eq!(traces.len(), 1, "one bench with telemetry");
@@ -704,10 +704,10 @@ fn a_pages_inputs_come_from_the_zip_the_report_read() {
         read.checks.iter().map(labelled).collect::<Vec<_>>()
     );
     // Without the held files the page would read the zip again, and now could not.
-    let reread = page_inputs(&paths, None, true, 1, &limits).unwrap();
+    let reread = page_inputs(&paths, &Held::Nothing, true, 1, &limits).unwrap();
     assert!(reread.power.is_err());
     assert_ne!(labelled(&reread.checks[0]), labelled(&read.checks[0]));
     // No energy in the report: no traces read, none shown.
-    let quiet = page_inputs(&paths, Some(&held), false, 1, &limits).unwrap();
+    let quiet = page_inputs(&paths, &held, false, 1, &limits).unwrap();
     assert_eq!(quiet.power.unwrap(), Vec::new());
 }

@@ -18,11 +18,11 @@ use super::submitted::{self, Submitted, display_parent, in_telemetry};
 use crate::load::LoadError;
 use mlbench_results::trace::Trace;
 use mlbench_results::validation::Severity;
-use mlbench_schema::layout::base_name;
 use mlbench_schema::telemetry::{TELEMETRY_FOLDER, TelemetryFile, TelemetryReadError};
+use mlbench_submission::intake::{Intake, IntakeError, Limits};
+use mlbench_submission::layout::base_name;
 use mlbench_telemetry::fold::Reduced;
 use mlbench_telemetry::summary::WindowSummary;
-use mlbench_validator::intake::{Intake, IntakeError, Limits};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -103,7 +103,7 @@ pub fn power_traces(paths: &[PathBuf], max_bytes: u64) -> Result<Loaded, TraceEr
     let mut subs = Vec::with_capacity(paths.len());
     for path in paths {
         let sub = Submitted::list(path, &limits)?;
-        if mlbench_schema::tree::has_zip_extension(path) {
+        if mlbench_schema::read_buffer::has_zip_extension(path) {
             refuse_broken(&sub, path)?;
         }
         subs.push((path.clone(), sub));
@@ -216,7 +216,7 @@ impl Within {
                 top_run: run,
             };
         }
-        let top_run = match mlbench_schema::tree::has_zip_extension(path) {
+        let top_run = match mlbench_schema::read_buffer::has_zip_extension(path) {
             true => path
                 .file_stem()
                 .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),

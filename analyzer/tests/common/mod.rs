@@ -19,7 +19,7 @@ pub fn load_legacy(files: &[(usize, u32, Vec<ReportEntry>)], targets: &TargetTab
     let intake = Intake {
         kind: SourceKind::Folder,
         files,
-        findings: Vec::new(),
+        facts: Vec::new(),
     };
     let loaded = samples_of_intake(&intake, "memory".as_ref(), None, targets).unwrap();
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);

@@ -14,12 +14,12 @@
 use crate::curve::Curve;
 use crate::facts::{EntryFacts, file_facts};
 use crate::finding::catalogued;
-use crate::intake::SubmittedFile;
 use crate::layout::{Role, classify};
 use crate::rules::EntryMap;
 use mlbench_results::validation::Finding;
 use mlbench_schema::reader::Content;
 use mlbench_schema::reader::FileName;
+use mlbench_submission::SubmittedFile;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 

@@ -3,10 +3,10 @@
 //! may be present.
 
 use crate::finding::catalogued;
-use crate::intake::SubmittedFile;
 use crate::submission::{MANIFEST_NAME, SUBMISSION_NAME, parse_manifest, sha256_hex};
 use mlbench_results::validation::Finding;
 use mlbench_schema::Value;
+use mlbench_submission::SubmittedFile;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 

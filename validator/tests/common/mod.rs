@@ -2,8 +2,9 @@
 //! intake made of it.
 
 use mlbench_results::Finding;
-use mlbench_validator::intake::read_zip;
-use mlbench_validator::intake::{Intake, Limits};
+use mlbench_submission::Fact;
+use mlbench_submission::intake::read_zip;
+use mlbench_submission::intake::{Intake, Limits};
 
 pub fn read_bytes(bytes: &[u8], limits: &Limits) -> Intake {
     let dir = tempfile::tempdir().unwrap();
@@ -19,11 +20,25 @@ pub fn read(bytes: &[u8]) -> Intake {
     read_bytes(bytes, &Limits::default())
 }
 
-pub fn rules(findings: &[Finding]) -> Vec<(&str, Option<&str>)> {
-    findings
-        .iter()
-        .map(|f| (f.rule, f.file.as_deref()))
-        .collect()
+/// A finding or a container fact: its rule and file.
+pub trait RuleAt {
+    fn rule_at(&self) -> (&str, Option<&str>);
+}
+
+impl RuleAt for Finding {
+    fn rule_at(&self) -> (&str, Option<&str>) {
+        (self.rule, self.file.as_deref())
+    }
+}
+
+impl RuleAt for Fact {
+    fn rule_at(&self) -> (&str, Option<&str>) {
+        (self.rule, self.file.as_deref())
+    }
+}
+
+pub fn rules<T: RuleAt>(found: &[T]) -> Vec<(&str, Option<&str>)> {
+    found.iter().map(RuleAt::rule_at).collect()
 }
 
 pub fn paths(intake: &Intake) -> Vec<&str> {

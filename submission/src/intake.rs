@@ -5,22 +5,20 @@
 //! counted against the [`Limits`] (sizes before anything is read), which gives a
 //! [`Listing`]. The listing is then either read whole into memory ([`Listing::read`], an
 //! [`Intake`]: what [`read_submission`] returns), or gone through file by file, each read
-//! into a buffer its thread reuses ([`crate::validate::validate_listing`]), so that a large
+//! into a buffer its thread reuses (the validator's `validate_listing`), so that a large
 //! submission is never held whole. Both ways read the same files under the same limits and
-//! report the same findings.
+//! report the same facts.
 
 use crate::archive::{ReadProblem, ZipListing, ZipSource};
-use crate::finding::catalogued;
-use crate::source::Settled;
-use mlbench_results::validation::Finding;
+use crate::fact::{Fact, fact};
+
+use crate::tree::{TreeEntry, TreeKind};
 use mlbench_schema::read_buffer::{Links, read_file_into, with_content, with_thread_buffer};
 use mlbench_schema::reader::Content;
-use mlbench_schema::tree::TreeKind;
 use rayon::prelude::*;
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-pub use crate::source::{Intake, IntakeError, Limits, SourceKind, SubmittedFile};
+pub use crate::source::{Intake, IntakeError, Limits, Settled, SourceKind, SubmittedFile};
 
 /// Reads a submission: a folder, or a file ending in `.zip` (read in place).
 pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeError> {
@@ -29,23 +27,99 @@ pub fn read_submission(path: &Path, limits: &Limits) -> Result<Intake, IntakeErr
 
 /// Lists a submission, a folder or a file ending in `.zip`, without reading its files.
 pub fn list_submission(path: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
-        _ => IntakeError::Io {
+    Opened::open(path, limits).map(Opened::into_listing)
+}
+
+/// A submission opened once, to hand on to every reader of it (the loader's discovery, a
+/// page's checks and digests): a folder's one walk, from which its listing (made when
+/// first asked for) and its discovery come, or a zip's listing. Every other way in
+/// ([`list_submission`], [`read_submission`]) opens one and reads it.
+#[derive(Debug)]
+pub struct Opened {
+    path: PathBuf,
+    limits: Limits,
+    /// A folder's walk ([`crate::tree::list_tree`]); `None` for a zip.
+    tree: Option<Vec<TreeEntry>>,
+    listing: std::sync::OnceLock<Listing>,
+}
+
+impl Opened {
+    /// Opens the submission at `path`, a folder (walked once) or a file ending in `.zip`
+    /// (listed), to be read within `limits`. A FIFO or a device is refused unopened.
+    pub fn open(path: &Path, limits: &Limits) -> Result<Opened, IntakeError> {
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => IntakeError::NotFound(path.to_path_buf()),
+            _ => IntakeError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            },
+        })?;
+        let listing = std::sync::OnceLock::new();
+        let tree = if meta.is_dir() {
+            let entries = crate::tree::list_tree(path).map_err(|e| IntakeError::Io {
+                path: e.path,
+                source: e.source,
+            })?;
+            Some(entries)
+        } else if !meta.is_file() {
+            // A FIFO or a device: opening it could wait forever for a writer.
+            let kind = crate::tree::special_kind(&meta.file_type());
+            return Err(IntakeError::NotRegular(path.to_path_buf(), kind));
+        } else if crate::tree::has_zip_extension(path) {
+            let _ = listing.set(list_zip(path, limits)?);
+            None
+        } else {
+            return Err(IntakeError::NotASubmission(path.to_path_buf()));
+        };
+        Ok(Opened {
             path: path.to_path_buf(),
-            source: e,
-        },
-    })?;
-    if meta.is_dir() {
-        list_folder(path, limits)
-    } else if !meta.is_file() {
-        // A FIFO or a device: opening it could wait forever for a writer.
-        let kind = mlbench_schema::tree::special_kind(&meta.file_type());
-        Err(IntakeError::NotRegular(path.to_path_buf(), kind))
-    } else if mlbench_schema::tree::has_zip_extension(path) {
-        list_zip(path, limits)
-    } else {
-        Err(IntakeError::NotASubmission(path.to_path_buf()))
+            limits: *limits,
+            tree,
+            listing,
+        })
+    }
+
+    /// The path it was opened at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Folder or zip.
+    pub fn kind(&self) -> SourceKind {
+        match self.tree {
+            Some(_) => SourceKind::Folder,
+            None => SourceKind::Zip,
+        }
+    }
+
+    /// Its listing, within the limits it was opened with.
+    pub fn listing(&self) -> &Listing {
+        self.listing.get_or_init(|| self.folder_listing())
+    }
+
+    /// Its listing, owned.
+    pub fn into_listing(mut self) -> Listing {
+        match self.listing.take() {
+            Some(listing) => listing,
+            None => self.folder_listing(),
+        }
+    }
+
+    fn folder_listing(&self) -> Listing {
+        let entries = self.tree.as_deref().unwrap_or_default();
+        list_entries(&self.path, entries, &self.limits)
+    }
+
+    /// The report files of a folder, as [`crate::discover()`] finds them, from the walk
+    /// already made; `None` for a zip (its reports are read from its listing).
+    pub fn discover(
+        &self,
+        suite: Option<&str>,
+    ) -> Option<Result<crate::Discovery, crate::DiscoverError>> {
+        let entries = self.tree.as_deref()?;
+        Some(crate::discover::discover_entries(
+            &self.path, entries, suite,
+        ))
     }
 }
 
@@ -79,10 +153,20 @@ pub fn read_folder(root: &Path, limits: &Limits) -> Result<Intake, IntakeError> 
 
 /// Lists every regular file under `root`, as [`read_folder`] reads them.
 pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError> {
+    let entries = crate::tree::list_tree(root).map_err(|e| IntakeError::Io {
+        path: e.path,
+        source: e.source,
+    })?;
+    Ok(list_entries(root, &entries, limits))
+}
+
+/// The listing of the folder `root` from its walk's `entries` ([`crate::tree::list_tree`]),
+/// as [`list_folder`] makes it: for a caller that has walked the folder already.
+pub fn list_entries(root: &Path, entries: &[TreeEntry], limits: &Limits) -> Listing {
     let mut paths = Vec::new();
     let mut odd_names = Vec::new();
-    let mut findings = Vec::new();
-    walk(root, &mut paths, &mut odd_names, &mut findings)?;
+    let mut facts = Vec::new();
+    sort_entries(root, entries, &mut paths, &mut odd_names, &mut facts);
     paths.sort();
     let odd_names = std::sync::Arc::new(odd_names);
     // Sizes are checked before anything is read, so --max-bytes bounds memory here too.
@@ -98,8 +182,8 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
     let mut kept = Vec::with_capacity(paths.len());
     for (path, size) in std::mem::take(&mut paths).into_iter().zip(sizes) {
         if planned.saturating_add(size) > limits.max_bytes {
-            findings.push(
-                catalogued(
+            facts.push(
+                fact(
                     "archive.too-large",
                     format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
                     format!("{size} bytes with {planned} read before it: set aside, not read"),
@@ -113,24 +197,24 @@ pub fn list_folder(root: &Path, limits: &Limits) -> Result<Listing, IntakeError>
     }
     let mut paths = kept;
     if paths.len() > limits.max_files {
-        findings.push(catalogued(
+        facts.push(fact(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
             format!("{} files", paths.len()),
         ));
         paths.truncate(limits.max_files);
     }
-    Ok(Listing {
+    Listing {
         kind: SourceKind::Folder,
         paths,
-        head: findings,
+        head: facts,
         tail: Vec::new(),
         source: Source::Folder {
             root: root.to_path_buf(),
             max_bytes: limits.max_bytes,
             odd_names,
         },
-    })
+    }
 }
 
 /// A submission listed and checked against the [`Limits`], its files not read yet (see the
@@ -141,10 +225,17 @@ pub struct Listing {
     /// The files to read, sorted by path.
     paths: Vec<String>,
     /// What the listing found, reported before what the reads find.
-    head: Vec<Finding>,
+    head: Vec<Fact>,
     /// What the listing found, reported after what the reads find.
-    tail: Vec<Finding>,
+    tail: Vec<Fact>,
     source: Source,
+}
+
+impl Default for Listing {
+    /// A folder's listing without files.
+    fn default() -> Listing {
+        Listing::empty(SourceKind::Folder, Vec::new())
+    }
 }
 
 /// Where a listing's files are read from.
@@ -166,7 +257,7 @@ enum Source {
 
 /// Why a listed file could not be read.
 #[derive(Debug)]
-pub(crate) enum ReadFailure {
+pub enum ReadFailure {
     /// A file of a folder.
     Io(std::io::Error),
     /// An entry of a zip.
@@ -174,12 +265,12 @@ pub(crate) enum ReadFailure {
 }
 
 impl Listing {
-    /// A listing without files: only findings.
-    pub(crate) fn empty(kind: SourceKind, findings: Vec<Finding>) -> Listing {
+    /// A listing without files: only facts.
+    pub(crate) fn empty(kind: SourceKind, facts: Vec<Fact>) -> Listing {
         Listing {
             kind,
             paths: Vec::new(),
-            head: findings,
+            head: facts,
             tail: Vec::new(),
             source: Source::Nothing,
         }
@@ -189,8 +280,8 @@ impl Listing {
     /// `source`'s reads) and what was found before and after reading them.
     pub(crate) fn zip(
         paths: Vec<String>,
-        head: Vec<Finding>,
-        tail: Vec<Finding>,
+        head: Vec<Fact>,
+        tail: Vec<Fact>,
         source: ZipSource,
     ) -> Listing {
         Listing {
@@ -212,8 +303,18 @@ impl Listing {
         &self.paths
     }
 
+    /// Where the `i`-th file of a folder's listing is on disk (`None` for a zip's entry).
+    pub fn disk_path(&self, i: usize) -> Option<PathBuf> {
+        match &self.source {
+            Source::Folder {
+                root, odd_names, ..
+            } => Some(real_path(root, odd_names, self.paths.get(i)?)),
+            Source::Nothing | Source::Zip(_) => None,
+        }
+    }
+
     /// What the listing found (hostile entries, limits…); reading may find more.
-    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+    pub fn facts(&self) -> impl Iterator<Item = &Fact> {
         self.head.iter().chain(&self.tail)
     }
 
@@ -239,17 +340,17 @@ impl Listing {
                 _ => None,
             })
             .collect();
-        let mut findings = self.head;
-        findings.extend(settled.findings);
-        findings.extend(self.tail);
+        let mut facts = self.head;
+        facts.extend(settled.facts);
+        facts.extend(self.tail);
         Intake {
             kind: self.kind,
             files,
-            findings,
+            facts,
         }
     }
 
-    /// Reads every file as [`Listing::read`] does (the same findings, the same files left
+    /// Reads every file as [`Listing::read`] does (the same facts, the same files left
     /// out), except that the files `apart` picks by path are not kept: each is read into
     /// its thread's reused buffer (or, a large one, as a stream) and handed to `f` (its
     /// path and content) as soon as it is read. Returns the intake of the other files, and `f`'s result for each file apart
@@ -291,26 +392,26 @@ impl Listing {
                 _ => None,
             })
             .collect();
-        let mut findings = self.head.clone();
-        findings.extend(settled.findings);
-        findings.extend(self.tail.iter().cloned());
+        let mut facts = self.head.clone();
+        facts.extend(settled.facts);
+        facts.extend(self.tail.iter().cloned());
         let intake = Intake {
             kind: self.kind,
             files,
-            findings,
+            facts,
         };
         (intake, reduced)
     }
 
     /// The listing of only the files `keep` picks by path, read under the same limits and
-    /// without the whole listing's findings (they stay the whole's): for a reader of some
+    /// without the whole listing's container facts (they stay the whole's): for a reader of some
     /// of a submission's files (its telemetry) that opens none of the others.
     pub fn only(&self, keep: impl Fn(&str) -> bool) -> Listing {
         let dropped = (0..self.paths.len())
             .filter(|&i| !keep(&self.paths[i]))
             .collect();
         let mut part = self.without(Settled {
-            findings: Vec::new(),
+            facts: Vec::new(),
             dropped,
         });
         part.head.clear();
@@ -331,12 +432,7 @@ impl Listing {
     /// each one's bytes, as soon as it is read; the results come back in `which`'s order.
     /// With `reuse`, each thread reads every file into the same buffer (so `f` must not
     /// take it); without, each file gets a buffer of its own, which `f` may keep.
-    pub(crate) fn read_each<T, F>(
-        &self,
-        which: &[usize],
-        reuse: bool,
-        f: F,
-    ) -> Vec<Result<T, ReadFailure>>
+    pub fn read_each<T, F>(&self, which: &[usize], reuse: bool, f: F) -> Vec<Result<T, ReadFailure>>
     where
         T: Send,
         F: Fn(usize, &mut Vec<u8>) -> T + Sync,
@@ -382,7 +478,7 @@ impl Listing {
     /// it is read: its bytes in its thread's reused buffer, or, for a file above
     /// `STREAM_ABOVE`, a stream of it (memory then bounded by the largest entry, not the
     /// file). Each result comes with the file's length, in `which`'s order.
-    pub(crate) fn read_each_content<T, F>(
+    pub fn read_each_content<T, F>(
         &self,
         which: &[usize],
         f: F,
@@ -424,10 +520,10 @@ impl Listing {
     }
 
     /// What the reads came to, given every file of the listing (in its order) with its
-    /// length or why it could not be read: the findings of the files that failed, and the
+    /// length or why it could not be read: the facts of the files that failed, and the
     /// files left out (those, and for a folder that grew past `--max-bytes` after it was
     /// listed, every file from the one that went over).
-    pub(crate) fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
+    pub fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
         match &self.source {
             Source::Nothing => Settled::default(),
             Source::Folder { max_bytes, .. } => {
@@ -439,8 +535,8 @@ impl Listing {
                         Ok(len) => {
                             total += len;
                             if total > *max_bytes {
-                                settled.findings.push(
-                                    catalogued(
+                                settled.facts.push(
+                                    fact(
                                         "archive.too-large",
                                         format!("at most {max_bytes} bytes in all (--max-bytes)"),
                                         format!("over {total} bytes by this file"),
@@ -454,8 +550,8 @@ impl Listing {
                             }
                         }
                         Err(e) => {
-                            settled.findings.push(
-                                catalogued("file.unreadable", "a readable file", e.to_string())
+                            settled.facts.push(
+                                fact("file.unreadable", "a readable file", e.to_string())
                                     .file(path),
                             );
                             settled.dropped.push(*i);
@@ -478,12 +574,12 @@ impl Listing {
         }
     }
 
-    /// The listing without the files `settled` leaves out, its findings reported with the
+    /// The listing without the files `settled` leaves out, its facts reported with the
     /// listing's own: to read again what did read.
-    pub(crate) fn without(&self, settled: Settled) -> Listing {
+    pub fn without(&self, settled: Settled) -> Listing {
         let keep = self.kept(&settled.dropped);
         let mut head = self.head.clone();
-        head.extend(settled.findings);
+        head.extend(settled.facts);
         Listing {
             kind: self.kind,
             paths: self
@@ -502,6 +598,18 @@ impl Listing {
         }
     }
 
+    /// The listing of the files `keep` picks by path, the others never read (the
+    /// listing's own facts kept): for a reader that needs some of a submission's files.
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) -> Listing {
+        let dropped = (0..self.paths.len())
+            .filter(|&i| !keep(&self.paths[i]))
+            .collect();
+        self.without(Settled {
+            facts: Vec::new(),
+            dropped,
+        })
+    }
+
     /// For each file of the listing, whether `dropped` leaves it in.
     fn kept(&self, dropped: &[usize]) -> Vec<bool> {
         let mut keep = vec![true; self.paths.len()];
@@ -515,7 +623,7 @@ impl Listing {
 /// Every file's read outcome (its length, or why it could not be read) in the listing's
 /// order, from two reads of disjoint sets of its files (`(indices, results, length of a
 /// result)`): what [`Listing::settle`] takes.
-pub(crate) fn outcomes_in_order<'r, A, B>(
+pub fn outcomes_in_order<'r, A, B>(
     first: (&[usize], &'r [Result<A, ReadFailure>], impl Fn(&A) -> u64),
     second: (&[usize], &'r [Result<B, ReadFailure>], impl Fn(&B) -> u64),
 ) -> Vec<(usize, Result<u64, &'r ReadFailure>)> {
@@ -534,98 +642,6 @@ pub(crate) fn outcomes_in_order<'r, A, B>(
         .collect();
     outcomes.sort_by_key(|(i, _)| *i);
     outcomes
-}
-
-/// The files a validation goes through: an [`Intake`] in memory, or a [`Listing`] read as
-/// the validation goes.
-pub(crate) trait FileSource: Sync {
-    /// Number of files.
-    fn count(&self) -> usize;
-    /// The path of file `i` (the files are sorted by path).
-    fn path(&self, i: usize) -> &str;
-    /// What the intake found so far.
-    fn intake_findings(&self) -> Vec<Finding>;
-    /// Calls `f` on the content of each file of `which` (its bytes, or a stream of a
-    /// large file), in parallel, as soon as it is read; each result with the file's length.
-    fn each<T: Send>(
-        &self,
-        which: &[usize],
-        f: impl Fn(usize, Content<'_>) -> T + Sync,
-    ) -> Vec<Result<(u64, T), ReadFailure>>;
-    /// The bytes of each file of `which`, whole, to hold on to.
-    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>>;
-    /// See [`Listing::settle`].
-    fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled;
-}
-
-impl FileSource for Intake {
-    fn count(&self) -> usize {
-        self.files.len()
-    }
-
-    fn path(&self, i: usize) -> &str {
-        &self.files[i].path
-    }
-
-    fn intake_findings(&self) -> Vec<Finding> {
-        self.findings.clone()
-    }
-
-    fn each<T: Send>(
-        &self,
-        which: &[usize],
-        f: impl Fn(usize, Content<'_>) -> T + Sync,
-    ) -> Vec<Result<(u64, T), ReadFailure>> {
-        which
-            .par_iter()
-            .map(|&i| {
-                let bytes = &self.files[i].bytes;
-                Ok((bytes.len() as u64, f(i, Content::Bytes(bytes))))
-            })
-            .collect()
-    }
-
-    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>> {
-        which
-            .iter()
-            .map(|&i| Ok(Cow::Borrowed(self.files[i].bytes.as_slice())))
-            .collect()
-    }
-
-    /// Files in memory have been read: nothing fails.
-    fn settle(&self, _outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
-        Settled::default()
-    }
-}
-
-impl FileSource for Listing {
-    fn count(&self) -> usize {
-        self.paths.len()
-    }
-
-    fn path(&self, i: usize) -> &str {
-        &self.paths[i]
-    }
-
-    fn intake_findings(&self) -> Vec<Finding> {
-        self.findings().cloned().collect()
-    }
-
-    fn each<T: Send>(
-        &self,
-        which: &[usize],
-        f: impl Fn(usize, Content<'_>) -> T + Sync,
-    ) -> Vec<Result<(u64, T), ReadFailure>> {
-        self.read_each_content(which, f)
-    }
-
-    fn hold(&self, which: &[usize]) -> Vec<Result<Cow<'_, [u8]>, ReadFailure>> {
-        self.read_each(which, false, |_, buffer| Cow::Owned(std::mem::take(buffer)))
-    }
-
-    fn settle(&self, outcomes: &[(usize, Result<u64, &ReadFailure>)]) -> Settled {
-        Listing::settle(self, outcomes)
-    }
 }
 
 impl std::fmt::Display for ReadFailure {
@@ -658,29 +674,26 @@ fn with_buffer<R>(reuse: bool, g: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 }
 
 /// The regular files under `root` (display paths), their real relative paths where a
-/// name is not UTF-8, and a finding for everything else: links (never followed), FIFOs,
+/// name is not UTF-8, and a fact for everything else: links (never followed), FIFOs,
 /// sockets and devices (never opened), folders that could not be listed or lie too deep.
-fn walk(
+fn sort_entries(
     root: &Path,
+    entries: &[TreeEntry],
     paths: &mut Vec<String>,
     odd_names: &mut Vec<(String, PathBuf)>,
-    findings: &mut Vec<Finding>,
-) -> Result<(), IntakeError> {
-    let entries = mlbench_schema::tree::list_tree(root).map_err(|e| IntakeError::Io {
-        path: e.path,
-        source: e.source,
-    })?;
+    facts: &mut Vec<Fact>,
+) {
     for entry in entries {
-        let finding = |expected: &str, found: &str| {
-            catalogued("file.unreadable", expected, found).file(entry.display.clone())
+        let unreadable = |expected: &str, found: &str| {
+            fact("file.unreadable", expected, found).file(entry.display.clone())
         };
         match &entry.kind {
             TreeKind::File => {
                 if !entry.utf8 {
                     let rel = entry.path.strip_prefix(root).unwrap_or(&entry.path);
                     odd_names.push((entry.display.clone(), rel.to_path_buf()));
-                    findings.push(
-                        catalogued(
+                    facts.push(
+                        fact(
                             "file.name-encoding",
                             "a UTF-8 name",
                             "bytes that are not UTF-8",
@@ -688,24 +701,91 @@ fn walk(
                         .file(entry.display.clone()),
                     );
                 }
-                paths.push(entry.display);
+                paths.push(entry.display.clone());
             }
-            TreeKind::Symlink => findings.push(
-                catalogued("file.symlink", "a regular file", "a symbolic link").file(entry.display),
+            TreeKind::Symlink => facts.push(
+                fact("file.symlink", "a regular file", "a symbolic link")
+                    .file(entry.display.clone()),
             ),
-            TreeKind::Special(kind) => findings.push(finding("a regular file", kind)),
-            TreeKind::Unknown => findings.push(finding("a file", "no file type")),
+            TreeKind::Special(kind) => facts.push(unreadable("a regular file", kind)),
+            TreeKind::Unknown => facts.push(unreadable("a file", "no file type")),
             TreeKind::Unlisted(reason) => {
-                findings.push(finding("a folder that can be listed", reason))
+                facts.push(unreadable("a folder that can be listed", reason))
             }
-            TreeKind::TooDeep => findings.push(finding(
-                &format!(
-                    "folders at most {} levels deep",
-                    mlbench_schema::tree::MAX_DEPTH
-                ),
+            TreeKind::TooDeep => facts.push(unreadable(
+                &format!("folders at most {} levels deep", crate::tree::MAX_DEPTH),
                 "deeper: not listed",
             )),
         }
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The one walk gives what walking again gives: the discovery, and the listing with
+    /// its facts (a link named, never followed).
+    #[test]
+    fn an_opened_folder_gives_the_discovery_and_the_listing_of_its_one_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "output0/fast_0.json", "[]");
+        write(dir.path(), "output1/fast_0.json", "[]");
+        write(dir.path(), "notes.txt", "x");
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("output0/fast_1.json")).unwrap();
+        let opened = Opened::open(dir.path(), &Limits::default()).unwrap();
+        assert_eq!(opened.kind(), SourceKind::Folder);
+        let once = opened.discover(None).unwrap().unwrap();
+        let again = crate::discover(&[dir.path().to_owned()], None).unwrap();
+        let shown = |d: &crate::Discovery| -> Vec<String> {
+            d.files.iter().map(|f| f.display.clone()).collect()
+        };
+        assert_eq!(
+            shown(&once),
+            [
+                "output0/fast_0.json",
+                "output0/fast_1.json",
+                "output1/fast_0.json"
+            ]
+        );
+        assert_eq!(shown(&once), shown(&again));
+        assert_eq!(once.ignored, again.ignored);
+        let walked = list_folder(dir.path(), &Limits::default()).unwrap();
+        assert_eq!(opened.listing().paths(), walked.paths());
+        assert_eq!(
+            opened.listing().paths(),
+            ["notes.txt", "output0/fast_0.json", "output1/fast_0.json"]
+        );
+        let facts: Vec<&Fact> = opened.listing().facts().collect();
+        assert_eq!(facts, walked.facts().collect::<Vec<_>>());
+        assert_eq!(facts.len(), 1);
+        assert_eq!(
+            (facts[0].rule, facts[0].file.as_deref()),
+            ("file.symlink", Some("output0/fast_1.json"))
+        );
+    }
+
+    #[test]
+    fn a_zip_is_listed_at_once_and_has_no_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("sub.zip");
+        std::fs::write(&zip, b"not a zip").unwrap();
+        let opened = Opened::open(&zip, &Limits::default()).unwrap();
+        assert_eq!(opened.kind(), SourceKind::Zip);
+        assert!(opened.discover(None).is_none());
+        let rules: Vec<&str> = opened.listing().facts().map(|f| f.rule).collect();
+        assert_eq!(rules, ["archive.unreadable"]);
+        let other = dir.path().join("sub.tar");
+        std::fs::write(&other, b"x").unwrap();
+        assert!(matches!(
+            Opened::open(&other, &Limits::default()),
+            Err(IntakeError::NotASubmission(_))
+        ));
+    }
 }

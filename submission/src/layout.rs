@@ -2,7 +2,7 @@
 //! jobs file, a file of the pack, or something unexpected. One classifier for every
 //! reader: the folder discovery of `report` and the validator's intake.
 
-use crate::reader::FileName;
+use mlbench_schema::reader::FileName;
 
 /// The manifest `mlbench pack` writes at the root (`sha256sum -c` format).
 pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
@@ -30,7 +30,7 @@ pub enum Role {
     /// (`slurm/*.log`).
     Pack,
     /// A copy's telemetry file written by `mlbench run`: `*.jsonl` in a run's `telemetry`
-    /// folder (`crate::telemetry`).
+    /// folder (`mlbench_schema::telemetry`).
     Telemetry,
     /// Anything else.
     Unknown,
@@ -54,7 +54,7 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
     if path == MANIFEST_NAME
         || path == SUBMISSION_NAME
         || base_name(path) == RUN_LOG_NAME
-        || crate::system::is_system_file(path)
+        || mlbench_schema::system::is_system_file(path)
         || (path.starts_with(SLURM_LOG_DIR) && path.ends_with(".log"))
     {
         return Role::Pack;
@@ -63,7 +63,9 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
         let run = run_of(&name, parent(path));
         return Role::Report { name, run };
     }
-    if base_name(parent(path)) == crate::telemetry::TELEMETRY_FOLDER && path.ends_with(".jsonl") {
+    if base_name(parent(path)) == mlbench_schema::telemetry::TELEMETRY_FOLDER
+        && path.ends_with(".jsonl")
+    {
         return Role::Telemetry;
     }
     if path.ends_with(".json") && is_jobs() {
@@ -89,8 +91,8 @@ pub fn looks_like_jobs_bytes(bytes: &[u8]) -> bool {
     if first != Some(&b'[') {
         return false;
     }
-    crate::pyjson::parse(bytes)
-        .map(|v| crate::jobs::looks_like_jobs(&v))
+    mlbench_schema::pyjson::parse(bytes)
+        .map(|v| mlbench_schema::jobs::looks_like_jobs(&v))
         .unwrap_or(false)
 }
 

@@ -6,8 +6,8 @@
 //! - a per-test file belongs to its `R<run>` in the folder it is in.
 
 use crate::layout::{Role, classify};
-use crate::reader::{FileName, ReadError};
-use crate::suite::{SuiteChoice, SuiteError, choose_suite};
+use mlbench_schema::reader::{FileName, ReadError};
+use mlbench_schema::suite::{SuiteChoice, SuiteError, choose_suite};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -73,11 +73,12 @@ pub struct Discovery {
 
 /// Whether `path` is a jobs file (by content; files over 4 MiB are not read).
 fn is_jobs_file(path: &Path) -> bool {
-    use crate::read_buffer::{Links, read_regular};
+    use mlbench_schema::read_buffer::{Links, read_regular};
     path.extension().is_some_and(|e| e == "json")
         && std::fs::metadata(path).is_ok_and(|m| m.len() <= 4 << 20)
         && read_regular(path, Links::Refuse).is_ok_and(|bytes| {
-            crate::pyjson::parse(&bytes).is_ok_and(|v| crate::jobs::looks_like_jobs(&v))
+            mlbench_schema::pyjson::parse(&bytes)
+                .is_ok_and(|v| mlbench_schema::jobs::looks_like_jobs(&v))
         })
 }
 
@@ -89,7 +90,11 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoverError::NotFound(root.clone()))?;
         if meta.is_dir() {
-            walk(root, &mut tree)?;
+            let entries = list_tree(root).map_err(|e| DiscoverError::Io {
+                path: e.path,
+                source: e.source,
+            })?;
+            sort_tree(&entries, &mut tree)?;
         } else {
             let display = root.to_string_lossy().replace('\\', "/");
             // A file given alone belongs to the run of its folder's name.
@@ -104,6 +109,23 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
             tree.sort_file(real, display, &as_in_tree);
         }
     }
+    finish(tree, paths, suite)
+}
+
+/// [`discover`] of the one folder `root`, from its walk's `entries`
+/// ([`crate::tree::list_tree`]): for a caller that has walked it already.
+pub fn discover_entries(
+    root: &Path,
+    entries: &[TreeEntry],
+    suite: Option<&str>,
+) -> Result<Discovery, DiscoverError> {
+    let mut tree = Tree::default();
+    sort_tree(entries, &mut tree)?;
+    finish(tree, &[root.to_path_buf()], suite)
+}
+
+/// The discovery of what a search met under `paths`: the suite chosen, its files sorted.
+fn finish(tree: Tree, paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, DiscoverError> {
     let searched = paths
         .iter()
         .map(|p| p.display().to_string())
@@ -139,13 +161,10 @@ pub fn discover(paths: &[PathBuf], suite: Option<&str>) -> Result<Discovery, Dis
 
 pub use crate::tree::{ListError, TreeEntry, TreeKind, list_tree};
 
-fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
-    let entries = list_tree(root).map_err(|e| DiscoverError::Io {
-        path: e.path,
-        source: e.source,
-    })?;
+/// Puts each entry of a folder's walk where its role says.
+fn sort_tree(entries: &[TreeEntry], tree: &mut Tree) -> Result<(), DiscoverError> {
     // A folder not searched could hold reports: the search is refused, never partial.
-    for entry in &entries {
+    for entry in entries {
         match &entry.kind {
             TreeKind::TooDeep => return Err(DiscoverError::TooDeep(entry.path.clone())),
             TreeKind::Unlisted(reason) => {
@@ -160,22 +179,20 @@ fn walk(root: &Path, tree: &mut Tree) -> Result<(), DiscoverError> {
     // Classified in parallel (a jobs file is told by its content), put in order. What is
     // not a regular file (a link, a FIFO) is classified by its name alone and never
     // opened here: named like a report, it is kept, and reading it says why it cannot be.
-    let roles: Vec<(TreeEntry, Role)> = entries
-        .into_par_iter()
+    let roles: Vec<Role> = entries
+        .par_iter()
         .map(|entry| {
             let regular = entry.kind == TreeKind::File;
-            let role = classify(&entry.display, || regular && is_jobs_file(&entry.path));
-            (entry, role)
+            classify(&entry.display, || regular && is_jobs_file(&entry.path))
         })
         .collect();
-    for (entry, role) in roles {
+    for (entry, role) in entries.iter().zip(roles) {
         let regular = entry.kind == TreeKind::File;
+        let (path, display) = (entry.path.clone(), entry.display.clone());
         match role {
-            Role::Report { .. } => {
-                tree.put(entry.path, entry.display.clone(), &entry.display, role)
-            }
+            Role::Report { .. } => tree.put(path, display, &entry.display, role),
             _ if !regular => tree.ignored += 1,
-            _ => tree.put(entry.path, entry.display.clone(), &entry.display, role),
+            _ => tree.put(path, display, &entry.display, role),
         }
     }
     Ok(())
@@ -210,7 +227,7 @@ impl Tree {
                 run,
             }),
             Role::Jobs => self.jobs_files.push((display, path)),
-            Role::Pack if crate::system::is_system_file(tree_path) => {
+            Role::Pack if mlbench_schema::system::is_system_file(tree_path) => {
                 self.system_paths.push(path);
             }
             Role::Pack | Role::Telemetry => {}
@@ -235,7 +252,7 @@ impl Discovery {
             set_aside.push(ReadError {
                 file: f.display.clone(),
                 entry: None,
-                location: crate::reader::Location::File,
+                location: mlbench_schema::reader::Location::File,
                 message: format!(
                     "not read: {size} bytes with {total} read before it, over the {max_bytes} bytes read at most"
                 ),
@@ -253,9 +270,9 @@ impl Discovery {
 pub fn map_contents<T, F>(discovery: Discovery, f: F) -> Vec<T>
 where
     T: Send,
-    F: Fn(&FoundFile, Result<crate::reader::Content<'_>, ReadError>) -> T + Sync + Send,
+    F: Fn(&FoundFile, Result<mlbench_schema::reader::Content<'_>, ReadError>) -> T + Sync + Send,
 {
-    use crate::read_buffer::{Links, with_content};
+    use mlbench_schema::read_buffer::{Links, with_content};
     discovery
         .files
         .par_iter()
@@ -273,7 +290,7 @@ fn cannot_read(display: &str, e: &dyn std::fmt::Display) -> ReadError {
     ReadError {
         file: display.to_owned(),
         entry: None,
-        location: crate::reader::Location::File,
+        location: mlbench_schema::reader::Location::File,
         message: format!("cannot read: {e}"),
     }
 }

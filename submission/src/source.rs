@@ -3,7 +3,7 @@
 //! came to. Below both the zip reader ([`crate::archive`]) and the front
 //! ([`crate::intake`]), which re-exports the public types.
 
-use mlbench_results::validation::Finding;
+use crate::fact::Fact;
 use std::path::PathBuf;
 
 /// One file of a submission.
@@ -34,15 +34,15 @@ pub enum SourceKind {
     Zip,
 }
 
-/// A submission read into memory: its files, sorted by path, and what intake found.
+/// A submission read into memory: its files, sorted by path, and what reading it found.
 #[derive(Debug, Clone)]
 pub struct Intake {
     /// Folder or zip.
     pub kind: SourceKind,
     /// The files that could be read safely, sorted by path.
     pub files: Vec<SubmittedFile>,
-    /// Problems with the container itself (hostile entries, unreadable files…).
-    pub findings: Vec<Finding>,
+    /// Facts of the container itself (hostile entries, unreadable files…).
+    pub facts: Vec<Fact>,
 }
 
 /// Limits that keep a hostile submission from exhausting memory.
@@ -76,7 +76,7 @@ impl Limits {
     }
 }
 
-/// Why a submission could not be read at all (exit 2, not a finding).
+/// Why a submission could not be read at all (exit 2, not a fact).
 #[derive(Debug, thiserror::Error)]
 pub enum IntakeError {
     /// The path does not exist.
@@ -98,10 +98,12 @@ pub enum IntakeError {
     NotRegular(PathBuf, &'static str),
 }
 
-/// What the reads of a listing's files came to: findings, and the files they leave out
+/// What the reads of a listing's files came to: facts, and the files they leave out
 /// (indices into the listing, ascending).
 #[derive(Debug, Default)]
-pub(crate) struct Settled {
-    pub(crate) findings: Vec<Finding>,
-    pub(crate) dropped: Vec<usize>,
+pub struct Settled {
+    /// The facts of the files that failed.
+    pub facts: Vec<Fact>,
+    /// The files left out.
+    pub dropped: Vec<usize>,
 }

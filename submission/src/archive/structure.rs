@@ -2,10 +2,10 @@
 //! file, the central directory's declared size, folder entries. The crate goes by the
 //! central directory alone, so a local header could name another file (`../../evil`, for
 //! a tool that trusts local headers), and a size could point past the end of the file,
-//! without a word. Each disagreement is an `archive.inconsistent` finding.
+//! without a word. Each disagreement is an `archive.inconsistent` fact.
 
-use crate::finding::catalogued;
-use mlbench_results::validation::Finding;
+use crate::fact::{Fact, fact};
+
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -19,7 +19,7 @@ const ZIP64_LOCATOR: u32 = 0x0706_4b50;
 pub(crate) struct Described<'a> {
     /// Its name, as the central directory has it (raw bytes).
     pub(crate) raw_name: &'a [u8],
-    /// Its name for a finding.
+    /// Its name for a fact.
     pub(crate) display: String,
     /// Where its local header starts.
     pub(crate) header_start: u64,
@@ -30,8 +30,8 @@ pub(crate) struct Described<'a> {
     pub(crate) is_dir: bool,
 }
 
-fn inconsistent(expected: impl Into<String>, found: impl Into<String>) -> Finding {
-    catalogued("archive.inconsistent", expected, found)
+fn inconsistent(expected: impl Into<String>, found: impl Into<String>) -> Fact {
+    fact("archive.inconsistent", expected, found)
 }
 
 fn u16_at(bytes: &[u8], at: usize) -> u16 {
@@ -42,12 +42,12 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-/// The findings of one entry: its local header, its extent, a folder with data.
-pub(crate) fn entry_findings(file: &File, len: u64, e: &Described) -> Vec<Finding> {
+/// The facts of one entry: its local header, its extent, a folder with data.
+pub(crate) fn entry_findings(file: &File, len: u64, e: &Described) -> Vec<Fact> {
     let mut out = Vec::new();
     if e.is_dir && e.size > 0 {
-        let finding = inconsistent("a folder entry without data", format!("{} bytes", e.size));
-        out.push(finding.file(e.display.clone()));
+        let fact = inconsistent("a folder entry without data", format!("{} bytes", e.size));
+        out.push(fact.file(e.display.clone()));
     }
     let mut fixed = [0u8; 30];
     if file.read_exact_at(&mut fixed, e.header_start).is_err() || u32_at(&fixed, 0) != LOCAL {
@@ -78,9 +78,9 @@ pub(crate) fn entry_findings(file: &File, len: u64, e: &Described) -> Vec<Findin
     out
 }
 
-/// The finding of a central directory whose declared size is not its extent: from its
+/// The fact of a central directory whose declared size is not its extent: from its
 /// start to the record after it (the end record, or zip64's).
-pub(crate) fn directory_finding(file: &File, len: u64, dir_start: u64) -> Option<Finding> {
+pub(crate) fn directory_finding(file: &File, len: u64, dir_start: u64) -> Option<Fact> {
     // The end record is in the last 22 + 65,535 bytes (its comment at most 64 KiB).
     let tail_len = len.min(22 + 65_535);
     let mut tail = vec![0u8; tail_len as usize];

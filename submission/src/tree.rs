@@ -1,5 +1,6 @@
 //! Listing a submission's folder tree: the one walk of every command (discovery for
-//! `report`, the validator's folder intake for `validate`, `grid`, `pack` and `plot`).
+//! `report`, the folder intake for `validate`, `grid`, `pack` and `plot`, the digests of
+//! a page's provenance).
 //!
 //! The walk is iterative, level by level (folders of one level listed in parallel), so no
 //! tree can overflow a stack; it stops at [`MAX_DEPTH`] and says where. Symbolic links
@@ -129,26 +130,7 @@ fn entry(root: &Path, path: PathBuf, kind: TreeKind) -> TreeEntry {
     }
 }
 
-/// Whether `path` is named as a zipped submission (`.zip`, any case): every command
-/// reads such a file as a zip, and a folder or another file otherwise.
-pub fn has_zip_extension(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
-}
-
-/// What a file type that is neither a file, a folder nor a link is, in words.
-pub fn special_kind(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
+pub use mlbench_schema::read_buffer::{has_zip_extension, special_kind};
 
 #[cfg(test)]
 mod tests {

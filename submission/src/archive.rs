@@ -2,13 +2,13 @@
 //! and its read bounded first (`list_zip`, which the front's [`crate::intake::list_zip`]
 //! turns into a listing), then the entries are inflated in parallel, into memory
 //! ([`crate::intake::read_zip`]) or one at a time per thread for the validation to parse as
-//! it goes ([`crate::validate::validate_listing`]). Whatever is wrong inside the archive
-//! becomes a [`Finding`] and the entry is skipped; only a file that cannot be opened at all
+//! it goes (the validator's `validate_listing`). Whatever is wrong inside the archive
+//! becomes a [`Fact`] and the entry is skipped; only a file that cannot be opened at all
 //! is an [`IntakeError`].
 
-use crate::finding::catalogued;
+use crate::fact::{Fact, fact};
 use crate::source::{IntakeError, Limits, Settled};
-use mlbench_results::validation::Finding;
+
 use shared_file::SharedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -51,7 +51,7 @@ pub enum NameProblem {
 }
 
 impl NameProblem {
-    /// What is wrong, for the finding's `found`.
+    /// What is wrong, for the fact's `found`.
     pub fn describe(self) -> &'static str {
         match self {
             NameProblem::Empty => "an empty name",
@@ -106,7 +106,7 @@ struct EntryMeta {
 
 /// Why an entry's data was not taken.
 #[derive(Debug, Clone)]
-pub(crate) enum ReadProblem {
+pub enum ReadProblem {
     /// More bytes than the cap allowed.
     OverCap,
     /// Decompression, CRC or I/O error.
@@ -119,11 +119,11 @@ pub(crate) enum ReadProblem {
 
 /// A zip archive listed: its entries' paths (sorted, in the order of `source`'s reads),
 /// what was found before and after reading them, and the archive to read them from
-/// (`None`: it could not be opened, only findings).
+/// (`None`: it could not be opened, only facts).
 pub(crate) struct ZipListing {
     pub(crate) paths: Vec<String>,
-    pub(crate) head: Vec<Finding>,
-    pub(crate) tail: Vec<Finding>,
+    pub(crate) head: Vec<Fact>,
+    pub(crate) tail: Vec<Fact>,
     pub(crate) source: Option<ZipSource>,
 }
 
@@ -134,18 +134,14 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     let (file, archive_len) = open_zip(path)?;
     // A second handle for the checks of what the zip crate reads past (`structure`).
     let raw_file = file.try_clone().ok();
-    let mut findings = Vec::new();
+    let mut facts = Vec::new();
     let archive = match ZipArchive::new(SharedFile::new(file, archive_len)) {
         Ok(archive) => archive,
         Err(e) => {
-            findings.push(catalogued(
-                "archive.unreadable",
-                "a zip archive",
-                e.to_string(),
-            ));
+            facts.push(fact("archive.unreadable", "a zip archive", e.to_string()));
             return Ok(ZipListing {
                 paths: Vec::new(),
-                head: findings,
+                head: facts,
                 tail: Vec::new(),
                 source: None,
             });
@@ -153,17 +149,17 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     };
     if let Some(raw) = &raw_file {
         let dir_start = archive.central_directory_start();
-        findings.extend(structure::directory_finding(raw, archive_len, dir_start));
+        facts.extend(structure::directory_finding(raw, archive_len, dir_start));
     }
     if archive.has_duplicate_names() {
         // The zip crate keeps one entry per exact name, so the repeats are found by
         // walking the central directory again.
-        report_exact_duplicates(path, archive.central_directory_start(), &mut findings);
+        report_exact_duplicates(path, archive.central_directory_start(), &mut facts);
     }
     let mut budgets = Budgets::new(limits, archive_len);
     let mut planned: Vec<(String, PlannedRead)> = Vec::new();
     for index in 0..archive.len() {
-        let Some(meta) = entry_meta(&archive, index, &mut findings) else {
+        let Some(meta) = entry_meta(&archive, index, &mut facts) else {
             continue;
         };
         if let Some(raw) = &raw_file {
@@ -175,15 +171,15 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
                 size: meta.size,
                 is_dir: meta.is_dir,
             };
-            findings.extend(structure::entry_findings(raw, archive_len, &described));
+            facts.extend(structure::entry_findings(raw, archive_len, &described));
         }
-        let Some(path) = check_name(&meta, &mut findings) else {
+        let Some(path) = check_name(&meta, &mut facts) else {
             continue;
         };
         if meta.is_dir {
             continue;
         }
-        match budgets.judge(index, &meta, &path, &mut findings) {
+        match budgets.judge(index, &meta, &path, &mut facts) {
             Verdict::Take(read) => planned.push((path, read)),
             Verdict::Skip => {}
             Verdict::Stop => break,
@@ -192,7 +188,7 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     // Reported after the entries that fail to read, as when they were read here.
     let mut tail = Vec::new();
     if budgets.file_entries > limits.max_files {
-        tail.push(catalogued(
+        tail.push(fact(
             "archive.too-many-files",
             format!("at most {} files", limits.max_files),
             format!("{} files", budgets.file_entries),
@@ -208,7 +204,7 @@ pub(crate) fn list_zip(path: &Path, limits: &Limits) -> Result<ZipListing, Intak
     };
     Ok(ZipListing {
         paths,
-        head: findings,
+        head: facts,
         tail,
         source: Some(source),
     })
@@ -230,11 +226,11 @@ fn open_zip(path: &Path) -> Result<(File, u64), IntakeError> {
 }
 
 /// What the central directory says of entry `index`; `None` when it cannot be read
-/// (an `archive.corrupt` finding).
+/// (an `archive.corrupt` fact).
 fn entry_meta(
     archive: &ZipArchive<SharedFile>,
     index: usize,
-    findings: &mut Vec<Finding>,
+    facts: &mut Vec<Fact>,
 ) -> Option<EntryMeta> {
     match archive.by_index_data(index) {
         Ok(entry) => Some(EntryMeta {
@@ -248,7 +244,7 @@ fn entry_meta(
             compressed: entry.compressed_size(),
         }),
         Err(e) => {
-            findings.push(catalogued(
+            facts.push(fact(
                 "archive.corrupt",
                 "a readable entry",
                 format!("entry {index}: {e}"),
@@ -262,7 +258,7 @@ fn entry_meta(
 enum Verdict {
     /// Read it, bounded.
     Take(PlannedRead),
-    /// Leave it out (a finding says why, or it is past the file count).
+    /// Leave it out (a fact says why, or it is past the file count).
     Skip,
     /// Stop listing: the archive as a whole is over its ratio.
     Stop,
@@ -301,45 +297,45 @@ impl<'l> Budgets<'l> {
         index: usize,
         meta: &EntryMeta,
         path: &str,
-        findings: &mut Vec<Finding>,
+        facts: &mut Vec<Fact>,
     ) -> Verdict {
         let limits = self.limits;
-        let refuse = |findings: &mut Vec<Finding>, finding: Finding| {
-            findings.push(finding.file(path.to_owned()));
+        let refuse = |facts: &mut Vec<Fact>, fact: Fact| {
+            facts.push(fact.file(path.to_owned()));
             Verdict::Skip
         };
         if meta.mode.is_some_and(|m| m & S_IFMT == S_IFLNK) {
-            let finding = catalogued("archive.symlink", "a regular file", "a symbolic link");
-            return refuse(findings, finding);
+            let refused = fact("archive.symlink", "a regular file", "a symbolic link");
+            return refuse(facts, refused);
         }
         if meta.encrypted {
-            let finding = catalogued(
+            let refused = fact(
                 "archive.encrypted",
                 "an unencrypted entry",
                 "an encrypted entry",
             );
-            return refuse(findings, finding);
+            return refuse(facts, refused);
         }
         if !self.seen.insert(path.to_owned()) {
             let found = format!(
                 "another entry named {}",
                 String::from_utf8_lossy(&meta.raw_name)
             );
-            let finding = catalogued("archive.duplicate", "each name once", found);
-            return refuse(findings, finding);
+            let refused = fact("archive.duplicate", "each name once", found);
+            return refuse(facts, refused);
         }
         self.file_entries += 1;
         if self.file_entries > limits.max_files {
             return Verdict::Skip;
         }
         if ratio_exceeded(meta.size, meta.compressed, limits.max_ratio) {
-            return refuse(findings, ratio_finding(limits, meta.size, meta.compressed));
+            return refuse(facts, ratio_finding(limits, meta.size, meta.compressed));
         }
         if meta.size > self.budget {
-            return refuse(findings, too_large_finding(limits, meta.size));
+            return refuse(facts, too_large_finding(limits, meta.size));
         }
         if meta.size > self.archive_budget {
-            refuse(findings, archive_ratio_finding(limits, self.archive_len));
+            refuse(facts, archive_ratio_finding(limits, self.archive_len));
             // Whatever follows is built from the same few bytes: stop here.
             return Verdict::Stop;
         }
@@ -431,7 +427,7 @@ impl ZipSource {
         Ok((stream.read, out))
     }
 
-    /// The findings of the entries that failed to read (indices into the listing, whose
+    /// The facts of the entries that failed to read (indices into the listing, whose
     /// paths are `paths`, with why), in the archive's order, and those entries.
     pub(crate) fn settle(
         &self,
@@ -444,8 +440,8 @@ impl ZipSource {
         let mut settled = Settled::default();
         for (i, problem) in failed {
             let (read, path) = (&self.reads[i], paths[i].clone());
-            settled.findings.push(match problem {
-                ReadProblem::WrongSize(len) => catalogued(
+            settled.facts.push(match problem {
+                ReadProblem::WrongSize(len) => fact(
                     "archive.corrupt",
                     format!("{} bytes (declared in the header)", read.size),
                     format!("{len} bytes"),
@@ -459,7 +455,7 @@ impl ZipSource {
                     ratio_finding(limits, read.cap.saturating_add(1), read.compressed).file(path)
                 }
                 ReadProblem::Corrupt(message) => {
-                    catalogued("archive.corrupt", "an intact entry", message.as_str()).file(path)
+                    fact("archive.corrupt", "an intact entry", message.as_str()).file(path)
                 }
             });
             settled.dropped.push(i);
@@ -485,10 +481,10 @@ impl ZipSource {
 }
 
 /// The entry's normalised path, or `None` after reporting why its name is refused.
-fn check_name(meta: &EntryMeta, findings: &mut Vec<Finding>) -> Option<String> {
+fn check_name(meta: &EntryMeta, facts: &mut Vec<Fact>) -> Option<String> {
     let Ok(name) = std::str::from_utf8(&meta.raw_name) else {
-        findings.push(
-            catalogued(
+        facts.push(
+            fact(
                 "archive.name-encoding",
                 "a UTF-8 name",
                 "a name that is not valid UTF-8",
@@ -504,8 +500,8 @@ fn check_name(meta: &EntryMeta, findings: &mut Vec<Finding>) -> Option<String> {
         Ok(path) => return Some(path),
         Err(problem) => problem,
     };
-    findings.push(
-        catalogued(
+    facts.push(
+        fact(
             "archive.unsafe-path",
             "a relative path inside the archive",
             problem.describe(),
@@ -520,8 +516,8 @@ fn ratio_exceeded(size: u64, compressed: u64, max_ratio: u64) -> bool {
     size > RATIO_EXEMPT_BYTES && size > compressed.saturating_mul(max_ratio)
 }
 
-fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Finding {
-    catalogued(
+fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Fact {
+    fact(
         "archive.ratio",
         format!(
             "a compression ratio of at most {} (--max-ratio)",
@@ -531,8 +527,8 @@ fn ratio_finding(limits: &Limits, size: u64, compressed: u64) -> Finding {
     )
 }
 
-fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Finding {
-    catalogued(
+fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Fact {
+    fact(
         "archive.ratio",
         format!(
             "at most {} times the archive's {archive_len} bytes in all (--max-ratio)",
@@ -542,8 +538,8 @@ fn archive_ratio_finding(limits: &Limits, archive_len: u64) -> Finding {
     )
 }
 
-fn too_large_finding(limits: &Limits, size: u64) -> Finding {
-    catalogued(
+fn too_large_finding(limits: &Limits, size: u64) -> Fact {
+    fact(
         "archive.too-large",
         format!("at most {} bytes in all (--max-bytes)", limits.max_bytes),
         format!("{size} bytes in this entry, over what is left"),
@@ -597,13 +593,13 @@ fn read_entry<R: Read + Seek>(
 
 /// Reports every name that occurs more than once, byte for byte, in the central directory
 /// starting at `dir_start`. The zip crate serves one of them (the last one's data).
-fn report_exact_duplicates(path: &Path, dir_start: u64, findings: &mut Vec<Finding>) {
+fn report_exact_duplicates(path: &Path, dir_start: u64, facts: &mut Vec<Fact>) {
     let repeated = File::open(path).and_then(|file| repeated_names(file, dir_start));
     match repeated {
         Ok(names) if !names.is_empty() => {
             for (name, count) in names {
-                findings.push(
-                    catalogued(
+                facts.push(
+                    fact(
                         "archive.duplicate",
                         "each name once",
                         format!("{count} entries with this name"),
@@ -614,7 +610,7 @@ fn report_exact_duplicates(path: &Path, dir_start: u64, findings: &mut Vec<Findi
         }
         // The zip crate saw a repeat that the walk did not (e.g. a name replaced by a
         // Unicode-path extra field): still worth saying.
-        _ => findings.push(catalogued(
+        _ => facts.push(fact(
             "archive.duplicate",
             "each name once",
             "entries with the same name",
