@@ -448,22 +448,12 @@ pub struct SizeArgs {
 /// few seconds and some hundred MB; 10 million aborted at 2.8 GB.
 pub const MAX_RESAMPLES: u64 = 100_000;
 
-/// `--label NAME=SUB`, read as the grid reads it.
-fn label_arg(text: &str) -> Result<(String, PathBuf), String> {
-    mlbench_analyzer::compare::parse_label(text).map_err(|e| e.to_string())
-}
-
-/// `--explain A,B`.
-fn explain_arg(text: &str) -> Result<(String, String), String> {
-    mlbench_analyzer::compare::parse_explain(text).map_err(|e| e.to_string())
-}
-
 /// How submissions are compared (shared by grid and plot grid).
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Name a submission: NAME=SUB (repeatable).
     #[arg(long = "label", value_name = "NAME=SUB", value_hint = ValueHint::Other,
-          value_parser = label_arg)]
+          value_parser = mlbench_analyzer::compare::parse_label)]
     pub labels: Vec<(String, PathBuf)>,
 
     /// The submission every other is normalized to: a label, or the submission's path as
@@ -525,7 +515,7 @@ pub struct GridArgs {
     pub compare: CompareArgs,
 
     /// Explain the gap between two vendors bench by bench: A,B.
-    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other, value_parser = explain_arg)]
+    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other, value_parser = mlbench_analyzer::compare::parse_explain)]
     pub explain: Option<(String, String)>,
 
     /// One vendor's submissions at several sizes (1, 2, 4… devices or nodes): each
@@ -898,16 +888,7 @@ impl PrecisionArgs {
     /// The design the flags ask for at the report's 95 % level (`None`: neither given, so
     /// the submission's recorded one or the default).
     pub fn design(&self) -> Result<Option<mlbench_analyzer::anytime::Design>, String> {
-        if self.precision.is_none() && self.expected_cv.is_none() {
-            return Ok(None);
-        }
-        let (precision, cv) = (
-            self.precision.unwrap_or(0.01),
-            self.expected_cv.unwrap_or(0.02),
-        );
-        let until = mlbench_analyzer::until::Until::new(precision, cv, u32::MAX);
-        until
-            .map(|u| Some(*u.design()))
+        mlbench_analyzer::until::asked_design(self.precision, self.expected_cv)
             .map_err(|e| format!("--precision: {e}"))
     }
 }

@@ -18,7 +18,7 @@ pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
     output::check_file(&args.output, args.force)?;
     check_destination(dir, Some(&args.output))?;
     let prepared = prepare(&args.check)?;
-    let outcome = with_options(&args.check, prepared, |validation| {
+    let outcome = with_options(prepared, |validation| {
         pack_folder(
             dir,
             Some(&args.output),

@@ -65,6 +65,8 @@ pub enum TraceError {
     Read(#[from] TelemetryReadError),
 }
 
+mlbench_schema::classify_all!(Input: TraceError);
+
 /// One bench's power over time in one run folder.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Trace {

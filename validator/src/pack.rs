@@ -9,6 +9,7 @@ use crate::submission::{
 use crate::validate::{Options, validate};
 use mlbench_results::validation::Validation;
 use mlbench_schema::Track;
+use mlbench_schema::class::ErrorClass;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
@@ -60,6 +61,22 @@ pub enum PackError {
     /// Two files with the same path.
     #[error("{0}: given twice")]
     Duplicate(String),
+}
+
+impl mlbench_schema::class::Classify for PackError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            // Nothing to pack: the submission cannot be read at all.
+            PackError::Refused { validation, .. } if validation.unreadable() => ErrorClass::Input,
+            PackError::Refused { .. } => ErrorClass::Failed,
+            PackError::NotAFolder(_)
+            | PackError::InsideFolder(_)
+            | PackError::Intake(_)
+            | PackError::UnsafePath { .. }
+            | PackError::Duplicate(_) => ErrorClass::Input,
+            PackError::Json(_) | PackError::Zip(_) | PackError::Io(_) => ErrorClass::Internal,
+        }
+    }
 }
 
 impl SubmissionInfo {
