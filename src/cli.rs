@@ -5,16 +5,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use mlbench_results::grid::Per;
 use std::path::PathBuf;
 
-const EXAMPLES: &str = "\
-Every command that reads a submission takes it as its first argument (after plot's KIND):
-a zip or a folder. -o/--output FILE, --out-dir DIR, -f/--format and -g/--gpu-model mean
-the same in every command.
-
-Examples:
-  mlbench report submissions/example --name fast --gpu-model RTX
-  mlbench validate vendor.zip
-  mlbench grid a.zip b.zip c/ --baseline a
-  mlbench plot loss submissions/example --out-dir /tmp/plots";
+/// The prose of each `--help` after the options is in src/help/ (text, each file without
+/// a final newline: `the_help_texts_end_where_their_text_does` checks).
+const EXAMPLES: &str = include_str!("help/mlbench.txt");
 
 /// Validate, report and compare machine-learning training benchmark submissions.
 ///
@@ -149,17 +142,7 @@ pub fn command() -> clap::Command {
     })
 }
 
-const TARGETS_HELP: &str = "\
-The suite's built-in targets were measured by its Python scripts; a submission made with
-`mlbench run` is scored fairly only against targets measured by `mlbench run`. Each target
-is the bench's classic trimmed mean (per run the mean over GPUs, across runs the mean
-without the lowest and the highest), so `mlbench report` of the same submission against
-the file gives a diff of 0. The file is TOML (docs/targets.md) and records the submission,
-its SHA-256, the runtime and the tool.
-
-Examples:
-  mlbench targets baseline.zip --gpu-model H100 -o h100.toml
-  mlbench report vendor.zip --gpu-model H100 --targets h100.toml";
+const TARGETS_HELP: &str = include_str!("help/targets.txt");
 
 /// `mlbench targets` arguments.
 #[derive(Debug, Args)]
@@ -217,17 +200,7 @@ pub struct ManArgs {
 /// `mlbench run`'s closing help, in both builds.
 macro_rules! run_help {
     () => {
-        "\
-Writes OUT/output<r>/<jobs>_<K>.json (one stream per device, the suite's legacy format),
-OUT/output<r>/summary.txt, for r in 0..--repeat-suite, and a copy of the jobs file in OUT:
-the layout `mlbench report`, `mlbench validate` and `mlbench pack` read. Without a GPU,
---devices N splits the CPU into N devices.
-
-Examples:
-  mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
-  mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out-dir out --pack vendor.zip
-  mlbench run --jobs my.json --dry-run
-  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch"
+        include_str!("help/run.txt")
     };
 }
 
@@ -363,31 +336,9 @@ pub struct RunArgs {
     pub copy: Option<String>,
 }
 
-const GRID_HELP: &str = "\
-Each SUB is one vendor's submission, a zip or a folder. Its label is the file or folder
-name without extension, or NAME from --label NAME=SUB. A submission packed by `mlbench pack`
-carries its track; others take --track. A vendor with a baseline and a tweaked submission
-gets both rows.
+const GRID_HELP: &str = include_str!("help/grid.txt");
 
-Examples:
-  mlbench grid vendorA.zip vendorB.zip vendorC/ --baseline vendorA
-  mlbench grid subs/*.zip --baseline ref --weights weights.toml --format json -o grid.json
-  mlbench grid a.zip b.zip --baseline a --explain a,b --html grid.html
-  mlbench grid vendor-1gpu/ vendor-2gpu/ vendor-4gpu/ --scaling";
-
-const PLOT_HELP: &str = "\
-Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap, run
-distributions against the targets), runs (the run distributions alone), loss (batch-loss
-curves per bench with the validator's band), fleet (each node of a submission run on several
-hosts against the median node), scaling (one vendor's submissions at several sizes), power
-(each bench's power over time, from a run folder's telemetry files). Files are named
-<kind>-<what>.<ext> in --out-dir (default: mlbench-plots, made if missing).
-
-Examples:
-  mlbench plot grid a.zip b.zip c.zip --baseline a --out-dir /tmp/plots
-  mlbench plot report submissions/example --gpu-model RTX --format svg --out-dir /tmp/plots
-  mlbench plot loss submissions/example --out-dir /tmp/plots
-  mlbench plot power runs/h100 --format svg --out-dir /tmp/plots";
+const PLOT_HELP: &str = include_str!("help/plot.txt");
 
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -609,26 +560,9 @@ pub struct PlotArgs {
     pub output: Option<PathBuf>,
 }
 
-const VALIDATE_HELP: &str = "\
-Findings name the rule, the file inside the submission, the entry and the field, what was
-expected and what was found. Rules and their ids: `mlbench validate --list-rules`, docs/validate.md.
+const VALIDATE_HELP: &str = include_str!("help/validate.txt");
 
-Examples:
-  mlbench validate submission.zip
-  mlbench validate results/ --name fast --min-runs 5
-  mlbench validate vendor.zip --repo training.git --rev 0591444 --format json
-  mlbench validate vendor.zip --track tweaked --waive loss.divergent:output3/fast_1.json";
-
-const PACK_HELP: &str = "\
-The zip holds the folder's files sorted by name with fixed timestamps and permissions, plus
-SUBMISSION.json (tool, track, suite, counts) and MANIFEST.sha256 (one `<sha256>  <path>`
-line per file). Packing the same folder twice gives byte-identical archives. The folder is
-validated first; a folder with errors is refused unless --allow-errors (SUBMISSION.json then
-records it). --force only allows replacing an existing zip.
-
-Examples:
-  mlbench pack results/ -o vendor.zip
-  mlbench pack results/ -o vendor.zip --track tweaked";
+const PACK_HELP: &str = include_str!("help/pack.txt");
 
 /// Output format of the findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -758,14 +692,7 @@ pub struct PackArgs {
     pub force: bool,
 }
 
-const REPORT_HELP: &str = "\
-Layouts read: SUB/<run>/NAME_<K>.json (one folder per suite run, one stream per GPU, as
-run_10.sh leaves them) and NAME.<bench>.R<run>.D<device>[.FAIL].<time>.json per-test files.
-
-Examples:
-  mlbench report submissions/example --name fast --gpu-model RTX
-  mlbench report results/ --gpu-model MI50 --scoring score --price 9000 --check
-  mlbench report results/ --gpu-model RTX --targets my_targets.csv --format markdown";
+const REPORT_HELP: &str = include_str!("help/report.txt");
 
 /// The scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -968,6 +895,14 @@ mod tests {
             normalized(&["mlbench", "report", "-r", "a", "--", "-r"]),
             ["mlbench", "report", "a", "--", "-r"]
         );
+    }
+
+    #[test]
+    fn the_help_texts_end_where_their_text_does() {
+        let texts = [EXAMPLES, TARGETS_HELP, run_help!(), GRID_HELP, PLOT_HELP];
+        for text in texts.iter().chain(&[VALIDATE_HELP, PACK_HELP, REPORT_HELP]) {
+            assert!(!text.ends_with(char::is_whitespace), "{text:?}");
+        }
     }
 
     #[test]

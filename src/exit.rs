@@ -46,134 +46,101 @@ impl Outcome {
     }
 }
 
-/// Every error that can end a command (not to be confused with the models' `Failure`, a
-/// failed bench entry).
-#[derive(Debug, thiserror::Error)]
-pub enum CommandError {
-    /// Arguments that clap accepts but the command cannot use.
-    #[error("{0}")]
-    Usage(String),
-    /// Input that cannot be used, as the binary finds it (unreadable entries, say).
-    #[error("{0}")]
-    Input(String),
-    /// A destination refused before any work (exists, a folder, a device, no parent).
-    #[error("{}", refusal(.0))]
-    Destination(DestinationError),
-    /// An input read for a page's provenance (its SHA-256) that cannot be read.
-    #[error("cannot read an input for the page's provenance: {0}")]
-    Provenance(#[source] std::io::Error),
-    /// A file that could not be written.
-    #[error(transparent)]
-    Write(#[from] WriteError),
-    /// Standard output, a folder or a page that could not be written.
-    #[error(transparent)]
-    Output(#[from] OutputError),
-    /// The report files could not be found or listed.
-    #[error(transparent)]
-    Discover(#[from] DiscoverError),
-    /// A targets file that cannot be read, or an unknown GPU model.
-    #[error(transparent)]
-    Targets(#[from] TargetsError),
-    /// A jobs file that cannot be read.
-    #[error(transparent)]
-    Jobs(#[from] mlbench_schema::jobs::JobsError),
-    /// A submission that cannot be opened.
-    #[error(transparent)]
-    Intake(#[from] mlbench_validator::IntakeError),
-    /// A submission whose reports cannot be loaded.
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    /// The benchmark's git repository cannot be used.
+/// [`CommandError`]: the binary's own variants, then one per library error (`$variant`
+/// of `$error`), shown as the library says it; [`CommandError::code`] asks the library for
+/// its class, in one exhaustive `match`.
+macro_rules! command_error {
+    ($($(#[cfg($cfg:meta)])? $variant:ident($error:ty),)*) => {
+        /// Every error that can end a command (not to be confused with the models'
+        /// `Failure`, a failed bench entry).
+        #[derive(Debug, thiserror::Error)]
+        pub enum CommandError {
+            /// Arguments that clap accepts but the command cannot use.
+            #[error("{0}")]
+            Usage(String),
+            /// Input that cannot be used, as the binary finds it (unreadable entries, say).
+            #[error("{0}")]
+            Input(String),
+            /// A destination refused before any work (exists, a folder, a device, no parent).
+            #[error("{}", refusal(.0))]
+            Destination(DestinationError),
+            /// An input read for a page's provenance (its SHA-256) that cannot be read.
+            #[error("cannot read an input for the page's provenance: {0}")]
+            Provenance(#[source] std::io::Error),
+            /// `--devices` that this machine cannot give.
+            #[cfg(feature = "runner")]
+            #[error("--devices: {0}")]
+            Devices(#[from] mlbench_runner::devices::DevicesError),
+            /// `--devices` of `--slurm`.
+            #[cfg(feature = "runner")]
+            #[error("--devices (with --slurm): {0}")]
+            NodeDevices(#[from] mlbench_runner::slurm::NodeDevicesError),
+            /// The internal `--copy` of a child process.
+            #[cfg(feature = "runner")]
+            #[error("--copy {0}")]
+            Copy(#[from] mlbench_runner::copies::CopyError),
+            $($(#[cfg($cfg)])? #[error(transparent)] $variant(#[from] $error),)*
+        }
+
+        impl CommandError {
+            /// The exit status of this failure (docs/exit-codes.md): its library's class.
+            pub fn code(&self) -> u8 {
+                let library: &dyn Classify = match self {
+                    CommandError::Usage(_)
+                    | CommandError::Input(_)
+                    | CommandError::Destination(_)
+                    | CommandError::Provenance(_) => return ErrorClass::Input.code(),
+                    #[cfg(feature = "runner")]
+                    CommandError::Devices(e) => e,
+                    #[cfg(feature = "runner")]
+                    CommandError::NodeDevices(e) => e,
+                    #[cfg(feature = "runner")]
+                    CommandError::Copy(e) => e,
+                    $($(#[cfg($cfg)])? CommandError::$variant(e) => e,)*
+                };
+                library.class().code()
+            }
+        }
+    };
+}
+
+command_error! {
+    // A file that could not be written; standard output, a folder or a page.
+    Write(WriteError),
+    Output(OutputError),
+    // The report files could not be found or listed; a targets file or GPU model, a jobs
+    // file that cannot be used.
+    Discover(DiscoverError),
+    Targets(TargetsError),
+    Jobs(mlbench_schema::jobs::JobsError),
+    // A submission that cannot be opened, or whose reports cannot be loaded.
+    Intake(mlbench_validator::IntakeError),
+    Load(LoadError),
+    // The benchmark's git repository (or the map of its scripts) cannot be used.
     #[cfg(feature = "git")]
-    #[error(transparent)]
-    Repo(#[from] mlbench_validator::repo::RepoError),
-    /// A folder not packed, or a zip not made.
-    #[error(transparent)]
-    Pack(#[from] PackError),
-    /// The statistics could not be computed.
-    #[error(transparent)]
-    Analyze(#[from] AnalyzeError),
-    /// Submissions that cannot be compared.
-    #[error(transparent)]
-    Compare(#[from] CompareError),
-    /// A grid that cannot be made.
-    #[error(transparent)]
-    Grid(#[from] GridError),
-    /// A weights file that cannot be used.
-    #[error(transparent)]
-    Weights(#[from] mlbench_analyzer::grid::weights::WeightsError),
-    /// Submissions that are not a series of sizes.
-    #[error(transparent)]
-    Scaling(#[from] mlbench_analyzer::scaling::ScalingError),
-    /// A presentation that could not be made (a chart that cannot be drawn).
-    #[error(transparent)]
-    Export(#[from] mlbench_export::ExportError),
-    /// The compiled-in parity table (baselines/parity.toml) does not read: a bug.
-    #[error(transparent)]
-    Parity(#[from] mlbench_schema::runtime::ParityError),
-    /// Telemetry files that cannot be found or read (`plot power`).
-    #[error(transparent)]
-    Trace(#[from] mlbench_telemetry::trace::TraceError),
-    /// Targets that cannot be made from a submission.
-    #[error(transparent)]
-    MakeTargets(#[from] mlbench_analyzer::targets::MakeTargetsError),
-    /// `--devices` that this machine cannot give.
+    Repo(mlbench_validator::repo::RepoError),
+    // A folder not packed, or a zip not made.
+    Pack(PackError),
+    // Statistics, comparisons, grids, weights and series of sizes that cannot be made.
+    Analyze(AnalyzeError),
+    Compare(CompareError),
+    Grid(GridError),
+    Weights(mlbench_analyzer::grid::weights::WeightsError),
+    Scaling(mlbench_analyzer::scaling::ScalingError),
+    // A presentation that could not be made (a chart that cannot be drawn).
+    Export(mlbench_export::ExportError),
+    // The compiled-in parity table (baselines/parity.toml) does not read: a bug.
+    Parity(mlbench_schema::runtime::ParityError),
+    // Telemetry files that cannot be found or read (`plot power`).
+    Trace(mlbench_telemetry::trace::TraceError),
+    // Targets that cannot be made from a submission.
+    MakeTargets(mlbench_analyzer::targets::MakeTargetsError),
+    // A run that could not be made or followed.
     #[cfg(feature = "runner")]
-    #[error("--devices: {0}")]
-    Devices(#[from] mlbench_runner::devices::DevicesError),
-    /// `--devices` of `--slurm`.
-    #[cfg(feature = "runner")]
-    #[error("--devices (with --slurm): {0}")]
-    NodeDevices(#[from] mlbench_runner::slurm::NodeDevicesError),
-    /// The internal `--copy` of a child process.
-    #[cfg(feature = "runner")]
-    #[error("--copy {0}")]
-    Copy(#[from] mlbench_runner::copies::CopyError),
-    /// A run that could not be made or followed.
-    #[cfg(feature = "runner")]
-    #[error(transparent)]
-    Run(#[from] mlbench_runner::session::RunError),
+    Run(mlbench_runner::session::RunError),
 }
 
 impl CommandError {
-    /// The exit status of this failure (docs/exit-codes.md): its library's class.
-    pub fn code(&self) -> u8 {
-        let library: &dyn Classify = match self {
-            CommandError::Usage(_)
-            | CommandError::Input(_)
-            | CommandError::Destination(_)
-            | CommandError::Provenance(_) => return ErrorClass::Input.code(),
-            CommandError::Write(e) => e,
-            CommandError::Output(e) => e,
-            CommandError::Discover(e) => e,
-            CommandError::Targets(e) => e,
-            CommandError::Jobs(e) => e,
-            CommandError::Intake(e) => e,
-            CommandError::Load(e) => e,
-            #[cfg(feature = "git")]
-            CommandError::Repo(e) => e,
-            CommandError::Pack(e) => e,
-            CommandError::Analyze(e) => e,
-            CommandError::Compare(e) => e,
-            CommandError::Grid(e) => e,
-            CommandError::Weights(e) => e,
-            CommandError::Scaling(e) => e,
-            CommandError::Export(e) => e,
-            CommandError::Parity(e) => e,
-            CommandError::Trace(e) => e,
-            CommandError::MakeTargets(e) => e,
-            #[cfg(feature = "runner")]
-            CommandError::Devices(e) => e,
-            #[cfg(feature = "runner")]
-            CommandError::NodeDevices(e) => e,
-            #[cfg(feature = "runner")]
-            CommandError::Copy(e) => e,
-            #[cfg(feature = "runner")]
-            CommandError::Run(e) => e,
-        };
-        library.class().code()
-    }
-
     /// What the user can do about it, in the command line's words (the libraries never
     /// name a flag).
     pub fn hint(&self) -> Option<&'static str> {

@@ -42,10 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { usage } else { 0 });
         }
     };
-    #[cfg(feature = "runner")]
-    let runs_models = matches!(cli.command, cli::Command::Run(_));
-    #[cfg(not(feature = "runner"))]
-    let runs_models = false;
+    let runs_models = cfg!(feature = "runner") && matches!(cli.command, cli::Command::Run(_));
     if !runs_models {
         no_huge_pages();
     }

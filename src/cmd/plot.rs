@@ -30,11 +30,9 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
         loaded.lines().iter().for_each(|line| eprintln!("{line}"));
         return write_and_say(args, &mlbench_export::charts::power_charts(&loaded.traces)?);
     }
-    let targets = match (&args.gpu_model, &args.targets) {
-        (Some(model), Some(path)) => Some(TargetTable::load(path, Scoring::Classic, model)?),
-        (Some(model), None) => Some(TargetTable::builtin(Scoring::Classic, model)?),
-        (None, _) => None,
-    };
+    let table =
+        |model| TargetTable::load_or_builtin(args.targets.as_deref(), Scoring::Classic, model);
+    let targets = args.gpu_model.as_deref().map(table).transpose()?;
     for warning in targets.iter().flat_map(TargetTable::warnings) {
         eprintln!("warning: {warning}");
     }

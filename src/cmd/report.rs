@@ -124,10 +124,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
             "--price must be a positive number, got {price}"
         )));
     }
-    let targets = match &args.targets {
-        Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
-        None => TargetTable::builtin(scoring, &args.gpu_model)?,
-    };
+    let targets = TargetTable::load_or_builtin(args.targets.as_deref(), scoring, &args.gpu_model)?;
     for warning in targets.warnings() {
         eprintln!("warning: {}: {warning}", targets.source);
     }
@@ -181,9 +178,5 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     }
     super::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
     clock.lap("render and write");
-    Ok(if args.check && !doc.report.passed() {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
-    })
+    Ok(Outcome::failed_if(args.check && !doc.report.passed()))
 }

@@ -168,17 +168,7 @@ fn check_pack_destination(args: &RunArgs) -> Result<(), CommandError> {
 /// `--pack`: what `mlbench pack OUT -o ZIP --name <jobs> --track ...` does, with its
 /// defaults: the validator packs, a refusal (errors found) keeps the reports and fails.
 fn pack_output(args: &RunArgs, zip: &Path, jobs_name: &str) -> Result<Outcome, CommandError> {
-    let options = PackOptions {
-        validation: mlbench_validator::Options {
-            suite: Some(jobs_name.to_owned()),
-            min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
-            track: args.track.into(),
-            ..Default::default()
-        },
-        limits: mlbench_validator::Limits::default(),
-        allow_errors: false,
-        tool: tool(),
-    };
+    let options = PackOptions::of_suite(jobs_name, args.track.into(), tool());
     match pack_folder(&args.out, Some(zip), &options) {
         Ok(outcome) => {
             if let Some(parent) = zip.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -119,6 +119,24 @@ pub struct PackOptions<'a> {
     pub tool: String,
 }
 
+impl PackOptions<'_> {
+    /// `pack`'s defaults for the suite `suite` on `track` (the default rules and limits,
+    /// no errors allowed), as `mlbench run --pack` packs what it ran.
+    pub fn of_suite(suite: &str, track: Track, tool: String) -> PackOptions<'static> {
+        PackOptions {
+            validation: Options {
+                suite: Some(suite.to_owned()),
+                min_runs: crate::DEFAULT_MIN_RUNS,
+                track,
+                ..Options::default()
+            },
+            limits: Limits::default(),
+            allow_errors: false,
+            tool,
+        }
+    }
+}
+
 /// A folder packed.
 #[derive(Debug, Clone)]
 pub struct PackOutcome {
