@@ -248,7 +248,10 @@ fn the_runner_depends_on_no_analyzer() {
     let text = source("runner/Cargo.toml");
     let deps = text.split("[dependencies]").nth(1).unwrap_or_default();
     for banned in ["polars", "mlbench-analyzer", "mlbench-validator"] {
-        assert!(!deps.contains(banned), "runner/Cargo.toml depends on {banned}");
+        assert!(
+            !deps.contains(banned),
+            "runner/Cargo.toml depends on {banned}"
+        );
     }
 }
 
