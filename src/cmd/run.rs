@@ -25,6 +25,9 @@ use std::path::Path;
 const OUTSIDE: &str = "--across-nodes runs inside a Slurm allocation (SLURM_JOB_NUM_NODES is \
                        not set); --slurm --across-nodes writes the script that makes one";
 
+/// `--until` on Slurm, which needs the runs' reports after each batch.
+const NO_WAIT: &str = "--until with --slurm needs --wait";
+
 /// Runs `mlbench run`.
 pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
     let request = Request {
@@ -130,10 +133,7 @@ fn slurm(args: &RunArgs, request: &Request) -> Result<Outcome, CommandError> {
     let (out, watch) = (&args.out, &Stderr::default());
     let failed = match args.until {
         None => session::submit(&options, args.wait, out, watch)?,
-        Some(_) if !args.wait => {
-            let message = "--until with --slurm needs --wait";
-            return Err(CommandError::Usage(message.into()));
-        }
+        Some(_) if !args.wait => return Err(CommandError::Usage(NO_WAIT.into())),
         Some(p) => session::submit_until(&mut options, &mut until(args, p, request)?, out, watch)?,
     };
     Ok(Outcome::failed_if(failed > 0))
