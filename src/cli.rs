@@ -899,7 +899,15 @@ mod tests {
 
     #[test]
     fn the_help_texts_end_where_their_text_does() {
-        let texts = [EXAMPLES, TARGETS_HELP, run_help!(), GRID_HELP, PLOT_HELP];
+        let exit = include_str!("help/exit.txt");
+        let texts = [
+            EXAMPLES,
+            TARGETS_HELP,
+            run_help!(),
+            GRID_HELP,
+            PLOT_HELP,
+            exit,
+        ];
         for text in texts.iter().chain(&[VALIDATE_HELP, PACK_HELP, REPORT_HELP]) {
             assert!(!text.ends_with(char::is_whitespace), "{text:?}");
         }

@@ -63,7 +63,7 @@ macro_rules! command_error {
             Input(String),
             /// A destination refused before any work (exists, a folder, a device, no parent).
             #[error("{}", refusal(.0))]
-            Destination(DestinationError),
+            Destination(#[from] DestinationError),
             /// An input read for a page's provenance (its SHA-256) that cannot be read.
             #[error("cannot read an input for the page's provenance: {0}")]
             Provenance(#[source] std::io::Error),
@@ -200,12 +200,6 @@ impl CommandError {
     }
 }
 
-impl From<DestinationError> for CommandError {
-    fn from(e: DestinationError) -> Self {
-        CommandError::Destination(e)
-    }
-}
-
 impl From<WriteFileError> for CommandError {
     fn from(e: WriteFileError) -> Self {
         match e {
@@ -241,10 +235,7 @@ pub fn meanings(command: &str) -> Option<[&'static str; 4]> {
 /// The one exit paragraph of a command's `--help` (the top level's when `None`).
 pub fn help(command: Option<&str>) -> String {
     let Some(codes) = command.and_then(meanings) else {
-        return "Exit status: 0 ok; 1 findings, or failed criteria; 2 usage, or input that \
-                cannot be read; 3 an output that could not be written, or an internal error \
-                (docs/exit-codes.md)."
-            .to_owned();
+        return include_str!("help/exit.txt").to_owned();
     };
     let mut text = String::from("Exit status:");
     for (code, meaning) in codes.iter().enumerate().filter(|(_, m)| **m != "—") {
