@@ -32,24 +32,24 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Average the per-GPU reports over the runs and score them against a GPU model's targets.
-    #[command(after_help = REPORT_HELP)]
+    #[command(after_help = include_str!("help/report.txt"))]
     Report(ReportArgs),
     /// Check a submission (zip or folder): files, versions, arguments, losses, coverage.
-    #[command(after_help = VALIDATE_HELP)]
+    #[command(after_help = include_str!("help/validate.txt"))]
     Validate(ValidateArgs),
     /// Pack a submission folder into a deterministic zip with a SHA-256 manifest.
-    #[command(after_help = PACK_HELP)]
+    #[command(after_help = include_str!("help/pack.txt"))]
     Pack(PackArgs),
     /// Compare vendors' submissions: every bench normalized to a baseline submission, with
     /// bootstrap confidence intervals, an overall figure per vendor and tiers.
-    #[command(after_help = GRID_HELP)]
+    #[command(after_help = include_str!("help/grid.txt"))]
     Grid(GridArgs),
     /// Draw comparison plots (PNG and SVG) of a grid, a report, runs or loss curves.
-    #[command(after_help = PLOT_HELP)]
+    #[command(after_help = include_str!("help/plot.txt"))]
     Plot(PlotArgs),
     /// Make a targets file from a baseline submission (each bench's trimmed mean, with
     /// provenance), to score a round that runs `mlbench run` everywhere.
-    #[command(after_help = TARGETS_HELP)]
+    #[command(after_help = include_str!("help/targets.txt"))]
     Targets(TargetsArgs),
     /// Run a jobs file with the built-in tch models and write the suite's reports
     /// (feature `runner`: needs libtorch, see runner/setup-libtorch.sh).
@@ -141,8 +141,6 @@ pub fn command() -> clap::Command {
         sub.after_help(format!("{before}{sep}{}", crate::exit::help(Some(&name))))
     })
 }
-
-const TARGETS_HELP: &str = include_str!("help/targets.txt");
 
 /// `mlbench targets` arguments.
 #[derive(Debug, Args)]
@@ -335,10 +333,6 @@ pub struct RunArgs {
           conflicts_with_all = ["pack", "slurm", "dry_run", "append"])]
     pub copy: Option<String>,
 }
-
-const GRID_HELP: &str = include_str!("help/grid.txt");
-
-const PLOT_HELP: &str = include_str!("help/plot.txt");
 
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -560,10 +554,6 @@ pub struct PlotArgs {
     pub output: Option<PathBuf>,
 }
 
-const VALIDATE_HELP: &str = include_str!("help/validate.txt");
-
-const PACK_HELP: &str = include_str!("help/pack.txt");
-
 /// Output format of the findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FindingsFormat {
@@ -691,8 +681,6 @@ pub struct PackArgs {
     #[arg(long)]
     pub force: bool,
 }
-
-const REPORT_HELP: &str = include_str!("help/report.txt");
 
 /// The scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -899,16 +887,18 @@ mod tests {
 
     #[test]
     fn the_help_texts_end_where_their_text_does() {
-        let exit = include_str!("help/exit.txt");
         let texts = [
             EXAMPLES,
-            TARGETS_HELP,
             run_help!(),
-            GRID_HELP,
-            PLOT_HELP,
-            exit,
+            include_str!("help/exit.txt"),
+            include_str!("help/report.txt"),
+            include_str!("help/validate.txt"),
+            include_str!("help/pack.txt"),
+            include_str!("help/grid.txt"),
+            include_str!("help/plot.txt"),
+            include_str!("help/targets.txt"),
         ];
-        for text in texts.iter().chain(&[VALIDATE_HELP, PACK_HELP, REPORT_HELP]) {
+        for text in texts {
             assert!(!text.ends_with(char::is_whitespace), "{text:?}");
         }
     }

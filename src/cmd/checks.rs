@@ -11,8 +11,7 @@ use mlbench_validator::{Limits, Listing, Options, Phases, Waiver, validate_listi
 use std::path::Path;
 
 fn read_jobs(path: &Path) -> Result<(String, JobsFile), CommandError> {
-    let name = path.display().to_string();
-    Ok((name, JobsFile::load(path)?))
+    Ok((path.display().to_string(), JobsFile::load(path)?))
 }
 
 /// Everything a validation needs that outlives [`Options`] (the repository).
@@ -78,10 +77,12 @@ pub fn validate_intake(intake: &Listing, prepared: Prepared) -> (Validation, Pha
 
 /// Calls `f` with the validation options, the repository's version check included.
 pub fn with_options<T>(prepared: Prepared, f: impl FnOnce(Options) -> T) -> T {
-    let mut options = prepared.options_base;
     #[cfg(feature = "git")]
-    {
-        options.versions = prepared.repo.as_ref().map(|r| r as &dyn VersionOracle);
-    }
-    f(options)
+    let versions = prepared.repo.as_ref().map(|r| r as &dyn VersionOracle);
+    #[cfg(not(feature = "git"))]
+    let versions = None;
+    f(Options {
+        versions,
+        ..prepared.options_base
+    })
 }
