@@ -453,8 +453,8 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct GridArgs {
     /// Submissions: zips or folders, one per vendor (and track).
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub subs: Vec<PathBuf>,
+    #[arg(id = "subs", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
@@ -503,8 +503,8 @@ pub struct PlotArgs {
     pub kind: PlotKind,
 
     /// Submissions: zips or folders.
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub subs: Vec<PathBuf>,
+    #[arg(id = "subs", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
@@ -636,8 +636,8 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// The submission: a zip or a folder.
-    #[arg(value_name = "SUB", required_unless_present = "list_rules", value_hint = ValueHint::AnyPath)]
-    pub path: Option<PathBuf>,
+    #[arg(id = "path", value_name = "SUB", required_unless_present = "list_rules", value_hint = ValueHint::AnyPath)]
+    pub submission: Option<PathBuf>,
 
     #[command(flatten)]
     pub check: CheckArgs,
@@ -663,8 +663,8 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct PackArgs {
     /// The submission folder.
-    #[arg(value_name = "SUB", value_hint = ValueHint::DirPath)]
-    pub dir: PathBuf,
+    #[arg(id = "dir", value_name = "SUB", value_hint = ValueHint::DirPath)]
+    pub submission: PathBuf,
 
     /// The zip to write (never overwritten without --force).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -709,8 +709,9 @@ pub enum Format {
 pub struct ReportArgs {
     /// Report folders (searched recursively) or files, or one zipped submission (read in
     /// place, as `mlbench validate` reads it).
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub reports: Vec<PathBuf>,
+    // `id`: the name shell completion shows, as it was before the field had the one name.
+    #[arg(id = "reports", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     /// The suite (jobs file) name the reports are named after, e.g. `fast` for fast_0.json.
     ///

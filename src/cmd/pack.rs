@@ -13,7 +13,7 @@ use mlbench_validator::rules::catalogue;
 /// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
 /// what it did.
 pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
-    let dir = &args.dir;
+    let dir = &args.submission;
     check_destination(dir, None)?;
     output::check_file(&args.output, args.force)?;
     check_destination(dir, Some(&args.output))?;

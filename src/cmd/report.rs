@@ -58,7 +58,7 @@ fn plural(n: usize) -> &'static str {
 /// the same limit.
 fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loaded, CommandError> {
     let (max_bytes, name) = (args.size.max_bytes, args.name.as_deref());
-    Ok(match zip_input(&args.reports)? {
+    Ok(match zip_input(&args.submissions)? {
         Some(zip) => {
             let intake = mlbench_analyzer::read_intake(zip, &Limits::within(max_bytes))?;
             clock.lap("read the zip");
@@ -68,12 +68,12 @@ fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loa
             (energy, loaded, held)
         }
         None => {
-            let mut discovery = discover(&args.reports, name)?;
+            let mut discovery = discover(&args.submissions, name)?;
             let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
+            let energy = energy::energy_of_paths(&args.submissions, &loaded.set.suite, max_bytes);
             (energy, loaded, None)
         }
     })
@@ -148,7 +148,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if let Some(path) = &args.html {
         let limits = Limits::within(args.size.max_bytes);
         let (energy, min_runs) = (doc.energy.is_some(), args.min_runs as usize);
-        let inputs = page_inputs(&args.reports, held.as_ref(), energy, min_runs, &limits)?;
+        let inputs = page_inputs(&args.submissions, held.as_ref(), energy, min_runs, &limits)?;
         let page = ReportPage {
             suite: set.suite.clone(),
             gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),
@@ -160,7 +160,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
                 eprintln!("warning: the HTML page has no power traces: {e}");
                 Vec::new()
             }),
-            provenance: provenance(&args.reports)?,
+            provenance: provenance(&args.submissions)?,
             doc: doc.clone(),
         };
         write(&Html, &page, Some(path), args.force)?;

@@ -41,7 +41,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
         )?;
         return Ok(Outcome::Ok);
     }
-    let Some(path) = args.path.as_deref() else {
+    let Some(path) = args.submission.as_deref() else {
         return Err(CommandError::Usage("a submission is required".into()));
     };
     let prepared = prepare(&args.check)?;
