@@ -5,16 +5,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use mlbench_results::grid::Per;
 use std::path::PathBuf;
 
-const EXAMPLES: &str = "\
-Every command that reads a submission takes it as its first argument (after plot's KIND):
-a zip or a folder. -o/--output FILE, --out-dir DIR, -f/--format and -g/--gpu-model mean
-the same in every command.
-
-Examples:
-  mlbench report submissions/example --name fast --gpu-model RTX
-  mlbench validate vendor.zip
-  mlbench grid a.zip b.zip c/ --baseline a
-  mlbench plot loss submissions/example --out-dir /tmp/plots";
+/// The prose of each `--help` after the options is in src/help/ (text, each file without
+/// a final newline: `the_help_texts_end_where_their_text_does` checks).
+const EXAMPLES: &str = include_str!("help/mlbench.txt");
 
 /// Validate, report and compare machine-learning training benchmark submissions.
 ///
@@ -39,24 +32,24 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Average the per-GPU reports over the runs and score them against a GPU model's targets.
-    #[command(after_help = REPORT_HELP)]
+    #[command(after_help = include_str!("help/report.txt"))]
     Report(ReportArgs),
     /// Check a submission (zip or folder): files, versions, arguments, losses, coverage.
-    #[command(after_help = VALIDATE_HELP)]
+    #[command(after_help = include_str!("help/validate.txt"))]
     Validate(ValidateArgs),
     /// Pack a submission folder into a deterministic zip with a SHA-256 manifest.
-    #[command(after_help = PACK_HELP)]
+    #[command(after_help = include_str!("help/pack.txt"))]
     Pack(PackArgs),
     /// Compare vendors' submissions: every bench normalized to a baseline submission, with
     /// bootstrap confidence intervals, an overall figure per vendor and tiers.
-    #[command(after_help = GRID_HELP)]
+    #[command(after_help = include_str!("help/grid.txt"))]
     Grid(GridArgs),
     /// Draw comparison plots (PNG and SVG) of a grid, a report, runs or loss curves.
-    #[command(after_help = PLOT_HELP)]
+    #[command(after_help = include_str!("help/plot.txt"))]
     Plot(PlotArgs),
     /// Make a targets file from a baseline submission (each bench's trimmed mean, with
     /// provenance), to score a round that runs `mlbench run` everywhere.
-    #[command(after_help = TARGETS_HELP)]
+    #[command(after_help = include_str!("help/targets.txt"))]
     Targets(TargetsArgs),
     /// Run a jobs file with the built-in tch models and write the suite's reports
     /// (feature `runner`: needs libtorch, see runner/setup-libtorch.sh).
@@ -149,18 +142,6 @@ pub fn command() -> clap::Command {
     })
 }
 
-const TARGETS_HELP: &str = "\
-The suite's built-in targets were measured by its Python scripts; a submission made with
-`mlbench run` is scored fairly only against targets measured by `mlbench run`. Each target
-is the bench's classic trimmed mean (per run the mean over GPUs, across runs the mean
-without the lowest and the highest), so `mlbench report` of the same submission against
-the file gives a diff of 0. The file is TOML (docs/targets.md) and records the submission,
-its SHA-256, the runtime and the tool.
-
-Examples:
-  mlbench targets baseline.zip --gpu-model H100 -o h100.toml
-  mlbench report vendor.zip --gpu-model H100 --targets h100.toml";
-
 /// `mlbench targets` arguments.
 #[derive(Debug, Args)]
 pub struct TargetsArgs {
@@ -217,17 +198,7 @@ pub struct ManArgs {
 /// `mlbench run`'s closing help, in both builds.
 macro_rules! run_help {
     () => {
-        "\
-Writes OUT/output<r>/<jobs>_<K>.json (one stream per device, the suite's legacy format),
-OUT/output<r>/summary.txt, for r in 0..--repeat-suite, and a copy of the jobs file in OUT:
-the layout `mlbench report`, `mlbench validate` and `mlbench pack` read. Without a GPU,
---devices N splits the CPU into N devices.
-
-Examples:
-  mlbench run --jobs baselines/jobs/fast.json --name toy_reg --devices 2 --repeat-suite 4
-  mlbench run --jobs baselines/jobs/fast.json --devices 8 --repeat-suite 4 --out-dir out --pack vendor.zip
-  mlbench run --jobs my.json --dry-run
-  mlbench run --jobs my.json --slurm --nodes 4 > job.sbatch"
+        include_str!("help/run.txt")
     };
 }
 
@@ -363,32 +334,6 @@ pub struct RunArgs {
     pub copy: Option<String>,
 }
 
-const GRID_HELP: &str = "\
-Each SUB is one vendor's submission, a zip or a folder. Its label is the file or folder
-name without extension, or NAME from --label NAME=SUB. A submission packed by `mlbench pack`
-carries its track; others take --track. A vendor with a baseline and a tweaked submission
-gets both rows.
-
-Examples:
-  mlbench grid vendorA.zip vendorB.zip vendorC/ --baseline vendorA
-  mlbench grid subs/*.zip --baseline ref --weights weights.toml --format json -o grid.json
-  mlbench grid a.zip b.zip --baseline a --explain a,b --html grid.html
-  mlbench grid vendor-1gpu/ vendor-2gpu/ vendor-4gpu/ --scaling";
-
-const PLOT_HELP: &str = "\
-Kinds: grid (ratios per bench with CIs, overall per vendor), report (per-GPU heatmap, run
-distributions against the targets), runs (the run distributions alone), loss (batch-loss
-curves per bench with the validator's band), fleet (each node of a submission run on several
-hosts against the median node), scaling (one vendor's submissions at several sizes), power
-(each bench's power over time, from a run folder's telemetry files). Files are named
-<kind>-<what>.<ext> in --out-dir (default: mlbench-plots, made if missing).
-
-Examples:
-  mlbench plot grid a.zip b.zip c.zip --baseline a --out-dir /tmp/plots
-  mlbench plot report submissions/example --gpu-model RTX --format svg --out-dir /tmp/plots
-  mlbench plot loss submissions/example --out-dir /tmp/plots
-  mlbench plot power runs/h100 --format svg --out-dir /tmp/plots";
-
 /// What `mlbench plot` draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlotKind {
@@ -448,22 +393,12 @@ pub struct SizeArgs {
 /// few seconds and some hundred MB; 10 million aborted at 2.8 GB.
 pub const MAX_RESAMPLES: u64 = 100_000;
 
-/// `--label NAME=SUB`, read as the grid reads it.
-fn label_arg(text: &str) -> Result<(String, PathBuf), String> {
-    mlbench_analyzer::compare::parse_label(text).map_err(|e| e.to_string())
-}
-
-/// `--explain A,B`.
-fn explain_arg(text: &str) -> Result<(String, String), String> {
-    mlbench_analyzer::compare::parse_explain(text).map_err(|e| e.to_string())
-}
-
 /// How submissions are compared (shared by grid and plot grid).
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Name a submission: NAME=SUB (repeatable).
     #[arg(long = "label", value_name = "NAME=SUB", value_hint = ValueHint::Other,
-          value_parser = label_arg)]
+          value_parser = mlbench_analyzer::compare::parse_label)]
     pub labels: Vec<(String, PathBuf)>,
 
     /// The submission every other is normalized to: a label, or the submission's path as
@@ -518,14 +453,14 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct GridArgs {
     /// Submissions: zips or folders, one per vendor (and track).
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub subs: Vec<PathBuf>,
+    #[arg(id = "subs", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
 
     /// Explain the gap between two vendors bench by bench: A,B.
-    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other, value_parser = explain_arg)]
+    #[arg(long, value_name = "A,B", value_hint = ValueHint::Other, value_parser = mlbench_analyzer::compare::parse_explain)]
     pub explain: Option<(String, String)>,
 
     /// One vendor's submissions at several sizes (1, 2, 4… devices or nodes): each
@@ -568,8 +503,8 @@ pub struct PlotArgs {
     pub kind: PlotKind,
 
     /// Submissions: zips or folders.
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub subs: Vec<PathBuf>,
+    #[arg(id = "subs", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     #[command(flatten)]
     pub compare: CompareArgs,
@@ -618,27 +553,6 @@ pub struct PlotArgs {
     #[arg(long, short = 'o', value_name = "FILE", hide = true)]
     pub output: Option<PathBuf>,
 }
-
-const VALIDATE_HELP: &str = "\
-Findings name the rule, the file inside the submission, the entry and the field, what was
-expected and what was found. Rules and their ids: `mlbench validate --list-rules`, docs/validate.md.
-
-Examples:
-  mlbench validate submission.zip
-  mlbench validate results/ --name fast --min-runs 5
-  mlbench validate vendor.zip --repo training.git --rev 0591444 --format json
-  mlbench validate vendor.zip --track tweaked --waive loss.divergent:output3/fast_1.json";
-
-const PACK_HELP: &str = "\
-The zip holds the folder's files sorted by name with fixed timestamps and permissions, plus
-SUBMISSION.json (tool, track, suite, counts) and MANIFEST.sha256 (one `<sha256>  <path>`
-line per file). Packing the same folder twice gives byte-identical archives. The folder is
-validated first; a folder with errors is refused unless --allow-errors (SUBMISSION.json then
-records it). --force only allows replacing an existing zip.
-
-Examples:
-  mlbench pack results/ -o vendor.zip
-  mlbench pack results/ -o vendor.zip --track tweaked";
 
 /// Output format of the findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -722,8 +636,8 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// The submission: a zip or a folder.
-    #[arg(value_name = "SUB", required_unless_present = "list_rules", value_hint = ValueHint::AnyPath)]
-    pub path: Option<PathBuf>,
+    #[arg(id = "path", value_name = "SUB", required_unless_present = "list_rules", value_hint = ValueHint::AnyPath)]
+    pub submission: Option<PathBuf>,
 
     #[command(flatten)]
     pub check: CheckArgs,
@@ -749,8 +663,8 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct PackArgs {
     /// The submission folder.
-    #[arg(value_name = "SUB", value_hint = ValueHint::DirPath)]
-    pub dir: PathBuf,
+    #[arg(id = "dir", value_name = "SUB", value_hint = ValueHint::DirPath)]
+    pub submission: PathBuf,
 
     /// The zip to write (never overwritten without --force).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -767,15 +681,6 @@ pub struct PackArgs {
     #[arg(long)]
     pub force: bool,
 }
-
-const REPORT_HELP: &str = "\
-Layouts read: SUB/<run>/NAME_<K>.json (one folder per suite run, one stream per GPU, as
-run_10.sh leaves them) and NAME.<bench>.R<run>.D<device>[.FAIL].<time>.json per-test files.
-
-Examples:
-  mlbench report submissions/example --name fast --gpu-model RTX
-  mlbench report results/ --gpu-model MI50 --scoring score --price 9000 --check
-  mlbench report results/ --gpu-model RTX --targets my_targets.csv --format markdown";
 
 /// The scoring scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -804,8 +709,9 @@ pub enum Format {
 pub struct ReportArgs {
     /// Report folders (searched recursively) or files, or one zipped submission (read in
     /// place, as `mlbench validate` reads it).
-    #[arg(value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
-    pub reports: Vec<PathBuf>,
+    // `id`: the name shell completion shows, as it was before the field had the one name.
+    #[arg(id = "reports", value_name = "SUB", required = true, num_args = 1.., value_hint = ValueHint::AnyPath)]
+    pub submissions: Vec<PathBuf>,
 
     /// The suite (jobs file) name the reports are named after, e.g. `fast` for fast_0.json.
     ///
@@ -898,16 +804,7 @@ impl PrecisionArgs {
     /// The design the flags ask for at the report's 95 % level (`None`: neither given, so
     /// the submission's recorded one or the default).
     pub fn design(&self) -> Result<Option<mlbench_analyzer::anytime::Design>, String> {
-        if self.precision.is_none() && self.expected_cv.is_none() {
-            return Ok(None);
-        }
-        let (precision, cv) = (
-            self.precision.unwrap_or(0.01),
-            self.expected_cv.unwrap_or(0.02),
-        );
-        let until = mlbench_analyzer::until::Until::new(precision, cv, u32::MAX);
-        until
-            .map(|u| Some(*u.design()))
+        mlbench_analyzer::until::asked_design(self.precision, self.expected_cv)
             .map_err(|e| format!("--precision: {e}"))
     }
 }
@@ -987,6 +884,24 @@ mod tests {
             normalized(&["mlbench", "report", "-r", "a", "--", "-r"]),
             ["mlbench", "report", "a", "--", "-r"]
         );
+    }
+
+    #[test]
+    fn the_help_texts_end_where_their_text_does() {
+        let texts = [
+            EXAMPLES,
+            run_help!(),
+            include_str!("help/exit.txt"),
+            include_str!("help/report.txt"),
+            include_str!("help/validate.txt"),
+            include_str!("help/pack.txt"),
+            include_str!("help/grid.txt"),
+            include_str!("help/plot.txt"),
+            include_str!("help/targets.txt"),
+        ];
+        for text in texts {
+            assert!(!text.ends_with(char::is_whitespace), "{text:?}");
+        }
     }
 
     #[test]

@@ -38,13 +38,11 @@ fn main() -> ExitCode {
             if e.use_stderr() && names_run(std::env::args_os()) {
                 eprintln!("note: {RUNNER_MISSING}");
             }
-            return ExitCode::from(if e.use_stderr() { exit::INPUT } else { 0 });
+            let usage = mlbench_schema::class::ErrorClass::Input.code();
+            return ExitCode::from(if e.use_stderr() { usage } else { 0 });
         }
     };
-    #[cfg(feature = "runner")]
-    let runs_models = matches!(cli.command, cli::Command::Run(_));
-    #[cfg(not(feature = "runner"))]
-    let runs_models = false;
+    let runs_models = cfg!(feature = "runner") && matches!(cli.command, cli::Command::Run(_));
     if !runs_models {
         no_huge_pages();
     }
@@ -64,7 +62,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.code()),
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // `mlbench … | head` closes the pipe early: that is not an error.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let mut said = e.to_string();
             eprintln!("error: {said}");
@@ -107,18 +106,4 @@ fn parse_args() -> Result<cli::Cli, clap::Error> {
     let matches = cli::command().try_get_matches_from(args)?;
     output::guard_inputs(&matches);
     cli::Cli::from_arg_matches(&matches)
-}
-
-/// `mlbench … | head` closes the pipe early: that is not an error.
-fn is_broken_pipe(error: &exit::CommandError) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(c) = cause {
-        if c.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-        {
-            return true;
-        }
-        cause = c.source();
-    }
-    false
 }

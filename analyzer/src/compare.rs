@@ -7,6 +7,7 @@
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Grid, GridError};
 use crate::grid::{GridInput, GridOptions, Weights, WeightsError};
 use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_lean};
+use mlbench_schema::class::{Classify, ErrorClass};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
 use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
@@ -133,6 +134,26 @@ pub enum CompareError {
         /// Every submission (row id) with its runtime, in the order given.
         runtimes: Vec<(String, String)>,
     },
+}
+
+impl Classify for CompareError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            CompareError::LabelSyntax(_)
+            | CompareError::LabelEmpty(_)
+            | CompareError::LabelledTwice { .. }
+            | CompareError::LabelNotGiven { .. }
+            | CompareError::SameLabel { .. }
+            | CompareError::Explain(_)
+            | CompareError::NoSubmissions
+            | CompareError::NoEnergy(_)
+            | CompareError::MixedRuntimes { .. } => ErrorClass::Input,
+            CompareError::Targets(e) => e.class(),
+            CompareError::Load(e) => e.class(),
+            CompareError::Weights(e) => e.class(),
+            CompareError::Grid(e) => e.class(),
+        }
+    }
 }
 
 /// A submission loaded, with its label and track.

@@ -113,6 +113,8 @@ pub enum GridError {
     Level(f64),
 }
 
+mlbench_schema::classify_all!(Input: GridError);
+
 pub use mlbench_results::grid::{Attribution, AttributionTerm, Cell, Grid, Interval, VendorRow};
 
 /// Computes the grid.

@@ -73,6 +73,17 @@ pub enum AnalyzeError {
     Polars(#[from] polars::prelude::PolarsError),
 }
 
+impl mlbench_schema::class::Classify for AnalyzeError {
+    fn class(&self) -> mlbench_schema::class::ErrorClass {
+        use mlbench_schema::class::ErrorClass;
+        match self {
+            AnalyzeError::TooFewRuns { .. } | AnalyzeError::NoEntries => ErrorClass::Input,
+            // The statistics engine failing on data that loaded is a bug.
+            AnalyzeError::Polars(_) => ErrorClass::Internal,
+        }
+    }
+}
+
 /// Options of a report.
 #[derive(Debug, Clone)]
 pub struct ReportOptions {

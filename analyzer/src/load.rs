@@ -75,6 +75,8 @@ pub enum LoadError {
     },
 }
 
+mlbench_schema::classify_all!(Input: LoadError);
+
 /// What a loader read.
 pub struct LoadedSamples {
     /// The samples.

@@ -41,6 +41,8 @@ pub enum ScalingError {
     },
 }
 
+mlbench_schema::classify_all!(Input: ScalingError);
+
 /// The scaling table of `subs` (label, samples).
 pub fn scaling(subs: &[Labelled]) -> Result<Scaling, ScalingError> {
     if subs.len() < 2 {

@@ -57,6 +57,18 @@ pub enum MakeTargetsError {
     Analyze(#[from] AnalyzeError),
 }
 
+impl mlbench_schema::class::Classify for MakeTargetsError {
+    fn class(&self) -> mlbench_schema::class::ErrorClass {
+        use MakeTargetsError as E;
+        match self {
+            E::NoTargets(_) | E::ModelName(_) | E::Date(_) | E::Digest { .. } => {
+                mlbench_schema::class::ErrorClass::Input
+            }
+            E::Analyze(e) => e.class(),
+        }
+    }
+}
+
 /// How the table is made.
 #[derive(Debug, Clone)]
 pub struct TargetsOptions {

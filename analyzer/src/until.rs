@@ -10,6 +10,10 @@ use mlbench_results::report::Precision;
 use mlbench_schema::stopping::{
     ANYTIME_PRECISION, LAI_T_MIXTURE, STOPPED_MAX_RUNS, STOPPED_PRECISION, StoppingRule,
 };
+use mlbench_schema::targets::TargetsError;
+use mlbench_schema::{Scoring, TargetTable};
+use mlbench_submission::discover::{DiscoverError, discover};
+use std::path::Path;
 
 /// Why the rule cannot be followed as asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -25,6 +29,33 @@ pub enum UntilError {
         /// The CV expected.
         expected_cv: f64,
     },
+}
+
+/// Why the runs so far cannot be judged: their reports cannot be found or listed.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    /// The report files could not be found or listed.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// The built-in targets do not read (a bug).
+    #[error(transparent)]
+    Targets(#[from] TargetsError),
+}
+
+mlbench_schema::classify_all!(Input: JudgeError);
+
+/// The design a report judges run counts by when `precision` or `expected_cv` is asked
+/// for (the other one the default: ±1 %, CV 2 %); `None` when neither is (the
+/// submission's recorded rule then, or the defaults: [`crate::document::default_design`]).
+pub fn asked_design(
+    precision: Option<f64>,
+    expected_cv: Option<f64>,
+) -> Result<Option<Design>, UntilError> {
+    if precision.is_none() && expected_cv.is_none() {
+        return Ok(None);
+    }
+    let (precision, cv) = (precision.unwrap_or(0.01), expected_cv.unwrap_or(0.02));
+    Ok(Some(Until::new(precision, cv, u32::MAX)?.design))
 }
 
 /// The state of a `--until` run.
@@ -92,6 +123,34 @@ impl Until {
         p
     }
 
+    /// [`Self::after_batch`] judging the reports of `suite` in the folder `out` (every run
+    /// so far: `mlbench run --until` writes its batches there).
+    pub fn after_batch_in(
+        &mut self,
+        runs: u32,
+        failed_runs: u32,
+        out: &Path,
+        suite: &str,
+    ) -> Result<Precision, JudgeError> {
+        // Any table serves: the rule judges the runs' spread, never a target.
+        let targets = TargetTable::builtin(Scoring::Classic, "RTX")?;
+        let discovery = discover(std::slice::from_ref(&out.to_path_buf()), Some(suite))?;
+        let set = crate::load_samples(discovery, &targets).set;
+        Ok(self.after_batch(runs, failed_runs, &set))
+    }
+
+    /// The rule in a line, as a run says it before its first batch.
+    pub fn describe(&self) -> String {
+        let d = &self.design;
+        format!(
+            "until ±{}%: Lai t-mixture, c = {:.4} (expected CV {}%), {MIN_RUNS} to {} runs",
+            d.precision * 100.0,
+            d.mixture,
+            d.expected_cv * 100.0,
+            self.max_runs
+        )
+    }
+
     /// What was done, for `system.json`.
     pub fn record(&self) -> StoppingRule {
         StoppingRule {
@@ -145,6 +204,35 @@ mod tests {
         assert!(matches!(
             Until::new(1e-9, 0.5, 10),
             Err(UntilError::Unreachable { .. })
+        ));
+    }
+
+    #[test]
+    fn a_design_asked_for_takes_the_default_of_what_is_not() {
+        assert_eq!(asked_design(None, None), Ok(None));
+        let d = asked_design(Some(0.05), None).unwrap().unwrap();
+        assert_eq!((d.level, d.precision, d.expected_cv), (0.95, 0.05, 0.02));
+        let d = asked_design(None, Some(0.1)).unwrap().unwrap();
+        assert_eq!((d.precision, d.expected_cv), (0.01, 0.1));
+        assert!(matches!(
+            asked_design(Some(1e-9), Some(0.5)),
+            Err(UntilError::Unreachable { .. })
+        ));
+    }
+
+    #[test]
+    fn the_rule_is_said_in_a_line_and_judges_a_folder_of_reports() {
+        let mut until = Until::new(0.01, 0.02, 7).unwrap();
+        let c = until.design().mixture;
+        assert_eq!(
+            until.describe(),
+            format!("until ±1%: Lai t-mixture, c = {c:.4} (expected CV 2%), 3 to 7 runs")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none");
+        assert!(matches!(
+            until.after_batch_in(3, 0, &missing, "fast"),
+            Err(JudgeError::Discover(_))
         ));
     }
 }

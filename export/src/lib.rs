@@ -49,6 +49,9 @@ pub enum ExportError {
     },
 }
 
+// A chart that cannot be drawn from a model that was made is a bug.
+mlbench_schema::classify_all!(Internal: ExportError);
+
 /// One output format of one model: the model in, the bytes to write out.
 pub trait Exporter<M: ?Sized> {
     /// Presents `model`.

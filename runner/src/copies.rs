@@ -52,6 +52,9 @@ pub enum CopyError {
     Rank(crate::rendezvous::RendezvousError),
 }
 
+// What the parent passed its child does not make a copy: its command line.
+mlbench_schema::classify_all!(Input: CopyError);
+
 /// The copy a child runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopySpec {

@@ -39,6 +39,8 @@ pub enum DevicesError {
     },
 }
 
+mlbench_schema::classify_all!(Input: DevicesError);
+
 /// The devices of one machine as the runner uses them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceSet {
@@ -86,6 +88,14 @@ impl DeviceSet {
             threads: split_cores(cores, devices),
             cores,
         })
+    }
+
+    /// The devices of a Slurm node: `gpus` GPUs, or (`None`) its CPU as one device.
+    pub fn of_node(gpus: Option<u32>, cores: usize) -> Result<DeviceSet, DevicesError> {
+        match gpus {
+            Some(n) => Self::cuda(cores, n),
+            None => Self::cpu(cores, 1),
+        }
     }
 
     /// Reads `--devices`: `cpu` is one CPU device with every core; `N` is N GPUs when

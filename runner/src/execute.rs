@@ -116,6 +116,9 @@ pub struct ExecuteError {
     pub source: std::io::Error,
 }
 
+// A report stream or summary that could not be written.
+mlbench_schema::classify_all!(Internal: ExecuteError);
+
 /// Runs the copies of one configuration, together (one thread each), and says how each
 /// went.
 fn run_configuration(

@@ -19,6 +19,7 @@ pub mod rendezvous;
 pub mod report;
 pub mod scaling;
 pub mod scripts;
+pub mod session;
 pub mod setup;
 pub mod slurm;
 pub mod smoke;

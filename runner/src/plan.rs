@@ -73,6 +73,8 @@ pub enum PlanError {
     },
 }
 
+mlbench_schema::classify_all!(Input: PlanError);
+
 /// One copy of a configuration: one process of the suite.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyPlan {

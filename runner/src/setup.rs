@@ -33,6 +33,16 @@ pub enum SetupError {
     },
 }
 
+impl mlbench_schema::class::Classify for SetupError {
+    fn class(&self) -> mlbench_schema::class::ErrorClass {
+        use mlbench_schema::class::ErrorClass;
+        match self {
+            SetupError::EarlierReports { .. } | SetupError::OtherJobsFile(_) => ErrorClass::Input,
+            SetupError::Io { .. } => ErrorClass::Internal,
+        }
+    }
+}
+
 fn io(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) -> SetupError {
     let path = path.to_path_buf();
     move |source| SetupError::Io {
@@ -118,12 +128,11 @@ pub fn refuse_earlier_reports(plans: &[Plan]) -> Result<(), SetupError> {
     }
 }
 
-/// Puts a copy of the jobs file in `out` as `<jobs_name>.json`, so the output says what it
-/// ran (the validator reads it there). An identical file is left as is; a different one
-/// is never replaced.
-pub fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), SetupError> {
+/// Puts a copy of the jobs file (its bytes `text`) in `out` as `<jobs_name>.json`, so the
+/// output says what it ran (the validator reads it there). An identical file is left as
+/// is; a different one is never replaced.
+pub fn copy_jobs_file(text: &[u8], out: &Path, jobs_name: &str) -> Result<(), SetupError> {
     let dest = out.join(format!("{jobs_name}.json"));
-    let text = std::fs::read(jobs).map_err(io(jobs, "read"))?;
     match std::fs::read(&dest) {
         Ok(existing) if existing == text => return Ok(()),
         Ok(_) => return Err(SetupError::OtherJobsFile(dest)),
@@ -138,7 +147,7 @@ pub fn copy_jobs_file(jobs: &Path, out: &Path, jobs_name: &str) -> Result<(), Se
         hostname(),
         std::process::id()
     ));
-    std::fs::write(&temp, &text).map_err(io(&temp, "write"))?;
+    std::fs::write(&temp, text).map_err(io(&temp, "write"))?;
     std::fs::rename(&temp, &dest).map_err(io(&dest, "write"))?;
     Ok(())
 }
@@ -169,14 +178,11 @@ mod tests {
     #[test]
     fn the_jobs_file_is_copied_once_and_never_replaced_by_another() {
         let dir = tempfile::tempdir().unwrap();
-        let jobs = dir.path().join("mine.json");
-        std::fs::write(&jobs, b"{}").unwrap();
         let out = dir.path().join("out");
-        copy_jobs_file(&jobs, &out, "fast").unwrap();
+        copy_jobs_file(b"{}", &out, "fast").unwrap();
         assert_eq!(std::fs::read(out.join("fast.json")).unwrap(), b"{}");
-        copy_jobs_file(&jobs, &out, "fast").unwrap();
-        std::fs::write(&jobs, b"{\"a\": 1}").unwrap();
-        let e = copy_jobs_file(&jobs, &out, "fast").unwrap_err();
+        copy_jobs_file(b"{}", &out, "fast").unwrap();
+        let e = copy_jobs_file(b"{\"a\": 1}", &out, "fast").unwrap_err();
         assert!(matches!(e, SetupError::OtherJobsFile(_)), "{e}");
         assert_eq!(std::fs::read(out.join("fast.json")).unwrap(), b"{}");
     }

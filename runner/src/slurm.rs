@@ -85,6 +85,8 @@ pub enum NodeDevicesError {
     Missing,
 }
 
+mlbench_schema::classify_all!(Input: NodeDevicesError);
+
 impl SlurmOptions {
     /// What the script asks Slurm for, in words: `4 array tasks`, `one task on 2 nodes`.
     pub fn tasks(&self) -> String {
@@ -196,6 +198,9 @@ pub enum SlurmError {
         message: String,
     },
 }
+
+// Slurm missing or refusing the job is the set-up the user gave.
+mlbench_schema::classify_all!(Input: SlurmError);
 
 fn slurm_command(
     program: &'static str,

@@ -13,6 +13,10 @@
 //! refused by every check, even where replacing files is allowed ([`Inputs`]). A name
 //! made from the data (a bench's, a label's) becomes a file name through
 //! [`safe_file_name`] only.
+//!
+//! Standard output and the folders made for outputs
+//! ([`to_stdout`], [`create_dir`]) fail as an [`OutputError`]; a closed pipe
+//! ([`is_broken_pipe`]) is no failure.
 
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
@@ -348,6 +352,63 @@ fn temporary_beside(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name left")))
 }
 
+/// An output that could not be written: standard output, a folder, a page.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: cannot {action}", path.display())]
+pub struct OutputError {
+    /// The file or folder (`-` for standard output).
+    pub path: PathBuf,
+    /// What failed: `write`, `create`.
+    pub action: &'static str,
+    /// The cause.
+    pub source: std::io::Error,
+}
+
+/// [`check_file`] for each destination given.
+pub fn check_files<'a>(
+    paths: impl IntoIterator<Item = &'a PathBuf>,
+    replace: bool,
+) -> Result<(), DestinationError> {
+    paths.into_iter().try_for_each(|p| check_file(p, replace))
+}
+
+/// Creates a folder for outputs (and its parents).
+pub fn create_dir(dir: &Path) -> Result<(), OutputError> {
+    std::fs::create_dir_all(dir).map_err(|source| OutputError {
+        path: dir.to_path_buf(),
+        action: "create",
+        source,
+    })
+}
+
+/// Writes `bytes` to standard output.
+pub fn to_stdout(bytes: &[u8]) -> Result<(), OutputError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|source| OutputError {
+            path: "-".into(),
+            action: "write",
+            source,
+        })
+}
+
+/// Whether `error` comes of a closed pipe (`mlbench … | head`): not a failure, as the
+/// reader has all it wanted.
+pub fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,5 +578,21 @@ mod tests {
             Err(DestinationError::NotAFolder(p)) if p == file
         ));
         assert!(check_folder(Path::new("relative/new")).is_ok());
+    }
+
+    #[test]
+    fn a_closed_pipe_anywhere_in_the_chain_is_one() {
+        let pipe = OutputError {
+            path: "-".into(),
+            action: "write",
+            source: std::io::Error::from(std::io::ErrorKind::BrokenPipe),
+        };
+        assert!(is_broken_pipe(&pipe));
+        let full = OutputError {
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+            ..pipe
+        };
+        assert!(!is_broken_pipe(&full));
+        assert_eq!(full.to_string(), "-: cannot write");
     }
 }

@@ -303,13 +303,18 @@ impl JobsFile {
 
     /// Reads a jobs file from disk.
     pub fn load(path: &Path) -> Result<JobsFile, JobsError> {
+        Self::read(path).map(|(jobs, _)| jobs)
+    }
+
+    /// Reads a jobs file from disk, with its bytes (for a caller that also copies it).
+    pub fn read(path: &Path) -> Result<(JobsFile, Vec<u8>), JobsError> {
         let name = path.display().to_string();
         let bytes = crate::read_buffer::read_regular(path, crate::read_buffer::Links::Follow)
             .map_err(|source| JobsError::Io {
                 path: name.clone(),
                 source,
             })?;
-        Self::parse(&name, &bytes)
+        Ok((Self::parse(&name, &bytes)?, bytes))
     }
 
     /// Checks the shape of an already parsed jobs file.

@@ -17,10 +17,12 @@
 //! - [`timings`]: the `MLBENCH_TIMINGS` switch;
 //! - [`telemetry`]: the sampler's files (energy, power, utilisation beside a bench):
 //!   header, samples, window marks, their reader and writer;
+//! - [`class`]: what kind of failure an error is (its exit code's class);
 //! - [`destination`]: where mlbench writes (regular files, checked before the work);
 //!   [`read_buffer`]: how input files are opened (regular files only, never blocking).
 #![warn(missing_docs)]
 
+pub mod class;
 pub mod destination;
 pub mod entry;
 pub mod jobs;

@@ -256,6 +256,18 @@ impl TargetTable {
         Self::from_toml(name, text, scoring, model)
     }
 
+    /// The table of the file `path` when one is given (`--targets`), else the built-in one.
+    pub fn load_or_builtin(
+        path: Option<&Path>,
+        scoring: Scoring,
+        gpu_model: &str,
+    ) -> Result<TargetTable, TargetsError> {
+        match path {
+            Some(path) => Self::load(path, scoring, gpu_model),
+            None => Self::builtin(scoring, gpu_model),
+        }
+    }
+
     /// Reads a targets file: TOML in the project's layout, or CSV in either of the
     /// suite's layouts (`bench,target,perf_target,sd_target` or `bench,V100,MI50,RTX`).
     /// A CSV carries no selection rules or exclusions; the built-in ones of `scoring` apply.

@@ -5,23 +5,20 @@ use crate::cli::CheckArgs;
 use crate::exit::CommandError;
 use mlbench_results::Validation;
 use mlbench_schema::jobs::JobsFile;
+#[cfg(feature = "git")]
 use mlbench_validator::rules::versions::VersionOracle;
 use mlbench_validator::{Limits, Listing, Options, Phases, Waiver, validate_listing_timed};
 use std::path::Path;
 
 fn read_jobs(path: &Path) -> Result<(String, JobsFile), CommandError> {
-    let name = path.display().to_string();
-    Ok((name, JobsFile::load(path)?))
+    Ok((path.display().to_string(), JobsFile::load(path)?))
 }
 
 /// Everything a validation needs that outlives [`Options`] (the repository).
 pub struct Prepared {
     options_base: Options<'static>,
     #[cfg(feature = "git")]
-    repo: Option<(
-        mlbench_validator::repo::ScriptRepo,
-        mlbench_schema::scripts::ScriptMap,
-    )>,
+    repo: Option<mlbench_validator::repo_oracle::RepoOracle>,
 }
 
 pub fn prepare(args: &CheckArgs) -> Result<Prepared, CommandError> {
@@ -48,18 +45,12 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared, CommandError> {
         versions: None,
     };
     #[cfg(feature = "git")]
-    let repo = match &args.repo {
-        Some(path) => {
-            let repo = mlbench_validator::repo::ScriptRepo::open(path, Some(&args.rev))?;
-            let builtin = mlbench_schema::scripts::ScriptMap::builtin();
-            let scripts = match &args.scripts {
-                Some(file) => mlbench_schema::scripts::ScriptMap::load(file)?.merged_over(builtin),
-                None => builtin,
-            };
-            Some((repo, scripts))
-        }
-        None => None,
-    };
+    let repo = (args.repo.as_deref())
+        .map(|path| {
+            let scripts = args.scripts.as_deref();
+            mlbench_validator::repo_oracle::RepoOracle::open(path, &args.rev, scripts)
+        })
+        .transpose()?;
     #[cfg(not(feature = "git"))]
     if args.repo.is_some() {
         let message = "--repo needs mlbench built with the `git` feature";
@@ -80,35 +71,18 @@ pub fn limits(args: &CheckArgs) -> Limits {
     }
 }
 
-pub fn validate_intake(
-    intake: &Listing,
-    args: &CheckArgs,
-    prepared: Prepared,
-) -> (Validation, Phases) {
-    with_options(args, prepared, |options| {
-        validate_listing_timed(intake, &options)
-    })
+pub fn validate_intake(intake: &Listing, prepared: Prepared) -> (Validation, Phases) {
+    with_options(prepared, |options| validate_listing_timed(intake, &options))
 }
 
 /// Calls `f` with the validation options, the repository's version check included.
-pub fn with_options<T>(args: &CheckArgs, prepared: Prepared, f: impl FnOnce(Options) -> T) -> T {
-    let mut options = prepared.options_base;
+pub fn with_options<T>(prepared: Prepared, f: impl FnOnce(Options) -> T) -> T {
     #[cfg(feature = "git")]
-    let oracle =
-        prepared.repo.as_ref().map(
-            |(repo, scripts)| mlbench_validator::repo_oracle::RepoOracle {
-                repo,
-                scripts,
-                rev: &args.rev,
-            },
-        );
-    #[cfg(feature = "git")]
-    let versions: Option<&dyn VersionOracle> = oracle.as_ref().map(|o| o as &dyn VersionOracle);
+    let versions = prepared.repo.as_ref().map(|r| r as &dyn VersionOracle);
     #[cfg(not(feature = "git"))]
-    let versions: Option<&dyn VersionOracle> = {
-        let _ = args;
-        None
-    };
-    options.versions = versions;
-    f(options)
+    let versions = None;
+    f(Options {
+        versions,
+        ..prepared.options_base
+    })
 }

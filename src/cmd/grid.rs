@@ -52,7 +52,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
     } else {
         compare::Keep::Samples
     };
-    let loaded = compare::load_all(&args.subs, &options, keep)?;
+    let loaded = compare::load_all(&args.submissions, &options, keep)?;
     clock.lap("read and extract");
     if let Some(exporter) = scaling_exporter {
         let table = mlbench_analyzer::scaling::scaling(&loaded)?;
@@ -79,7 +79,7 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
         (checks, systems, digests)
     });
     clock.skip();
-    let grid = energy::grid_per(loaded, &args.subs, &options, explain, args.per)?;
+    let grid = energy::grid_per(loaded, &args.submissions, &options, explain, args.per)?;
     clock.lap("grid and bootstrap");
     if let (Some(path), Some((checks, systems, digests))) = (&args.html, extras) {
         let page = GridPage {

@@ -13,12 +13,12 @@ use mlbench_validator::rules::catalogue;
 /// Runs `mlbench pack`: the library validates and packs, this writes the bytes and says
 /// what it did.
 pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
-    let dir = &args.dir;
+    let dir = &args.submission;
     // Inside the folder packed says so before the file checks (which refuse any input).
     check_destination(dir, Some(&args.output))?;
     output::check_file(&args.output, args.force)?;
     let prepared = prepare(&args.check)?;
-    let outcome = with_options(&args.check, prepared, |validation| {
+    let outcome = with_options(prepared, |validation| {
         pack_folder(
             dir,
             Some(&args.output),

@@ -25,25 +25,24 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
         )));
     }
     output::check_folder(&args.out)?;
+    let submissions = &args.submissions;
     if args.kind == PlotKind::Power {
-        let loaded = energy::power_traces(&args.subs, args.compare.size.max_bytes)?;
+        let loaded = energy::power_traces(submissions, args.compare.size.max_bytes)?;
         loaded.lines().iter().for_each(|line| eprintln!("{line}"));
         return write_and_say(args, &mlbench_export::charts::power_charts(&loaded.traces)?);
     }
-    let targets = match (&args.gpu_model, &args.targets) {
-        (Some(model), Some(path)) => Some(TargetTable::load(path, Scoring::Classic, model)?),
-        (Some(model), None) => Some(TargetTable::builtin(Scoring::Classic, model)?),
-        (None, _) => None,
-    };
+    let table =
+        |model| TargetTable::load_or_builtin(args.targets.as_deref(), Scoring::Classic, model);
+    let targets = args.gpu_model.as_deref().map(table).transpose()?;
     for warning in targets.iter().flat_map(TargetTable::warnings) {
         eprintln!("warning: {warning}");
     }
     let options = CompareOptions::from(&args.compare);
-    let loaded = compare::load_all(&args.subs, &options, compare::Keep::Reports)?;
+    let loaded = compare::load_all(submissions, &options, compare::Keep::Reports)?;
     let mut charts: Vec<Named> = Vec::new();
     match args.kind {
         PlotKind::Grid => {
-            charts = grid_charts(&grid_per(loaded, &args.subs, &options, None, args.per)?)?
+            charts = grid_charts(&grid_per(loaded, submissions, &options, None, args.per)?)?
         }
         PlotKind::Report | PlotKind::Runs => {
             let Some(targets) = &targets else {

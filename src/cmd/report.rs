@@ -58,7 +58,7 @@ fn plural(n: usize) -> &'static str {
 /// the same limit.
 fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loaded, CommandError> {
     let (max_bytes, name) = (args.size.max_bytes, args.name.as_deref());
-    Ok(match zip_input(&args.reports)? {
+    Ok(match zip_input(&args.submissions)? {
         Some(zip) => {
             let intake = mlbench_analyzer::read_intake(zip, &Limits::within(max_bytes))?;
             clock.lap("read the zip");
@@ -67,12 +67,12 @@ fn load(args: &ReportArgs, targets: &TargetTable, clock: &Timings) -> Result<Loa
             (energy, loaded, Held::zip(args.html.is_some(), zip, intake))
         }
         None => {
-            let (mut discovery, opened) = discover_inputs(&args.reports, name, max_bytes)?;
+            let (mut discovery, opened) = discover_inputs(&args.submissions, name, max_bytes)?;
             let set_aside = discovery.set_aside_over(max_bytes);
             clock.lap("discover");
             let mut loaded = mlbench_analyzer::load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            let energy = energy::energy_of_paths(&args.reports, &loaded.set.suite, max_bytes);
+            let energy = energy::energy_of_paths(&args.submissions, &loaded.set.suite, max_bytes);
             (energy, loaded, Held::Opened(opened))
         }
     })
@@ -123,10 +123,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
             "--price must be a positive number, got {price}"
         )));
     }
-    let targets = match &args.targets {
-        Some(path) => TargetTable::load(path, scoring, &args.gpu_model)?,
-        None => TargetTable::builtin(scoring, &args.gpu_model)?,
-    };
+    let targets = TargetTable::load_or_builtin(args.targets.as_deref(), scoring, &args.gpu_model)?;
     for warning in targets.warnings() {
         eprintln!("warning: {}: {warning}", targets.source);
     }
@@ -150,7 +147,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     if let Some(path) = &args.html {
         let limits = Limits::within(args.size.max_bytes);
         let (energy, min_runs) = (doc.energy.is_some(), args.min_runs as usize);
-        let inputs = page_inputs(&args.reports, &held, energy, min_runs, &limits)?;
+        let inputs = page_inputs(&args.submissions, &held, energy, min_runs, &limits)?;
         let page = ReportPage {
             suite: set.suite.clone(),
             gpus: (!set.devices.is_empty()).then(|| gpu_relative(&set)),
@@ -180,9 +177,5 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     }
     super::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
     clock.lap("render and write");
-    Ok(if args.check && !doc.report.passed() {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
-    })
+    Ok(Outcome::failed_if(args.check && !doc.report.passed()))
 }

@@ -41,7 +41,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
         )?;
         return Ok(Outcome::Ok);
     }
-    let Some(path) = args.path.as_deref() else {
+    let Some(path) = args.submission.as_deref() else {
         return Err(CommandError::Usage("a submission is required".into()));
     };
     let prepared = prepare(&args.check)?;
@@ -49,7 +49,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     // Listed, then read file by file as it is validated: never held whole.
     let intake = list_submission(path, &limits(&args.check))?;
     clock.lap("list the submission");
-    let (validation, phases) = validate_intake(&intake, &args.check, prepared);
+    let (validation, phases) = validate_intake(&intake, prepared);
     clock.phases(&phases.0);
     let doc = ValidationDoc {
         submission: path.display().to_string(),

@@ -39,6 +39,9 @@ pub enum DiscoverError {
     },
 }
 
+// Report files that cannot be found or listed are input the user gave.
+mlbench_schema::classify_all!(Input: DiscoverError);
+
 /// A report file found, not yet read.
 #[derive(Debug, Clone)]
 pub struct FoundFile {

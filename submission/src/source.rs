@@ -98,6 +98,9 @@ pub enum IntakeError {
     NotRegular(PathBuf, &'static str),
 }
 
+// A submission that cannot be opened or read at all is input the user gave.
+mlbench_schema::classify_all!(Input: IntakeError);
+
 /// What the reads of a listing's files came to: facts, and the files they leave out
 /// (indices into the listing, ascending).
 #[derive(Debug, Default)]

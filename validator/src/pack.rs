@@ -7,6 +7,7 @@ use crate::submission::{
 use crate::validate::{Options, validate};
 use mlbench_results::validation::Validation;
 use mlbench_schema::Track;
+use mlbench_schema::class::ErrorClass;
 use mlbench_submission::archive::normalize_entry_name;
 use mlbench_submission::{IntakeError, Limits, SubmittedFile, read_submission};
 use std::io::{Seek, Write};
@@ -62,6 +63,22 @@ pub enum PackError {
     Duplicate(String),
 }
 
+impl mlbench_schema::class::Classify for PackError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            // Nothing to pack: the submission cannot be read at all.
+            PackError::Refused { validation, .. } if validation.unreadable() => ErrorClass::Input,
+            PackError::Refused { .. } => ErrorClass::Failed,
+            PackError::NotAFolder(_)
+            | PackError::InsideFolder(_)
+            | PackError::Intake(_)
+            | PackError::UnsafePath { .. }
+            | PackError::Duplicate(_) => ErrorClass::Input,
+            PackError::Json(_) | PackError::Zip(_) | PackError::Io(_) => ErrorClass::Internal,
+        }
+    }
+}
+
 impl SubmissionInfo {
     /// What a validation says about the folder packed under `track` by `tool`.
     pub fn of_validation(tool: &str, track: Track, validation: &Validation) -> SubmissionInfo {
@@ -100,6 +117,24 @@ pub struct PackOptions<'a> {
     pub allow_errors: bool,
     /// `tool` of `SUBMISSION.json`, e.g. `mlbench 0.1.0`.
     pub tool: String,
+}
+
+impl PackOptions<'_> {
+    /// `pack`'s defaults for the suite `suite` on `track` (the default rules and limits,
+    /// no errors allowed), as `mlbench run --pack` packs what it ran.
+    pub fn of_suite(suite: &str, track: Track, tool: String) -> PackOptions<'static> {
+        PackOptions {
+            validation: Options {
+                suite: Some(suite.to_owned()),
+                min_runs: crate::DEFAULT_MIN_RUNS,
+                track,
+                ..Options::default()
+            },
+            limits: Limits::default(),
+            allow_errors: false,
+            tool,
+        }
+    }
 }
 
 /// A folder packed.

@@ -69,7 +69,12 @@ pub enum RepoError {
         #[source]
         source: git2::Error,
     },
+    /// The map of benches to scripts does not read.
+    #[error(transparent)]
+    Scripts(#[from] mlbench_schema::scripts::ScriptsError),
 }
+
+mlbench_schema::classify_all!(Input: RepoError);
 
 /// How a report's `version` relates to the benchmark's repository.
 #[derive(Debug, Clone, PartialEq, Eq)]

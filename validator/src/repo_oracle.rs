@@ -2,21 +2,37 @@
 //! else the only `.py` the jobs file's `cmd` folder would point to is not guessed), then
 //! [`crate::repo::ScriptRepo::check`].
 
-use crate::repo::{ScriptRepo, VersionVerdict};
+use crate::repo::{RepoError, ScriptRepo, VersionVerdict};
 use crate::rules::versions::{VersionCheck, VersionOracle};
 use mlbench_schema::scripts::ScriptMap;
+use std::path::Path;
 
 /// Checks versions against `repo` with `scripts` mapping benches to scripts.
-pub struct RepoOracle<'a> {
+pub struct RepoOracle {
     /// The repository at the revision to match.
-    pub repo: &'a ScriptRepo,
+    pub repo: ScriptRepo,
     /// bench → script path in the repository.
-    pub scripts: &'a ScriptMap,
+    pub scripts: ScriptMap,
     /// The revision as given, for messages.
-    pub rev: &'a str,
+    pub rev: String,
 }
 
-impl VersionOracle for RepoOracle<'_> {
+impl RepoOracle {
+    /// The repository at `path` at revision `rev`, with the shipped scripts map and, over
+    /// it, the entries of the file `scripts` when one is given.
+    pub fn open(path: &Path, rev: &str, scripts: Option<&Path>) -> Result<RepoOracle, RepoError> {
+        let repo = ScriptRepo::open(path, Some(rev))?;
+        let builtin = ScriptMap::builtin();
+        let scripts = match scripts {
+            Some(file) => ScriptMap::load(file)?.merged_over(builtin),
+            None => builtin,
+        };
+        let rev = rev.to_owned();
+        Ok(RepoOracle { repo, scripts, rev })
+    }
+}
+
+impl VersionOracle for RepoOracle {
     fn check(&self, bench: &str, version: &str) -> VersionCheck {
         let Some(script) = self.scripts.script_for(bench) else {
             return VersionCheck::Problem(

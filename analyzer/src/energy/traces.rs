@@ -57,6 +57,9 @@ pub enum TraceError {
     Read(#[from] TelemetryReadError),
 }
 
+// Telemetry that cannot be found or read is input the user gave.
+mlbench_schema::classify_all!(Input: TraceError);
+
 /// The traces under some paths, and what was passed over (a bench whose devices have no
 /// power or energy to draw, a file not read), in words.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -72,6 +72,8 @@ pub enum WeightsError {
     },
 }
 
+mlbench_schema::classify_all!(Input: WeightsError);
+
 /// Weights of benches in the overall figure; a bench not named weighs 1.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Weights {
