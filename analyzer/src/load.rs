@@ -73,6 +73,13 @@ pub enum LoadError {
         /// The first, with its file, entry and field or offset.
         first: Box<ReadError>,
     },
+    /// The report files could not be found or listed, or are of no one suite.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// A zip among other paths: a zipped submission is read alone (its runs are
+    /// complete in it).
+    #[error("{}: a zipped submission is read alone; give it as the only submission", .0.display())]
+    ZipNotAlone(PathBuf),
 }
 
 mlbench_schema::classify_all!(Input: LoadError);
@@ -94,6 +101,20 @@ pub struct LoadedSamples {
     /// The jobs file the submission ran, picked among them ([`pick_jobs_file`]), or why
     /// none was.
     pub jobs: Result<Option<(String, JobsFile)>, String>,
+}
+
+impl LoadedSamples {
+    /// `N problems in M files` of [`LoadedSamples::errors`]; `None` without any.
+    pub fn unreadable_summary(&self) -> Option<String> {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let files = self.errors.iter().map(|e| e.file.as_str());
+        let files = files.collect::<std::collections::BTreeSet<_>>().len();
+        let problems = self.errors.len();
+        (problems > 0).then(|| {
+            let (ps, fs) = (plural(problems), plural(files));
+            format!("{problems} problem{ps} in {files} file{fs}")
+        })
+    }
 }
 
 /// A submission read into samples, with its files.
