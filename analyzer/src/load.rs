@@ -566,6 +566,36 @@ mod tests {
         assert_eq!(loaded.jobs.unwrap().unwrap().0, "fast.json");
     }
 
+    /// The summary of the problems counts each problem and each file once.
+    #[test]
+    fn the_unreadable_summary_counts_problems_and_files() {
+        let dir = folder();
+        let loaded = |dir: &Path| {
+            let discovery = mlbench_submission::discover(&[dir.to_path_buf()], None).unwrap();
+            load_samples(discovery, &targets())
+        };
+        assert_eq!(loaded(dir.path()).unreadable_summary(), None);
+        write(dir.path(), "output2/fast_0.json", "not json at all");
+        let one = loaded(dir.path());
+        assert_eq!(one.errors.len(), 1, "{:?}", one.errors);
+        let summary = one.unreadable_summary();
+        assert_eq!(summary.as_deref(), Some("1 problem in 1 file"));
+        write(dir.path(), "output3/fast_0.json", "not json at all");
+        let two = loaded(dir.path()).unreadable_summary();
+        assert_eq!(two.as_deref(), Some("2 problems in 2 files"));
+        // Two entries of one file that are no measurement: one file more, two problems.
+        let bad = r#"{"name": "vae", "version": "v", "train_item": {"avg": "fast"}}"#;
+        write(
+            dir.path(),
+            "output4/fast_0.json",
+            &format!("[{bad}, {bad}]"),
+        );
+        let three = loaded(dir.path());
+        assert_eq!(three.errors.len(), 4, "{:?}", three.errors);
+        let summary = three.unreadable_summary();
+        assert_eq!(summary.as_deref(), Some("4 problems in 3 files"));
+    }
+
     /// The lean load (reports reduced as they are read, `grid`'s) gives the samples, the
     /// conflicts (whose differences read an entry again) and the notes of the whole load,
     /// and an intake of the other files.
