@@ -123,6 +123,7 @@ command_error! {
     Grid(GridError),
     Weights(mlbench_analyzer::grid::weights::WeightsError),
     Scaling(mlbench_analyzer::scaling::ScalingError),
+    OneHost(mlbench_analyzer::fleet::OneHost),
     // A presentation that could not be made (a chart that cannot be drawn).
     Export(mlbench_export::ExportError),
     // The compiled-in parity table (baselines/parity.toml) does not read: a bug.
@@ -179,6 +180,10 @@ impl CommandError {
                 error: SuiteError::Several { .. },
                 ..
             })
+            | CommandError::Load(LoadError::Discover(DiscoverError::Suite {
+                error: SuiteError::Several { .. },
+                ..
+            }))
             | CommandError::Compare(CompareError::Load(LoadError::Suite {
                 error: SuiteError::Several { .. },
                 ..
@@ -201,6 +206,7 @@ impl From<WriteFileError> for CommandError {
         match e {
             WriteFileError::Refused(e) => CommandError::Destination(e),
             WriteFileError::Failed(e) => CommandError::Write(e),
+            WriteFileError::Folder(e) => CommandError::Output(e),
         }
     }
 }

@@ -3,9 +3,11 @@
 //! writing are `mlbench_schema::destination`'s. A refusal is exit 2; a failure to write
 //! once the work is done is exit 3 (docs/exit-codes.md).
 
+#[cfg(feature = "runner")]
+pub use mlbench_schema::destination::create_dir;
 pub use mlbench_schema::destination::{
     DestinationError, OutputError, WriteError, WriteFileError, check_file, check_files,
-    check_folder, create_dir, is_broken_pipe, to_stdout, write_file,
+    check_folder, is_broken_pipe, to_stdout, write_file, write_files,
 };
 use std::path::PathBuf;
 

@@ -281,6 +281,18 @@ pub enum Keep {
     Samples,
 }
 
+impl Keep {
+    /// What a grid `per` keeps, with its HTML `page` or without: the page validates each
+    /// submission, and per joule each report's entries are paired with their telemetry;
+    /// both need the report files themselves.
+    pub fn for_grid(page: bool, per: mlbench_results::grid::Per) -> Keep {
+        match page || per == mlbench_results::grid::Per::Joule {
+            true => Keep::Reports,
+            false => Keep::Samples,
+        }
+    }
+}
+
 /// Loads every submission in parallel (zips in place, folders), with labels and tracks:
 /// a submission's label is its `--label` or [`default_label`], its track the one its
 /// `SUBMISSION.json` says or `options.track`. Two submissions may not share a label on

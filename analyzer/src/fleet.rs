@@ -130,6 +130,24 @@ fn geomean(logs: &[f64]) -> f64 {
     (logs.iter().sum::<f64>() / logs.len() as f64).exp()
 }
 
+/// A fleet asked of a submission whose entries name one host.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0}: its entries name one host: a fleet plot compares the nodes of a submission run on \
+     several hosts"
+)]
+pub struct OneHost(pub String);
+
+mlbench_schema::classify_all!(Input: OneHost);
+
+/// The fleet view of the submission `label` (`set`), with the default options, for its plot.
+///
+/// # Errors
+/// [`OneHost`]: its samples name fewer than two hosts.
+pub fn fleet_plot(label: &str, set: &SampleSet) -> Result<Fleet, OneHost> {
+    fleet(set, &FleetOptions::default()).ok_or_else(|| OneHost(label.to_owned()))
+}
+
 /// The fleet view of `set`; `None` unless its samples name at least two hosts.
 pub fn fleet(set: &SampleSet, options: &FleetOptions) -> Option<Fleet> {
     let (names, rows) = rows(set);

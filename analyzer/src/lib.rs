@@ -24,6 +24,8 @@ pub mod fleet_resample;
 pub mod frame;
 pub mod grid;
 pub mod grid_frame;
+pub mod grid_page;
+pub mod inputs;
 pub mod load;
 pub mod page;
 pub mod precision;

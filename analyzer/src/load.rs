@@ -73,6 +73,13 @@ pub enum LoadError {
         /// The first, with its file, entry and field or offset.
         first: Box<ReadError>,
     },
+    /// The report files could not be found or listed, or are of no one suite.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// A zip among other paths: a zipped submission is read alone (its runs are
+    /// complete in it).
+    #[error("{}: a zipped submission is read alone; give it as the only submission", .0.display())]
+    ZipNotAlone(PathBuf),
 }
 
 mlbench_schema::classify_all!(Input: LoadError);
@@ -94,6 +101,20 @@ pub struct LoadedSamples {
     /// The jobs file the submission ran, picked among them ([`pick_jobs_file`]), or why
     /// none was.
     pub jobs: Result<Option<(String, JobsFile)>, String>,
+}
+
+impl LoadedSamples {
+    /// `N problems in M files` of [`LoadedSamples::errors`]; `None` without any.
+    pub fn unreadable_summary(&self) -> Option<String> {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let files = self.errors.iter().map(|e| e.file.as_str());
+        let files = files.collect::<std::collections::BTreeSet<_>>().len();
+        let problems = self.errors.len();
+        (problems > 0).then(|| {
+            let (ps, fs) = (plural(problems), plural(files));
+            format!("{problems} problem{ps} in {files} file{fs}")
+        })
+    }
 }
 
 /// A submission read into samples, with its files.
@@ -543,6 +564,36 @@ mod tests {
         assert_eq!(loaded.ignored, 1, "notes.md only");
         assert_eq!(loaded.jobs_files, folder.jobs_files);
         assert_eq!(loaded.jobs.unwrap().unwrap().0, "fast.json");
+    }
+
+    /// The summary of the problems counts each problem and each file once.
+    #[test]
+    fn the_unreadable_summary_counts_problems_and_files() {
+        let dir = folder();
+        let loaded = |dir: &Path| {
+            let discovery = mlbench_submission::discover(&[dir.to_path_buf()], None).unwrap();
+            load_samples(discovery, &targets())
+        };
+        assert_eq!(loaded(dir.path()).unreadable_summary(), None);
+        write(dir.path(), "output2/fast_0.json", "not json at all");
+        let one = loaded(dir.path());
+        assert_eq!(one.errors.len(), 1, "{:?}", one.errors);
+        let summary = one.unreadable_summary();
+        assert_eq!(summary.as_deref(), Some("1 problem in 1 file"));
+        write(dir.path(), "output3/fast_0.json", "not json at all");
+        let two = loaded(dir.path()).unreadable_summary();
+        assert_eq!(two.as_deref(), Some("2 problems in 2 files"));
+        // Two entries of one file that are no measurement: one file more, two problems.
+        let bad = r#"{"name": "vae", "version": "v", "train_item": {"avg": "fast"}}"#;
+        write(
+            dir.path(),
+            "output4/fast_0.json",
+            &format!("[{bad}, {bad}]"),
+        );
+        let three = loaded(dir.path());
+        assert_eq!(three.errors.len(), 4, "{:?}", three.errors);
+        let summary = three.unreadable_summary();
+        assert_eq!(summary.as_deref(), Some("4 problems in 3 files"));
     }
 
     /// The lean load (reports reduced as they are read, `grid`'s) gives the samples, the

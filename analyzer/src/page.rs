@@ -4,8 +4,11 @@
 //! a zip the report already read is taken from the report's intake, not read again.
 
 use crate::energy::{TraceError, held_traces, page_traces};
-use mlbench_results::SubmissionCheck;
+use crate::samples::SampleSet;
+use crate::views::{gpu_relative, run_means};
 use mlbench_results::trace::Trace;
+use mlbench_results::{Provenance, ReportDoc, ReportPage, SubmissionCheck};
+use mlbench_schema::TargetTable;
 use mlbench_submission::digest::input_digests;
 use mlbench_submission::{Intake, IntakeError, Limits, Opened};
 use mlbench_validator::{checks_of_inputs, page_check};
@@ -76,4 +79,36 @@ pub fn page_inputs(
             power: page_traces(paths, energy, limits.max_bytes),
         },
     })
+}
+
+/// The HTML page of a report: `doc`, the figures of `set` against `targets`, and what
+/// [`page_inputs`] reads of `paths` (`held`: what the report read of them) within
+/// `limits`, each submission validated with `min_runs`; `provenance` makes the page's
+/// provenance of the digests. Power traces that cannot be read cost the page its
+/// section, not the report: why is handed back beside the page.
+///
+/// # Errors
+/// [`IntakeError`]: a submission among `paths` that cannot be read at all.
+pub fn report_page(
+    (set, targets, doc): (&SampleSet, &TargetTable, &ReportDoc),
+    (paths, held): (&[PathBuf], &Held),
+    (limits, min_runs): (&Limits, usize),
+    provenance: impl FnOnce(Vec<(String, String)>) -> Provenance,
+) -> Result<(ReportPage, Option<TraceError>), IntakeError> {
+    let inputs = page_inputs(paths, held, doc.energy.is_some(), min_runs, limits)?;
+    let (power, no_power) = match inputs.power {
+        Ok(power) => (power, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let page = ReportPage {
+        suite: set.suite.clone(),
+        gpus: (!set.devices.is_empty()).then(|| gpu_relative(set)),
+        runs: run_means(set, targets),
+        gpu_model: targets.gpu_model.clone(),
+        checks: inputs.checks,
+        power,
+        provenance: provenance(inputs.digests),
+        doc: doc.clone(),
+    };
+    Ok((page, no_power))
 }

@@ -14,7 +14,9 @@ use mlbench_results::grid::{Grid, Per, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
 
+mod files;
 mod power;
+pub use files::{ImageFiles, write_charts};
 pub use power::{power_chart, power_charts};
 
 /// A chart with the name of the file it is written under (without extension; made a

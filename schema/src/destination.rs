@@ -80,6 +80,9 @@ pub enum WriteFileError {
     /// The write failed.
     #[error(transparent)]
     Failed(#[from] WriteError),
+    /// The folder written into could not be made.
+    #[error(transparent)]
+    Folder(#[from] OutputError),
 }
 
 /// What a path that exists is, for a refusal; `None` for a regular file, a folder, or a
@@ -372,6 +375,22 @@ pub fn check_files<'a>(
     paths.into_iter().try_for_each(|p| check_file(p, replace))
 }
 
+/// Writes each of `files` into the folder `dir`, made first (with its parents): every
+/// destination is checked before any is written, so nothing is written when one would be
+/// replaced without `replace`.
+///
+/// # Errors
+/// As [`create_dir`], [`check_files`] and [`write_file`].
+pub fn write_files(
+    dir: &Path,
+    files: &[(PathBuf, impl AsRef<[u8]>)],
+    replace: bool,
+) -> Result<(), WriteFileError> {
+    create_dir(dir)?;
+    check_files(files.iter().map(|(p, _)| p), replace)?;
+    (files.iter()).try_for_each(|(path, bytes)| write_file(bytes.as_ref(), path, true))
+}
+
 /// Creates a folder for outputs (and its parents).
 pub fn create_dir(dir: &Path) -> Result<(), OutputError> {
     std::fs::create_dir_all(dir).map_err(|source| OutputError {
@@ -594,5 +613,36 @@ mod tests {
         };
         assert!(!is_broken_pipe(&full));
         assert_eq!(full.to_string(), "-: cannot write");
+    }
+
+    #[test]
+    fn write_files_makes_the_folder_and_writes_none_when_one_would_be_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("new/charts");
+        let files = [
+            (out.join("a.svg"), b"a".as_slice()),
+            (out.join("b.svg"), b"b"),
+        ];
+        write_files(&out, &files, false).unwrap();
+        assert_eq!(std::fs::read(out.join("b.svg")).unwrap(), b"b");
+        // b.svg is there: without `replace` a.svg is not written again either.
+        std::fs::remove_file(out.join("a.svg")).unwrap();
+        let again = [
+            (out.join("a.svg"), b"A".as_slice()),
+            (out.join("b.svg"), b"B"),
+        ];
+        let refused = write_files(&out, &again, false);
+        assert!(matches!(
+            refused,
+            Err(WriteFileError::Refused(DestinationError::Exists(p))) if p == out.join("b.svg")
+        ));
+        assert!(!out.join("a.svg").exists());
+        write_files(&out, &again, true).unwrap();
+        assert_eq!(std::fs::read(out.join("b.svg")).unwrap(), b"B");
+        let blocked = dir.path().join("file");
+        std::fs::write(&blocked, "x").unwrap();
+        let under = [(blocked.join("c.svg"), b"c".as_slice())];
+        let folder = write_files(&blocked, &under, false);
+        assert!(matches!(folder, Err(WriteFileError::Folder(_))));
     }
 }

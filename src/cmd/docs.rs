@@ -32,15 +32,8 @@ pub fn man(args: &ManArgs, command: clap::Command) -> Result<Outcome, CommandErr
         .into_iter()
         .map(|(name, page)| (dir.join(name), page))
         .collect();
-    // Every page checked before one is written: existing pages need --force. A folder
-    // that is not there yet holds none, and is made (as every --out-dir is).
-    if dir.is_dir() {
-        output::check_files(planned.iter().map(|(p, _)| p), args.force)?;
-    }
-    output::create_dir(dir)?;
-    for (path, page) in &planned {
-        output::write_file(page, path, args.force)?;
-    }
+    // Every page checked before one is written: existing pages need --force.
+    output::write_files(dir, &planned, args.force)?;
     Ok(Outcome::Ok)
 }
 

@@ -7,13 +7,10 @@ use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::energy;
+use mlbench_analyzer::grid_page::PageExtras;
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table};
-use mlbench_results::{Grid, GridPage, Scaling, SubmissionCheck};
+use mlbench_results::{Grid, Scaling};
 use mlbench_schema::Timings;
-use mlbench_validator::{SubmissionInfo, page_check_listed};
-
-/// `--min-runs` of the validation shown on a grid page (`validate`'s default).
-const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
 
 /// The exporter of `--scaling` in `format` (the scaling table has no Parquet form).
 fn scaling_exporter(format: GridFormat) -> Result<&'static dyn Exporter<Scaling>, CommandError> {
@@ -37,57 +34,27 @@ pub fn run(args: &GridArgs) -> Result<Outcome, CommandError> {
             "--format parquet writes binary data: give --output FILE".into(),
         ));
     }
-    let scaling_exporter = args
-        .scaling
-        .then(|| scaling_exporter(args.format))
-        .transpose()?;
+    let scaling = args.scaling.then(|| scaling_exporter(args.format));
+    let scaling = scaling.transpose()?;
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let options = CompareOptions::from(&args.compare);
-    // The HTML page validates each submission, and per joule each report's entries are
-    // paired with their telemetry: both need the report files themselves.
-    let keep = if args.html.is_some() || args.per == mlbench_results::grid::Per::Joule {
-        compare::Keep::Reports
-    } else {
-        compare::Keep::Samples
-    };
+    let keep = compare::Keep::for_grid(args.html.is_some(), args.per);
     let loaded = compare::load_all(&args.submissions, &options, keep)?;
     clock.lap("read and extract");
-    if let Some(exporter) = scaling_exporter {
+    if let Some(exporter) = scaling {
         let table = mlbench_analyzer::scaling::scaling(&loaded)?;
         write(exporter, &table, args.output.as_deref(), args.force)?;
         return Ok(Outcome::Ok);
     }
-    // What the HTML page shows besides the grid: each submission validated, with the
-    // default rules, and its machines, before the samples are consumed.
-    let extras = args.html.as_ref().map(|_| {
-        let checks: Vec<SubmissionCheck> = loaded
-            .iter()
-            .map(|l| page_check_listed(l.label.clone(), &l.sub.listing, PAGE_MIN_RUNS))
-            .collect();
-        let systems = loaded
-            .iter()
-            .map(|l| {
-                (
-                    l.label.clone(),
-                    SubmissionInfo::systems_of(&l.sub.intake.files),
-                )
-            })
-            .collect();
-        let digests = loaded.iter().flat_map(|l| l.digests()).collect();
-        (checks, systems, digests)
-    });
+    // What the HTML page shows besides the grid, before the samples are consumed.
+    let extras = args.html.as_ref().map(|_| PageExtras::of(&loaded));
     clock.skip();
     let grid = energy::grid_per(loaded, &args.submissions, &options, explain, args.per)?;
     clock.lap("grid and bootstrap");
-    if let (Some(path), Some((checks, systems, digests))) = (&args.html, extras) {
-        let page = GridPage {
-            grid: grid.clone(),
-            checks,
-            systems,
-            provenance: provenance(digests),
-        };
+    if let (Some(path), Some(extras)) = (&args.html, extras) {
+        let page = extras.page(grid.clone(), provenance);
         write(&Html, &page, Some(path), args.force)?;
     }
     let exporter: &dyn Exporter<Grid> = match args.format {

@@ -6,15 +6,14 @@ use crate::exit::{CommandError, Outcome};
 use crate::output;
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::energy::{self, grid_per};
-use mlbench_analyzer::fleet::{FleetOptions, fleet};
+use mlbench_analyzer::fleet::fleet_plot;
 use mlbench_analyzer::views::{gpu_relative, run_means};
-use mlbench_export::charts::{
-    Named, fleet_chart, gpu_heatmap_chart, grid_charts, loss_charts, runs_chart, scaling_chart,
-};
+use mlbench_export::charts::{ImageFiles, Named, write_charts};
+use mlbench_export::charts::{fleet_chart, gpu_heatmap_chart, grid_charts, loss_charts};
+use mlbench_export::charts::{runs_chart, scaling_chart};
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
 use mlbench_validator::rules::loss_view::loss_view;
-use std::path::{Path, PathBuf};
 
 /// Runs `mlbench plot`.
 pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
@@ -63,13 +62,7 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
         }
         PlotKind::Fleet => {
             for l in &loaded {
-                let Some(f) = fleet(&l.sub.set, &FleetOptions::default()) else {
-                    return Err(CommandError::Input(format!(
-                        "{}: its entries name one host: a fleet plot compares the nodes of a \
-                         submission run on several hosts",
-                        l.label
-                    )));
-                };
+                let f = fleet_plot(&l.label, &l.sub.set)?;
                 charts.push((format!("fleet-{}", l.label), fleet_chart(&l.label, &f)?));
             }
         }
@@ -96,7 +89,11 @@ fn write_and_say(args: &PlotArgs, charts: &[Named]) -> Result<Outcome, CommandEr
             "nothing to draw: no chart was made".into(),
         ));
     }
-    let written = write_charts(&args.out, charts, args.format, args.force)?;
+    let (png, svg) = (
+        args.format != ImageFormat::Svg,
+        args.format != ImageFormat::Png,
+    );
+    let written = write_charts(&args.out, charts, ImageFiles { png, svg }, args.force)?;
     for path in &written {
         eprintln!("wrote {}", path.display());
     }
@@ -104,30 +101,4 @@ fn write_and_say(args: &PlotArgs, charts: &[Named]) -> Result<Outcome, CommandEr
     let plural = if n == 1 { "" } else { "s" };
     eprintln!("{n} file{plural} in {}", args.out.display());
     Ok(Outcome::Ok)
-}
-
-/// Writes charts as `<dir>/<name>.<ext>` (the name made safe), refusing to replace files without `force`.
-fn write_charts(
-    dir: &Path,
-    charts: &[Named],
-    format: ImageFormat,
-    force: bool,
-) -> Result<Vec<PathBuf>, CommandError> {
-    let mut planned = Vec::new();
-    for (name, chart) in charts {
-        let name = mlbench_schema::destination::safe_file_name(name);
-        if matches!(format, ImageFormat::Png | ImageFormat::Both) {
-            planned.push((dir.join(format!("{name}.png")), chart.png.as_slice()));
-        }
-        if matches!(format, ImageFormat::Svg | ImageFormat::Both) {
-            planned.push((dir.join(format!("{name}.svg")), chart.svg.as_bytes()));
-        }
-    }
-    // Check every destination first: nothing is written when one would be overwritten.
-    output::create_dir(dir)?;
-    output::check_files(planned.iter().map(|(p, _)| p), force)?;
-    for (path, bytes) in &planned {
-        output::write_file(bytes, path, true)?;
-    }
-    Ok(planned.into_iter().map(|(p, _)| p).collect())
 }

@@ -31,14 +31,10 @@ where
 /// Runs `mlbench validate`.
 pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
     output::check_files(args.output.iter(), args.force)?;
+    let (out, force) = (args.output.as_deref(), args.force);
     if args.list_rules {
         let list = mlbench_validator::rules::catalogue();
-        write(
-            exporter(args.format),
-            &list,
-            args.output.as_deref(),
-            args.force,
-        )?;
+        write(exporter(args.format), &list, out, force)?;
         return Ok(Outcome::Ok);
     }
     let Some(path) = args.submission.as_deref() else {
@@ -56,21 +52,14 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome, CommandError> {
         validation,
         rules: mlbench_validator::rules::catalogue(),
     };
-    write(
-        exporter(args.format),
-        &doc,
-        args.output.as_deref(),
-        args.force,
-    )?;
+    write(exporter(args.format), &doc, out, force)?;
     if args.output.is_some() && args.format != FindingsFormat::Human {
         eprint!("{}", summary_line(&doc.validation));
     }
     Ok(if let Some(why) = doc.validation.unreadable_because() {
         eprintln!("error: {}: {why}", path.display());
         Outcome::Unreadable
-    } else if doc.validation.errors() > 0 {
-        Outcome::Failed
     } else {
-        Outcome::Ok
+        Outcome::failed_if(doc.validation.errors() > 0)
     })
 }

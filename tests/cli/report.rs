@@ -62,6 +62,35 @@ fn positional_submission_and_the_old_flag() {
         ));
 }
 
+/// Reports of two suites and no `--name`: exit 2, the suites named, the flag hinted.
+#[test]
+fn several_suites_ask_for_the_name() {
+    let (dir, reports, _) = submission(2, 1);
+    let fast = dir.path().join("sub/output0/fast_0.json");
+    std::fs::copy(&fast, dir.path().join("sub/output0/slow_0.json")).unwrap();
+    mlbench()
+        .args(["report", &reports, "-g", "RTX"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("reports of several suites found"))
+        .stderr(predicate::str::contains(
+            "hint: choose the suite with --name NAME",
+        ));
+    mlbench()
+        .args([
+            "report",
+            &reports,
+            "-g",
+            "RTX",
+            "--name",
+            "slow",
+            "--min-runs",
+            "1",
+        ])
+        .assert()
+        .success();
+}
+
 #[test]
 fn help_explains_every_flag_with_examples() {
     let out = mlbench()

@@ -1,0 +1,81 @@
+//! What `report` reads of its inputs, each once: a packed zip read in place (alone: its
+//! runs are complete in it), or a folder's (or files') report files and its telemetry,
+//! with what its HTML page will read again kept ([`Held`]).
+
+use crate::energy::{self, Energy};
+use crate::load::{LoadError, LoadedSamples, discover_inputs, load_samples};
+use crate::load::{read_intake, samples_of_intake};
+use crate::page::Held;
+use mlbench_schema::{TargetTable, Timings};
+use mlbench_submission::Limits;
+use std::path::{Path, PathBuf};
+
+/// What [`read_report_inputs`] read.
+pub struct ReportInputs {
+    /// The energy of the runs, where their telemetry gives it.
+    pub energy: Option<Energy>,
+    /// The samples, with every problem met reading them.
+    pub loaded: LoadedSamples,
+    /// What the page will read again: the zip's path and files, or the folder opened.
+    pub held: Held,
+}
+
+/// The zip among `paths`, when one is given.
+///
+/// # Errors
+/// [`LoadError::ZipNotAlone`]: a zip given with other paths.
+pub fn zip_input(paths: &[PathBuf]) -> Result<Option<&Path>, LoadError> {
+    let is_zip = |p: &PathBuf| p.is_file() && mlbench_schema::read_buffer::has_zip_extension(p);
+    match paths {
+        [one] if is_zip(one) => Ok(Some(one)),
+        many => match many.iter().find(|p| is_zip(p)) {
+            Some(zip) => Err(LoadError::ZipNotAlone(zip.clone())),
+            None => Ok(None),
+        },
+    }
+}
+
+/// The samples of the submission at `paths` (of `suite`, or the only one) and its energy:
+/// a zip read in place within `max_bytes` (its files kept where a `page` needs them), or
+/// the report files (those past `max_bytes` set aside, among the errors) and the
+/// telemetry within the same limit. Each phase is timed on `clock`.
+///
+/// # Errors
+/// A zip given with other paths, a zip that cannot be read or is broken, report files
+/// that cannot be found or of no one suite ([`LoadError`]).
+pub fn read_report_inputs(
+    paths: &[PathBuf],
+    suite: Option<&str>,
+    max_bytes: u64,
+    page: bool,
+    (targets, clock): (&TargetTable, &Timings),
+) -> Result<ReportInputs, LoadError> {
+    Ok(match zip_input(paths)? {
+        Some(zip) => {
+            let intake = read_intake(zip, &Limits::within(max_bytes))?;
+            clock.lap("read the zip");
+            let loaded = samples_of_intake(&intake, zip, suite, targets)?;
+            let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
+            let held = Held::zip(page, zip, intake);
+            ReportInputs {
+                energy,
+                loaded,
+                held,
+            }
+        }
+        None => {
+            let (mut discovery, opened) = discover_inputs(paths, suite, max_bytes)?;
+            let set_aside = discovery.set_aside_over(max_bytes);
+            clock.lap("discover");
+            let mut loaded = load_samples(discovery, targets);
+            loaded.errors.splice(0..0, set_aside);
+            let energy = energy::energy_of_paths(paths, &loaded.set.suite, max_bytes);
+            let held = Held::Opened(opened);
+            ReportInputs {
+                energy,
+                loaded,
+                held,
+            }
+        }
+    })
+}
