@@ -270,9 +270,9 @@ fn conflict_lines(doc: &ReportDoc) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join("; ");
             format!(
-                "conflict: {}: {} entries set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
+                "conflict: {}: {} set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
                 c.bench,
-                c.set_aside,
+                mlbench_schema::words::count(c.set_aside, "entry", "entries"),
                 c.kept,
                 c.examples.join(", ")
             )

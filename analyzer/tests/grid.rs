@@ -520,7 +520,7 @@ fn failures_and_conflicts_are_left_out() {
     let g = grid(&inputs, &GridOptions::new("A")).expect("grid");
     close(cell(&g, "B", "convnet").ratio.expect("r"), 1.2);
     assert_eq!(cell(&g, "B", "convnet").n, 4);
-    assert!(g.notes.iter().any(|n| n == "B: 1 failed entries removed"));
+    assert!(g.notes.iter().any(|n| n == "B: 1 failed entry removed"));
 }
 
 #[test]

@@ -23,6 +23,7 @@ use mlbench_schema::class::{Classify, ErrorClass};
 use mlbench_schema::destination::{DestinationError, check_folder};
 use mlbench_schema::jobs::{JobsError, JobsFile};
 use mlbench_schema::stopping::StoppingRule;
+use mlbench_schema::words::count;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -396,7 +397,9 @@ pub fn tally(
         watch.say(&format!("failed: {} on {}: {}", f.name, f.vcd, f.message));
     }
     watch.say(&format!(
-        "{passed} configurations passed, {failed} failed; {entries} entries in {}",
+        "{} passed, {failed} failed; {} in {}",
+        count(passed, "configuration", "configurations"),
+        count(entries, "entry", "entries"),
         out.display()
     ));
     let copies: usize = plans

@@ -46,6 +46,7 @@ pub mod timings;
 pub mod track;
 pub mod unique_id;
 pub mod value;
+pub mod words;
 pub mod writer;
 
 pub use entry::{FailureKind, ReportEntry};

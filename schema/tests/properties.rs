@@ -390,6 +390,8 @@ const LOOKED_UP: &[&str] = &[
     "name",
     "version",
     "train_item",
+    // Kept so that the lean read checks the same timings as the full one.
+    "train",
     "batch_loss",
     "completed",
     "vcd",

@@ -1137,7 +1137,7 @@ fn entries_without_a_positive_throughput_are_left_out_and_counted() {
     assert_close(&c["mean"], (64.0 - 8.08) / 7.0, "C atari");
     let notes = json["notes"].to_string();
     assert!(
-        notes.contains("C: 1 entries without a finite positive throughput left out"),
+        notes.contains("C: 1 entry without a finite positive throughput left out"),
         "{notes}"
     );
 }

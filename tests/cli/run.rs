@@ -429,7 +429,7 @@ fn a_copy_whose_process_dies_fails_alone_and_still_has_its_entry() {
             "failed: toy_reg on 1: toy_reg: the copy's process was killed by signal 6 (SIGABRT)",
         ))
         .stderr(predicate::str::contains(
-            "1 configurations passed, 1 failed; 4 entries",
+            "1 configuration passed, 1 failed; 4 entries",
         ));
     let summary = std::fs::read_to_string(out.join("output0/summary.txt")).unwrap();
     assert!(summary.starts_with("[ 1/ 1][ 1/ 2] FAILED |"), "{summary}");

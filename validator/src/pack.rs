@@ -8,6 +8,7 @@ use crate::validate::{Options, validate};
 use mlbench_results::validation::Validation;
 use mlbench_schema::Track;
 use mlbench_schema::class::ErrorClass;
+use mlbench_schema::words::count;
 use mlbench_submission::archive::normalize_entry_name;
 use mlbench_submission::{IntakeError, Limits, SubmittedFile, read_submission};
 use std::io::{Seek, Write};
@@ -155,8 +156,10 @@ impl PackOutcome {
     /// is written (they add where).
     pub fn describe(&self) -> String {
         format!(
-            "packed {} files ({} report files, {} entries)",
-            self.files, self.info.report_files, self.info.entries
+            "packed {} ({}, {})",
+            count(self.files, "file", "files"),
+            count(self.info.report_files, "report file", "report files"),
+            count(self.info.entries, "entry", "entries")
         )
     }
 }

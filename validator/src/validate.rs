@@ -514,7 +514,12 @@ fn suite_of(
             if let SuiteError::Several { suites } = &mixed {
                 let list: Vec<String> = suites
                     .iter()
-                    .map(|(s, n)| format!("{s} ({n} files)"))
+                    .map(|(s, n)| {
+                        format!(
+                            "{s} ({})",
+                            mlbench_schema::words::count(*n, "file", "files")
+                        )
+                    })
                     .collect();
                 findings.push(catalogued(
                     "reports.mixed-suites",

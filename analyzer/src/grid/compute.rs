@@ -3,6 +3,7 @@
 use super::tiers::{Fit, assign_tiers, attribute, rank};
 use super::{Cell, Grid, GridError, GridInput, GridOptions, Interval, VendorRow, row_id};
 use crate::bootstrap::{Strata, group_by_bench, percentile_interval, stream, usable};
+use mlbench_schema::words::count;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One submission's usable samples and what was left out of them.
@@ -501,18 +502,21 @@ fn sub_notes(
         ));
     }
     if sub.failures > 0 {
-        notes.push(format!("{id}: {} failed entries removed", sub.failures));
+        notes.push(format!(
+            "{id}: {} removed",
+            count(sub.failures, "failed entry", "failed entries")
+        ));
     }
     if sub.conflicts > 0 {
         notes.push(format!(
-            "{id}: {} entries set aside for a configuration conflict (see `mlbench report`)",
-            sub.conflicts
+            "{id}: {} set aside for a configuration conflict (see `mlbench report`)",
+            count(sub.conflicts, "entry", "entries")
         ));
     }
     if sub.unusable > 0 {
         notes.push(format!(
-            "{id}: {} entries without a finite positive throughput left out",
-            sub.unusable
+            "{id}: {} without a finite positive throughput left out",
+            count(sub.unusable, "entry", "entries")
         ));
     }
     if !single_runs.is_empty() {

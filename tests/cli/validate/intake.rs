@@ -524,7 +524,7 @@ fn reports_of_mixed_suites() {
     );
     assert_eq!(
         finding(&json, "reports.mixed-suites", None, None)["found"],
-        "baselines (1 files), fast (10 files); validated `fast`"
+        "baselines (1 file), fast (10 files); validated `fast`"
     );
     assert_eq!(json["summary"]["suite"], "fast");
     assert_eq!(json["summary"]["report_files"], 10);
