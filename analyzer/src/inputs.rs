@@ -69,7 +69,11 @@ pub fn read_report_inputs(
             clock.lap("discover");
             let mut loaded = load_samples(discovery, targets);
             loaded.errors.splice(0..0, set_aside);
-            let energy = energy::energy_of_paths(paths, &loaded.set.suite, max_bytes);
+            // A folder opened for the discovery is read from that walk; other inputs anew.
+            let energy = match opened.len() == paths.len() {
+                true => energy::energy_of_opened(&opened, &loaded.set.suite),
+                false => energy::energy_of_paths(paths, &loaded.set.suite, max_bytes),
+            };
             let held = Held::Opened(opened);
             ReportInputs {
                 energy,

@@ -3,7 +3,7 @@
 //! submission is the one the report opened (a folder walked once, a zip listed once);
 //! a zip the report already read is taken from the report's intake, not read again.
 
-use crate::energy::{TraceError, held_traces, page_traces};
+use crate::energy::{TraceError, held_traces, opened_traces, page_traces};
 use crate::samples::SampleSet;
 use crate::views::{gpu_relative, run_means};
 use mlbench_results::trace::Trace;
@@ -76,7 +76,10 @@ pub fn page_inputs(
         Held::Nothing | Held::Opened(_) => PageInputs {
             checks: checks_of_inputs(paths, opened, min_runs, limits)?,
             digests,
-            power: page_traces(paths, energy, limits.max_bytes),
+            power: match opened.len() == paths.len() {
+                true => opened_traces(opened, energy),
+                false => page_traces(paths, energy, limits.max_bytes),
+            },
         },
     })
 }

@@ -24,13 +24,14 @@ pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use mlbench_results::energy::CopyEnergy;
 use mlbench_schema::telemetry::IDLE_WINDOW;
+use mlbench_submission::Opened;
 use mlbench_telemetry::WindowSummary;
 use mlbench_validator::{Intake, Limits};
 use pairing::RunFolder;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 pub use submitted::Submitted;
-pub use traces::{Loaded, TraceError, held_traces, page_traces, power_traces};
+pub use traces::{Loaded, TraceError, held_traces, opened_traces, page_traces, power_traces};
 
 impl Default for Draw {
     /// The grid's: 2000 resamples, seed 2019, 95 %.
@@ -124,6 +125,15 @@ pub fn energy_of_paths(paths: &[PathBuf], suite: &str, max_bytes: u64) -> Option
         .map(|path| Submitted::list(path, &limits))
         .collect::<Result<_, _>>()
         .ok()?;
+    energy_of(&subs, suite, Draw::default())
+}
+
+/// [`energy_of`] the submissions `opened` once for the whole command (their listings, not
+/// walked again), their reports of `suite`.
+pub fn energy_of_opened(opened: &[Opened], suite: &str) -> Option<Energy> {
+    let subs: Vec<Submitted> = (opened.iter())
+        .map(|o| Submitted::Opened(o.listing()))
+        .collect();
     energy_of(&subs, suite, Draw::default())
 }
 

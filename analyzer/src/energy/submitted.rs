@@ -24,6 +24,8 @@ pub enum Submitted<'a> {
     /// Listed by the validator's intake: each file read when asked, as a stream where it
     /// is large.
     Listed(Listing),
+    /// Listed by a submission opened once for a whole command (the report's own walk).
+    Opened(&'a Listing),
     /// Held whole by the validator's intake.
     Held(&'a Intake),
 }
@@ -39,20 +41,33 @@ impl Submitted<'_> {
         list_submission(path, limits).map(Submitted::Listed)
     }
 
+    /// Its listing, where it is listed rather than held.
+    fn listing(&self) -> Option<&Listing> {
+        match self {
+            Submitted::Listed(listing) => Some(listing),
+            Submitted::Opened(listing) => Some(listing),
+            Submitted::Held(_) => None,
+        }
+    }
+
     /// The paths of its files (relative, `/`-separated), sorted.
     pub fn paths(&self) -> Vec<&str> {
-        match self {
-            Submitted::Listed(listing) => listing.paths().iter().map(String::as_str).collect(),
-            Submitted::Held(intake) => intake.files.iter().map(|f| f.path.as_str()).collect(),
+        match (self, self.listing()) {
+            (_, Some(listing)) => listing.paths().iter().map(String::as_str).collect(),
+            (Submitted::Held(intake), None) => {
+                intake.files.iter().map(|f| f.path.as_str()).collect()
+            }
+            (_, None) => Vec::new(),
         }
     }
 
     /// What its intake found (links, special files, files over the limits…), as the
     /// validator's findings.
     pub fn findings(&self) -> Vec<Finding> {
-        let facts: Vec<&Fact> = match self {
-            Submitted::Listed(listing) => listing.facts().collect(),
-            Submitted::Held(intake) => intake.facts.iter().collect(),
+        let facts: Vec<&Fact> = match (self, self.listing()) {
+            (_, Some(listing)) => listing.facts().collect(),
+            (Submitted::Held(intake), None) => intake.facts.iter().collect(),
+            (_, None) => Vec::new(),
         };
         facts.into_iter().map(of_fact).collect()
     }
@@ -65,8 +80,8 @@ impl Submitted<'_> {
         wanted: impl Fn(&str) -> bool + Sync,
         f: impl Fn(&str, Content<'_>) -> T + Sync,
     ) -> Vec<(String, Result<T, String>)> {
-        match self {
-            Submitted::Held(intake) => (intake.files.par_iter())
+        match (self, self.listing()) {
+            (Submitted::Held(intake), _) => (intake.files.par_iter())
                 .filter(|file| wanted(&file.path))
                 .map(|file| {
                     (
@@ -75,7 +90,8 @@ impl Submitted<'_> {
                     )
                 })
                 .collect(),
-            Submitted::Listed(listing) => {
+            (_, None) => Vec::new(),
+            (_, Some(listing)) => {
                 let part = listing.only(wanted);
                 let (failed, read) = part.read_apart(|_| true, &f);
                 let mut read: HashMap<String, T> = read.into_iter().collect();

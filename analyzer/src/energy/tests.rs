@@ -161,6 +161,13 @@ fn energy(root: &Path) -> Option<Energy> {
     let folder = mlbench_validator::read_submission(root, &limits).unwrap();
     let held = energy_of_intake(&folder, &d.suite);
     assert_eq!(held, listed, "the folder held in memory");
+    let opened =
+        mlbench_submission::Opened::open(root, &mlbench_validator::Limits::within(u64::MAX));
+    let opened = energy_of_opened(&[opened.unwrap()], &d.suite);
+    assert_eq!(
+        opened, listed,
+        "the folder opened once for the whole command"
+    );
     let zip = tempfile::Builder::new().suffix(".zip").tempfile().unwrap();
     mlbench_validator::pack::write_zip(&folder.files, zip.as_file()).unwrap();
     let zipped = mlbench_validator::read_submission(zip.path(), &limits).unwrap();

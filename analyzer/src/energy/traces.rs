@@ -19,7 +19,7 @@ use crate::load::LoadError;
 use mlbench_results::trace::Trace;
 use mlbench_results::validation::Severity;
 use mlbench_schema::telemetry::{TELEMETRY_FOLDER, TelemetryFile, TelemetryReadError};
-use mlbench_submission::intake::{Intake, IntakeError, Limits};
+use mlbench_submission::intake::{Intake, IntakeError, Limits, Opened};
 use mlbench_submission::layout::base_name;
 use mlbench_telemetry::fold::Reduced;
 use mlbench_telemetry::summary::WindowSummary;
@@ -128,6 +128,21 @@ pub fn page_traces(
         true => Ok(one_per_bench(power_traces(paths, max_bytes)?.traces)),
         false => Ok(Vec::new()),
     }
+}
+
+/// [`page_traces`] of the submissions `opened` once for the whole command (their listings,
+/// not walked again).
+///
+/// # Errors
+/// As [`power_traces`].
+pub fn opened_traces(opened: &[Opened], energy: bool) -> Result<Vec<Trace>, TraceError> {
+    if !energy {
+        return Ok(Vec::new());
+    }
+    let subs: Vec<(PathBuf, Submitted)> = (opened.iter())
+        .map(|o| (o.path().to_owned(), Submitted::Opened(o.listing())))
+        .collect();
+    Ok(one_per_bench(load(&subs)?.traces))
 }
 
 /// [`page_traces`] of the zip `zip` that `intake` already holds (read by the report).

@@ -368,6 +368,14 @@ fn a_zip_gives_the_traces_of_its_folder() {
     let names: Vec<&str> = from_zip.traces.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["output0-vae", "output1-vae"]);
     assert_eq!(from_zip.traces, from_folder.traces);
+    // The folder opened once for a whole command (a report's walk) gives the page the
+    // same traces as a walk of its own.
+    let opened = Opened::open(&sub, &Limits::within(u64::MAX)).unwrap();
+    assert_eq!(
+        opened_traces(std::slice::from_ref(&opened), true).unwrap(),
+        page_traces(std::slice::from_ref(&sub), true, u64::MAX).unwrap()
+    );
+    assert!(opened_traces(&[opened], false).unwrap().is_empty());
     assert_eq!(
         from_zip.traces[0].lines.len(),
         4,
