@@ -333,9 +333,10 @@ pub fn load_samples(discovery: Discovery, targets: &TargetTable) -> LoadedSample
     loaded
 }
 
-/// The report files under `paths`, as [`mlbench_submission::discover()`] finds them; a
-/// folder given alone is opened (walked once) and handed back with them, for what else
-/// reads it (a page's checks and digests), within `max_bytes`.
+/// The report files under `paths`, as [`mlbench_submission::discover()`] finds them;
+/// folders (when every path is one) are opened, each walked once, and handed back with
+/// them for what else reads them (energy, a page's checks, digests and power traces),
+/// within `max_bytes`.
 ///
 /// # Errors
 /// As [`mlbench_submission::discover()`].
@@ -345,11 +346,15 @@ pub fn discover_inputs(
     max_bytes: u64,
 ) -> Result<(Discovery, Vec<Opened>), DiscoverError> {
     let limits = Limits::within(max_bytes);
-    let opened: Vec<Opened> = match paths {
-        [one] if one.is_dir() => Opened::open(one, &limits).ok().into_iter().collect(),
-        _ => Vec::new(),
+    // Folders only: each walked once, for the discovery and every later reader.
+    let opened: Vec<Opened> = match paths.iter().all(|p| p.is_dir()) {
+        true => (paths.iter())
+            .map_while(|p| Opened::open(p, &limits).ok())
+            .collect(),
+        false => Vec::new(),
     };
-    let discovery = match opened.first().and_then(|o| o.discover(suite)) {
+    let all = (opened.len() == paths.len()).then_some(&opened[..]);
+    let discovery = match all.and_then(|opened| Opened::discover_all(opened, suite)) {
         Some(discovery) => discovery?,
         None => mlbench_submission::discover(paths, suite)?,
     };

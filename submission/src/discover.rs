@@ -122,9 +122,21 @@ pub fn discover_entries(
     entries: &[TreeEntry],
     suite: Option<&str>,
 ) -> Result<Discovery, DiscoverError> {
+    discover_walked(&[(root, entries)], suite)
+}
+
+/// [`discover`] of the folders `walked` (each root with its walk's entries), as one
+/// search: for a caller that has walked them already.
+pub fn discover_walked(
+    walked: &[(&Path, &[TreeEntry])],
+    suite: Option<&str>,
+) -> Result<Discovery, DiscoverError> {
     let mut tree = Tree::default();
-    sort_tree(entries, &mut tree)?;
-    finish(tree, &[root.to_path_buf()], suite)
+    for (_, entries) in walked {
+        sort_tree(entries, &mut tree)?;
+    }
+    let roots: Vec<PathBuf> = walked.iter().map(|(root, _)| root.to_path_buf()).collect();
+    finish(tree, &roots, suite)
 }
 
 /// The discovery of what a search met under `paths`: the suite chosen, its files sorted.

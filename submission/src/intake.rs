@@ -116,10 +116,19 @@ impl Opened {
         &self,
         suite: Option<&str>,
     ) -> Option<Result<crate::Discovery, crate::DiscoverError>> {
-        let entries = self.tree.as_deref()?;
-        Some(crate::discover::discover_entries(
-            &self.path, entries, suite,
-        ))
+        Opened::discover_all(std::slice::from_ref(self), suite)
+    }
+
+    /// The discovery of the folders `opened`, as one search of them all from their walks
+    /// (`None` if one of them is a zip).
+    pub fn discover_all(
+        opened: &[Opened],
+        suite: Option<&str>,
+    ) -> Option<Result<crate::Discovery, crate::DiscoverError>> {
+        let walked: Option<Vec<(&Path, &[TreeEntry])>> = (opened.iter())
+            .map(|o| Some((o.path.as_path(), o.tree.as_deref()?)))
+            .collect();
+        Some(crate::discover::discover_walked(&walked?, suite))
     }
 }
 
@@ -769,6 +778,37 @@ mod tests {
             (facts[0].rule, facts[0].file.as_deref()),
             ("file.symlink", Some("output0/fast_1.json"))
         );
+    }
+
+    /// Several folders opened give, from their walks, the discovery one search of them
+    /// all gives (the files of both, of the suite asked for); a zip among them has none.
+    #[test]
+    fn folders_opened_together_are_discovered_as_one_search() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        write(a.path(), "output0/fast_0.json", "[]");
+        write(b.path(), "output0/fast_0.json", "[]");
+        write(b.path(), "output1/fast_1.json", "[]");
+        write(b.path(), "output1/baselines_0.json", "[]");
+        let roots = [a.path().to_owned(), b.path().to_owned()];
+        let opened: Vec<Opened> = (roots.iter())
+            .map(|r| Opened::open(r, &Limits::default()).unwrap())
+            .collect();
+        let once = Opened::discover_all(&opened, Some("fast")).unwrap().unwrap();
+        let again = crate::discover(&roots, Some("fast")).unwrap();
+        let shown = |d: &crate::Discovery| -> Vec<(String, String)> {
+            (d.files.iter())
+                .map(|f| (f.path.display().to_string(), f.run.clone()))
+                .collect()
+        };
+        assert_eq!(shown(&once), shown(&again));
+        assert_eq!((once.suite.as_str(), once.files.len()), ("fast", 3));
+        let zip = a.path().join("sub.zip");
+        std::fs::write(&zip, b"not a zip").unwrap();
+        let with_zip = [
+            opened.into_iter().next().unwrap(),
+            Opened::open(&zip, &Limits::default()).unwrap(),
+        ];
+        assert!(Opened::discover_all(&with_zip, None).is_none());
     }
 
     #[test]
