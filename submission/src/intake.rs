@@ -793,7 +793,9 @@ mod tests {
         let opened: Vec<Opened> = (roots.iter())
             .map(|r| Opened::open(r, &Limits::default()).unwrap())
             .collect();
-        let once = Opened::discover_all(&opened, Some("fast")).unwrap().unwrap();
+        let once = Opened::discover_all(&opened, Some("fast"))
+            .unwrap()
+            .unwrap();
         let again = crate::discover(&roots, Some("fast")).unwrap();
         let shown = |d: &crate::Discovery| -> Vec<(String, String)> {
             (d.files.iter())
