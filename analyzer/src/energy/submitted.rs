@@ -41,33 +41,29 @@ impl Submitted<'_> {
         list_submission(path, limits).map(Submitted::Listed)
     }
 
-    /// Its listing, where it is listed rather than held.
-    fn listing(&self) -> Option<&Listing> {
+    /// Its listing (owned or borrowed alike), or the intake that holds it.
+    fn view(&self) -> Result<&Listing, &Intake> {
         match self {
-            Submitted::Listed(listing) => Some(listing),
-            Submitted::Opened(listing) => Some(listing),
-            Submitted::Held(_) => None,
+            Submitted::Listed(listing) => Ok(listing),
+            Submitted::Opened(listing) => Ok(listing),
+            Submitted::Held(intake) => Err(intake),
         }
     }
 
     /// The paths of its files (relative, `/`-separated), sorted.
     pub fn paths(&self) -> Vec<&str> {
-        match (self, self.listing()) {
-            (_, Some(listing)) => listing.paths().iter().map(String::as_str).collect(),
-            (Submitted::Held(intake), None) => {
-                intake.files.iter().map(|f| f.path.as_str()).collect()
-            }
-            (_, None) => Vec::new(),
+        match self.view() {
+            Ok(listing) => listing.paths().iter().map(String::as_str).collect(),
+            Err(intake) => intake.files.iter().map(|f| f.path.as_str()).collect(),
         }
     }
 
     /// What its intake found (links, special files, files over the limits…), as the
     /// validator's findings.
     pub fn findings(&self) -> Vec<Finding> {
-        let facts: Vec<&Fact> = match (self, self.listing()) {
-            (_, Some(listing)) => listing.facts().collect(),
-            (Submitted::Held(intake), None) => intake.facts.iter().collect(),
-            (_, None) => Vec::new(),
+        let facts: Vec<&Fact> = match self.view() {
+            Ok(listing) => listing.facts().collect(),
+            Err(intake) => intake.facts.iter().collect(),
         };
         facts.into_iter().map(of_fact).collect()
     }
@@ -80,8 +76,8 @@ impl Submitted<'_> {
         wanted: impl Fn(&str) -> bool + Sync,
         f: impl Fn(&str, Content<'_>) -> T + Sync,
     ) -> Vec<(String, Result<T, String>)> {
-        match (self, self.listing()) {
-            (Submitted::Held(intake), _) => (intake.files.par_iter())
+        match self.view() {
+            Err(intake) => (intake.files.par_iter())
                 .filter(|file| wanted(&file.path))
                 .map(|file| {
                     (
@@ -90,8 +86,7 @@ impl Submitted<'_> {
                     )
                 })
                 .collect(),
-            (_, None) => Vec::new(),
-            (_, Some(listing)) => {
+            Ok(listing) => {
                 let part = listing.only(wanted);
                 let (failed, read) = part.read_apart(|_| true, &f);
                 let mut read: HashMap<String, T> = read.into_iter().collect();
