@@ -25,6 +25,7 @@ pub mod frame;
 pub mod grid;
 pub mod grid_frame;
 pub mod grid_page;
+pub mod hardware;
 pub mod inputs;
 pub mod load;
 pub mod page;

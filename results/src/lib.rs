@@ -7,6 +7,7 @@
 
 pub mod energy;
 pub mod grid;
+pub mod hardware;
 pub mod interval;
 pub mod pages;
 pub mod report;
@@ -16,9 +17,12 @@ pub mod validation;
 pub mod views;
 
 pub use grid::Grid;
+pub use hardware::{GpuModel, Hardware};
 pub use pages::{GridPage, Provenance, ReportPage, SubmissionCheck};
 pub use report::{Report, ReportDoc};
 pub use scaling::Scaling;
 pub use trace::Trace;
-pub use validation::{Finding, Rule, RuleList, Severity, Validation, ValidationDoc};
+pub use validation::{
+    FailedRule, Finding, Rule, RuleList, Severity, Validation, ValidationDoc, Validity,
+};
 pub use views::{GpuRelative, LossCurve, LossGroup, RunMeans};

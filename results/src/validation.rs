@@ -328,3 +328,151 @@ impl RuleList {
         self.0.iter().find(|r| r.id == id)
     }
 }
+
+/// A submission's validation verdict, computed once (by the validator, from the listing
+/// a command opened) and carried with its figures: `report`, `grid` and `targets` show
+/// it; a grid leaves failing rows out of its tiers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Validity {
+    /// No error, waived ones aside.
+    pub passed: bool,
+    /// Errors, not waived.
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Errors waived (`--waive`).
+    pub waived: usize,
+    /// `SUBMISSION.json` records that the folder was packed despite errors
+    /// (`mlbench pack --allow-errors`).
+    pub allowed_errors: bool,
+    /// Each rule with errors, by rule id: how many, and where the first one is.
+    pub failed: Vec<FailedRule>,
+}
+
+/// One rule's errors in a [`Validity`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedRule {
+    /// The rule id, e.g. `loss.nan`.
+    pub rule: String,
+    /// Its errors.
+    pub count: usize,
+    /// The first one's place (`output0/fast_0.json: entry 3, batch_loss[3]`).
+    pub first: String,
+}
+
+impl Validity {
+    /// The verdict of `validation`; `allowed_errors` as `SUBMISSION.json` records it.
+    pub fn of(validation: &Validation, allowed_errors: bool) -> Validity {
+        let mut failed: Vec<FailedRule> = Vec::new();
+        let errors = validation
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error);
+        for finding in errors {
+            match failed.iter_mut().find(|r| r.rule == finding.rule) {
+                Some(rule) => rule.count += 1,
+                None => failed.push(FailedRule {
+                    rule: finding.rule.to_owned(),
+                    count: 1,
+                    first: finding.location(),
+                }),
+            }
+        }
+        let omitted = validation.omitted.iter();
+        for o in omitted.filter(|o| o.severity == Severity::Error && !o.waived) {
+            if let Some(rule) = failed.iter_mut().find(|r| r.rule == o.rule) {
+                rule.count += o.count;
+            }
+        }
+        failed.sort_by(|a, b| a.rule.cmp(&b.rule));
+        Validity {
+            passed: validation.errors() == 0,
+            errors: validation.errors(),
+            warnings: validation.warnings(),
+            waived: validation.waived_count(),
+            allowed_errors,
+            failed,
+        }
+    }
+
+    /// One word for a cell: `pass` or `FAIL`.
+    pub fn status(&self) -> &'static str {
+        if self.passed { "pass" } else { "FAIL" }
+    }
+
+    /// The verdict in a few words: `pass`, `pass, 2 warnings`, `FAIL: 3 errors (loss.nan,
+    /// coverage.missing), packed with --allow-errors`.
+    pub fn summary(&self) -> String {
+        use mlbench_schema::words::count as plural;
+        if self.passed {
+            return match self.warnings {
+                0 => "pass".into(),
+                n => format!("pass, {}", plural(n, "warning", "warnings")),
+            };
+        }
+        let rules: Vec<&str> = self.failed.iter().map(|r| r.rule.as_str()).collect();
+        let mut text = format!("FAIL: {}", plural(self.errors, "error", "errors"));
+        if !rules.is_empty() {
+            text.push_str(&format!(" ({})", rules.join(", ")));
+        }
+        if self.allowed_errors {
+            text.push_str(", packed with --allow-errors");
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod validity_tests {
+    use super::*;
+
+    fn error(rule: &'static str, file: &str, entry: usize) -> Finding {
+        Finding {
+            rule,
+            severity: Severity::Error,
+            file: Some(file.into()),
+            entry: Some(entry),
+            field: None,
+            expected: String::new(),
+            found: String::new(),
+            hint: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_verdict_counts_each_rule_and_names_its_first_place() {
+        let mut validation = Validation {
+            findings: vec![
+                error("loss.nan", "output0/fast_0.json", 3),
+                error("coverage.missing", "output1/fast_0.json", 0),
+                error("loss.nan", "output2/fast_1.json", 7),
+            ],
+            ..Validation::default()
+        };
+        validation.omitted.push(Omitted {
+            rule: "loss.nan",
+            severity: Severity::Error,
+            waived: false,
+            count: 4,
+        });
+        let v = Validity::of(&validation, true);
+        assert!(!v.passed);
+        assert_eq!(v.errors, 7);
+        let rules: Vec<(&str, usize, &str)> = (v.failed.iter())
+            .map(|r| (r.rule.as_str(), r.count, r.first.as_str()))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                ("coverage.missing", 1, "output1/fast_0.json: entry 0"),
+                ("loss.nan", 6, "output0/fast_0.json: entry 3"),
+            ]
+        );
+        assert_eq!(
+            v.summary(),
+            "FAIL: 7 errors (coverage.missing, loss.nan), packed with --allow-errors"
+        );
+        let clean = Validity::of(&Validation::default(), false);
+        assert_eq!((clean.passed, clean.summary().as_str()), (true, "pass"));
+    }
+}

@@ -30,7 +30,9 @@ pub use mlbench_submission::{
     read_submission,
 };
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
-pub use page::{checks_of_inputs, page_check, page_check_listed};
+pub use page::{
+    checks_of_inputs, page_check, page_check_listed, validity_of_check, validity_of_listing,
+};
 pub use submission::SubmissionInfo;
 pub use validate::{
     DEFAULT_MIN_RUNS, LISTED_PER_RULE, Options, Phases, Waiver, validate, validate_listing,

@@ -2,7 +2,7 @@
 //! made from: one place, so every page checks its inputs alike.
 
 use crate::validate::{Options, validate, validate_listing};
-use mlbench_results::SubmissionCheck;
+use mlbench_results::{SubmissionCheck, Validity};
 use mlbench_submission::{Intake, IntakeError, Limits, Listing, Opened};
 use std::path::PathBuf;
 
@@ -26,6 +26,22 @@ pub fn page_check_listed(label: String, listing: &Listing, min_runs: usize) -> S
     };
     let validation = validate_listing(listing, &options);
     SubmissionCheck { label, validation }
+}
+
+/// The verdict of a submission's `listing` (validated with `min_runs`, as a page does),
+/// with the `allowed_errors` its `SUBMISSION.json` records: what `report`, `grid` and
+/// `targets` carry with their figures.
+pub fn validity_of_listing(listing: &Listing, min_runs: usize) -> Validity {
+    let check = page_check_listed(String::new(), listing, min_runs);
+    validity_of_check(&check, listing)
+}
+
+/// The verdict of a validation already made of `listing` (`check`), with the
+/// `allowed_errors` its `SUBMISSION.json` records.
+pub fn validity_of_check(check: &SubmissionCheck, listing: &Listing) -> Validity {
+    let info = listing.read_again(crate::submission::SUBMISSION_NAME);
+    let info = info.and_then(|bytes| crate::SubmissionInfo::from_json(&bytes).ok());
+    Validity::of(&check.validation, info.is_some_and(|i| i.allowed_errors))
 }
 
 /// [`page_check_listed`] of each input that is a whole submission (a folder or a zip):
