@@ -6,7 +6,8 @@ use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};
 use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_of};
-use mlbench_results::report::{Intervals, Report, ReportDoc};
+use mlbench_results::SubmissionValidity;
+use mlbench_results::report::{GpuMatch, GpuName, Intervals, Report, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable};
 
@@ -47,7 +48,7 @@ pub struct DocOptions {
 /// from (the HTML page draws them). The expected benches come from the submission's jobs
 /// file where it has one ([`Expected::new`]).
 pub fn report_document(
-    loaded: LoadedSamples,
+    (loaded, validity): (LoadedSamples, Vec<SubmissionValidity>),
     targets: &TargetTable,
     options: &DocOptions,
 ) -> Result<(SampleSet, ReportDoc), AnalyzeError> {
@@ -129,9 +130,55 @@ pub fn report_document(
     let (runtimes, mismatch) =
         crate::runtime::report_runtimes(runtime, targets, &doc.report, &options.parity);
     (doc.runtime, doc.runtime_mismatch) = (Some(runtimes), mismatch);
+    doc.hardware = Some(crate::hardware::hardware_of(&set, &systems));
+    doc.gpu_match = gpu_match(&set, targets);
+    doc.validity = validity;
     doc.systems = systems;
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
+}
+
+/// The entries' GPU models against the targets' (`None` when no entry names one).
+fn gpu_match(set: &SampleSet, targets: &TargetTable) -> Option<GpuMatch> {
+    use mlbench_schema::gpu_names::{runs_on, targets_model};
+    let entries: Vec<GpuName> = (set.models.iter())
+        .map(|name| GpuName {
+            name: name.clone(),
+            model: targets_model(name).map(str::to_owned),
+        })
+        .collect();
+    (!entries.is_empty()).then(|| GpuMatch {
+        targets: targets.gpu_model.clone(),
+        matches: entries.iter().all(|g| runs_on(&g.name, &targets.gpu_model)),
+        entries,
+    })
+}
+
+/// The hardware, whether it is the targets' model, and each submission's validation.
+fn hardware_lines(doc: &ReportDoc) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(hardware) = &doc.hardware {
+        lines.push(format!("hardware: {}", hardware.summary()));
+    }
+    if let Some(m) = doc.gpu_match.as_ref().filter(|m| !m.matches) {
+        let other: Vec<&str> = (m.entries.iter())
+            .filter(|g| !mlbench_schema::gpu_names::runs_on(&g.name, &m.targets))
+            .map(|g| g.name.as_str())
+            .collect();
+        lines.push(format!(
+            "warning: the entries ran on {}, not on the targets' model {}: each diff compares different GPUs (docs/gpu-models.md)",
+            other.join(", "),
+            m.targets
+        ));
+    }
+    for v in &doc.validity {
+        lines.push(format!(
+            "validation of {}: {}",
+            v.submission,
+            v.validity.summary()
+        ));
+    }
+    lines
 }
 
 /// What the loader passed over, for the notes.
@@ -149,6 +196,7 @@ fn plural(n: usize) -> &'static str {
 /// What mlbench read and what it set aside, one line each.
 fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -> Vec<String> {
     let mut lines = read_lines(set, doc, targets);
+    lines.extend(hardware_lines(doc));
     lines.extend(expected_lines(doc, read));
     lines.extend(conflict_lines(doc));
     lines.extend(finding_lines(set, doc));

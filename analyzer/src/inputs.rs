@@ -6,8 +6,10 @@ use crate::energy::{self, Energy};
 use crate::load::{LoadError, LoadedSamples, discover_inputs, load_samples};
 use crate::load::{read_intake, samples_of_intake};
 use crate::page::Held;
+use mlbench_results::{SubmissionCheck, SubmissionValidity};
 use mlbench_schema::{TargetTable, Timings};
-use mlbench_submission::Limits;
+use mlbench_submission::{Limits, Opened};
+use mlbench_validator::{page_check, page_check_listed, validity_of_check, validity_of_intake};
 use std::path::{Path, PathBuf};
 
 /// What [`read_report_inputs`] read.
@@ -18,6 +20,12 @@ pub struct ReportInputs {
     pub loaded: LoadedSamples,
     /// What the page will read again: the zip's path and files, or the folder opened.
     pub held: Held,
+    /// Each whole submission among the inputs (a zip, a folder) validated, once: the
+    /// report carries its verdict, the page shows its findings.
+    pub checks: Vec<SubmissionCheck>,
+    /// The verdict of each of `checks`, with the `allowed_errors` its `SUBMISSION.json`
+    /// records.
+    pub validity: Vec<SubmissionValidity>,
 }
 
 /// The zip among `paths`, when one is given.
@@ -48,19 +56,28 @@ pub fn read_report_inputs(
     suite: Option<&str>,
     max_bytes: u64,
     page: bool,
-    (targets, clock): (&TargetTable, &Timings),
+    (targets, clock, min_runs): (&TargetTable, &Timings, u32),
 ) -> Result<ReportInputs, LoadError> {
+    let min_runs = min_runs as usize;
     Ok(match zip_input(paths)? {
         Some(zip) => {
             let intake = read_intake(zip, &Limits::within(max_bytes))?;
             clock.lap("read the zip");
             let loaded = samples_of_intake(&intake, zip, suite, targets)?;
             let energy = energy::energy_of_intake(&intake, &loaded.set.suite);
+            let check = page_check(zip.display().to_string(), &intake, min_runs);
+            let validity = vec![SubmissionValidity {
+                submission: check.label.clone(),
+                validity: validity_of_intake(&check, &intake),
+            }];
+            clock.lap("validate");
             let held = Held::zip(page, zip, intake);
             ReportInputs {
                 energy,
                 loaded,
                 held,
+                checks: vec![check],
+                validity,
             }
         }
         None => {
@@ -74,12 +91,40 @@ pub fn read_report_inputs(
                 true => energy::energy_of_opened(&opened, &loaded.set.suite),
                 false => energy::energy_of_paths(paths, &loaded.set.suite, max_bytes),
             };
+            let (checks, validity) = checks_of_opened(paths, &opened, min_runs);
+            clock.lap("validate");
             let held = Held::Opened(opened);
             ReportInputs {
                 energy,
                 loaded,
                 held,
+                checks,
+                validity,
             }
         }
     })
+}
+
+/// Each input among `paths` that is a folder the discovery `opened`, validated from that
+/// walk with `min_runs`, and its verdict (report files given one by one are not
+/// submissions: they are not validated).
+fn checks_of_opened(
+    paths: &[PathBuf],
+    opened: &[Opened],
+    min_runs: usize,
+) -> (Vec<SubmissionCheck>, Vec<SubmissionValidity>) {
+    let folders = paths
+        .iter()
+        .filter_map(|p| opened.iter().find(|o| o.path() == p));
+    folders
+        .map(|sub| {
+            let label = sub.path().display().to_string();
+            let check = page_check_listed(label, sub.listing(), min_runs);
+            let validity = SubmissionValidity {
+                submission: check.label.clone(),
+                validity: validity_of_check(&check, sub.listing()),
+            };
+            (check, validity)
+        })
+        .unzip()
 }

@@ -10,8 +10,7 @@ use mlbench_results::trace::Trace;
 use mlbench_results::{Provenance, ReportDoc, ReportPage, SubmissionCheck};
 use mlbench_schema::TargetTable;
 use mlbench_submission::digest::input_digests;
-use mlbench_submission::{Intake, IntakeError, Limits, Opened};
-use mlbench_validator::{checks_of_inputs, page_check};
+use mlbench_submission::{Intake, Limits, Opened};
 use std::path::{Path, PathBuf};
 
 /// The page's inputs.
@@ -49,56 +48,48 @@ impl Held {
     }
 }
 
-/// What the page of a report of `paths` shows of them, with `min_runs`; `held` is what
-/// the report read of them (a zip's files, the folders it opened), the other paths are
-/// opened within `limits`. The traces are read only where the report has `energy`.
-///
-/// # Errors
-/// [`IntakeError`]: a submission among `paths` that cannot be read at all.
+/// What the page of a report of `paths` shows of them: `checks`, the validation the
+/// report made of each whole submission among them, and what is read here; `held` is
+/// what the report read of them (a zip's files, the folders it opened), the other paths
+/// are opened within `limits`. The traces are read only where the report has `energy`.
 pub fn page_inputs(
     paths: &[PathBuf],
     held: &Held,
     energy: bool,
-    min_runs: usize,
+    checks: Vec<SubmissionCheck>,
     limits: &Limits,
-) -> Result<PageInputs, IntakeError> {
+) -> PageInputs {
     let opened = match held {
         Held::Opened(opened) => &opened[..],
         Held::Nothing | Held::Zip(..) => &[],
     };
     let digests = input_digests(paths, opened, limits);
-    Ok(match held {
-        Held::Zip(zip, intake) => PageInputs {
-            checks: vec![page_check(zip.display().to_string(), intake, min_runs)],
-            digests,
-            power: held_traces(zip, intake, energy),
+    let power = match held {
+        Held::Zip(zip, intake) => held_traces(zip, intake, energy),
+        Held::Nothing | Held::Opened(_) => match opened.len() == paths.len() {
+            true => opened_traces(opened, energy),
+            false => page_traces(paths, energy, limits.max_bytes),
         },
-        Held::Nothing | Held::Opened(_) => PageInputs {
-            checks: checks_of_inputs(paths, opened, min_runs, limits)?,
-            digests,
-            power: match opened.len() == paths.len() {
-                true => opened_traces(opened, energy),
-                false => page_traces(paths, energy, limits.max_bytes),
-            },
-        },
-    })
+    };
+    PageInputs {
+        checks,
+        digests,
+        power,
+    }
 }
 
 /// The HTML page of a report: `doc`, the figures of `set` against `targets`, and what
 /// [`page_inputs`] reads of `paths` (`held`: what the report read of them) within
-/// `limits`, each submission validated with `min_runs`; `provenance` makes the page's
-/// provenance of the digests. Power traces that cannot be read cost the page its
-/// section, not the report: why is handed back beside the page.
-///
-/// # Errors
-/// [`IntakeError`]: a submission among `paths` that cannot be read at all.
+/// `limits`, with `checks`, the report's validation of each whole submission;
+/// `provenance` makes the page's provenance of the digests. Power traces that cannot be
+/// read cost the page its section, not the report: why is handed back beside the page.
 pub fn report_page(
     (set, targets, doc): (&SampleSet, &TargetTable, &ReportDoc),
     (paths, held): (&[PathBuf], &Held),
-    (limits, min_runs): (&Limits, usize),
+    (limits, checks): (&Limits, Vec<SubmissionCheck>),
     provenance: impl FnOnce(Vec<(String, String)>) -> Provenance,
-) -> Result<(ReportPage, Option<TraceError>), IntakeError> {
-    let inputs = page_inputs(paths, held, doc.energy.is_some(), min_runs, limits)?;
+) -> (ReportPage, Option<TraceError>) {
+    let inputs = page_inputs(paths, held, doc.energy.is_some(), checks, limits);
     let (power, no_power) = match inputs.power {
         Ok(power) => (power, None),
         Err(e) => (Vec::new(), Some(e)),
@@ -113,5 +104,5 @@ pub fn report_page(
         provenance: provenance(inputs.digests),
         doc: doc.clone(),
     };
-    Ok((page, no_power))
+    (page, no_power)
 }

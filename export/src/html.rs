@@ -259,15 +259,20 @@ fn render_block(out: &mut String, block: &Block, used: &mut Vec<String>) {
             warnings,
             lines,
         } => {
-            let passed = *errors == 0;
+            // Counts, not a second status: a page shows one status, at its top.
             let plural =
                 |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-            let text = format!(
-                "{}, {}",
+            let class = if *errors == 0 {
+                "counts"
+            } else {
+                "counts failing"
+            };
+            let _ = writeln!(
+                out,
+                "<p class=\"{class}\">{}, {}</p>",
                 plural(*errors, "error"),
                 plural(*warnings, "warning")
             );
-            render_block(out, &Block::Status { passed, text }, used);
             if lines.is_empty() {
                 return;
             }

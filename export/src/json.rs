@@ -82,14 +82,18 @@ mod tests {
 
     #[test]
     fn every_document_leads_with_its_schema_version() {
-        for (doc, first) in [
-            (Json.export(&testdata::classic_doc()), "schema_version"),
-            (Json.export(&testdata::grid()), "schema_version"),
-            (Json.export(&testdata::validation()), "schema_version"),
+        use mlbench_results::{grid::GRID_SCHEMA_VERSION, report::REPORT_SCHEMA_VERSION};
+        for (doc, version) in [
+            (Json.export(&testdata::classic_doc()), REPORT_SCHEMA_VERSION),
+            (Json.export(&testdata::grid()), GRID_SCHEMA_VERSION),
+            (Json.export(&testdata::validation()), 1),
         ] {
             let text = String::from_utf8(doc.unwrap()).unwrap();
             let key = text.lines().nth(1).unwrap().trim();
-            assert!(key.starts_with(&format!("\"{first}\": 1")), "{text}");
+            assert!(
+                key.starts_with(&format!("\"schema_version\": {version}")),
+                "{text}"
+            );
         }
     }
 

@@ -90,7 +90,7 @@ impl Exporter<ReportDoc> for Markdown {
             let _ = writeln!(out, "### {}\n", t.title);
             figures(&mut out, &t);
         }
-        let _ = writeln!(out, "**Result: {}**", report_rows::result_word(doc));
+        let _ = writeln!(out, "**Result: {}**", report_rows::result_line(doc));
         if let Some(ci) = &doc.ci {
             let t = report_rows::ci_rows(ci);
             let _ = writeln!(out, "## {}\n", t.title);

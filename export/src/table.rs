@@ -105,7 +105,7 @@ impl Exporter<ReportDoc> for Table {
         if let Some(t) = report_rows::fleet_rows(doc) {
             titled(&mut out, t);
         }
-        let _ = writeln!(out, "Result: {}", report_rows::result_word(doc));
+        let _ = writeln!(out, "Result: {}", report_rows::result_line(doc));
         if let Some(ci) = &doc.ci {
             let t = report_rows::ci_rows(ci);
             let _ = writeln!(out, "\n{}\n{}", t.title, comfy(t.header, t.rows));

@@ -23,6 +23,7 @@ pub use report::{Report, ReportDoc};
 pub use scaling::Scaling;
 pub use trace::Trace;
 pub use validation::{
-    FailedRule, Finding, Rule, RuleList, Severity, Validation, ValidationDoc, Validity,
+    FailedRule, Finding, Rule, RuleList, Severity, SubmissionValidity, Validation, ValidationDoc,
+    Validity,
 };
 pub use views::{GpuRelative, LossCurve, LossGroup, RunMeans};

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// The version of the report JSON (`docs/report-json.md`); raised when a field changes
 /// meaning or disappears, not when one is added.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// Everything `mlbench report` found: the report, the intervals of `--ci`, the
 /// stragglers and the notes for people. Serialized as the report JSON.
@@ -51,13 +51,50 @@ pub struct ReportDoc {
     /// Energy per bench, from the runs' telemetry (absent without any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::energy::Energy>,
+    /// What the submission ran on: its GPUs as the entries name them, hosts, CPU, driver
+    /// (absent only from a document made without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<crate::Hardware>,
+    /// Whether the entries' GPUs are the targets' model (absent when no entry names one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_match: Option<GpuMatch>,
+    /// The validation verdict of each whole submission (a folder, a zip) among the
+    /// inputs, computed once; empty when the report was made of report files alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub validity: Vec<crate::SubmissionValidity>,
     /// What was read and set aside, one line each (tables and Markdown show them; other
     /// formats leave them to standard error).
     #[serde(skip)]
     pub notes: Vec<String>,
 }
 
+/// The entries' GPUs against the targets' model (docs/gpu-models.md).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GpuMatch {
+    /// The targets' GPU model (`RTX`).
+    pub targets: String,
+    /// Each GPU the entries name, with the targets' model it is.
+    pub entries: Vec<GpuName>,
+    /// Every GPU the entries name is the targets' model: the diffs compare like with like.
+    pub matches: bool,
+}
+
+/// One GPU name of the entries.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GpuName {
+    /// As the entries write it (`TITAN RTX`).
+    pub name: String,
+    /// The targets' model it is (`RTX`; `null`: not a model the table knows).
+    pub model: Option<String>,
+}
+
 impl ReportDoc {
+    /// The one status of the document: the scoring's criteria passed and every
+    /// submission among the inputs passed its validation.
+    pub fn passed(&self) -> bool {
+        self.report.passed() && self.validity.iter().all(|v| v.validity.passed)
+    }
+
     /// A document without intervals, stragglers or notes.
     pub fn new(report: Report) -> ReportDoc {
         ReportDoc {
@@ -72,6 +109,9 @@ impl ReportDoc {
             precision: None,
             stopping: None,
             energy: None,
+            hardware: None,
+            gpu_match: None,
+            validity: Vec::new(),
             notes: Vec::new(),
         }
     }

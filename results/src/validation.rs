@@ -349,6 +349,16 @@ pub struct Validity {
     pub failed: Vec<FailedRule>,
 }
 
+/// The [`Validity`] of one submission among a command's inputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubmissionValidity {
+    /// The submission as it was given (its path, or its label in a grid).
+    pub submission: String,
+    /// Its verdict.
+    #[serde(flatten)]
+    pub validity: Validity,
+}
+
 /// One rule's errors in a [`Validity`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FailedRule {
@@ -410,8 +420,15 @@ impl Validity {
                 n => format!("pass, {}", plural(n, "warning", "warnings")),
             };
         }
+        format!("FAIL: {}", self.errors_text())
+    }
+
+    /// The errors in a few words, without a verdict word: `3 errors (loss.nan,
+    /// coverage.missing), packed with --allow-errors`.
+    pub fn errors_text(&self) -> String {
+        use mlbench_schema::words::count as plural;
         let rules: Vec<&str> = self.failed.iter().map(|r| r.rule.as_str()).collect();
-        let mut text = format!("FAIL: {}", plural(self.errors, "error", "errors"));
+        let mut text = plural(self.errors, "error", "errors");
         if !rules.is_empty() {
             text.push_str(&format!(" ({})", rules.join(", ")));
         }

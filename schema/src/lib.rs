@@ -25,6 +25,7 @@
 pub mod class;
 pub mod destination;
 pub mod entry;
+pub mod gpu_names;
 pub mod jobs;
 
 pub mod measure;

@@ -262,6 +262,8 @@ impl TargetTable {
         scoring: Scoring,
         gpu_model: &str,
     ) -> Result<TargetTable, TargetsError> {
+        // A device name as the entries write it (`TITAN RTX`) means its model (`RTX`).
+        let gpu_model = crate::gpu_names::resolve(gpu_model);
         match path {
             Some(path) => Self::load(path, scoring, gpu_model),
             None => Self::builtin(scoring, gpu_model),

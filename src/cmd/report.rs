@@ -65,7 +65,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
     let clock = Timings::start();
     let (paths, name, max_bytes) = (&args.submissions, args.name.as_deref(), args.size.max_bytes);
-    let (page, of) = (args.html.is_some(), (&targets, &clock));
+    let (page, of) = (args.html.is_some(), (&targets, &clock, args.min_runs));
     let read = read_report_inputs(paths, name, max_bytes, page, of)?;
     let (energy, loaded, held) = (read.energy, read.loaded, read.held);
     clock.lap("read, parse and extract, energy");
@@ -78,13 +78,13 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         parity: ParityTable::builtin()?,
         design: args.precision.design().map_err(CommandError::Usage)?,
     };
-    let (set, mut doc) = report_document(loaded, &targets, &options)?;
+    let (set, mut doc) = report_document((loaded, read.validity), &targets, &options)?;
     doc.energy = energy;
     clock.lap("samples, statistics, stragglers and intervals");
     if let Some(path) = &args.html {
-        let limits = (&Limits::within(args.size.max_bytes), args.min_runs as usize);
+        let limits = (&Limits::within(args.size.max_bytes), read.checks);
         let of = (&set, &targets, &doc);
-        let (page, no_power) = report_page(of, (paths, &held), limits, provenance)?;
+        let (page, no_power) = report_page(of, (paths, &held), limits, provenance);
         if let Some(e) = no_power {
             eprintln!("warning: the HTML page has no power traces: {e}");
         }
@@ -103,5 +103,5 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     }
     super::emit_bytes(&bytes, args.output.as_deref(), args.force)?;
     clock.lap("render and write");
-    Ok(Outcome::failed_if(args.check && !doc.report.passed()))
+    Ok(Outcome::failed_if(args.check && !doc.passed()))
 }

@@ -831,8 +831,17 @@ fn a_telemetry_file_of_two_hundred_thousand_windows_is_checked_in_linear_time() 
         named.iter().any(|f| f["rule"] == "telemetry.too-few"),
         "{json:#}"
     );
-    // report and grid: the same figures (no report entry is of `windows`).
-    assert_eq!(before[1].1, after[1].1);
+    // report and grid: the same figures (no report entry is of `windows`); the report's
+    // verdict of the submission is the validation's, with the new file's errors.
+    let report = |text: &str| {
+        let mut doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let validity = doc.as_object_mut().unwrap().remove("validity").unwrap();
+        (doc, validity[0]["errors"].as_u64().unwrap())
+    };
+    let ((figures_before, _), (figures_after, errors)) =
+        (report(&before[1].1), report(&after[1].1));
+    assert_eq!(figures_before, figures_after);
+    assert_eq!(errors, json["errors"].as_u64().unwrap());
     assert_eq!(before[3].1, after[3].1);
     // plot power draws it too.
     assert!(after[2].2.contains("windows"), "{}", after[2].2);

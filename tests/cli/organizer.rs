@@ -1,13 +1,201 @@
-//! The organizer's four vendors (`vendors.rs`): hardware, runtime and validity travel
-//! with every figure.
+//! The organizer's four vendors (`vendors.rs`): what ran each figure, and whether its
+//! submission passed, travel with the report.
 
-use crate::vendors::four_vendors;
+use crate::fixtures::{example_dir, mlbench};
+use crate::vendors::{EXAMPLE_GPU, H100, Vendors, four_vendors};
+use std::sync::OnceLock;
+
+/// The four vendors, made once for every test of this file (packing them takes a while).
+fn vendors() -> &'static Vendors {
+    static VENDORS: OnceLock<Vendors> = OnceLock::new();
+    VENDORS.get_or_init(four_vendors)
+}
+
+/// `mlbench report SUB -g MODEL ARGS… -f json`: exit status and document.
+fn report_json(sub: &std::path::Path, model: &str, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = mlbench()
+        .arg("report")
+        .arg(sub)
+        .args(["-g", model, "-f", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code().unwrap(), doc)
+}
+
+/// `mlbench report SUB -g MODEL ARGS…` as a table: exit status and standard output.
+fn report_text(sub: &std::path::Path, model: &str, args: &[&str]) -> (i32, String) {
+    let out = mlbench()
+        .arg("report")
+        .arg(sub)
+        .args(["-g", model])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    (out.status.code().unwrap(), text)
+}
 
 #[test]
-#[ignore]
-fn keep_vendors() {
-    let v = four_vendors();
-    let keep = std::path::Path::new("/tmp/vendors");
-    let _ = std::fs::remove_dir_all(keep);
-    crate::fixtures::copy_tree(v.root.path(), keep);
+fn the_four_vendors_are_what_they_are_said_to_be() {
+    // A and D pass validation; B (a NaN loss) and C (no ssd) fail it.
+    let codes: Vec<i32> = (vendors().zips().iter())
+        .map(|zip| crate::fixtures::validate_json(zip, &[]).0)
+        .collect();
+    assert_eq!(codes, [0, 1, 1, 0]);
+    let (_, c) = crate::fixtures::validate_json(vendors().zip('C'), &[]);
+    let rules: Vec<&str> = (c["findings"].as_array().unwrap().iter())
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(rules.contains(&"bench.missing"), "{rules:?}");
+}
+
+#[test]
+fn the_report_names_the_hardware_the_entries_ran_on() {
+    let v = vendors();
+    let (code, doc) = report_json(&v.zip('D'), "RTX", &[]);
+    assert_eq!(code, 0);
+    let hardware = &doc["hardware"];
+    assert_eq!(hardware["gpus"][0]["name"], H100);
+    // The example ran on 2 GPUs of one host; vendorD renamed the host.
+    assert_eq!(hardware["gpus"][0]["count"], 2);
+    assert_eq!(hardware["gpu_count"], 2);
+    assert_eq!(hardware["hosts"], serde_json::json!(["vendorD-node"]));
+    // H100 is not the RTX targets' model: the JSON and the header say so.
+    assert_eq!(doc["gpu_match"]["matches"], false);
+    assert_eq!(
+        doc["gpu_match"]["entries"][0]["model"],
+        serde_json::Value::Null
+    );
+    let (_, text) = report_text(&v.zip('D'), "RTX", &[]);
+    assert!(
+        text.contains(&format!("hardware: 2 × {H100} on vendorD-node")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "the entries ran on {H100}, not on the targets' model RTX"
+        )),
+        "{text}"
+    );
+    // vendorA's TITAN RTX is the RTX targets' model: no warning.
+    let (_, doc) = report_json(&v.zip('A'), "RTX", &[]);
+    assert_eq!(doc["gpu_match"]["matches"], true);
+    assert_eq!(doc["gpu_match"]["entries"][0]["name"], EXAMPLE_GPU);
+    let (_, text) = report_text(&v.zip('A'), "RTX", &[]);
+    assert!(!text.contains("not on the targets' model"), "{text}");
+}
+
+#[test]
+fn gpu_model_takes_the_entries_own_name_and_warns_across_models() {
+    // "TITAN RTX", as the example's entries name it, means the RTX targets: the same
+    // report as `-g RTX`.
+    let (code, by_name) = report_text(&example_dir(), EXAMPLE_GPU, &[]);
+    assert_eq!(code, 0, "{by_name}");
+    assert_eq!(by_name, report_text(&example_dir(), "RTX", &[]).1);
+    // Scoring TITAN RTX entries against V100 targets is said, not silent.
+    let (_, doc) = report_json(&example_dir(), "V100", &[]);
+    assert_eq!(doc["gpu_match"]["targets"], "V100");
+    assert_eq!(doc["gpu_match"]["entries"][0]["model"], "RTX");
+    assert_eq!(doc["gpu_match"]["matches"], false);
+    // A name the table does not know is refused as before, naming what is built in.
+    let out = mlbench()
+        .arg("report")
+        .arg(example_dir())
+        .args(["-g", "GeForce 256"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GeForce 256"));
+}
+
+#[test]
+fn the_validation_verdict_travels_with_the_report() {
+    let v = vendors();
+    // vendorB: one NaN loss, packed with --allow-errors.
+    let (code, doc) = report_json(&v.zip('B'), "RTX", &["--check"]);
+    assert_eq!(code, 1, "a failing validation fails --check");
+    let validity = &doc["validity"][0];
+    assert_eq!(validity["submission"], v.zip('B').display().to_string());
+    assert_eq!(validity["passed"], false);
+    assert_eq!(validity["errors"], 1);
+    assert_eq!(validity["allowed_errors"], true);
+    assert_eq!(validity["failed"][0]["rule"], "loss.nan");
+    assert_eq!(
+        validity["failed"][0]["first"],
+        "output0/fast_0.json: entry 0: batch_loss[3]"
+    );
+    // vendorC: no ssd at all; its errors are counted by rule and sum to the total.
+    let (_, doc) = report_json(&v.zip('C'), "RTX", &[]);
+    let validity = &doc["validity"][0];
+    let by_rule: u64 = (validity["failed"].as_array().unwrap().iter())
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert!(validity["errors"].as_u64().unwrap() > 0);
+    assert_eq!(by_rule, validity["errors"].as_u64().unwrap());
+    assert_eq!(validity["allowed_errors"], true);
+    // vendorA passes both its scoring and its validation.
+    let (code, doc) = report_json(&v.zip('A'), "RTX", &["--check"]);
+    assert_eq!(
+        (code, &doc["validity"][0]["passed"]),
+        (0, &serde_json::json!(true))
+    );
+    assert_eq!(doc["validity"][0]["allowed_errors"], false);
+}
+
+#[test]
+fn a_page_shows_one_status_and_lists_what_failed() {
+    let v = vendors();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("b.html");
+    let out = mlbench()
+        .arg("report")
+        .arg(v.zip('B'))
+        .args(["-g", "RTX", "--scoring", "score", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // One badge of status on the page, and it is FAIL, naming the failed validation.
+    assert_eq!(html.matches("<p class=\"status").count(), 1, "{html}");
+    assert_eq!(html.matches("✓ PASS").count(), 0);
+    let status = html
+        .lines()
+        .find(|l| l.contains("<p class=\"status"))
+        .unwrap();
+    assert!(status.contains("✗ FAIL"), "{status}");
+    assert!(status.contains("validation of"), "{status}");
+    assert!(
+        status.contains("1 error (loss.nan), packed with --allow-errors"),
+        "{status}"
+    );
+    // The text's list of failed entries is on the page too.
+    assert!(
+        html.contains("Failed entries (left out of the score)"),
+        "{html}"
+    );
+    assert!(html.contains("nan_loss"), "{html}");
+    // The page's validation section is the report's verdict: the same count.
+    assert!(
+        html.contains("<p class=\"counts failing\">1 error, 0 warnings</p>"),
+        "{html}"
+    );
+    // And the text says the same status.
+    let (_, text) = report_text(&v.zip('B'), "RTX", &["--scoring", "score"]);
+    assert!(
+        text.contains(
+            "Result: FAIL: validation of {}: 1 error (loss.nan), packed with --allow-errors"
+                .replace("{}", &v.zip('B').display().to_string())
+                .as_str()
+        ),
+        "{text}"
+    );
 }

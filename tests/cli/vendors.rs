@@ -189,7 +189,8 @@ pub fn four_vendors() -> Vendors {
     let vendors = Vendors {
         root: tempfile::tempdir().unwrap(),
     };
-    let makers: [(char, fn(&Path), bool); 4] = [
+    type Maker = (char, fn(&Path), bool);
+    let makers: [Maker; 4] = [
         ('A', make_a, false),
         ('B', make_b, true),
         ('C', make_c, true),

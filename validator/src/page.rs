@@ -44,6 +44,13 @@ pub fn validity_of_check(check: &SubmissionCheck, listing: &Listing) -> Validity
     Validity::of(&check.validation, info.is_some_and(|i| i.allowed_errors))
 }
 
+/// The verdict of a validation already made of a zip read whole (`intake`), with the
+/// `allowed_errors` its `SUBMISSION.json` records.
+pub fn validity_of_intake(check: &SubmissionCheck, intake: &Intake) -> Validity {
+    let info = crate::SubmissionInfo::of_files(&intake.files);
+    Validity::of(&check.validation, info.is_some_and(|i| i.allowed_errors))
+}
+
 /// [`page_check_listed`] of each input that is a whole submission (a folder or a zip):
 /// the one among `opened` at its path, else opened here within `limits` (the command's
 /// own); report files given one by one are not checked.

@@ -167,12 +167,26 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
     };
     let mut result = vec![
         Block::Status {
-            passed: report.passed(),
-            text: report_rows::heading(report),
+            passed: doc.passed(),
+            text: match report_rows::failed_parts(doc) {
+                failed if failed.is_empty() => report_rows::heading(report),
+                failed => format!(
+                    "{}; failed: {}",
+                    report_rows::heading(report),
+                    failed.join("; ")
+                ),
+            },
         },
         Block::Notes(doc.notes.clone()),
         table("benches", benches),
     ];
+    let failures = report_rows::failure_rows(report);
+    if !failures.is_empty() {
+        let header = ["file", "entry", "bench", "reason"];
+        let rows = failures.into_iter().map(|r| r.to_vec()).collect();
+        let title = "Failed entries (left out of the score)";
+        result.push(table("failures", Rows::new(title, &header, rows)));
+    }
     if let Some(t) = report_rows::world_size_rows(report) {
         result.push(table("world-sizes", t));
     }

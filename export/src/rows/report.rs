@@ -207,9 +207,28 @@ pub fn failure_rows(report: &Report) -> Vec<[String; 4]> {
         .collect()
 }
 
-/// The verdict line's word.
-pub fn result_word(doc: &ReportDoc) -> &'static str {
-    verdict(doc.report.passed())
+/// What failed, one phrase each: the scoring's criteria, each submission's validation
+/// (empty when the report passed).
+pub fn failed_parts(doc: &ReportDoc) -> Vec<String> {
+    let mut failed = Vec::new();
+    if !doc.report.passed() {
+        failed.push("the scoring's criteria (see Statistics)".to_owned());
+    }
+    for v in doc.validity.iter().filter(|v| !v.validity.passed) {
+        let errors = v.validity.errors_text();
+        failed.push(format!("validation of {}: {errors}", v.submission));
+    }
+    failed
+}
+
+/// The verdict line: `PASS`, or `FAIL` and what failed ([`failed_parts`]): the one
+/// status of a report, in every format.
+pub fn result_line(doc: &ReportDoc) -> String {
+    let word = verdict(doc.passed());
+    match failed_parts(doc) {
+        failed if failed.is_empty() => word.to_owned(),
+        failed => format!("{word}: {}", failed.join("; ")),
+    }
 }
 
 /// The fleet table: one row per node (`None` for a single node).
