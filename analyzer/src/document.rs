@@ -5,9 +5,9 @@
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};
-use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_of};
+use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, report_of};
 use mlbench_results::SubmissionValidity;
-use mlbench_results::report::{GpuMatch, GpuName, Intervals, Report, ReportDoc};
+use mlbench_results::report::{GpuMatch, GpuName, Report, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable};
 
@@ -35,7 +35,7 @@ pub struct DocOptions {
     pub min_runs: u32,
     /// Price for RPP (score scoring).
     pub price: Option<f64>,
-    /// Bootstrap intervals of each bench's mean (`--ci`).
+    /// Bootstrap intervals of each bench's result (`--ci`).
     pub intervals: bool,
     /// The parity of the two runtimes per bench, said beside a runtime mismatch.
     pub parity: ParityTable,
@@ -70,42 +70,33 @@ pub fn report_document(
     };
     let clock = mlbench_schema::Timings::start();
     let set = loaded.set;
-    // Four independent readings of the same samples, side by side: the scoring (Polars, on
-    // its own threads), the stragglers, the intervals and the fleet; each has serial
-    // stretches that the others' parallel work fills.
-    let (report, ((flagged, ci), fleet)) = rayon::join(
+    // Three independent readings of the same samples, side by side: the scoring (Polars, on
+    // its own threads), the stragglers and the fleet; each has serial stretches that the
+    // others' parallel work fills. The intervals of `--ci` are of the scoring's results.
+    let (report, (flagged, fleet)) = rayon::join(
         || report_of(&set, targets, &report_options),
         || {
             rayon::join(
                 || {
-                    rayon::join(
-                        || {
-                            stragglers(&set, &StragglerOptions::default())
-                                .into_iter()
-                                .filter(|s| s.flagged)
-                                .collect()
-                        },
-                        || {
-                            options.intervals.then(|| Intervals {
-                                by_bench: bench_mean_cis(
-                                    &set,
-                                    CI_RESAMPLES,
-                                    DEFAULT_SEED,
-                                    DEFAULT_LEVEL,
-                                ),
-                                resamples: CI_RESAMPLES,
-                                seed: DEFAULT_SEED,
-                                level: DEFAULT_LEVEL,
-                            })
-                        },
-                    )
+                    stragglers(&set, &StragglerOptions::default())
+                        .into_iter()
+                        .filter(|s| s.flagged)
+                        .collect()
                 },
                 || crate::fleet::fleet(&set, &crate::fleet::FleetOptions::default()),
             )
         },
     );
     let mut doc = ReportDoc::new(report?);
-    (doc.stragglers, doc.ci, doc.fleet) = (flagged, ci, fleet);
+    (doc.stragglers, doc.fleet) = (flagged, fleet);
+    let how = crate::result_ci::Resampling {
+        resamples: CI_RESAMPLES,
+        seed: DEFAULT_SEED,
+        level: DEFAULT_LEVEL,
+    };
+    doc.ci = options
+        .intervals
+        .then(|| crate::result_ci::result_intervals(&set, &doc.report, &how));
     let benches: Vec<String> = doc
         .report
         .bench_names()

@@ -30,6 +30,7 @@ pub mod inputs;
 pub mod load;
 pub mod page;
 pub mod precision;
+pub mod result_ci;
 pub mod runtime;
 pub mod samples;
 pub mod scaling;

@@ -8,7 +8,9 @@ use crate::anytime::{
 };
 use crate::bootstrap::{percentile_interval, stream, usable};
 use crate::samples::SampleSet;
-use mlbench_results::report::{BenchPrecision, Precision, PrecisionInterval, PrecisionOverall};
+use mlbench_results::report::{
+    BenchPrecision, PRECISION_STATISTIC, Precision, PrecisionInterval, PrecisionOverall,
+};
 use mlbench_schema::stopping::LAI_T_MIXTURE;
 use std::collections::BTreeMap;
 
@@ -51,6 +53,7 @@ pub fn precision(
         })
         .collect();
     Precision {
+        statistic: PRECISION_STATISTIC.into(),
         level: design.level,
         precision: design.precision,
         method: LAI_T_MIXTURE.into(),
@@ -93,16 +96,22 @@ pub fn bench_precision(
         let ci = summary
             .zip(half)
             .map(|(s, h)| [s.geometric_mean * (-h).exp(), s.geometric_mean * h.exp()]);
+        let needed = sd.and_then(|sd| runs_needed(sd, design.goal(), factor));
         PrecisionInterval {
             ci,
             half_width: half.map(f64::exp_m1),
             reached: reached(half, count, design),
-            runs_needed: sd.and_then(|sd| runs_needed(sd, design.goal(), factor)),
+            runs_needed: needed,
+            why: None,
+            runs_needed_why: needed.is_none().then(|| runs_needed_why(count)),
         }
     };
-    let anytime = interval(summary.and_then(|s| s.anytime_half_width(design)), &|n| {
+    let mut anytime = interval(summary.and_then(|s| s.anytime_half_width(design)), &|n| {
         lai_factor(n, design.mixture, alpha)
     });
+    if anytime.ci.is_none() {
+        anytime.why = Some(anytime_why(count, design));
+    }
     let mut fixed = interval(summary.and_then(|s| fixed_half_width(&s, alpha)), &|n| {
         t_factor(n, alpha)
     });
@@ -114,6 +123,12 @@ pub fn bench_precision(
     };
     fixed.reached = count >= crate::anytime::MIN_RUNS
         && fixed.half_width.is_some_and(|h| h <= design.precision);
+    if fixed.ci.is_none() {
+        fixed.why = Some(match count {
+            0 | 1 => too_few(count),
+            _ => "no resamples drawn".into(),
+        });
+    }
     BenchPrecision {
         bench: bench.to_owned(),
         runs: count,
@@ -122,6 +137,43 @@ pub fn bench_precision(
         sd_log: sd,
         fixed,
         anytime,
+    }
+}
+
+/// Why an interval of `runs` runs has no ends below two runs.
+fn too_few(runs: u32) -> String {
+    match runs {
+        0 => "no run with a value".into(),
+        _ => "1 run: an interval needs 2 to measure a spread".into(),
+    }
+}
+
+/// Why the anytime-valid interval of `runs` runs is unbounded: too few runs to measure a
+/// spread, or fewer than the design's sequence needs to be bounded at all (a count that
+/// depends on the level and the mixture only, never on the runs' values).
+pub fn anytime_why(runs: u32, design: &Design) -> String {
+    if runs < 2 {
+        return too_few(runs);
+    }
+    let alpha = design.alpha();
+    let from =
+        crate::anytime::first_reaching(2, |n| lai_factor(n, design.mixture, alpha).is_some());
+    let level = design.level * 100.0;
+    match from {
+        Some(from) => format!("{runs} runs; bounded from {from} at {level:.0}%"),
+        None => format!("{runs} runs; unbounded at {level:.0}% at any count"),
+    }
+}
+
+/// Why a runs-needed figure is unknown at `runs` runs: no spread measured yet, or beyond
+/// the cap.
+fn runs_needed_why(runs: u32) -> String {
+    match runs {
+        0 | 1 => format!("{}: needs 2 runs to measure a spread", too_few(runs)),
+        _ => format!(
+            "more than {} runs at the observed spread",
+            mlbench_results::report::RUNS_NEEDED_CAP
+        ),
     }
 }
 

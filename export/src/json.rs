@@ -112,7 +112,12 @@ mod tests {
         let v = value(Json.export(&testdata::score_doc()));
         assert_eq!(
             v["ci"],
-            serde_json::json!({"cart": {"n": 5, "mean": 1900.0, "ci": [1885.5, 1914.25]}})
+            serde_json::json!({"cart": {
+                "statistic": "pooled mean of run × GPU values",
+                "n": 5,
+                "result": 1900.0,
+                "ci": [1885.5, 1914.25]
+            }})
         );
     }
 

@@ -164,13 +164,16 @@ pub fn score_doc() -> ReportDoc {
     doc.ci = Some(Intervals {
         by_bench: [(
             "cart".to_owned(),
-            MeanCi {
+            ResultCi {
+                statistic: SCORE_STATISTIC.into(),
                 n: 5,
-                mean: 1900.0,
-                ci: [1885.5, 1914.25],
+                result: Some(1900.0),
+                ci: Some([1885.5, 1914.25]),
+                why: None,
             },
         )]
         .into(),
+        resampling: "runs resampled within GPUs".into(),
         resamples: 2000,
         seed: 2019,
         level: 0.95,

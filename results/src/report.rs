@@ -120,9 +120,13 @@ impl ReportDoc {
 /// How many runs (docs/scoring.md, "How many runs"): per bench, the fixed-n and the
 /// anytime-valid interval of its mean throughput over runs, and the runs each needs for
 /// `precision`. Figures are on the runs' own values (a run's value: the mean over its
-/// GPUs); intervals are around their geometric mean, half-widths relative to it.
+/// GPUs); intervals are around their geometric mean, half-widths relative to it. That
+/// centre is not the report's result (nor `--ci`'s): the anytime-valid sequence works on
+/// log throughput, whose mean is the log of the geometric mean; `statistic` says so.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Precision {
+    /// What the intervals are of: [`PRECISION_STATISTIC`].
+    pub statistic: String,
     /// The confidence level of both intervals.
     pub level: f64,
     /// The target half-width, relative (0.01: ±1 %).
@@ -144,6 +148,10 @@ pub struct Precision {
     /// Over every bench.
     pub overall: PrecisionOverall,
 }
+
+/// The precision section's centre, as its JSON `statistic` says it.
+pub const PRECISION_STATISTIC: &str =
+    "geometric mean of run means (each run's mean over its GPUs; intervals on log throughput)";
 
 /// One bench's precision.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -167,7 +175,7 @@ pub struct BenchPrecision {
 }
 
 /// One kind of interval of one bench.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PrecisionInterval {
     /// `[low, high]` (`null`: unbounded yet, or too few runs).
     pub ci: Option<[f64; 2]>,
@@ -178,6 +186,12 @@ pub struct PrecisionInterval {
     /// Runs needed for the precision at the observed spread, in all (`null`: more than
     /// 100,000, or fewer than 2 runs to measure a spread).
     pub runs_needed: Option<u32>,
+    /// Why `ci` is `null` (absent when it is not): `5 runs; bounded from 8 at 95%`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Why `runs_needed` is `null` (absent when it is not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed_why: Option<String>,
 }
 
 /// Over every bench with a run: the worst of each.
@@ -247,12 +261,18 @@ pub struct BenchParity {
     pub parity: Option<f64>,
 }
 
-/// Bootstrap intervals of each bench's mean; serialized as the map alone.
+/// `--ci`: bootstrap intervals of each bench's result, the figure of the report's result
+/// column, recomputed per resample as the scoring computes it; serialized as the map
+/// alone. Every bench of the report has an entry (with the reason where it has no
+/// interval).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(transparent)]
 pub struct Intervals {
-    /// Bench → mean and interval.
-    pub by_bench: BTreeMap<String, MeanCi>,
+    /// Bench → result and interval.
+    pub by_bench: BTreeMap<String, ResultCi>,
+    /// What is resampled, for people: `runs resampled whole`.
+    #[serde(skip)]
+    pub resampling: String,
     /// Resamples drawn.
     #[serde(skip)]
     pub resamples: usize,
@@ -265,6 +285,31 @@ pub struct Intervals {
 }
 
 pub use crate::interval::MeanCi;
+
+/// The classic scoring's result, as `--ci`'s `statistic` says it.
+pub const CLASSIC_STATISTIC: &str =
+    "mean over runs without the lowest and highest of run means over GPUs";
+
+/// The score scoring's result, as `--ci`'s `statistic` says it.
+pub const SCORE_STATISTIC: &str = "pooled mean of run × GPU values";
+
+/// One bench's result with its bootstrap interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultCi {
+    /// What the result and the interval are of: [`CLASSIC_STATISTIC`] or
+    /// [`SCORE_STATISTIC`].
+    pub statistic: String,
+    /// The result's n, as the bench table shows it: runs (classic) or run × GPU values
+    /// (score).
+    pub n: usize,
+    /// The result, the bench table's figure (`null`: none, `why` says why).
+    pub result: Option<f64>,
+    /// The percentile interval of the resampled results, `[low, high]` (`null`: `why`).
+    pub ci: Option<[f64; 2]>,
+    /// Why `ci` is `null` (absent when it is not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
 
 /// One GPU on one bench, against its peers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

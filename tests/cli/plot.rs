@@ -250,27 +250,44 @@ mod report {
     }
 
     #[test]
-    fn ci_gives_each_bench_its_mean_and_an_interval_around_it() {
+    fn ci_gives_each_bench_its_result_and_an_interval_around_it() {
         let (_tmp, sub, targets) = fixture();
-        // The wiggles −1, 0, 0, +1, +1, −1, −1, 0 (%) sum to −1 %: mean = base·(1 − 0.01/8).
-        for (base, scoring) in [(5.5, "classic"), (5.5, "score")] {
+        // The wiggles −1, 0, 0, +1, +1, −1, −1, 0 (%) sum to −1 %: pooled mean (score) =
+        // base·(1 − 0.01/8). Run means (over the two GPUs): −0.5, +0.5, 0, −0.5 (%);
+        // classic sets aside one lowest and the highest: (0 − 0.5)/2 = −0.25 %.
+        for (scoring, statistic) in [
+            (
+                "classic",
+                "mean over runs without the lowest and highest of run means over GPUs",
+            ),
+            ("score", "pooled mean of run × GPU values"),
+        ] {
             let json = report_json(&sub, &targets, &["--ci", "--scoring", scoring]);
             let ci = &json["ci"];
             assert_eq!(
                 ci.as_object().unwrap().keys().collect::<Vec<_>>(),
                 ["atari", "convnet", "vae"]
             );
-            for (bench, b) in [("atari", base), ("convnet", 180.0), ("vae", 7600.0)] {
+            for (bench, b) in [("atari", 5.5), ("convnet", 180.0), ("vae", 7600.0)] {
                 let samples = fixture_samples(b);
-                let hand = samples.iter().sum::<f64>() / 8.0;
-                assert!(close(hand, b * (1.0 - 0.01 / 8.0)));
+                let run_means: Vec<f64> = samples.chunks(2).map(|r| (r[0] + r[1]) / 2.0).collect();
+                let (hand, n, units) = if scoring == "classic" {
+                    (b * (1.0 - 0.0025), 4, &run_means)
+                } else {
+                    (samples.iter().sum::<f64>() / 8.0, 8, &samples)
+                };
+                if scoring == "score" {
+                    assert!(close(hand, b * (1.0 - 0.01 / 8.0)));
+                }
                 let c = &ci[bench];
-                assert_eq!(c["n"], 8, "{bench}");
-                assert!(close(f(&c["mean"]), hand), "{bench}: {c}");
+                assert_eq!(c["statistic"], statistic, "{bench}");
+                assert_eq!(c["n"], n, "{bench}");
+                assert!(close(f(&c["result"]), hand), "{bench}: {c}");
                 let (lo, hi) = (f(&c["ci"][0]), f(&c["ci"][1]));
-                // A resampled mean lies between the smallest and the largest sample.
-                let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = samples.iter().copied().fold(0.0, f64::max);
+                // A resampled result lies between the smallest and the largest unit
+                // resampled (a run's mean, or a sample).
+                let min = units.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = units.iter().copied().fold(0.0, f64::max);
                 assert!(
                     min <= lo && lo <= hand && hand <= hi && hi <= max,
                     "{bench}: {c}"
@@ -292,7 +309,7 @@ mod report {
         let (code, table, _) = report(&sub, &targets, &["--ci"]);
         assert_eq!(code, 0);
         let at = table
-            .find("95% confidence intervals of the mean over all n run")
+            .find("95% confidence intervals of the result above")
             .expect("the interval table");
         let intervals = &table[at..];
         for bench in ["atari", "convnet", "vae"] {
@@ -316,8 +333,10 @@ mod report {
             let cells: Vec<&str> = line.split(',').collect();
             assert_eq!(cells.len(), 13, "{line}");
             let (lo, hi): (f64, f64) = (cells[7].parse().unwrap(), cells[8].parse().unwrap());
-            let mean = base * (1.0 - 0.01 / 8.0);
-            assert!(lo <= mean && mean <= hi, "{line}");
+            // The classic result (−0.25 %: see above) and its interval beside it.
+            let result: f64 = cells[3].parse().unwrap();
+            assert!(close(result, base * (1.0 - 0.0025)), "{line}");
+            assert!(lo <= result && result <= hi && lo < hi, "{line}");
         }
         let (_, csv, _) = report(&sub, &targets, &["-f", "csv"]);
         assert!(
@@ -511,27 +530,27 @@ mod report {
         let (_tmp, html) = example_page(&["--scoring", "score", "--ci"]);
         expected.insert(
             2,
-            "95% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019); the result above is computed per run first, so its n and value can differ".to_owned(),
+            "95% confidence intervals of the result above (pooled mean of run × GPU values), recomputed in each resample (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)".to_owned(),
         );
         assert_eq!(captions(&html), expected);
         assert_eq!(count(&html, "<table"), 8);
         assert!(html.contains("<h2>Validation</h2>"));
-        // An interval for every bench of the score table with samples (its 19 benches
-        // less the 3 multi-GPU ones it sets aside, and `scaling`, which the example
-        // lacks), with the same n and mean as the bench table (computed apart: Polars
-        // there, the bootstrap's strata here).
+        // An interval row for every bench of the score table (its 19 benches less the 3
+        // multi-GPU ones it sets aside: 16 with samples, and `scaling`, which the example
+        // lacks, with the reason in place of an interval), with the same n and result as
+        // the bench table.
         let intervals = html_rows(
             &html,
-            "95% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019); the result above is computed per run first, so its n and value can differ",
+            "95% confidence intervals of the result above (pooled mean of run × GPU values), recomputed in each resample (bootstrap: runs resampled within GPUs, 2000 resamples, seed 2019)",
         );
-        let benches: Vec<Vec<String>> = html_rows(&html, "Benches")
-            .into_iter()
-            .filter(|r| r[1] != "0")
-            .collect();
-        assert_eq!(intervals.len(), 16);
-        assert_eq!(benches.len(), 16);
+        let benches: Vec<Vec<String>> = html_rows(&html, "Benches");
+        assert_eq!(benches.iter().filter(|r| r[1] != "0").count(), 16);
+        assert_eq!(intervals.len(), benches.len());
         for (i, b) in intervals.iter().zip(&benches) {
             assert_eq!((&i[0], &i[1], &i[2]), (&b[0], &b[1], &b[5]), "{i:?} {b:?}");
+            if b[1] == "0" {
+                assert_eq!(i[3], "— (no run × GPU value: no result)", "{i:?}");
+            }
         }
         assert!(count(&html, "<svg") >= 2);
     }

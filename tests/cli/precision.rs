@@ -138,3 +138,121 @@ fn precision_and_expected_cv_are_flags() {
             .stderr(predicates::str::contains("--precision"));
     }
 }
+
+/// `report SUB -g RTX EXTRA… -f json`, exit 0 or 1 (a failing verdict is still a report).
+fn report_doc(sub: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let out = mlbench()
+        .arg("report")
+        .arg(sub)
+        .args(["-g", "RTX", "-f", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn ci_brackets_the_result_of_every_bench_of_the_example_and_the_four_vendors() {
+    let vendors = crate::vendors::four_vendors();
+    let mut subs = vec![crate::fixtures::example_dir()];
+    subs.extend(vendors.zips());
+    for sub in &subs {
+        for (scoring, statistic, result_of) in [
+            (
+                "classic",
+                "mean over runs without the lowest and highest of run means over GPUs",
+                "result",
+            ),
+            ("score", "pooled mean of run × GPU values", "mean"),
+        ] {
+            let doc = report_doc(sub, &["--ci", "--scoring", scoring]);
+            let ci = doc["ci"].as_object().unwrap();
+            let benches = doc["benches"].as_array().unwrap();
+            assert_eq!(ci.len(), benches.len(), "{}: every bench", sub.display());
+            for b in benches {
+                let name = b["bench"].as_str().unwrap();
+                let c = &ci[name];
+                let at = format!("{} {scoring} {name}: {c}", sub.display());
+                assert_eq!(c["statistic"], statistic, "{at}");
+                // The interval's result is the bench table's figure, and its n.
+                assert_eq!(c["result"], b[result_of], "{at}");
+                assert_eq!(c["n"], b["n"], "{at}");
+                if b[result_of].is_null() {
+                    assert!(c["ci"].is_null() && c["why"].is_string(), "{at}");
+                    continue;
+                }
+                let r = f(&c["result"]);
+                let (lo, hi) = (f(&c["ci"][0]), f(&c["ci"][1]));
+                assert!(lo <= r && r <= hi && lo < hi, "{at}");
+                assert!(c.get("why").is_none(), "{at}");
+            }
+        }
+        // Score's intervals keep the pooled mean's bootstrap: the precision section is
+        // labelled as the other centre.
+        let doc = report_doc(sub, &[]);
+        assert_eq!(
+            doc["precision"]["statistic"],
+            "geometric mean of run means (each run's mean over its GPUs; intervals on log throughput)"
+        );
+    }
+    // Vendor C has no ssd: no result, and the reason in place.
+    let c = report_doc(&vendors.zip('C'), &["--ci"]);
+    assert_eq!(c["ci"]["ssd"]["ci"], serde_json::Value::Null);
+    assert_eq!(c["ci"]["ssd"]["why"], "no run with a value: no result");
+}
+
+#[test]
+fn every_unbounded_interval_says_why_in_the_table_and_the_json() {
+    // Five runs: at ±1 %, 95 % and c = 4.5687 the sequence's K = (t + c)(1 − (α²c/(t +
+    // c))^(1/t)) is 7.0785 ≥ 5 at t = 5 and first below t at t = 8 (7.3315; 7.2642 at
+    // t = 7): unbounded, bounded from 8 runs whatever the values.
+    let tmp = submission();
+    let p = precision_json(tmp.path(), &[]);
+    for b in p["benches"].as_array().unwrap() {
+        // The benches of the targets the submission lacks have no run at all.
+        let runs = b["runs"].as_u64().unwrap();
+        let why = match runs {
+            0 => "no run with a value".to_string(),
+            _ => format!("{runs} runs; bounded from 8 at 95%"),
+        };
+        assert!(b["anytime"]["ci"].is_null(), "{b}");
+        assert_eq!(b["anytime"]["why"], why.as_str(), "{b}");
+        if runs == 0 {
+            assert_eq!(b["fixed"]["why"], "no run with a value", "{b}");
+            assert_eq!(
+                b["fixed"]["runs_needed_why"],
+                "no run with a value: needs 2 runs to measure a spread",
+                "{b}"
+            );
+        } else {
+            assert!(b["fixed"].get("why").is_none(), "{b}");
+        }
+    }
+    assert_eq!(
+        bench(&p, "convnet")["anytime"]["why"],
+        "5 runs; bounded from 8 at 95%"
+    );
+    let out = mlbench()
+        .arg("report")
+        .arg(tmp.path())
+        .args(["-g", "RTX"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("unbounded")).collect();
+    assert!(!rows.is_empty(), "{table}");
+    for row in rows {
+        assert!(
+            row.contains("unbounded (5 runs; bounded from 8 at 95%)")
+                || row.contains("unbounded (4 runs; bounded from 8 at 95%)")
+                || row.contains("unbounded (no run with a value)"),
+            "{row}"
+        );
+    }
+    assert!(table.contains("geometric mean of run means"), "{table}");
+}

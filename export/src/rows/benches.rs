@@ -146,7 +146,7 @@ pub fn bench_data(doc: &ReportDoc) -> Rows {
     if let Some(ci) = &doc.ci {
         t.header.extend(["ci_low", "ci_high"].map(String::from));
         for row in &mut t.rows {
-            let interval = ci.by_bench.get(&row[0]).map(|c| c.ci);
+            let interval = ci.by_bench.get(&row[0]).and_then(|c| c.ci);
             row.push(raw(interval.map(|c| c[0])));
             row.push(raw(interval.map(|c| c[1])));
         }

@@ -39,31 +39,44 @@ pub fn world_size_rows(report: &Report) -> Option<Rows> {
     ))
 }
 
-/// The interval table of `--ci`, titled with its method.
+/// The interval table of `--ci`, titled with its method and the statistic: the result of
+/// the bench table, its interval beside it (the reason in place of a missing one).
 pub fn ci_rows(cis: &Intervals) -> Rows {
     let rows = cis
         .by_bench
         .iter()
         .map(|(b, c)| {
-            vec![
-                b.clone(),
-                c.n.to_string(),
-                num(Some(c.mean)),
-                num(Some(c.ci[0])),
-                num(Some(c.ci[1])),
-            ]
+            let why = |cell: String| match &c.why {
+                Some(why) => format!("{cell} ({why})"),
+                None => cell,
+            };
+            let [low, high] = match c.ci {
+                Some([lo, hi]) => [num(Some(lo)), num(Some(hi))],
+                None => [why("—".into()), "—".into()],
+            };
+            vec![b.clone(), c.n.to_string(), num(c.result), low, high]
         })
         .collect();
-    Rows::new(
-        format!(
-            "{:.0}% confidence intervals of the mean over all n run × GPU values (bootstrap: runs resampled within GPUs, {} resamples, seed {}); the result above is computed per run first, so its n and value can differ",
-            cis.level * 100.0,
-            cis.resamples,
-            cis.seed
+    let statistic = cis
+        .by_bench
+        .values()
+        .next()
+        .map_or("the result", |c| c.statistic.as_str());
+    let level = format!("{:.0}%", cis.level * 100.0);
+    Rows {
+        title: format!(
+            "{level} confidence intervals of the result above ({statistic}), recomputed in each resample (bootstrap: {}, {} resamples, seed {})",
+            cis.resampling, cis.resamples, cis.seed
         ),
-        &["bench", "n", "mean", "95% CI low", "95% CI high"],
+        header: vec![
+            "bench".to_string(),
+            "n".into(),
+            "result".into(),
+            format!("{level} CI low"),
+            format!("{level} CI high"),
+        ],
         rows,
-    )
+    }
 }
 
 /// The statistics block as (label, value, verdict) rows.
@@ -274,21 +287,26 @@ pub fn fleet_rows(doc: &ReportDoc) -> Option<Rows> {
     ))
 }
 
-/// A half-width for people: `±0.84%` (with `✓` when within the precision), `unbounded`.
+/// A half-width for people: `±0.84%` (with `✓` when within the precision), or
+/// `unbounded` with its reason (`unbounded (5 runs; bounded from 8 at 95%)`).
 fn half_width(i: &PrecisionInterval) -> String {
     match i.half_width {
-        None => "unbounded".into(),
+        None => match &i.why {
+            Some(why) => format!("unbounded ({why})"),
+            None => "unbounded".into(),
+        },
         Some(h) if i.reached => format!("±{:.2}% ✓", h * 100.0),
         Some(h) => format!("±{:.2}%", h * 100.0),
     }
 }
 
-/// Runs needed for people: `12`, `>100000`, `—` (no spread measured yet).
+/// Runs needed for people: `12`, `>100000`, `— (1 run: …)` (no spread measured yet).
 fn runs_needed(n: Option<u32>, runs: u32) -> String {
     match n {
         Some(n) => n.to_string(),
         None if runs >= 2 => format!(">{}", mlbench_results::report::RUNS_NEEDED_CAP),
-        None => "—".into(),
+        None if runs == 1 => "— (1 run: needs 2 to measure a spread)".into(),
+        None => "— (no run with a value)".into(),
     }
 }
 
@@ -328,7 +346,7 @@ pub fn precision_rows(p: &Precision) -> Rows {
     ]);
     Rows::new(
         format!(
-            "How many runs for ±{}% at {:.0}%: the fixed-n interval (a bootstrap of the runs) and the anytime-valid one (Lai t-mixture, c = {:.4}, expected CV {}%), and the runs each needs at the observed spread",
+            "How many runs for ±{}% at {:.0}%: the fixed-n interval (a bootstrap of the runs) and the anytime-valid one (Lai t-mixture, c = {:.4}, expected CV {}%) of the geometric mean of run means (the sequence works on log throughput, so this centre is not the result above), and the runs each needs at the observed spread",
             p.precision * 100.0,
             p.level * 100.0,
             p.mixture,
@@ -337,7 +355,7 @@ pub fn precision_rows(p: &Precision) -> Rows {
         &[
             "bench",
             "runs",
-            "geometric mean",
+            "geometric mean of run means",
             "fixed-n ±",
             "runs needed",
             "anytime ±",
