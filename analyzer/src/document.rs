@@ -130,6 +130,7 @@ pub fn report_document(
         crate::runtime::report_runtimes(runtime, targets, &doc.report, &options.parity);
     (doc.runtime, doc.runtime_mismatch) = (Some(runtimes), mismatch);
     doc.systems = systems;
+    doc.batch_mismatches = crate::batch::batch_mismatches(&set, targets);
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
 }
@@ -151,6 +152,7 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
     let mut lines = read_lines(set, doc, targets);
     lines.extend(expected_lines(doc, read));
     lines.extend(conflict_lines(doc));
+    lines.extend(crate::batch::mismatch_lines(&doc.batch_mismatches));
     lines.extend(finding_lines(set, doc));
     lines
 }

@@ -15,6 +15,7 @@ pub fn run(args: &TargetsArgs) -> Result<Outcome, CommandError> {
         gpu_model: args.gpu_model.clone(),
         tool: super::tool(),
         date: args.date.clone(),
+        allow_failing: args.allow_failing,
     };
     // Arguments are checked before the submission is read.
     if let Some(date) = &args.date {
