@@ -94,6 +94,20 @@ pub struct TargetsOptions {
     pub allow_failing: bool,
 }
 
+impl TargetsOptions {
+    /// The options, once the model's name and the date are checked (before the
+    /// submission is read: [`targets_from`] checks them again).
+    pub fn checked(self) -> Result<TargetsOptions, MakeTargetsError> {
+        if BENCH_KEYS.contains(&self.gpu_model.as_str()) {
+            return Err(MakeTargetsError::ModelName(self.gpu_model));
+        }
+        if let Some(date) = &self.date {
+            check_date(date)?;
+        }
+        Ok(self)
+    }
+}
+
 /// Targets made from a submission, with what was left out.
 #[derive(Debug, Clone)]
 pub struct MadeTargets {
@@ -243,12 +257,7 @@ pub fn targets_from(
     rules: &TargetTable,
     options: &TargetsOptions,
 ) -> Result<MadeTargets, MakeTargetsError> {
-    if BENCH_KEYS.contains(&options.gpu_model.as_str()) {
-        return Err(MakeTargetsError::ModelName(options.gpu_model.clone()));
-    }
-    if let Some(date) = &options.date {
-        check_date(date)?;
-    }
+    let options = &options.clone().checked()?;
     let baseline_validation = baseline_validation(sub, path, options.allow_failing)?;
     let set = &sub.set;
     let none = Expected {

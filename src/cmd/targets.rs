@@ -16,11 +16,8 @@ pub fn run(args: &TargetsArgs) -> Result<Outcome, CommandError> {
         tool: super::tool(),
         date: args.date.clone(),
         allow_failing: args.allow_failing,
-    };
-    // Arguments are checked before the submission is read.
-    if let Some(date) = &args.date {
-        mlbench_analyzer::targets::check_date(date)?;
     }
+    .checked()?; // Before the submission is read.
     let rules = rules()?;
     let limits = Limits::within(args.size.max_bytes);
     let sub = load_submission(&args.submission, args.name.as_deref(), &rules, &limits)?;
