@@ -196,10 +196,20 @@ pub fn baseline_validation(
         let named: Vec<String> = (validation.findings.iter())
             .filter(|f| f.severity == mlbench_results::validation::Severity::Error)
             .take(NAMED)
-            .map(|f| format!("{} ({})", f.rule, f.file.as_deref().unwrap_or("(submission)")))
+            .map(|f| {
+                format!(
+                    "{} ({})",
+                    f.rule,
+                    f.file.as_deref().unwrap_or("(submission)")
+                )
+            })
             .collect();
         let more = if errors > named.len() { ", …" } else { "" };
-        what.push(format!("{}: {}{more}", count(errors, "error"), named.join(", ")));
+        what.push(format!(
+            "{}: {}{more}",
+            count(errors, "error"),
+            named.join(", ")
+        ));
     }
     if packed {
         what.push(format!(
@@ -229,7 +239,12 @@ fn record_arguments(sub: &LoadedSubmission, targets: &mut [Target], warnings: &m
                 t.batch_size = Some(**size);
             } else {
                 let each: Vec<String> = (found.iter())
-                    .map(|(size, n)| format!("{size} ({})", mlbench_schema::words::count(*n, "entry", "entries")))
+                    .map(|(size, n)| {
+                        format!(
+                            "{size} ({})",
+                            mlbench_schema::words::count(*n, "entry", "entries")
+                        )
+                    })
                     .collect();
                 warnings.push(format!(
                     "`{}`: its entries ran at batch sizes {}: no batch_size recorded",
@@ -249,23 +264,12 @@ fn record_arguments(sub: &LoadedSubmission, targets: &mut [Target], warnings: &m
     }
 }
 
-/// The targets of the submission `sub`, read from `path` under [`rules`] (`rules` is the
-/// table it was loaded with).
-pub fn targets_from(
-    sub: &LoadedSubmission,
-    path: &Path,
+/// A target per bench of `report` with a trimmed mean that is a throughput, and why
+/// each other bench was left out.
+fn bench_targets(
+    report: &mlbench_results::report::ClassicReport,
     rules: &TargetTable,
-    options: &TargetsOptions,
-) -> Result<MadeTargets, MakeTargetsError> {
-    let options = &options.clone().checked()?;
-    let baseline_validation = baseline_validation(sub, path, options.allow_failing)?;
-    let set = &sub.set;
-    let none = Expected {
-        from: ExpectedFrom::Targets,
-        jobs_file: None,
-        benches: Vec::new(),
-    };
-    let report = classic_report(set, rules, &none, 0)?;
+) -> (Vec<Target>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut targets = Vec::new();
     for b in &report.benches {
@@ -291,6 +295,27 @@ pub fn targets_from(
             )),
         }
     }
+    (targets, warnings)
+}
+
+/// The targets of the submission `sub`, read from `path` under [`rules`] (`rules` is the
+/// table it was loaded with).
+pub fn targets_from(
+    sub: &LoadedSubmission,
+    path: &Path,
+    rules: &TargetTable,
+    options: &TargetsOptions,
+) -> Result<MadeTargets, MakeTargetsError> {
+    let options = &options.clone().checked()?;
+    let baseline_validation = baseline_validation(sub, path, options.allow_failing)?;
+    let set = &sub.set;
+    let none = Expected {
+        from: ExpectedFrom::Targets,
+        jobs_file: None,
+        benches: Vec::new(),
+    };
+    let report = classic_report(set, rules, &none, 0)?;
+    let (mut targets, mut warnings) = bench_targets(&report, rules);
     if targets.is_empty() {
         return Err(MakeTargetsError::NoTargets(path.to_path_buf()));
     }

@@ -575,20 +575,36 @@ mod tests {
     #[test]
     fn the_given_batch_size_undoes_the_scripts_that_scale_it() {
         let given = |text: &str| entry(text).given_batch_size();
-        assert_eq!(given(r#"{"name": "convnet", "batch_size": 64, "vcd": "0"}"#), Some(64));
+        assert_eq!(
+            given(r#"{"name": "convnet", "batch_size": 64, "vcd": "0"}"#),
+            Some(64)
+        );
         let distributed = r#"{"name": "convnet_distributed", "batch_size": 128, "vcd": "0,1"}"#;
         assert_eq!(given(distributed), Some(64));
-        let fp16 = r#"{"name": "convnet_distributed_fp16", "batch_size": 1024, "vcd": "0,1,2,3,4,5,6,7"}"#;
+        let fp16 =
+            r#"{"name": "convnet_distributed_fp16", "batch_size": 1024, "vcd": "0,1,2,3,4,5,6,7"}"#;
         assert_eq!(given(fp16), Some(128));
         let all = r#"{"name": "dcgan_all", "batch_size": 256, "ngpu": 2, "vcd": "0,1"}"#;
         assert_eq!(given(all), Some(128));
-        assert_eq!(given(r#"{"name": "dcgan", "batch_size": 128, "ngpu": 1}"#), Some(128));
+        assert_eq!(
+            given(r#"{"name": "dcgan", "batch_size": 128, "ngpu": 1}"#),
+            Some(128)
+        );
         // scaling's batch is per rank: as recorded on every world size.
-        assert_eq!(given(r#"{"name": "scaling", "batch_size": 128, "vcd": "0,1"}"#), Some(128));
-        assert_eq!(given(r#"{"name": "atari", "batch_size": 16, "num_processes": 16}"#), None);
+        assert_eq!(
+            given(r#"{"name": "scaling", "batch_size": 128, "vcd": "0,1"}"#),
+            Some(128)
+        );
+        assert_eq!(
+            given(r#"{"name": "atari", "batch_size": 16, "num_processes": 16}"#),
+            None
+        );
         assert_eq!(given(r#"{"name": "vae"}"#), None);
         // Not a multiple of the devices: not scaled by them, kept as recorded.
-        assert_eq!(given(r#"{"name": "convnet_distributed", "batch_size": 63, "vcd": "0,1"}"#), Some(63));
+        assert_eq!(
+            given(r#"{"name": "convnet_distributed", "batch_size": 63, "vcd": "0,1"}"#),
+            Some(63)
+        );
     }
 
     #[test]

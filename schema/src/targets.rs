@@ -360,16 +360,7 @@ impl TargetTable {
                         ))
                     })?,
             };
-            let mut args = BTreeMap::new();
-            for (flag, value) in &bench.args {
-                let value = toml_to_value(value).ok_or_else(|| {
-                    invalid(format!(
-                        "bench `{}`: args `{flag}`: value must be a string, number or bool",
-                        bench.name
-                    ))
-                })?;
-                args.insert(flag.clone(), value);
-            }
+            let args = bench.args().map_err(invalid)?;
             targets.push(Target {
                 bench: bench.name,
                 target,
@@ -747,6 +738,23 @@ struct RawBench {
     by_model: BTreeMap<String, f64>,
 }
 
+impl RawBench {
+    /// The row's `args`, as values; why not, when one is not a string, number or bool.
+    fn args(&self) -> Result<BTreeMap<String, Value>, String> {
+        (self.args.iter())
+            .map(|(flag, value)| {
+                let value = toml_to_value(value).ok_or_else(|| {
+                    format!(
+                        "bench `{}`: args `{flag}`: value must be a string, number or bool",
+                        self.name
+                    )
+                })?;
+                Ok((flag.clone(), value))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -888,7 +896,12 @@ mod tests {
         // and toy_lstm are given none.
         let classic = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
         let batch = |t: &TargetTable, b: &str| t.get(b).unwrap().batch_size;
-        for (bench, size) in [("convnet", 64), ("convnet_distributed", 64), ("recom", 2048), ("loader", 256)] {
+        for (bench, size) in [
+            ("convnet", 64),
+            ("convnet_distributed", 64),
+            ("recom", 2048),
+            ("loader", 256),
+        ] {
             assert_eq!(batch(&classic, bench), Some(size), "{bench}");
         }
         for bench in ["atari", "cart", "toy_lstm"] {

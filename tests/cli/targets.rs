@@ -241,7 +241,11 @@ fn targets_of(sub: &std::path::Path, extra: &[&str]) -> (i32, String, String) {
         .output()
         .unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap(), text(&out.stdout), text(&out.stderr))
+    (
+        out.status.code().unwrap(),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
 }
 
 /// vendorB (a NaN loss, packed with --allow-errors) is refused, naming the rule, the
@@ -268,7 +272,9 @@ fn a_failing_baseline_is_refused_unless_allowed_and_then_recorded() {
         "failed: 1 error: loss.nan (output0/fast_0.json); packed with errors: its SUBMISSION.json records allowed_errors (--allow-failing)"
     );
     assert!(
-        text.contains("\n# Note: the baseline fails its validation; targets made anyway: failed: 1 error"),
+        text.contains(
+            "\n# Note: the baseline fails its validation; targets made anyway: failed: 1 error"
+        ),
         "{text}"
     );
     // vendorB's folder has the error but no pack record: refused for the error alone.
@@ -294,7 +300,10 @@ fn targets_record_the_batch_size_and_report_flags_another() {
     let table_of = |v: char| {
         let (code, text, stderr) = targets_of(&vendors.zip(v), &[]);
         assert_eq!(code, 0, "{stderr}");
-        (TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap(), text)
+        (
+            TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap(),
+            text,
+        )
     };
     let (d, d_text) = table_of('D');
     let (a, _) = table_of('A');
@@ -312,7 +321,9 @@ fn targets_record_the_batch_size_and_report_flags_another() {
     std::fs::write(&file, d_text).unwrap();
     let report = |sub: &std::path::Path, targets: Option<&std::path::Path>, model: &str| {
         let mut cmd = mlbench();
-        cmd.arg("report").arg(sub).args(["-g", model, "--format", "json"]);
+        cmd.arg("report")
+            .arg(sub)
+            .args(["-g", model, "--format", "json"]);
         if let Some(t) = targets {
             cmd.arg("--targets").arg(t);
         }
@@ -328,7 +339,9 @@ fn targets_record_the_batch_size_and_report_flags_another() {
         serde_json::json!([{"bench": "convnet", "target_batch_size": 128, "batch_sizes": [64], "entries": 10}])
     );
     assert!(
-        stderr.contains("batch size: convnet: 10 entries at batch size 64, its target was measured at 128"),
+        stderr.contains(
+            "batch size: convnet: 10 entries at batch size 64, its target was measured at 128"
+        ),
         "{stderr}"
     );
     let (json, stderr) = report(&vendors.zip('D'), None, "RTX");
@@ -336,7 +349,20 @@ fn targets_record_the_batch_size_and_report_flags_another() {
         json["batch_mismatches"],
         serde_json::json!([{"bench": "convnet", "target_batch_size": 64, "batch_sizes": [128], "entries": 10}])
     );
-    assert!(stderr.contains("batch size: convnet: 10 entries at batch size 128"), "{stderr}");
+    assert!(
+        stderr.contains("batch size: convnet: 10 entries at batch size 128"),
+        "{stderr}"
+    );
+    // The table shows the note among the others.
+    mlbench()
+        .arg("report")
+        .arg(vendors.zip('D'))
+        .args(["-g", "RTX"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "batch size: convnet: 10 entries at batch size 128, its target was measured at 64",
+        ));
     // vendorA against the built-in targets: every batch size as they assume, no field.
     let (json, stderr) = report(&vendors.zip('A'), None, "RTX");
     assert!(json.get("batch_mismatches").is_none(), "{json:#}");
