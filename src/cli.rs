@@ -171,6 +171,11 @@ pub struct TargetsArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Make targets of a baseline that fails its validation (or was packed with errors),
+    /// and record in the file that it did.
+    #[arg(long)]
+    pub allow_failing: bool,
+
     #[command(flatten)]
     pub size: SizeArgs,
 }

@@ -125,6 +125,7 @@ pub fn report_document(
     doc.gpu_match = gpu_match(&set, targets);
     doc.validity = validity;
     doc.systems = systems;
+    doc.batch_mismatches = crate::batch::batch_mismatches(&set, targets);
     doc.notes = notes(&set, &doc, targets, &read);
     Ok((set, doc))
 }
@@ -190,6 +191,7 @@ fn notes(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable, read: &Read) -
     lines.extend(hardware_lines(doc));
     lines.extend(expected_lines(doc, read));
     lines.extend(conflict_lines(doc));
+    lines.extend(crate::batch::mismatch_lines(&doc.batch_mismatches));
     lines.extend(finding_lines(set, doc));
     lines
 }

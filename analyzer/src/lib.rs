@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod anytime;
+pub mod batch;
 pub mod bootstrap;
 pub mod classic;
 pub mod compare;

@@ -130,6 +130,13 @@ pub struct LoadedSubmission {
     pub set: SampleSet,
 }
 
+impl LoadedSubmission {
+    /// The jobs file the submission ran, as the report picks it ([`pick_jobs_file`]).
+    pub fn jobs(&self) -> Result<Option<(String, JobsFile)>, String> {
+        pick_jobs_file(&self.set.suite, &Others::of_intake(&self.intake).jobs)
+    }
+}
+
 /// A report file read, reduced to its samples as soon as it arrived.
 struct Arrived {
     /// Its path in the submission (relative, `/`-separated: its display).

@@ -37,6 +37,8 @@ pub struct Sample {
     pub file: u32,
     /// Entry index in its file.
     pub entry: u32,
+    /// The `--batch-size` it was given ([`ReportEntry::given_batch_size`]).
+    pub batch_size: Option<i64>,
 }
 
 /// The samples of a submission, with what was set aside on the way.
@@ -225,6 +227,7 @@ impl FileSamples {
             conflict: false,
             file: 0,
             entry: entry_idx as u32,
+            batch_size: entry.given_batch_size(),
         });
     }
 }

@@ -55,6 +55,17 @@ pub enum MakeTargetsError {
     /// The statistics could not be computed.
     #[error(transparent)]
     Analyze(#[from] AnalyzeError),
+    /// The baseline fails its validation, or was packed with errors.
+    #[error(
+        "{}: the baseline fails its validation ({what}): its targets would score every vendor against a failing run; `mlbench validate` lists the findings, --allow-failing makes the targets anyway and records it",
+        .path.display()
+    )]
+    FailingBaseline {
+        /// The submission.
+        path: PathBuf,
+        /// The errors, the first few rules and files named.
+        what: String,
+    },
 }
 
 impl mlbench_schema::class::Classify for MakeTargetsError {
@@ -65,6 +76,7 @@ impl mlbench_schema::class::Classify for MakeTargetsError {
                 mlbench_schema::class::ErrorClass::Input
             }
             E::Analyze(e) => e.class(),
+            E::FailingBaseline { .. } => mlbench_schema::class::ErrorClass::Failed,
         }
     }
 }
@@ -78,6 +90,22 @@ pub struct TargetsOptions {
     pub tool: String,
     /// The date to record (`YYYY-MM-DD`), if any.
     pub date: Option<String>,
+    /// Make targets of a baseline that fails its validation (`--allow-failing`).
+    pub allow_failing: bool,
+}
+
+impl TargetsOptions {
+    /// The options, once the model's name and the date are checked (before the
+    /// submission is read: [`targets_from`] checks them again).
+    pub fn checked(self) -> Result<TargetsOptions, MakeTargetsError> {
+        if BENCH_KEYS.contains(&self.gpu_model.as_str()) {
+            return Err(MakeTargetsError::ModelName(self.gpu_model));
+        }
+        if let Some(date) = &self.date {
+            check_date(date)?;
+        }
+        Ok(self)
+    }
 }
 
 /// Targets made from a submission, with what was left out.
@@ -136,27 +164,112 @@ pub fn check_date(date: &str) -> Result<(), MakeTargetsError> {
     }
 }
 
-/// The targets of the submission `sub`, read from `path` under [`rules`] (`rules` is the
-/// table it was loaded with).
-pub fn targets_from(
+/// How many findings a refusal names.
+const NAMED: usize = 3;
+
+/// The validation of the baseline `sub` (its listing, the default rules of its suite),
+/// as the table records it: `passed: …`, or `failed: …` when it has errors or its
+/// `SUBMISSION.json` says it was packed with errors. A failing one is refused unless
+/// `allow_failing`; then the record says so.
+pub fn baseline_validation(
     sub: &LoadedSubmission,
     path: &Path,
-    rules: &TargetTable,
-    options: &TargetsOptions,
-) -> Result<MadeTargets, MakeTargetsError> {
-    if BENCH_KEYS.contains(&options.gpu_model.as_str()) {
-        return Err(MakeTargetsError::ModelName(options.gpu_model.clone()));
-    }
-    if let Some(date) = &options.date {
-        check_date(date)?;
-    }
-    let set = &sub.set;
-    let none = Expected {
-        from: ExpectedFrom::Targets,
-        jobs_file: None,
-        benches: Vec::new(),
+    allow_failing: bool,
+) -> Result<String, MakeTargetsError> {
+    let options = mlbench_validator::Options {
+        suite: Some(sub.set.suite.clone()),
+        min_runs: mlbench_validator::DEFAULT_MIN_RUNS,
+        ..mlbench_validator::Options::default()
     };
-    let report = classic_report(set, rules, &none, 0)?;
+    let validation = mlbench_validator::validate_listing(&sub.listing, &options);
+    let errors = validation.errors();
+    let packed = SubmissionInfo::of_files(&sub.intake.files).is_some_and(|i| i.allowed_errors);
+    let count = |n, what| mlbench_schema::words::count(n, what, &format!("{what}s"));
+    if errors == 0 && !packed {
+        return Ok(format!(
+            "passed: 0 errors, {}",
+            count(validation.warnings(), "warning")
+        ));
+    }
+    let mut what = Vec::new();
+    if errors > 0 {
+        let named: Vec<String> = (validation.findings.iter())
+            .filter(|f| f.severity == mlbench_results::validation::Severity::Error)
+            .take(NAMED)
+            .map(|f| {
+                format!(
+                    "{} ({})",
+                    f.rule,
+                    f.file.as_deref().unwrap_or("(submission)")
+                )
+            })
+            .collect();
+        let more = if errors > named.len() { ", …" } else { "" };
+        what.push(format!(
+            "{}: {}{more}",
+            count(errors, "error"),
+            named.join(", ")
+        ));
+    }
+    if packed {
+        what.push(format!(
+            "packed with errors: its {} records allowed_errors",
+            mlbench_validator::submission::SUBMISSION_NAME
+        ));
+    }
+    let what = what.join("; ");
+    if !allow_failing {
+        return Err(MakeTargetsError::FailingBaseline {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
+    Ok(format!("failed: {what} (--allow-failing)"))
+}
+
+/// The batch size of each bench's entries and the other arguments of the baseline
+/// track its jobs file gives ([`Target::batch_size`], [`Target::args`]); a bench whose
+/// entries ran at several batch sizes gets none, and a warning.
+fn record_arguments(sub: &LoadedSubmission, targets: &mut [Target], warnings: &mut Vec<String>) {
+    let sizes = crate::batch::batch_sizes(&sub.set);
+    let jobs = sub.jobs().ok().flatten();
+    for t in targets {
+        if let Some(found) = sizes.get(t.bench.as_str()) {
+            if let [(size, _)] = found.iter().collect::<Vec<_>>().as_slice() {
+                t.batch_size = Some(**size);
+            } else {
+                let each: Vec<String> = (found.iter())
+                    .map(|(size, n)| {
+                        format!(
+                            "{size} ({})",
+                            mlbench_schema::words::count(*n, "entry", "entries")
+                        )
+                    })
+                    .collect();
+                warnings.push(format!(
+                    "`{}`: its entries ran at batch sizes {}: no batch_size recorded",
+                    t.bench,
+                    each.join(", ")
+                ));
+            }
+        }
+        let Some(job) = jobs.as_ref().and_then(|(_, j)| j.get(&t.bench)) else {
+            continue;
+        };
+        for flag in mlbench_validator::rules::jobs::ALLOWED_IN_BASELINE {
+            if let (false, Some(value)) = (*flag == "--batch-size", job.arg(flag)) {
+                t.args.insert((*flag).to_owned(), value.clone());
+            }
+        }
+    }
+}
+
+/// A target per bench of `report` with a trimmed mean that is a throughput, and why
+/// each other bench was left out.
+fn bench_targets(
+    report: &mlbench_results::report::ClassicReport,
+    rules: &TargetTable,
+) -> (Vec<Target>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut targets = Vec::new();
     for b in &report.benches {
@@ -167,6 +280,8 @@ pub fn targets_from(
                 perf_target: None,
                 sd_target: None,
                 pool_over: rules.pool_over(&b.bench).to_vec(),
+                batch_size: None,
+                args: Default::default(),
             }),
             Some(result) => warnings.push(format!(
                 "`{}` left out: its trimmed mean is {result}, not a throughput",
@@ -180,8 +295,35 @@ pub fn targets_from(
             )),
         }
     }
+    (targets, warnings)
+}
+
+/// The targets of the submission `sub`, read from `path` under [`rules`] (`rules` is the
+/// table it was loaded with).
+pub fn targets_from(
+    sub: &LoadedSubmission,
+    path: &Path,
+    rules: &TargetTable,
+    options: &TargetsOptions,
+) -> Result<MadeTargets, MakeTargetsError> {
+    let options = &options.clone().checked()?;
+    let baseline_validation = baseline_validation(sub, path, options.allow_failing)?;
+    let set = &sub.set;
+    let none = Expected {
+        from: ExpectedFrom::Targets,
+        jobs_file: None,
+        benches: Vec::new(),
+    };
+    let report = classic_report(set, rules, &none, 0)?;
+    let (mut targets, mut warnings) = bench_targets(&report, rules);
     if targets.is_empty() {
         return Err(MakeTargetsError::NoTargets(path.to_path_buf()));
+    }
+    record_arguments(sub, &mut targets, &mut warnings);
+    if baseline_validation.starts_with("failed") {
+        warnings.push(format!(
+            "the baseline fails its validation; targets made anyway: {baseline_validation}"
+        ));
     }
     if set.summary.smoke > 0 {
         warnings.push(format!(
@@ -233,6 +375,7 @@ pub fn targets_from(
             statistic: STATISTIC.to_owned(),
             tool: options.tool.clone(),
             date: options.date.clone(),
+            baseline_validation: Some(baseline_validation),
         }),
     };
     Ok(MadeTargets { table, warnings })
@@ -266,6 +409,7 @@ mod tests {
             gpu_model: "H100".into(),
             tool: "mlbench 0.1.0".into(),
             date: date.map(str::to_owned),
+            allow_failing: false,
         }
     }
 
@@ -301,6 +445,25 @@ mod tests {
         let digest = mlbench_validator::submission::content_digest(&whole.files);
         assert_eq!(p.manifest_sha256, digest);
         assert_eq!(p.date.as_deref(), Some("2026-01-02"));
+        assert_eq!(
+            p.baseline_validation.as_deref(),
+            Some("passed: 0 errors, 0 warnings")
+        );
+        // fast.json and the entries: convnet at 64 with 8 workers; atari records its
+        // num_processes as its batch size (none recorded), cart runs without CUDA.
+        let bench = |b: &str| t.get(b).unwrap();
+        assert_eq!(bench("convnet").batch_size, Some(64));
+        assert_eq!(bench("convnet_distributed").batch_size, Some(64));
+        assert_eq!(bench("atari").batch_size, None);
+        let args = |b: &str| {
+            (bench(b).args.iter())
+                .map(|(k, v)| format!("{k}={}", mlbench_schema::pyrepr::py_repr(v)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(args("convnet"), ["--workers=8"]);
+        assert_eq!(args("loader"), ["--cuda=''", "--workers=8"]);
+        assert_eq!(args("cart"), ["--no-cuda=''"]);
+        assert_eq!(args("atari"), ["--cuda=''", "--num-processes=16"]);
         let text = t.to_toml(&made.comments());
         let back = TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap();
         assert_eq!(&back, t);

@@ -106,6 +106,7 @@ mod tests {
             conflict: false,
             file: 0,
             entry: 0,
+            batch_size: None,
         }
     }
 

@@ -24,6 +24,7 @@ fn set(rows: &[(&str, u32, u32, Vec<f64>)], nodes: usize) -> SampleSet {
                 conflict: false,
                 file: 0,
                 entry: samples.len() as u32,
+                batch_size: None,
             });
         }
     }

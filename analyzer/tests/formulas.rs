@@ -33,6 +33,8 @@ fn targets(rows: &[(&str, f64)]) -> TargetTable {
                 perf_target: Some(0.5),
                 sd_target: Some(0.05),
                 pool_over: vec![],
+                batch_size: None,
+                args: Default::default(),
             })
             .collect(),
         exclude: vec![],

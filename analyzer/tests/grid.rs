@@ -26,6 +26,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
                 conflict: false,
                 file: 0,
                 entry: samples.len() as u32,
+                batch_size: None,
             });
         }
         runs = runs.max(values.len());

@@ -23,6 +23,7 @@ fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {
                 conflict: false,
                 file: 0,
                 entry: samples.len() as u32,
+                batch_size: None,
             });
         }
     }

@@ -66,6 +66,24 @@ pub struct ReportDoc {
     /// formats leave them to standard error).
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// The benches whose entries ran at another batch size than their target was
+    /// measured with (absent when none does, or the targets give no batch size).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub batch_mismatches: Vec<BatchMismatch>,
+}
+
+/// A bench whose entries ran at another `--batch-size` than its target's: the `diff`
+/// then compares different work per step.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BatchMismatch {
+    /// The bench.
+    pub bench: String,
+    /// The batch size the target was measured with (the table's `batch_size`).
+    pub target_batch_size: i64,
+    /// Every batch size the bench's entries ran at, sorted.
+    pub batch_sizes: Vec<i64>,
+    /// The entries at a batch size other than the target's.
+    pub entries: usize,
 }
 
 /// The entries' GPUs against the targets' model (docs/gpu-models.md).
@@ -113,6 +131,7 @@ impl ReportDoc {
             gpu_match: None,
             validity: Vec::new(),
             notes: Vec::new(),
+            batch_mismatches: Vec::new(),
         }
     }
 }

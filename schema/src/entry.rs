@@ -250,6 +250,30 @@ impl ReportEntry {
         }
     }
 
+    /// The `--batch-size` the script was given, from the `batch_size` the entry records,
+    /// with what the scripts that overwrite it did undone (docs/suite.md#scripts-that-differ):
+    /// conv_distributed (`convnet_distributed*`) multiplies it by the devices of `vcd`,
+    /// dcgan by `ngpu`. atari records its `num_processes` instead, which says nothing of
+    /// the batch size given: `None`, as for an entry that records none.
+    pub fn given_batch_size(&self) -> Option<i64> {
+        let recorded = self.get("batch_size")?.as_i64()?;
+        let name = self.name()?;
+        let factor = if name == "atari" {
+            return None;
+        } else if name.starts_with("convnet_distributed") {
+            i64::from(self.world_size().unwrap_or(1))
+        } else if name.starts_with("dcgan") {
+            self.get("ngpu").and_then(Value::as_i64).unwrap_or(1)
+        } else {
+            1
+        };
+        Some(if factor > 1 && recorded % factor == 0 {
+            recorded / factor
+        } else {
+            recorded
+        })
+    }
+
     /// Throughput `train_item.avg`.
     pub fn train_item_avg(&self) -> Option<f64> {
         self.get("train_item")?.as_object()?.get("avg")?.as_f64()
@@ -544,6 +568,43 @@ mod tests {
 
     fn entry(text: &str) -> ReportEntry {
         ReportEntry::new(parse(text.as_bytes()).unwrap().as_object().unwrap().clone())
+    }
+
+    /// The batch size given, as the example's entries record it (fast.json gives 64 to
+    /// convnet and convnet_distributed, 128 to dcgan and dcgan_all).
+    #[test]
+    fn the_given_batch_size_undoes_the_scripts_that_scale_it() {
+        let given = |text: &str| entry(text).given_batch_size();
+        assert_eq!(
+            given(r#"{"name": "convnet", "batch_size": 64, "vcd": "0"}"#),
+            Some(64)
+        );
+        let distributed = r#"{"name": "convnet_distributed", "batch_size": 128, "vcd": "0,1"}"#;
+        assert_eq!(given(distributed), Some(64));
+        let fp16 =
+            r#"{"name": "convnet_distributed_fp16", "batch_size": 1024, "vcd": "0,1,2,3,4,5,6,7"}"#;
+        assert_eq!(given(fp16), Some(128));
+        let all = r#"{"name": "dcgan_all", "batch_size": 256, "ngpu": 2, "vcd": "0,1"}"#;
+        assert_eq!(given(all), Some(128));
+        assert_eq!(
+            given(r#"{"name": "dcgan", "batch_size": 128, "ngpu": 1}"#),
+            Some(128)
+        );
+        // scaling's batch is per rank: as recorded on every world size.
+        assert_eq!(
+            given(r#"{"name": "scaling", "batch_size": 128, "vcd": "0,1"}"#),
+            Some(128)
+        );
+        assert_eq!(
+            given(r#"{"name": "atari", "batch_size": 16, "num_processes": 16}"#),
+            None
+        );
+        assert_eq!(given(r#"{"name": "vae"}"#), None);
+        // Not a multiple of the devices: not scaled by them, kept as recorded.
+        assert_eq!(
+            given(r#"{"name": "convnet_distributed", "batch_size": 63, "vcd": "0,1"}"#),
+            Some(63)
+        );
     }
 
     #[test]

@@ -50,6 +50,13 @@ pub struct Target {
     /// pooled rather than set aside as conflicting configurations: `scaling` runs one
     /// job at world sizes 1..N (`devices`, `vcd`) and the suite pooled them all.
     pub pool_over: Vec<String>,
+    /// The `--batch-size` the target was measured with (per process, as the jobs file
+    /// gives it: [`ReportEntry::given_batch_size`]); `None`: the table does not say.
+    pub batch_size: Option<i64>,
+    /// The other arguments the baseline track lets a vendor change (`--num-processes`,
+    /// `--workers`, `--cuda`/`--no-cuda`), as the target's jobs file gave them, by flag
+    /// (a bare flag is `""`); empty: the table does not say.
+    pub args: BTreeMap<String, Value>,
 }
 
 /// A rule that keeps only some entries of a bench (the classic tool's filters, as data).
@@ -176,6 +183,12 @@ pub struct TargetsProvenance {
     /// The date given when it was made (`None`: none was given, for reproducible bytes).
     #[serde(default)]
     pub date: Option<String>,
+    /// What the validation of the submission found when the table was made: `passed`
+    /// (with its warnings), or `failed: …` when `--allow-failing` made targets of a
+    /// submission with errors (or packed with them); `None`: a table of before this
+    /// field.
+    #[serde(default)]
+    pub baseline_validation: Option<String>,
 }
 
 impl TargetTable {
@@ -349,12 +362,15 @@ impl TargetTable {
                         ))
                     })?,
             };
+            let args = bench.args().map_err(invalid)?;
             targets.push(Target {
                 bench: bench.name,
                 target,
                 perf_target: bench.perf_target,
                 sd_target: bench.sd_target,
                 pool_over: bench.pool_over,
+                batch_size: bench.batch_size,
+                args,
             });
         }
         let mut select = Vec::with_capacity(raw.select.len());
@@ -458,6 +474,8 @@ impl TargetTable {
                 perf_target: perf_col.map(|c| number(c, "perf_target")).transpose()?,
                 sd_target: sd_col.map(|c| number(c, "sd_target")).transpose()?,
                 pool_over: suite_pooled(&bench),
+                batch_size: None,
+                args: BTreeMap::new(),
                 bench,
             });
         }
@@ -550,6 +568,9 @@ impl TargetTable {
             if let Some(date) = &p.date {
                 out.push_str(&format!("date = {}\n", toml_str(date)));
             }
+            if let Some(v) = &p.baseline_validation {
+                out.push_str(&format!("baseline_validation = {}\n", toml_str(v)));
+            }
         }
         for rule in &self.select {
             out.push_str("\n[[select]]\n");
@@ -582,6 +603,15 @@ impl TargetTable {
             }
             if !t.pool_over.is_empty() {
                 out.push_str(&format!("pool_over = {}\n", toml_list(&t.pool_over)));
+            }
+            if let Some(batch) = t.batch_size {
+                out.push_str(&format!("batch_size = {batch}\n"));
+            }
+            if !t.args.is_empty() {
+                let args: Vec<String> = (t.args.iter())
+                    .map(|(flag, v)| format!("{} = {}", toml_str(flag), toml_value(v)))
+                    .collect();
+                out.push_str(&format!("args = {{ {} }}\n", args.join(", ")));
             }
         }
         out
@@ -627,7 +657,15 @@ fn toml_float(x: f64) -> String {
 
 /// The keys of a `[[bench]]` row that are not a GPU model's column: a model cannot be
 /// named after one of them.
-pub const BENCH_KEYS: &[&str] = &["name", "target", "perf_target", "sd_target", "pool_over"];
+pub const BENCH_KEYS: &[&str] = &[
+    "name",
+    "target",
+    "perf_target",
+    "sd_target",
+    "pool_over",
+    "batch_size",
+    "args",
+];
 
 fn toml_list(items: &[String]) -> String {
     let items: Vec<String> = items.iter().map(|i| toml_str(i)).collect();
@@ -695,8 +733,28 @@ struct RawBench {
     sd_target: Option<f64>,
     #[serde(default)]
     pool_over: Vec<String>,
+    batch_size: Option<i64>,
+    #[serde(default)]
+    args: BTreeMap<String, toml::Value>,
     #[serde(flatten)]
     by_model: BTreeMap<String, f64>,
+}
+
+impl RawBench {
+    /// The row's `args`, as values; why not, when one is not a string, number or bool.
+    fn args(&self) -> Result<BTreeMap<String, Value>, String> {
+        (self.args.iter())
+            .map(|(flag, value)| {
+                let value = toml_to_value(value).ok_or_else(|| {
+                    format!(
+                        "bench `{}`: args `{flag}`: value must be a string, number or bool",
+                        self.name
+                    )
+                })?;
+                Ok((flag.clone(), value))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -773,7 +831,13 @@ mod tests {
             statistic: "classic trimmed mean".into(),
             tool: "mlbench 0.1.0".into(),
             date: Some("2026-01-02".into()),
+            baseline_validation: Some("failed: 1 error (--allow-failing)".into()),
         });
+        classic.targets[3].batch_size = Some(128);
+        classic.targets[3].args = BTreeMap::from([
+            ("--workers".to_owned(), Value::Int(8)),
+            ("--cuda".to_owned(), Value::Str(String::new())),
+        ]);
         let text = classic.to_toml(&["made by a test".into(), String::new()]);
         assert!(
             text.starts_with("# made by a test\n#\nscoring = \"classic\"\n"),
@@ -781,6 +845,16 @@ mod tests {
         );
         assert!(
             text.contains("\n\"NVIDIA H100 \\\"SXM\\\"\" = 373326.2319285007\n"),
+            "{text}"
+        );
+        let row = format!("name = \"{}\"\n", classic.targets[3].bench);
+        let row = &text[text.find(&row).unwrap()..];
+        assert!(
+            row.contains("\nbatch_size = 128\nargs = { \"--cuda\" = \"\", \"--workers\" = 8 }\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nbaseline_validation = \"failed: 1 error (--allow-failing)\"\n"),
             "{text}"
         );
         let back =
@@ -806,6 +880,41 @@ mod tests {
                 .starts_with("t.toml: runtime `python`: expected"),
             "{err}"
         );
+    }
+
+    /// A file of before `batch_size`, `args` and `baseline_validation` reads, saying none;
+    /// the built-in tables give the batch sizes of the jobs files the suite measured with.
+    #[test]
+    fn batch_sizes_and_args_are_optional() {
+        let old = "scoring = \"classic\"\n[provenance]\nsubmission = \"a.zip\"\nmanifest_sha256 = \"ab\"\n\n[[bench]]\nname = \"vae\"\nH100 = 10.0\n";
+        let t = TargetTable::from_toml("t.toml", old, Scoring::Classic, "H100").unwrap();
+        let vae = t.get("vae").unwrap();
+        assert_eq!((vae.batch_size, vae.args.len()), (None, 0));
+        assert_eq!(t.provenance.unwrap().baseline_validation, None);
+        let bad = "scoring = \"classic\"\n[[bench]]\nname = \"vae\"\nH100 = 1.0\nargs = { \"--workers\" = [1] }\n";
+        let err = TargetTable::from_toml("t.toml", bad, Scoring::Classic, "H100").unwrap_err();
+        assert!(err.to_string().contains("args `--workers`"), "{err}");
+        // fast.json: convnet 64, convnet_distributed 64 per GPU, recom 2048; atari, cart
+        // and toy_lstm are given none.
+        let classic = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
+        let batch = |t: &TargetTable, b: &str| t.get(b).unwrap().batch_size;
+        for (bench, size) in [
+            ("convnet", 64),
+            ("convnet_distributed", 64),
+            ("recom", 2048),
+            ("loader", 256),
+        ] {
+            assert_eq!(batch(&classic, bench), Some(size), "{bench}");
+        }
+        for bench in ["atari", "cart", "toy_lstm"] {
+            assert_eq!(batch(&classic, bench), None, "{bench}");
+        }
+        for model in BUILTIN_MODELS {
+            let score = TargetTable::builtin(Scoring::Score, model).unwrap();
+            assert_eq!(batch(&score, "scaling"), Some(128), "{model}");
+            assert_eq!(batch(&score, "convnet_fp16"), Some(128), "{model}");
+            assert_eq!(batch(&score, "toy_reg"), Some(256), "{model}");
+        }
     }
 
     #[test]

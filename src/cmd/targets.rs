@@ -15,11 +15,9 @@ pub fn run(args: &TargetsArgs) -> Result<Outcome, CommandError> {
         gpu_model: args.gpu_model.clone(),
         tool: super::tool(),
         date: args.date.clone(),
-    };
-    // Arguments are checked before the submission is read.
-    if let Some(date) = &args.date {
-        mlbench_analyzer::targets::check_date(date)?;
+        allow_failing: args.allow_failing,
     }
+    .checked()?; // Before the submission is read.
     let rules = rules()?;
     let limits = Limits::within(args.size.max_bytes);
     let sub = load_submission(&args.submission, args.name.as_deref(), &rules, &limits)?;

@@ -34,6 +34,12 @@ impl Place {
     fn new() -> Place {
         let dir = tempfile::tempdir().unwrap();
         copy_tree(&example_dir(), &dir.path().join("vendorb"));
+        // Three runs of the four validation asks for: a baseline that fails.
+        let failing = dir.path().join("failing");
+        copy_tree(&example_dir(), &failing);
+        for run in ["output3", "output4"] {
+            std::fs::remove_dir_all(failing.join(run)).unwrap();
+        }
         std::fs::create_dir(dir.path().join("empty")).unwrap();
         std::fs::write(dir.path().join("notzip.zip"), "not a zip\n").unwrap();
         std::fs::write(dir.path().join("existing.json"), "keep\n").unwrap();
@@ -270,6 +276,12 @@ fn cases(p: &Place) -> Vec<Case> {
             ],
         ),
         case("targets", 0, "targets", &["targets", &ex, "-g", "H100"]),
+        case(
+            "targets",
+            1,
+            "failing baseline",
+            &["targets", &p.path("failing"), "-g", "H100"],
+        ),
         case(
             "targets",
             2,

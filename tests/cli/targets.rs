@@ -34,8 +34,19 @@ fn each_target_is_the_trimmed_mean_and_the_report_against_it_has_no_diff() {
     let sub = submission();
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("h100.toml");
+    // Made-up entries: the submission fails its validation (convnet has 2 runs of the 4
+    // required), so the targets need --allow-failing, and say so.
     mlbench()
         .args(["targets", "--from"])
+        .arg(sub.path())
+        .args(["--gpu-model", "H100", "--date", "2026-11-27", "-o"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--allow-failing"));
+    assert!(!file.exists());
+    mlbench()
+        .args(["targets", "--allow-failing", "--from"])
         .arg(sub.path())
         .args(["--gpu-model", "H100", "--date", "2026-11-27", "-o"])
         .arg(&file)
@@ -218,4 +229,142 @@ fn validate_names_the_file_of_the_other_runtime() {
         .filter_map(|f| f["rule"].as_str())
         .collect();
     assert!(!rules.contains(&"runtime.mixed"), "{rules:?}");
+}
+
+/// The targets TOML of `sub` (`extra` arguments added), with the exit status.
+fn targets_of(sub: &std::path::Path, extra: &[&str]) -> (i32, String, String) {
+    let out = mlbench()
+        .arg("targets")
+        .arg(sub)
+        .args(["-g", "H100"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap(),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+/// vendorB (a NaN loss, packed with --allow-errors) is refused, naming the rule, the
+/// file, the pack's record and the flag; with --allow-failing its targets say so.
+#[test]
+fn a_failing_baseline_is_refused_unless_allowed_and_then_recorded() {
+    let vendors = crate::vendors::four_vendors();
+    let (code, stdout, stderr) = targets_of(&vendors.zip('B'), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    for part in [
+        "the baseline fails its validation (1 error: loss.nan (output0/fast_0.json); packed with errors",
+        "allowed_errors",
+        "--allow-failing",
+    ] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
+    let (code, text, stderr) = targets_of(&vendors.zip('B'), &["--allow-failing"]);
+    assert_eq!(code, 0, "{stderr}");
+    let table = TargetTable::from_toml("b.toml", &text, Scoring::Classic, "H100").unwrap();
+    let recorded = table.provenance.unwrap().baseline_validation.unwrap();
+    assert_eq!(
+        recorded,
+        "failed: 1 error: loss.nan (output0/fast_0.json); packed with errors: its SUBMISSION.json records allowed_errors (--allow-failing)"
+    );
+    assert!(
+        text.contains(
+            "\n# Note: the baseline fails its validation; targets made anyway: failed: 1 error"
+        ),
+        "{text}"
+    );
+    // vendorB's folder has the error but no pack record: refused for the error alone.
+    let (code, _, stderr) = targets_of(&vendors.dir('B'), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("packed with errors"), "{stderr}");
+    // A clean baseline records that it passed.
+    let (code, text, _) = targets_of(&vendors.zip('A'), &[]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("\nbaseline_validation = \"passed: 0 errors, 0 warnings\"\n"),
+        "{text}"
+    );
+}
+
+/// vendorD ran convnet at batch 128 (the example, and vendorA, at fast.json's 64): its
+/// targets record 128, and the example scored against them is flagged; so is vendorD
+/// against the built-in targets, which assume 64.
+#[test]
+fn targets_record_the_batch_size_and_report_flags_another() {
+    use crate::vendors::D_CONVNET_BATCH;
+    let vendors = crate::vendors::four_vendors();
+    let table_of = |v: char| {
+        let (code, text, stderr) = targets_of(&vendors.zip(v), &[]);
+        assert_eq!(code, 0, "{stderr}");
+        (
+            TargetTable::from_toml("t.toml", &text, Scoring::Classic, "H100").unwrap(),
+            text,
+        )
+    };
+    let (d, d_text) = table_of('D');
+    let (a, _) = table_of('A');
+    let convnet = |t: &TargetTable| t.get("convnet").unwrap().clone();
+    assert_eq!(convnet(&d).batch_size, Some(D_CONVNET_BATCH));
+    assert_eq!(convnet(&a).batch_size, Some(64));
+    // Every other bench as fast.json gives it, to both.
+    assert_eq!(d.get("vae").unwrap().batch_size, Some(128));
+    assert_eq!(a.get("recom").unwrap().batch_size, Some(2048));
+    let workers = mlbench_schema::Value::Int(8);
+    assert_eq!(convnet(&d).args.get("--workers"), Some(&workers));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("d.toml");
+    std::fs::write(&file, d_text).unwrap();
+    let report = |sub: &std::path::Path, targets: Option<&std::path::Path>, model: &str| {
+        let mut cmd = mlbench();
+        cmd.arg("report")
+            .arg(sub)
+            .args(["-g", model, "--format", "json"]);
+        if let Some(t) = targets {
+            cmd.arg("--targets").arg(t);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // The example: 5 runs × 2 GPUs of convnet at 64.
+    let (json, stderr) = report(&crate::fixtures::example_dir(), Some(&file), "H100");
+    assert_eq!(
+        json["batch_mismatches"],
+        serde_json::json!([{"bench": "convnet", "target_batch_size": 128, "batch_sizes": [64], "entries": 10}])
+    );
+    assert!(
+        stderr.contains(
+            "batch size: convnet: 10 entries at batch size 64, its target was measured at 128"
+        ),
+        "{stderr}"
+    );
+    let (json, stderr) = report(&vendors.zip('D'), None, "RTX");
+    assert_eq!(
+        json["batch_mismatches"],
+        serde_json::json!([{"bench": "convnet", "target_batch_size": 64, "batch_sizes": [128], "entries": 10}])
+    );
+    assert!(
+        stderr.contains("batch size: convnet: 10 entries at batch size 128"),
+        "{stderr}"
+    );
+    // The table shows the note among the others.
+    mlbench()
+        .arg("report")
+        .arg(vendors.zip('D'))
+        .args(["-g", "RTX"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "batch size: convnet: 10 entries at batch size 128, its target was measured at 64",
+        ));
+    // vendorA against the built-in targets: every batch size as they assume, no field.
+    let (json, stderr) = report(&vendors.zip('A'), None, "RTX");
+    assert!(json.get("batch_mismatches").is_none(), "{json:#}");
+    assert!(!stderr.contains("batch size:"), "{stderr}");
 }
