@@ -8,6 +8,7 @@ use crate::straggler::{StragglerOptions, stragglers};
 use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, bench_mean_cis, report_of};
 use mlbench_results::report::{Intervals, Report, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
+use mlbench_schema::words::count;
 use mlbench_schema::{Scoring, TargetTable};
 
 /// The precision section's design when neither the flags nor the submission state one:
@@ -165,14 +166,12 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
         _ => "per-GPU streams and per-test files",
     };
     let mut lines = vec![format!(
-        "read {} file{} of suite `{}` ({layout}): {}, {} GPU{}, {} entries",
-        s.files,
-        plural(s.files),
+        "read {} of suite `{}` ({layout}): {}, {}, {}",
+        count(s.files, "file", "files"),
         set.suite,
         s.runs_told_apart,
-        s.gpus,
-        plural(s.gpus),
-        s.entries
+        count(s.gpus, "GPU", "GPUs"),
+        count(s.entries, "entry", "entries")
     )];
     if s.smoke > 0 {
         lines.push(format!(
@@ -199,13 +198,16 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
     lines.extend(mismatch);
     if s.excluded > 0 {
         lines.push(format!(
-            "set aside: {} entries of benches the targets exclude ({})",
-            s.excluded,
+            "set aside: {} of benches the targets exclude ({})",
+            count(s.excluded, "entry", "entries"),
             targets.exclude.join(", ")
         ));
     }
     for (rule, n) in &s.not_selected {
-        lines.push(format!("not selected: {n} entries by the rule {rule}"));
+        lines.push(format!(
+            "not selected: {} by the rule {rule}",
+            count(*n, "entry", "entries")
+        ));
     }
     lines
 }

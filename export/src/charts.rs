@@ -205,6 +205,8 @@ pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, Expo
                 shortened(bench),
                 coverage(group)
             ),
+            subtitle: (!group.left_out.is_empty())
+                .then(|| format!("left out: {}", group.left_out.join("; "))),
             lines,
             band,
             ..LossCurves::default()

@@ -75,7 +75,14 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.
                 let curves = submission_curves(&l.sub.intake.files, &l.sub.set.suite);
-                charts.extend(loss_charts(&l.label, &loss_view(&curves))?);
+                let groups = loss_view(&curves);
+                for (g, why) in groups
+                    .iter()
+                    .flat_map(|g| g.left_out.iter().map(move |w| (g, w)))
+                {
+                    eprintln!("note: {} {}: left out: {why}", l.label, g.bench);
+                }
+                charts.extend(loss_charts(&l.label, &groups)?);
             }
         }
     }

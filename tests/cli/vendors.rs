@@ -7,8 +7,8 @@
 //!
 //! Each is a folder under the temporary root and a zip `mlbench pack` made of it.
 
-use crate::fixtures::{copy_tree, edit_object, example_dir, mlbench, read_entries, rehash};
 use crate::fixtures::write_entries;
+use crate::fixtures::{copy_tree, edit_object, example_dir, mlbench, read_entries, rehash};
 use mlbench_schema::{Object, Value};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -96,7 +96,11 @@ fn edit_all(root: &Path, mut edit: impl FnMut(&mut Object) -> bool) {
 }
 
 fn name_of(fields: &Object) -> String {
-    fields.get("name").and_then(Value::as_str).unwrap_or_default().to_owned()
+    fields
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn set_host(fields: &mut Object, vendor: char) {
