@@ -235,3 +235,66 @@ fn counts_of_one_are_singular() {
     }
     assert!(found.is_empty(), "{found:?} in:\n{all}");
 }
+
+/// `pack` names every file it leaves out (stderr and SUBMISSION.json's `left_out`), and
+/// refuses, exit 1 and nothing written, when one is a report or the jobs file.
+#[cfg(unix)]
+#[test]
+fn pack_names_what_it_leaves_out_and_refuses_a_needed_link() {
+    let sub = crate::fixtures::copy_example();
+    let dir = sub.path();
+    let out = tempfile::tempdir().unwrap();
+    let elsewhere = out.path().join("notes.txt");
+    std::fs::write(&elsewhere, "notes").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join("notes.txt")).unwrap();
+    let zip = out.path().join("a.zip");
+    let run = |zip: &Path| {
+        mlbench()
+            .arg("pack")
+            .arg(dir)
+            .arg("-o")
+            .arg(zip)
+            .output()
+            .unwrap()
+    };
+    let packed = run(&zip);
+    let err = stderr_of(&packed);
+    assert_eq!(packed.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("left out: notes.txt (a symbolic link, not followed)"),
+        "{err}"
+    );
+    let files = crate::fixtures::read_zip(&zip);
+    let info = &files
+        .iter()
+        .find(|(p, _)| p == "SUBMISSION.json")
+        .unwrap()
+        .1;
+    let info: serde_json::Value = serde_json::from_slice(info).unwrap();
+    assert_eq!(
+        info["left_out"],
+        serde_json::json!([{"path": "notes.txt", "why": "a symbolic link, not followed"}])
+    );
+    assert!(!files.iter().any(|(p, _)| p == "notes.txt"));
+    // The jobs file as a link, then a report file as one: refused, naming it.
+    let needed = ["fast.json", "output0/fast_0.json"];
+    for (k, rel) in needed.iter().enumerate() {
+        let real = out.path().join(format!("real-{k}.json"));
+        std::fs::rename(dir.join(rel), &real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.join(rel)).unwrap();
+        let zip = out.path().join(format!("refused-{k}.zip"));
+        let refused = run(&zip);
+        let err = stderr_of(&refused);
+        assert_eq!(refused.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "cannot be packed: {rel} (a symbolic link, not followed)"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("copy each file in place of its link"), "{err}");
+        assert!(!zip.exists());
+        std::fs::remove_file(dir.join(rel)).unwrap();
+        std::fs::rename(&real, dir.join(rel)).unwrap();
+    }
+}
