@@ -150,9 +150,6 @@ impl CommandError {
                      --allow-errors (SUBMISSION.json then records the errors)",
                 )
             }
-            CommandError::Pack(PackError::NeededLeftOut { .. }) => {
-                Some("copy each file in place of its link (or FIFO), then pack again")
-            }
             CommandError::Analyze(AnalyzeError::TooFewRuns { .. }) => {
                 Some("add runs, or ask for fewer with --min-runs N")
             }

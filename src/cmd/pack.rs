@@ -46,9 +46,6 @@ pub fn run(args: &PackArgs) -> Result<Outcome, CommandError> {
             if outcome.info.errors == 1 { "" } else { "s" }
         );
     }
-    for f in &outcome.info.left_out {
-        eprintln!("left out: {} ({})", f.path, f.why);
-    }
     output::write_file(&outcome.zip, &args.output, args.force)?;
     eprintln!("{} into {}", outcome.describe(), args.output.display());
     Ok(Outcome::Ok)

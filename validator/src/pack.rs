@@ -66,7 +66,7 @@ pub enum PackError {
     /// Files the submission's figures come from (report or jobs files) that pack cannot
     /// pack faithfully (a link, a FIFO…): nothing packed, `--allow-errors` or not.
     #[error(
-        "{}: not packed: {} the submission needs cannot be packed: {}",
+        "{}: not packed: {} the submission needs cannot be packed: {}; copy each file in place of its link (or FIFO), then pack again",
         .dir.display(),
         if .files.len() == 1 { "a file" } else { "files" },
         .files.iter().map(|f| format!("{} ({})", f.path, f.why)).collect::<Vec<_>>().join(", ")
@@ -171,8 +171,11 @@ impl PackOutcome {
     /// `packed N files (R report files, E entries)`, what the commands say once the zip
     /// is written (they add where).
     pub fn describe(&self) -> String {
+        let left_out = self.info.left_out.iter();
+        let lines = left_out.map(|f| format!("left out: {} ({})\n", f.path, f.why));
         format!(
-            "packed {} ({}, {})",
+            "{}packed {} ({}, {})",
+            lines.collect::<String>(),
             count(self.files, "file", "files"),
             count(self.info.report_files, "report file", "report files"),
             count(self.info.entries, "entry", "entries")
