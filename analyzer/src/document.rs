@@ -9,6 +9,7 @@ use crate::{AnalyzeError, Expected, ReportOptions, SampleSet, report_of};
 use mlbench_results::SubmissionValidity;
 use mlbench_results::report::{GpuMatch, GpuName, Report, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
+use mlbench_schema::words::count;
 use mlbench_schema::{Scoring, TargetTable};
 
 /// The precision section's design when neither the flags nor the submission state one:
@@ -206,14 +207,12 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
         _ => "per-GPU streams and per-test files",
     };
     let mut lines = vec![format!(
-        "read {} file{} of suite `{}` ({layout}): {}, {} GPU{}, {} entries",
-        s.files,
-        plural(s.files),
+        "read {} of suite `{}` ({layout}): {}, {}, {}",
+        count(s.files, "file", "files"),
         set.suite,
         s.runs_told_apart,
-        s.gpus,
-        plural(s.gpus),
-        s.entries
+        count(s.gpus, "GPU", "GPUs"),
+        count(s.entries, "entry", "entries")
     )];
     if s.smoke > 0 {
         lines.push(format!(
@@ -240,13 +239,16 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
     lines.extend(mismatch);
     if s.excluded > 0 {
         lines.push(format!(
-            "set aside: {} entries of benches the targets exclude ({})",
-            s.excluded,
+            "set aside: {} of benches the targets exclude ({})",
+            count(s.excluded, "entry", "entries"),
             targets.exclude.join(", ")
         ));
     }
     for (rule, n) in &s.not_selected {
-        lines.push(format!("not selected: {n} entries by the rule {rule}"));
+        lines.push(format!(
+            "not selected: {} by the rule {rule}",
+            count(*n, "entry", "entries")
+        ));
     }
     lines
 }

@@ -205,6 +205,8 @@ pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, Expo
                 shortened(bench),
                 coverage(group)
             ),
+            subtitle: (!group.left_out.is_empty())
+                .then(|| format!("left out: {}", group.left_out.join("; "))),
             lines,
             band,
             ..LossCurves::default()
@@ -213,6 +215,17 @@ pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, Expo
         out.push((name, chart));
     }
     Ok(out)
+}
+
+/// The curves `loss_charts` leaves out of `groups`, a line each
+/// (`note: LABEL BENCH: left out: output0 GPU 0 (NaN or infinite loss)`).
+pub fn loss_notes(label: &str, groups: &[LossGroup]) -> String {
+    let notes = groups
+        .iter()
+        .flat_map(|g| g.left_out.iter().map(move |w| (g, w)));
+    notes
+        .map(|(g, why)| format!("note: {label} {}: left out: {why}\n", g.bench))
+        .collect()
 }
 
 /// What a group's curves cover, counted: `5 runs × 4 GPUs`, `1 run on the whole

@@ -47,6 +47,9 @@ pub struct LossGroup {
     pub devices: Vec<String>,
     /// Whether every one of those devices is a single GPU.
     pub gpus_only: bool,
+    /// The bench configuration's entries not drawn, each named with why:
+    /// `output0 GPU 0 (NaN or infinite loss)`.
+    pub left_out: Vec<String>,
 }
 
 /// One loss curve of a [`LossGroup`].

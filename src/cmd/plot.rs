@@ -74,8 +74,9 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
         PlotKind::Loss => {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.
-                let curves = submission_curves(&l.sub.intake.files, &l.sub.set.suite);
-                charts.extend(loss_charts(&l.label, &loss_view(&curves))?);
+                let groups = loss_view(&submission_curves(&l.sub.intake.files, &l.sub.set.suite));
+                eprint!("{}", mlbench_export::charts::loss_notes(&l.label, &groups));
+                charts.extend(loss_charts(&l.label, &groups)?);
             }
         }
     }
@@ -97,8 +98,7 @@ fn write_and_say(args: &PlotArgs, charts: &[Named]) -> Result<Outcome, CommandEr
     for path in &written {
         eprintln!("wrote {}", path.display());
     }
-    let n = written.len();
-    let plural = if n == 1 { "" } else { "s" };
-    eprintln!("{n} file{plural} in {}", args.out.display());
+    let files = mlbench_schema::words::count(written.len(), "file", "files");
+    eprintln!("{files} in {}", args.out.display());
     Ok(Outcome::Ok)
 }

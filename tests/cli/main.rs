@@ -17,6 +17,7 @@ mod report;
 #[cfg(feature = "runner")]
 mod run;
 mod self_contained;
+mod smaller;
 mod surface;
 mod system;
 mod targets;

@@ -2,7 +2,8 @@
 //! contents, with a `sha256sum`-format manifest, so that organizers can re-pack and compare.
 
 use crate::submission::{
-    MANIFEST_NAME, SUBMISSION_NAME, SUBMISSION_SCHEMA_VERSION, SubmissionInfo, with_manifest,
+    LeftOut, MANIFEST_NAME, SUBMISSION_NAME, SUBMISSION_SCHEMA_VERSION, SubmissionInfo,
+    with_manifest,
 };
 use crate::validate::{Options, validate};
 use mlbench_results::validation::Validation;
@@ -62,6 +63,20 @@ pub enum PackError {
     /// Two files with the same path.
     #[error("{0}: given twice")]
     Duplicate(String),
+    /// Files the submission's figures come from (report or jobs files) that pack cannot
+    /// pack faithfully (a link, a FIFO…): nothing packed, `--allow-errors` or not.
+    #[error(
+        "{}: not packed: {} the submission needs cannot be packed: {}; copy each file in place of its link (or FIFO), then pack again",
+        .dir.display(),
+        if .files.len() == 1 { "a file" } else { "files" },
+        .files.iter().map(|f| format!("{} ({})", f.path, f.why)).collect::<Vec<_>>().join(", ")
+    )]
+    NeededLeftOut {
+        /// The folder.
+        dir: PathBuf,
+        /// The report and jobs files left out.
+        files: Vec<LeftOut>,
+    },
 }
 
 impl mlbench_schema::class::Classify for PackError {
@@ -69,7 +84,7 @@ impl mlbench_schema::class::Classify for PackError {
         match self {
             // Nothing to pack: the submission cannot be read at all.
             PackError::Refused { validation, .. } if validation.unreadable() => ErrorClass::Input,
-            PackError::Refused { .. } => ErrorClass::Failed,
+            PackError::Refused { .. } | PackError::NeededLeftOut { .. } => ErrorClass::Failed,
             PackError::NotAFolder(_)
             | PackError::InsideFolder(_)
             | PackError::Intake(_)
@@ -102,6 +117,7 @@ impl SubmissionInfo {
             runtime: None,
             allowed_errors: false,
             telemetry: Vec::new(),
+            left_out: Vec::new(),
         }
     }
 }
@@ -155,8 +171,11 @@ impl PackOutcome {
     /// `packed N files (R report files, E entries)`, what the commands say once the zip
     /// is written (they add where).
     pub fn describe(&self) -> String {
+        let left_out = self.info.left_out.iter();
+        let lines = left_out.map(|f| format!("left out: {} ({})\n", f.path, f.why));
         format!(
-            "packed {} ({}, {})",
+            "{}packed {} ({}, {})",
+            lines.collect::<String>(),
             count(self.files, "file", "files"),
             count(self.info.report_files, "report file", "report files"),
             count(self.info.entries, "entry", "entries")
@@ -205,6 +224,22 @@ pub fn pack_folder(
         .files
         .retain(|f| f.path != MANIFEST_NAME && f.path != SUBMISSION_NAME);
     let validation = validate(&intake, &options.validation);
+    let left_out = left_out(&intake.facts);
+    let suite_jobs = validation
+        .summary
+        .suite
+        .as_ref()
+        .map(|s| format!("{s}.json"));
+    let needed: Vec<LeftOut> = (left_out.iter())
+        .filter(|f| needed(&f.path, suite_jobs.as_deref()))
+        .cloned()
+        .collect();
+    if !needed.is_empty() {
+        return Err(PackError::NeededLeftOut {
+            dir: dir.to_path_buf(),
+            files: needed,
+        });
+    }
     if validation.errors() > 0 && (!options.allow_errors || validation.unreadable()) {
         return Err(PackError::Refused {
             dir: dir.to_path_buf(),
@@ -217,6 +252,7 @@ pub fn pack_folder(
     info.runtime = SubmissionInfo::declared_runtime(&info.systems);
     info.allowed_errors = validation.errors() > 0;
     info.telemetry = SubmissionInfo::telemetry_of(&intake.files);
+    info.left_out = left_out;
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());
     write_zip(&files, &mut zip)?;
@@ -226,6 +262,35 @@ pub fn pack_folder(
         info,
         validation,
     })
+}
+
+/// The folder entries the read set aside, from its facts: links, FIFOs, devices, folders
+/// it could not list, files over `--max-bytes`, each with why, sorted by path.
+pub fn left_out(facts: &[mlbench_submission::Fact]) -> Vec<LeftOut> {
+    let mut out: Vec<LeftOut> = (facts.iter())
+        .filter_map(|f| {
+            let why = match f.rule {
+                "file.symlink" => "a symbolic link, not followed".to_owned(),
+                "file.unreadable" => f.found.clone(),
+                "archive.too-large" => format!("over {}", f.expected),
+                _ => return None,
+            };
+            Some(LeftOut {
+                path: f.file.clone()?,
+                why,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Whether the submission's figures come from the file at `path`: a report file by its
+/// name, or the suite's jobs file (`<suite>.json` at the root).
+fn needed(path: &str, suite_jobs: Option<&str>) -> bool {
+    use mlbench_submission::layout::{Role, classify};
+    let role = classify(path, || Some(path) == suite_jobs);
+    matches!(role, Role::Report { .. } | Role::Jobs)
 }
 
 /// Writes `files` as a zip, reproducibly: entries sorted by path, deflated at a fixed

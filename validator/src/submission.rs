@@ -92,6 +92,21 @@ pub struct SubmissionInfo {
     /// it always did, and older readers pass the key over.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub telemetry: Vec<String>,
+    /// The folder's entries pack could not pack faithfully (symbolic links, FIFOs,
+    /// devices, folders it could not list, files over `--max-bytes`), each with why.
+    /// Absent when there are none, so a folder without one packs to the bytes it always
+    /// did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A folder entry `pack` left out of the zip, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Its path in the folder (`/`-separated).
+    pub path: String,
+    /// Why: `a symbolic link, not followed`, `a FIFO`…
+    pub why: String,
 }
 
 impl SubmissionInfo {
@@ -440,6 +455,7 @@ mod tests {
             runtime: None,
             allowed_errors: false,
             telemetry: Vec::new(),
+            left_out: Vec::new(),
         };
         let text = String::from_utf8(info.to_json().unwrap()).unwrap();
         assert!(!text.contains("runtime"), "{text}");

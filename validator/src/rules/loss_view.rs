@@ -2,8 +2,9 @@
 //! them, each labelled with its run and device, with the band the rule draws.
 
 use crate::facts::{Device, EntryFacts};
-use crate::rules::loss::{CurveGroup, SubmissionCurves, curve_groups};
+use crate::rules::loss::{CurveGroup, MIN_STEPS, SubmissionCurves, curve_groups};
 use mlbench_results::views::{LossCurve, LossGroup};
+use mlbench_schema::FailureKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The loss curves of every bench configuration of a submission, one group per chart.
@@ -43,7 +44,32 @@ pub fn loss_view(read: &SubmissionCurves) -> Vec<LossGroup> {
                 runs: runs_counted,
                 gpus_only: devices.iter().all(|d| matches!(d, Device::Gpu(_))),
                 devices: devices.iter().map(Device::to_string).collect(),
+                left_out: left_out(group, read, &runs),
             }
+        })
+        .collect()
+}
+
+/// The entries of a group's bench configuration that it does not draw, each named by
+/// run and device with why.
+fn left_out(group: &CurveGroup, read: &SubmissionCurves, runs: &Runs) -> Vec<String> {
+    let drawn: BTreeSet<(usize, usize)> = group.curves.iter().map(|e| (e.file, e.entry)).collect();
+    (read.entries.iter())
+        .filter(|e| e.name.as_deref() == Some(group.bench) && e.config == group.config)
+        .filter(|e| !drawn.contains(&(e.file, e.entry)))
+        .map(|e| {
+            let steps = e.losses.len();
+            let why = match e.failure {
+                Some(FailureKind::NanLoss) => "NaN or infinite loss".to_owned(),
+                Some(FailureKind::Incomplete) => "not completed".to_owned(),
+                Some(FailureKind::FailStub) => "a failed run".to_owned(),
+                None if steps == 0 => "no loss curve".to_owned(),
+                None if steps < MIN_STEPS => {
+                    format!("{steps} logged steps, fewer than {MIN_STEPS}")
+                }
+                None => format!("{steps} logged steps, not {}", group.len),
+            };
+            format!("{} {} ({why})", runs.of(e), e.device)
         })
         .collect()
 }
