@@ -306,7 +306,13 @@ fn grid_tiers_follow_the_intervals() {
         assert!((ratio - a.overall.unwrap() / b.overall.unwrap()).abs() < 1e-12);
         let [lo, hi] = a.ratio_to_next_ci.expect("ci");
         assert!(lo <= ratio && ratio <= hi, "{} {lo} {ratio} {hi}", a.id);
-        assert_eq!(a.tier != b.tier, lo > 1.0 || hi < 1.0, "{} / {}", a.id, b.id);
+        assert_eq!(
+            a.tier != b.tier,
+            lo > 1.0 || hi < 1.0,
+            "{} / {}",
+            a.id,
+            b.id
+        );
         let p = a.p_above_next.expect("p");
         assert!((0.0..=1.0).contains(&p));
     }

@@ -42,7 +42,8 @@ pub struct Grid {
     #[serde(skip_serializing_if = "Per::is_second")]
     pub per: Per,
     /// Why the grid is informative only and not tiered (`None`: tiered as usual), e.g.
-    /// `board sensors differ by vendor: A nvml, B amdsmi`.
+    /// `board sensors differ by vendor: A nvml, B amdsmi`. Absent when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub informative: Option<String>,
     /// What the reader should know: benches not normalized, samples left out, …
     pub notes: Vec<String>,
