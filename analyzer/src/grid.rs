@@ -13,7 +13,7 @@ mod compute;
 mod tiers;
 pub mod weights;
 
-pub use tiers::assign_tiers;
+pub use tiers::{Link, assign_tiers, assign_tiers_paired};
 pub use weights::{Weights, WeightsError};
 
 use crate::samples::SampleSet;

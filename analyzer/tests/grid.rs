@@ -299,15 +299,25 @@ fn grid_tiers_follow_the_intervals() {
         }
     }
     assert_eq!(seen.len(), 3);
-    // Rows of different tiers never overlap.
-    for a in &g.vendors {
-        for b in &g.vendors {
-            if a.tier != b.tier {
-                let ([a0, a1], [b0, b1]) = (a.ci.expect("ci"), b.ci.expect("ci"));
-                assert!(a1 < b0 || b1 < a0, "{} and {} overlap", a.id, b.id);
-            }
-        }
+    // Adjacent rows: a new tier exactly where the paired ratio's interval excludes 1,
+    // the ratio being the quotient of the two overall figures.
+    for pair in g.vendors.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let ratio = a.ratio_to_next.expect("ratio to next");
+        assert!((ratio - a.overall.unwrap() / b.overall.unwrap()).abs() < 1e-12);
+        let [lo, hi] = a.ratio_to_next_ci.expect("ci");
+        assert!(lo <= ratio && ratio <= hi, "{} {lo} {ratio} {hi}", a.id);
+        assert_eq!(
+            a.tier != b.tier,
+            lo > 1.0 || hi < 1.0,
+            "{} / {}",
+            a.id,
+            b.id
+        );
+        let p = a.p_above_next.expect("p");
+        assert!((0.0..=1.0).contains(&p));
     }
+    assert_eq!(g.vendors.last().unwrap().ratio_to_next, None);
 }
 
 /// Noisy runs from a fixed generator: `gpus` GPUs × `runs` runs around `mean`.

@@ -229,6 +229,9 @@ pub fn grid() -> Grid {
             overall,
             ci: overall.map(|o| [o * 0.97, o * 1.03]),
             tier,
+            ratio_to_next: None,
+            ratio_to_next_ci: None,
+            p_above_next: None,
             geomean: overall,
             weight_share: present as f64 / 2.0,
             present,
@@ -303,6 +306,7 @@ pub fn grid() -> Grid {
         seed: 2019,
         level: 0.95,
         interval: Default::default(),
+        informative: None,
         notes: vec!["B/tweaked: 2 samples left out (NaN loss)".into()],
     }
 }

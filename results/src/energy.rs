@@ -210,4 +210,7 @@ pub struct DeviceShare {
     /// Its power at each time of its copy's `trace`, W (its share). Not in the JSON.
     #[serde(skip)]
     pub watts: Vec<f64>,
+    /// Where its readings came from (`None`: not known). Not in the JSON.
+    #[serde(skip)]
+    pub source: Option<mlbench_schema::telemetry::SourceKind>,
 }

@@ -41,6 +41,10 @@ pub struct Grid {
     /// `grid --per joule`).
     #[serde(skip_serializing_if = "Per::is_second")]
     pub per: Per,
+    /// Why the grid is informative only and not tiered (`None`: tiered as usual), e.g.
+    /// `board sensors differ by vendor: A nvml, B amdsmi`. Absent when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub informative: Option<String>,
     /// What the reader should know: benches not normalized, samples left out, …
     pub notes: Vec<String>,
 }
@@ -116,6 +120,15 @@ pub struct VendorRow {
     pub ci: Option<[f64; 2]>,
     /// 1 is the best tier (`None` without an overall figure).
     pub tier: Option<usize>,
+    /// overall ÷ the next row's overall (`None`: last row, no figure, or
+    /// `--interval anytime`).
+    pub ratio_to_next: Option<f64>,
+    /// Its interval over the paired resamples (the baseline's noise cancels): a new
+    /// tier starts below this row exactly when it excludes 1.
+    pub ratio_to_next_ci: Option<[f64; 2]>,
+    /// The share of paired resamples in which this row's overall is above the next
+    /// row's.
+    pub p_above_next: Option<f64>,
     /// Weighted geometric mean of the ratios of the benches present (before the penalty).
     pub geomean: Option<f64>,
     /// Weight of the normalized benches present ÷ weight of all normalized benches.

@@ -113,6 +113,7 @@ fn share(d: &DeviceEnergy) -> Option<DeviceShare> {
         shared_by: 1,
         disagreement: d.disagreement,
         watts: Vec::new(),
+        source: None,
     })
 }
 
@@ -296,7 +297,11 @@ fn figures(pair: &Paired, file: &TelemetryFile, window: &WindowSummary, items: f
         .devices
         .iter()
         .enumerate()
-        .filter_map(|(i, d)| Some((i, share(d)?)))
+        .filter_map(|(i, d)| {
+            let mut s = share(d)?;
+            s.source = file.header.devices.get(i).map(|h| h.source);
+            Some((i, s))
+        })
         .collect();
     let mut flags: Vec<EnergyFlag> = with_energy
         .iter()

@@ -19,7 +19,10 @@ pub mod traces;
 
 pub use aggregate::Draw;
 pub use mlbench_results::energy::Energy;
-pub use per_joule::{PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all};
+pub use per_joule::{
+    PerJoule, grid_per, grid_per_joule, per_joule, per_joule_all, sensor_kinds,
+    untier_mixed_sensors,
+};
 
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use mlbench_results::energy::CopyEnergy;

@@ -10,7 +10,8 @@ use crate::compare::{CompareError, CompareOptions, Labelled, baseline_of, comput
 use crate::samples::SampleSet;
 use mlbench_results::energy::Energy;
 use mlbench_results::grid::{Grid, Per};
-use std::collections::HashMap;
+use mlbench_schema::telemetry::SourceKind;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// What [`per_joule`] did to one submission's samples.
@@ -67,13 +68,44 @@ fn energy_of_loaded(l: &Labelled, path: &Path, max_bytes: u64) -> Option<Energy>
     )
 }
 
+/// The kinds of source an energy's copies drew their joules from (`nvml`, `amdsmi`,
+/// `hwmon`, `rapl`, …), sorted and joined by `+`; `None` when no device says.
+pub fn sensor_kinds(energy: &Energy) -> Option<String> {
+    let kinds: BTreeSet<&str> = energy
+        .copies
+        .iter()
+        .flat_map(|c| &c.devices)
+        .filter_map(|d| d.source.map(source_name))
+        .collect();
+    (!kinds.is_empty()).then(|| kinds.into_iter().collect::<Vec<_>>().join("+"))
+}
+
+/// A source's name, as the telemetry header writes it.
+fn source_name(s: SourceKind) -> &'static str {
+    match s {
+        SourceKind::Nvml => "nvml",
+        SourceKind::Amdsmi => "amdsmi",
+        SourceKind::Hwmon => "hwmon",
+        SourceKind::Rapl => "rapl",
+        SourceKind::Procfs => "procfs",
+        SourceKind::Other => "other",
+    }
+}
+
 /// Every submission's samples per joule ([`per_joule`]), its energy read from it (a zip
 /// or a folder, `paths` in the order of `loaded`, read within `max_bytes`). The lines
-/// say, per submission, how many samples had no energy.
-pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf], max_bytes: u64) -> Vec<String> {
+/// say, per submission, how many samples had no energy; the kinds are each
+/// submission's [`sensor_kinds`], in the order of `loaded`.
+pub fn per_joule_all(
+    loaded: &mut [Labelled],
+    paths: &[PathBuf],
+    max_bytes: u64,
+) -> (Vec<String>, Vec<Option<String>>) {
     let mut notes = Vec::new();
+    let mut kinds = Vec::with_capacity(loaded.len());
     for (l, path) in loaded.iter_mut().zip(paths) {
         let energy = energy_of_loaded(l, path, max_bytes);
+        kinds.push(energy.as_ref().and_then(sensor_kinds));
         let done = per_joule(&mut l.sub.set, energy.as_ref());
         let id = l.id();
         if done.with_energy == 0 {
@@ -94,7 +126,7 @@ pub fn per_joule_all(loaded: &mut [Labelled], paths: &[PathBuf], max_bytes: u64)
                 .map(|n| format!("{id}: {n}")),
         );
     }
-    notes
+    (notes, kinds)
 }
 
 /// The grid of `loaded` per `per`: per joule ([`grid_per_joule`]), or per second
@@ -132,7 +164,13 @@ pub fn grid_per_joule(
     explain: Option<(String, String)>,
 ) -> Result<Grid, CompareError> {
     let mut notes = vec![PER_JOULE_NOTE.to_owned()];
-    notes.extend(per_joule_all(&mut loaded, paths, options.max_bytes));
+    let (read, kinds) = per_joule_all(&mut loaded, paths, options.max_bytes);
+    notes.extend(read);
+    let kinds: HashMap<String, String> = loaded
+        .iter()
+        .zip(kinds)
+        .filter_map(|(l, k)| Some((l.id(), k?)))
+        .collect();
     let baseline = baseline_of(&loaded, options)?;
     let has_energy = |l: &&Labelled| l.sub.set.samples.iter().any(|s| s.value.is_some());
     let named: Vec<&Labelled> = loaded
@@ -145,7 +183,40 @@ pub fn grid_per_joule(
     }
     let mut grid = compute(loaded, options, explain)?;
     grid.per = Per::Joule;
+    untier_mixed_sensors(&mut grid, &kinds);
     notes.append(&mut grid.notes);
     grid.notes = notes;
     Ok(grid)
+}
+
+/// When the rows with a figure drew their joules from sources of more than one kind
+/// (`kinds`: row id → [`sensor_kinds`]), the grid is informative only: no row is
+/// tiered, `informative` says each row's kind. Board sensors of different vendors
+/// measure different things (a 1 s average, an instantaneous reading, a package's
+/// estimate), so their ratios are not a ranking.
+pub fn untier_mixed_sensors(grid: &mut Grid, kinds: &HashMap<String, String>) {
+    let rows: Vec<(&str, &str)> = grid
+        .vendors
+        .iter()
+        .filter(|r| r.overall.is_some())
+        .map(|r| {
+            (
+                r.id.as_str(),
+                kinds.get(&r.id).map_or("unknown", String::as_str),
+            )
+        })
+        .collect();
+    let distinct: BTreeSet<&str> = rows.iter().map(|(_, k)| *k).collect();
+    if distinct.len() <= 1 {
+        return;
+    }
+    let each: Vec<String> = rows.iter().map(|(id, k)| format!("{id} {k}")).collect();
+    grid.informative = Some(format!(
+        "board sensors differ by vendor: {}",
+        each.join(", ")
+    ));
+    for row in &mut grid.vendors {
+        row.tier = None;
+    }
+    grid.tiers.clear();
 }

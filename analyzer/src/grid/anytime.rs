@@ -17,6 +17,7 @@
 use super::{Grid, GridInput, row_id};
 use crate::anytime::{Design, LogSummary};
 use crate::precision::run_values;
+use mlbench_schema::words::count;
 use std::collections::BTreeMap;
 
 /// Each bench's sequence, as log bounds around the log geometric mean: `None` while
@@ -57,7 +58,13 @@ pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
         .map(|(_, w)| w)
         .sum();
     let base_cells = bounds(base, 1.0 - alpha / 2.0);
+    let mut notes = Vec::new();
     for row in &mut grid.vendors {
+        // The paired comparison with the next row is the bootstrap's: the sequences
+        // have no paired resamples, so the anytime grid carries none.
+        row.ratio_to_next = None;
+        row.ratio_to_next_ci = None;
+        row.p_above_next = None;
         let Some(input) = by_id.get(&row.id) else {
             continue;
         };
@@ -84,15 +91,25 @@ pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
         let (own, base_k) = (bounds(input, per_side), bounds(base, per_side));
         let w_row: f64 = present.iter().map(|(_, w)| w).sum();
         let mut sum = Some((0.0, 0.0));
+        let mut unbounded = Vec::new();
         for (bench, w) in &present {
             let b = ratio_bounds(own.get(*bench), base_k.get(*bench), is_base);
+            if b.is_none() {
+                unbounded.push(*bench);
+            }
             sum = sum
                 .zip(b)
                 .map(|((lo, hi), (l, h))| (lo + w * l, hi + w * h));
         }
         let penalty = (w_row / total_weight).ln();
         row.ci = sum.map(|(lo, hi)| [(lo / w_row + penalty).exp(), (hi / w_row + penalty).exp()]);
+        if row.ci.is_none() {
+            notes.push(unbounded_note(
+                &row.id, &unbounded, input, base, is_base, level,
+            ));
+        }
     }
+    grid.notes.append(&mut notes);
     // A row whose interval is unbounded yet (`ci` null) overlaps every other.
     let unbounded = [0.0, f64::INFINITY];
     let tiers = super::assign_tiers(
@@ -106,6 +123,43 @@ pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
         row.tier = tier;
     }
     grid.tiers = super::tiers::rank(&mut grid.vendors);
+}
+
+/// Why a row's anytime interval is unbounded: the benches whose runs (its own, or the
+/// baseline's) are too few for the sequence at `level`.
+fn unbounded_note(
+    id: &str,
+    benches: &[&String],
+    input: &GridInput,
+    base: &GridInput,
+    is_base: bool,
+    level: f64,
+) -> String {
+    let (own, theirs) = (run_values(&input.set), run_values(&base.set));
+    let runs = |m: &BTreeMap<String, Vec<f64>>, b: &str| m.get(b).map_or(0, Vec::len);
+    // Benches grouped by what is short: `5 runs (19 benches)`, `1 run (convnet)`.
+    let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for b in benches {
+        let (n, nb) = (runs(&own, b), runs(&theirs, b));
+        let what = if is_base || n <= nb {
+            count(n, "run", "runs")
+        } else {
+            format!("{} of the baseline", count(nb, "run", "runs"))
+        };
+        groups.entry(what).or_default().push(b.as_str());
+    }
+    let short: Vec<String> = groups
+        .into_iter()
+        .map(|(what, list)| match list.len() {
+            1..=3 => format!("{what} ({})", list.join(", ")),
+            n => format!("{what} ({n} benches)"),
+        })
+        .collect();
+    format!(
+        "{id}: anytime interval unbounded: {}, too few for the sequence at {}",
+        short.join(", "),
+        format!("{}%", (level * 1000.0).round() / 10.0)
+    )
 }
 
 /// The log bounds of a row's ratio to the baseline on one bench: own − baseline's, or,

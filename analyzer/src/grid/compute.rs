@@ -1,6 +1,6 @@
 //! The grid's arithmetic: cells, bootstrap, overall figures, then tiers and attribution.
 
-use super::tiers::{Fit, assign_tiers, attribute, rank};
+use super::tiers::{Fit, assign_tiers_paired, attribute, rank};
 use super::{Cell, Grid, GridError, GridInput, GridOptions, Interval, VendorRow, row_id};
 use crate::bootstrap::{Strata, group_by_bench, percentile_interval, stream, usable};
 use mlbench_schema::words::count;
@@ -78,9 +78,16 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         rows.push(row);
         works.push(work);
     }
-    let tiers_of = assign_tiers(&rows.iter().map(|r| r.overall.zip(r.ci)).collect::<Vec<_>>());
-    for (row, tier) in rows.iter_mut().zip(&tiers_of) {
+    let paired: Vec<Option<(f64, &[f64])>> = works
+        .iter()
+        .map(|w| w.log_overall.map(|o| (o, &w.resamples[..])))
+        .collect();
+    let (tiers_of, links) = assign_tiers_paired(&paired, options.level);
+    for ((row, tier), link) in rows.iter_mut().zip(&tiers_of).zip(&links) {
         row.tier = *tier;
+        row.ratio_to_next = link.map(|l| l.ratio);
+        row.ratio_to_next_ci = link.map(|l| l.ci);
+        row.p_above_next = link.map(|l| l.p_above);
     }
     let explain = match &options.explain {
         None => None,
@@ -107,6 +114,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         level: options.level,
         interval: options.interval,
         per: Default::default(),
+        informative: None,
         notes,
     };
     if options.interval == Interval::Anytime {
@@ -318,6 +326,9 @@ impl RowContext<'_> {
             overall,
             ci,
             tier: None,
+            ratio_to_next: None,
+            ratio_to_next_ci: None,
+            p_above_next: None,
             geomean,
             weight_share,
             present: work.log_ratios.len(),

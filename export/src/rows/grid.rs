@@ -11,6 +11,11 @@ pub fn title(grid: &Grid) -> &'static str {
     }
 }
 
+/// What a grid's header says when its rows' power came from different kinds of source.
+pub const INFORMATIVE_SENSORS: &str = "informative: board sensors differ by vendor";
+/// How the grid's `informative` begins when the sensors differ.
+const SENSORS_DIFFER: &str = "board sensors differ by vendor: ";
+
 /// A ratio, three decimals.
 pub fn ratio(x: Option<f64>) -> String {
     x.map_or_else(|| "—".into(), |v| format!("{v:.3}"))
@@ -59,6 +64,7 @@ pub fn overall_rows(grid: &Grid) -> Rows {
                 ratio(v.overall),
                 interval(v.ci),
                 v.tier.map_or_else(|| "—".into(), |t| t.to_string()),
+                next(v),
                 format!(
                     "{}/{}",
                     v.present,
@@ -70,9 +76,20 @@ pub fn overall_rows(grid: &Grid) -> Rows {
         .collect();
     Rows::new(
         "Overall, relative to the baseline",
-        &["vendor", "overall", "95% CI", "tier", "benches", "missing"],
+        &[
+            "vendor", "overall", "95% CI", "tier", "vs next", "benches", "missing",
+        ],
         rows,
     )
+}
+
+/// A row against the next one down: the paired ratio, its interval and P(above), e.g.
+/// `1.043 [1.021–1.066] P 1.00`; `—` without.
+fn next(v: &VendorRow) -> String {
+    match (v.ratio_to_next, v.p_above_next) {
+        (Some(r), Some(p)) => format!("{}  P {p:.2}", figure(r, v.ratio_to_next_ci)),
+        _ => "—".into(),
+    }
 }
 
 /// The ratio table: one row per bench, one column per submission.
@@ -116,9 +133,13 @@ pub fn notes(grid: &Grid) -> Vec<String> {
         .enumerate()
         .map(|(i, t)| format!("{}: {}", i + 1, t.join(", ")))
         .collect();
+    if let Some(why) = &grid.informative {
+        let rows = why.strip_prefix(SENSORS_DIFFER).unwrap_or(why);
+        out.insert(0, format!("{INFORMATIVE_SENSORS}; not tiered: {rows}"));
+    }
     if !tiers.is_empty() {
         out.push(format!(
-            "tiers (overlapping intervals: indistinguishable): {}",
+            "tiers (a new tier where the paired ratio to the row above excludes 1): {}",
             tiers.join("; ")
         ));
     }
