@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The version of the grid JSON; raised when a field changes meaning or disappears.
-pub const GRID_SCHEMA_VERSION: u32 = 1;
+pub const GRID_SCHEMA_VERSION: u32 = 2;
 
 /// The grid (`docs/grid-json.md`); keys serialize in this order.
 #[derive(Debug, Clone, Serialize, PartialEq)]

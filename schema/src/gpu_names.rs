@@ -3,6 +3,9 @@
 //! says when the entries' GPU is not the targets' model. The table is documented in
 //! docs/gpu-models.md; a name it does not know maps to no model.
 
+/// The targets' GPU models, in the order the suite lists them (the built-in tables').
+pub const MODELS: &[&str] = &["V100", "MI50", "RTX"];
+
 /// Device names as entries write them, each with the targets' model it is. Matched
 /// without regard to case or surrounding spaces.
 pub const KNOWN_NAMES: &[(&str, &str)] = &[
@@ -27,8 +30,7 @@ pub const KNOWN_NAMES: &[(&str, &str)] = &[
 /// [`KNOWN_NAMES`] (`TITAN RTX` → `RTX`); `None` for any other name.
 pub fn targets_model(name: &str) -> Option<&'static str> {
     let name = name.trim();
-    let models = crate::targets::BUILTIN_MODELS.iter().copied();
-    let model = models.clone().find(|m| m.eq_ignore_ascii_case(name));
+    let model = MODELS.iter().copied().find(|m| m.eq_ignore_ascii_case(name));
     model.or_else(|| {
         (KNOWN_NAMES.iter())
             .find(|(known, _)| known.eq_ignore_ascii_case(name))

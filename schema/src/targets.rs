@@ -247,7 +247,7 @@ const BUILTIN_V100: &str = include_str!("../../baselines/targets/v100.toml");
 const BUILTIN_MI50: &str = include_str!("../../baselines/targets/mi50.toml");
 
 /// The built-in GPU models, in the order the suite lists them.
-pub const BUILTIN_MODELS: &[&str] = &["V100", "MI50", "RTX"];
+pub use crate::gpu_names::MODELS as BUILTIN_MODELS;
 
 impl TargetTable {
     /// The project's own table for `gpu_model` (case-insensitive).

@@ -156,9 +156,9 @@ fn unbounded_note(
         })
         .collect();
     format!(
-        "{id}: anytime interval unbounded: {}, too few for the sequence at {}",
+        "{id}: anytime interval unbounded: {}, too few for the sequence at {}%",
         short.join(", "),
-        format!("{}%", (level * 1000.0).round() / 10.0)
+        (level * 1000.0).round() / 10.0
     )
 }
 

@@ -156,6 +156,18 @@ pub fn grid(page: &GridPage) -> Result<HtmlDoc, ExportError> {
     })
 }
 
+/// The failed entries a score report left out, as the text lists them (`None`: none).
+fn failures_table(report: &mlbench_results::Report) -> Option<Block> {
+    let failures = report_rows::failure_rows(report);
+    if failures.is_empty() {
+        return None;
+    }
+    let header = ["file", "entry", "bench", "reason"];
+    let rows = failures.into_iter().map(|r| r.to_vec()).collect();
+    let title = "Failed entries (left out of the score)";
+    Some(table("failures", Rows::new(title, &header, rows)))
+}
+
 /// The report page: verdict, notes, the bench and statistics tables, world sizes,
 /// intervals, per-GPU tables, the heatmap and run charts, validations, provenance.
 pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
@@ -180,13 +192,7 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         Block::Notes(doc.notes.clone()),
         table("benches", benches),
     ];
-    let failures = report_rows::failure_rows(report);
-    if !failures.is_empty() {
-        let header = ["file", "entry", "bench", "reason"];
-        let rows = failures.into_iter().map(|r| r.to_vec()).collect();
-        let title = "Failed entries (left out of the score)";
-        result.push(table("failures", Rows::new(title, &header, rows)));
-    }
+    result.extend(failures_table(report));
     if let Some(t) = report_rows::world_size_rows(report) {
         result.push(table("world-sizes", t));
     }
