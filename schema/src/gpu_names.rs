@@ -30,7 +30,10 @@ pub const KNOWN_NAMES: &[(&str, &str)] = &[
 /// [`KNOWN_NAMES`] (`TITAN RTX` → `RTX`); `None` for any other name.
 pub fn targets_model(name: &str) -> Option<&'static str> {
     let name = name.trim();
-    let model = MODELS.iter().copied().find(|m| m.eq_ignore_ascii_case(name));
+    let model = MODELS
+        .iter()
+        .copied()
+        .find(|m| m.eq_ignore_ascii_case(name));
     model.or_else(|| {
         (KNOWN_NAMES.iter())
             .find(|(known, _)| known.eq_ignore_ascii_case(name))
