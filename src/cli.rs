@@ -443,6 +443,11 @@ pub struct CompareArgs {
     #[arg(long)]
     pub allow_mixed_runtimes: bool,
 
+    /// Tier the submissions that fail their validation too (they stay marked; without
+    /// this flag they get no tier).
+    #[arg(long)]
+    pub include_failing: bool,
+
     /// The intervals of the cells and rows, and so the tiers: the bootstrap of the samples
     /// (valid when every vendor fixed its run count in advance) or the anytime-valid
     /// sequences of the runs (valid however many runs each made; docs/scoring.md).
@@ -846,6 +851,7 @@ impl From<&CompareArgs> for mlbench_analyzer::compare::CompareOptions {
             seed: args.seed,
             max_bytes: args.size.max_bytes,
             allow_mixed_runtimes: args.allow_mixed_runtimes,
+            include_failing: args.include_failing,
             interval: match args.interval {
                 IntervalArg::Bootstrap => mlbench_analyzer::grid::Interval::Bootstrap,
                 IntervalArg::Anytime => mlbench_analyzer::grid::Interval::Anytime,

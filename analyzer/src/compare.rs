@@ -46,6 +46,9 @@ pub struct CompareOptions {
     pub allow_mixed_runtimes: bool,
     /// Which intervals the grid carries and decides its tiers on.
     pub interval: crate::grid::Interval,
+    /// Tier the rows of submissions that fail their validation too (`--include-failing`;
+    /// they stay marked). Without it they have no tier.
+    pub include_failing: bool,
 }
 
 impl Default for CompareOptions {
@@ -61,6 +64,7 @@ impl Default for CompareOptions {
             max_bytes: Limits::default().max_bytes,
             allow_mixed_runtimes: false,
             interval: Default::default(),
+            include_failing: false,
         }
     }
 }
@@ -410,6 +414,45 @@ struct RowRuntime {
     track: Track,
     id: String,
     runtime: SubmissionRuntime,
+    hardware: mlbench_results::Hardware,
+    validity: mlbench_results::Validity,
+}
+
+impl RowRuntime {
+    /// What a row carries of `l` besides its figures: its runtime, its hardware, and its
+    /// validation verdict (the default rules, as `validate` and the grid's page check it).
+    fn of(l: &Labelled) -> RowRuntime {
+        use mlbench_validator::{DEFAULT_MIN_RUNS, page_check_listed, validity_of_check};
+        let check = page_check_listed(l.label.clone(), &l.sub.listing, DEFAULT_MIN_RUNS);
+        let systems = mlbench_validator::SubmissionInfo::systems_of(&l.sub.intake.files);
+        RowRuntime {
+            label: l.label.clone(),
+            track: l.track,
+            id: l.id(),
+            runtime: l.runtime.clone(),
+            hardware: crate::hardware::hardware_of(&l.sub.set, &systems),
+            validity: validity_of_check(&check, &l.sub.listing),
+        }
+    }
+}
+
+/// The note of the rows that failed their validation: untiered, or tiered and marked.
+fn failing_note(rows: &[RowRuntime], include_failing: bool) -> Option<String> {
+    let mut failing: Vec<&str> = (rows.iter())
+        .filter(|r| !r.validity.passed)
+        .map(|r| r.id.as_str())
+        .collect();
+    failing.sort_unstable();
+    (!failing.is_empty()).then(|| match include_failing {
+        false => format!(
+            "{}: failed validation, not tiered (--include-failing tiers them)",
+            failing.join(", ")
+        ),
+        true => format!(
+            "{}: failed validation, tiered (--include-failing)",
+            failing.join(", ")
+        ),
+    })
 }
 
 /// The runtime the others are held against: the baseline's (its baseline-track row,
@@ -448,6 +491,7 @@ fn mark_runtimes(grid: &mut Grid, rows: &[RowRuntime], baseline: &str) {
             marked.push(format!("{} ({})", l.id, l.runtime.label()));
         }
         row.runtime = Some(l.runtime.clone());
+        (row.hardware, row.validity) = (Some(l.hardware.clone()), Some(l.validity.clone()));
     }
     // Each runtime once, with its rows, by row id: the grid does not depend on the
     // order the submissions were given in.
@@ -496,14 +540,10 @@ pub fn compute(
     check_runtimes(&loaded, options)?;
     let baseline = baseline_of(&loaded, options)?;
     let explain = explain.map(|(a, b)| (name_of(&loaded, &a), name_of(&loaded, &b)));
-    let rows: Vec<RowRuntime> = loaded
-        .iter()
-        .map(|l| RowRuntime {
-            label: l.label.clone(),
-            track: l.track,
-            id: l.id(),
-            runtime: l.runtime.clone(),
-        })
+    let rows: Vec<RowRuntime> = loaded.par_iter().map(RowRuntime::of).collect();
+    let untiered = (rows.iter())
+        .filter(|r| !r.validity.passed && !options.include_failing)
+        .map(|r| r.id.clone())
         .collect();
     let benches = loaded
         .iter()
@@ -527,9 +567,12 @@ pub fn compute(
         explain,
         benches,
         interval: options.interval,
+        untiered,
     };
     let mut grid = crate::grid::grid(&inputs, &grid_options)?;
     mark_runtimes(&mut grid, &rows, &baseline);
+    grid.notes
+        .extend(failing_note(&rows, options.include_failing));
     Ok(grid)
 }
 

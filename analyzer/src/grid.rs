@@ -57,6 +57,9 @@ pub struct GridOptions {
     pub benches: Option<Vec<String>>,
     /// Which intervals the cells and rows carry, and the tiers are decided on.
     pub interval: Interval,
+    /// Row ids given no tier (submissions that failed their validation): they keep
+    /// their figures and intervals, and the rows around them are compared without them.
+    pub untiered: Vec<String>,
 }
 
 impl GridOptions {
@@ -71,6 +74,7 @@ impl GridOptions {
             explain: None,
             benches: None,
             interval: Interval::Bootstrap,
+            untiered: Vec::new(),
         }
     }
 }

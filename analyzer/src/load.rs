@@ -104,6 +104,31 @@ pub struct LoadedSamples {
 }
 
 impl LoadedSamples {
+    /// What `report` says of the unreadable files: each problem (`error: …`, or
+    /// `warning: …` when `skip`) and a summary line; then, unless `skip`, why no report is
+    /// computed (the report then exits 2).
+    pub fn unreadable_lines(&self, skip: bool) -> (Vec<String>, Option<String>) {
+        let Some(summary) = self.unreadable_summary() else {
+            return (Vec::new(), None);
+        };
+        let level = if skip { "warning" } else { "error" };
+        let mut lines: Vec<String> = self
+            .errors
+            .iter()
+            .map(|e| format!("{level}: {e}"))
+            .collect();
+        if !skip {
+            let why = format!(
+                "{summary}: no report computed (--skip-unreadable computes one from the entries that could be read)"
+            );
+            return (lines, Some(why));
+        }
+        lines.push(format!(
+            "warning: {summary}: the report uses only the entries that could be read"
+        ));
+        (lines, None)
+    }
+
     /// `N problems in M files` of [`LoadedSamples::errors`]; `None` without any.
     pub fn unreadable_summary(&self) -> Option<String> {
         let plural = |n: usize| if n == 1 { "" } else { "s" };

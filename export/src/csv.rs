@@ -65,6 +65,7 @@ impl Exporter<Grid> for Csv {
                         tier(v.tier),
                         grid.per.name().to_owned(),
                     ]);
+                    rows.last_mut().unwrap().extend(system(v));
                 }
             }
             rows.push(vec![
@@ -81,15 +82,53 @@ impl Exporter<Grid> for Csv {
                 tier(v.tier),
                 grid.per.name().to_owned(),
             ]);
+            rows.last_mut().unwrap().extend(system(v));
         }
         // `per` says what `mean` counts (items per second or per joule), so that a file
         // read on its own says its unit.
         let header = [
-            "vendor", "track", "bench", "ratio", "ci_low", "ci_high", "n", "gpus", "mean",
-            "missing", "tier", "per",
+            "vendor",
+            "track",
+            "bench",
+            "ratio",
+            "ci_low",
+            "ci_high",
+            "n",
+            "gpus",
+            "mean",
+            "missing",
+            "tier",
+            "per",
+            "valid",
+            "errors",
+            "gpu_models",
+            "gpu_count",
+            "hosts",
+            "runtime",
         ];
         bytes(document(&header, rows))
     }
+}
+
+/// A grid row's validation and system, as CSV cells (`valid`: `pass`, `fail`; empty
+/// when the grid was made without them; several models or hosts joined by `;`).
+fn system(v: &mlbench_results::grid::VendorRow) -> [String; 6] {
+    let validity = v.validity.as_ref();
+    let hardware = v.hardware.as_ref();
+    let models = hardware.map(|h| h.gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>());
+    [
+        validity.map_or_else(String::new, |x| {
+            if x.passed { "pass" } else { "fail" }.into()
+        }),
+        validity.map_or_else(String::new, |x| x.errors.to_string()),
+        models.map_or_else(String::new, |m| m.join(";")),
+        hardware.map_or_else(String::new, |h| h.gpu_count.to_string()),
+        hardware.map_or_else(String::new, |h| h.hosts.join(";")),
+        (v.runtime.as_ref()).map_or_else(String::new, |r| match &r.runtime {
+            Some(runtime) => runtime.to_string(),
+            None => r.label(),
+        }),
+    ]
 }
 
 impl Exporter<Scaling> for Csv {

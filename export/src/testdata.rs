@@ -243,6 +243,8 @@ pub fn grid() -> Grid {
             cells: cells.into_iter().map(|(b, c)| (b.to_owned(), c)).collect(),
             runtime: None,
             mixed_runtime: false,
+            hardware: None,
+            validity: None,
         }
     };
     Grid {

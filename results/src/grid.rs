@@ -145,6 +145,13 @@ pub struct VendorRow {
     /// Its runtime differs from the baseline's: its ratios compare software as well as
     /// hardware (only ever true when mixed runtimes were allowed).
     pub mixed_runtime: bool,
+    /// What it ran on: GPUs as its entries name them, hosts, CPU, driver (`null` when
+    /// the grid was made without it).
+    pub hardware: Option<crate::Hardware>,
+    /// Its validation verdict, computed once from the listing the grid read (`null`
+    /// when the grid was made without it). A failing row has no tier unless the grid
+    /// was made with `--include-failing`.
+    pub validity: Option<crate::Validity>,
 }
 
 /// One submission on one bench.

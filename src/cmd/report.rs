@@ -22,28 +22,6 @@ fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
     }
 }
 
-/// Names every unreadable file on standard error; an error unless `skip` (then the
-/// report is computed from the entries that could be read).
-fn say_unreadable(
-    loaded: &mlbench_analyzer::LoadedSamples,
-    skip: bool,
-) -> Result<(), CommandError> {
-    let Some(summary) = loaded.unreadable_summary() else {
-        return Ok(());
-    };
-    let level = if skip { "warning" } else { "error" };
-    for e in &loaded.errors {
-        eprintln!("{level}: {e}");
-    }
-    if !skip {
-        return Err(CommandError::Input(format!(
-            "{summary}: no report computed (--skip-unreadable computes one from the entries that could be read)"
-        )));
-    }
-    eprintln!("warning: {summary}: the report uses only the entries that could be read");
-    Ok(())
-}
-
 /// Runs the report command.
 pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     let scoring = match args.scoring {
@@ -69,7 +47,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     let read = read_report_inputs(paths, name, max_bytes, page, of)?;
     let (energy, loaded, held) = (read.energy, read.loaded, read.held);
     clock.lap("read, parse and extract, energy");
-    say_unreadable(&loaded, args.skip_unreadable)?;
+    let (lines, refused) = loaded.unreadable_lines(args.skip_unreadable);
+    lines.iter().for_each(|line| eprintln!("{line}"));
+    refused.map_or(Ok(()), |why| Err(CommandError::Input(why)))?;
     let options = DocOptions {
         scoring,
         min_runs: args.min_runs,

@@ -53,9 +53,15 @@ impl Vendors {
     }
 }
 
-/// `mlbench grid SUBS… EXTRA…`.
+/// `mlbench grid SUBS… --include-failing EXTRA…`. The submissions here are made by code
+/// and fail validation (their ids are zeros); these tests are about the figures and the
+/// tiers, so every row is tiered (the organizer's tests check that failing rows are not,
+/// by default).
 fn grid(subs: &[PathBuf], extra: &[&str]) -> assert_cmd::assert::Assert {
-    mlbench().arg("grid").args(subs).args(extra).assert()
+    (mlbench().arg("grid").args(subs))
+        .arg("--include-failing")
+        .args(extra)
+        .assert()
 }
 
 /// The text a successful `mlbench grid … --format json` printed.
@@ -222,7 +228,9 @@ fn json_fields_appear_in_the_documented_order() {
             "missing",
             "cells",
             "runtime",
-            "mixed_runtime"
+            "mixed_runtime",
+            "hardware",
+            "validity"
         ]
     );
     // Cells in bench order, each with its fields in order (a missing one too).
@@ -858,9 +866,14 @@ fn csv_markdown_and_parquet_outputs() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "vendor,track,bench,ratio,ci_low,ci_high,n,gpus,mean,missing,tier,per"
+        "vendor,track,bench,ratio,ci_low,ci_high,n,gpus,mean,missing,tier,per,valid,errors,gpu_models,gpu_count,hosts,runtime"
     );
-    assert!(lines[1..].iter().all(|l| l.ends_with(",second")), "{csv}");
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l.split(',').nth(11) == Some("second")),
+        "{csv}"
+    );
     // 4 vendors × (2 benches + the overall row).
     assert_eq!(lines.len() - 1, 4 * (2 + 1), "{csv}");
     let cells = |vendor: &str, bench: &str| -> Vec<String> {
@@ -1405,7 +1418,13 @@ fn per_joule_over_zips_gives_the_folders_numbers() {
     let folders = grid_json(&v.paths(&["A", "B"]), &["--per", "joule"]);
     let zipped = grid_json(&zips, &["--per", "joule"]);
     assert_eq!(zipped["per"], "joule");
-    assert_eq!(zipped["vendors"], folders["vendors"]);
+    // The same rows, but for what the zips' SUBMISSION.json adds: packed with errors.
+    let mut rows = zipped["vendors"].clone();
+    for row in rows.as_array_mut().unwrap() {
+        assert_eq!(row["validity"]["allowed_errors"], true);
+        row["validity"]["allowed_errors"] = false.into();
+    }
+    assert_eq!(rows, folders["vendors"]);
     assert_eq!(zipped["tiers"], folders["tiers"]);
     assert_eq!(zipped["notes"], folders["notes"]);
     // The hand-worked ratio (B draws 0.8 × A's power for the same items).

@@ -199,3 +199,105 @@ fn a_page_shows_one_status_and_lists_what_failed() {
         "{text}"
     );
 }
+
+/// `mlbench grid` of the four vendors' zips, baseline vendorA, with `args`, as JSON.
+fn grid_json(args: &[&str]) -> serde_json::Value {
+    let out = mlbench()
+        .arg("grid")
+        .args(vendors().zips())
+        .args(["--baseline", "vendorA", "-f", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn row<'a>(grid: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    let rows = grid["vendors"].as_array().unwrap();
+    rows.iter().find(|r| r["name"] == name).unwrap()
+}
+
+#[test]
+fn grid_rows_carry_hardware_and_validity_and_failing_rows_are_not_tiered() {
+    let grid = grid_json(&[]);
+    let d = row(&grid, "vendorD");
+    assert_eq!(d["hardware"]["gpus"][0]["name"], H100);
+    assert_eq!(d["hardware"]["gpu_count"], 2);
+    assert_eq!(d["hardware"]["hosts"], serde_json::json!(["vendorD-node"]));
+    assert_eq!(d["validity"]["passed"], true);
+    for failing in ["vendorB", "vendorC"] {
+        let r = row(&grid, failing);
+        assert_eq!(r["validity"]["passed"], false, "{failing}");
+        assert_eq!(r["validity"]["allowed_errors"], true, "{failing}");
+        assert_eq!(r["tier"], serde_json::Value::Null, "{failing}");
+    }
+    // The passing rows are tiered among themselves: A (1.2×) above D (0.86×), and A's
+    // paired ratio to the next tiered row is D's: 1.2 ÷ 0.86 (the example's noise is
+    // the same in both, so the ratio is that of the scalings).
+    assert_eq!(grid["tiers"], serde_json::json!([["vendorA"], ["vendorD"]]));
+    let a = row(&grid, "vendorA");
+    let expected = crate::vendors::A_SPEEDUP / crate::vendors::D_SHARE;
+    assert!((a["ratio_to_next"].as_f64().unwrap() - expected).abs() < 1e-6 * expected);
+    let notes: Vec<&str> = (grid["notes"].as_array().unwrap().iter())
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes.contains(
+            &"vendorB, vendorC: failed validation, not tiered (--include-failing tiers them)"
+        ),
+        "{notes:?}"
+    );
+    // --include-failing tiers them, still marked.
+    let grid = grid_json(&["--include-failing"]);
+    let tiers = grid["tiers"].as_array().unwrap();
+    assert_eq!(tiers.len(), 4, "{tiers:?}");
+    assert_eq!(row(&grid, "vendorB")["tier"], 2);
+    assert_eq!(row(&grid, "vendorB")["validity"]["passed"], false);
+}
+
+#[test]
+fn every_grid_format_shows_hardware_and_validity() {
+    let out = |format: &str| {
+        let out = mlbench()
+            .arg("grid")
+            .args(vendors().zips())
+            .args(["--baseline", "vendorA", "-f", format])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = out("table");
+    for needle in [
+        H100,
+        "FAIL 1 error, packed with errors",
+        "— (failed validation)",
+        "vendorD-node",
+    ] {
+        assert!(table.contains(needle), "{needle}: {table}");
+    }
+    let markdown = out("markdown");
+    assert!(
+        markdown.contains(H100) && markdown.contains("FAIL 12 errors"),
+        "{markdown}"
+    );
+    let csv = out("csv");
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.ends_with(",valid,errors,gpu_models,gpu_count,hosts,runtime"),
+        "{header}"
+    );
+    let d_overall = csv
+        .lines()
+        .find(|l| l.starts_with("vendorD,baseline,(overall)"))
+        .unwrap();
+    assert!(
+        d_overall.contains(&format!(",pass,0,{H100},2,vendorD-node,")),
+        "{d_overall}"
+    );
+}

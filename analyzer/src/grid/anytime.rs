@@ -42,7 +42,7 @@ fn bounds(input: &GridInput, level: f64) -> Bounds {
 
 /// Replaces every interval of `grid` by the anytime-valid one and the tiers by those
 /// they decide. `inputs` are the grid's, `level` its confidence level.
-pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
+pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], (level, untiered): (f64, &[String])) {
     let alpha = 1.0 - level;
     let by_id: BTreeMap<String, &GridInput> = inputs
         .iter()
@@ -116,7 +116,9 @@ pub(super) fn apply(grid: &mut Grid, inputs: &[GridInput], level: f64) {
         &grid
             .vendors
             .iter()
-            .map(|r| r.overall.map(|o| (o, r.ci.unwrap_or(unbounded))))
+            .map(|r| (r.overall).filter(|_| !untiered.contains(&r.id)))
+            .zip(&grid.vendors)
+            .map(|(overall, r)| overall.map(|o| (o, r.ci.unwrap_or(unbounded))))
             .collect::<Vec<_>>(),
     );
     for (row, tier) in grid.vendors.iter_mut().zip(tiers) {

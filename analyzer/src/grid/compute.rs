@@ -78,9 +78,13 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         rows.push(row);
         works.push(work);
     }
-    let paired: Vec<Option<(f64, &[f64])>> = works
-        .iter()
-        .map(|w| w.log_overall.map(|o| (o, &w.resamples[..])))
+    let tiered = |i: usize| !options.untiered.contains(&subs[i].id);
+    let paired: Vec<Option<(f64, &[f64])>> = (works.iter().enumerate())
+        .map(|(i, w)| {
+            w.log_overall
+                .filter(|_| tiered(i))
+                .map(|o| (o, &w.resamples[..]))
+        })
         .collect();
     let (tiers_of, links) = assign_tiers_paired(&paired, options.level);
     for ((row, tier), link) in rows.iter_mut().zip(&tiers_of).zip(&links) {
@@ -118,7 +122,7 @@ pub(super) fn grid(inputs: &[GridInput], options: &GridOptions) -> Result<Grid, 
         notes,
     };
     if options.interval == Interval::Anytime {
-        super::anytime::apply(&mut grid, inputs, options.level);
+        super::anytime::apply(&mut grid, inputs, (options.level, &options.untiered));
         grid.notes.push(
             "intervals and tiers: anytime-valid (Lai t-mixture sequences of the runs, valid however many runs were made; the attribution stays bootstrap; docs/scoring.md)".into(),
         );
@@ -336,6 +340,8 @@ impl RowContext<'_> {
             cells,
             runtime: None,
             mixed_runtime: false,
+            hardware: None,
+            validity: None,
         };
         (row, work)
     }

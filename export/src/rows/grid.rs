@@ -63,7 +63,7 @@ pub fn overall_rows(grid: &Grid) -> Rows {
                 row_name(v, grid),
                 ratio(v.overall),
                 interval(v.ci),
-                v.tier.map_or_else(|| "—".into(), |t| t.to_string()),
+                tier(v),
                 next(v),
                 format!(
                     "{}/{}",
@@ -71,16 +71,47 @@ pub fn overall_rows(grid: &Grid) -> Rows {
                     grid.benches.len() - grid.unnormalized.len()
                 ),
                 v.missing.join(", "),
+                valid(v),
+                (v.hardware.as_ref()).map_or_else(String::new, |h| h.gpus_label()),
+                (v.hardware.as_ref()).map_or_else(String::new, |h| h.hosts_label()),
+                (v.runtime.as_ref()).map_or_else(String::new, |r| match &r.runtime {
+                    Some(runtime) => runtime.to_string(),
+                    None => r.label(),
+                }),
             ]
         })
         .collect();
-    Rows::new(
-        "Overall, relative to the baseline",
-        &[
-            "vendor", "overall", "95% CI", "tier", "vs next", "benches", "missing",
-        ],
-        rows,
-    )
+    let header = [
+        "vendor", "overall", "95% CI", "tier", "vs next", "benches", "missing", "valid", "GPUs",
+        "hosts", "runtime",
+    ];
+    Rows::new("Overall, relative to the baseline", &header, rows)
+}
+
+/// A row's tier, or why it has none.
+fn tier(v: &VendorRow) -> String {
+    match (v.tier, &v.validity) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(validity)) if !validity.passed => "— (failed validation)".into(),
+        (None, _) if v.overall.is_none() => "— (no figure)".into(),
+        (None, _) => "— (not tiered)".into(),
+    }
+}
+
+/// A row's validation in a cell: `pass`, `FAIL 1 error`, `FAIL 12 errors, packed with
+/// errors`; empty when the grid was made without it.
+fn valid(v: &VendorRow) -> String {
+    let Some(validity) = &v.validity else {
+        return String::new();
+    };
+    if validity.passed {
+        return "pass".into();
+    }
+    let errors = mlbench_schema::words::count(validity.errors, "error", "errors");
+    match validity.allowed_errors {
+        true => format!("FAIL {errors}, packed with errors"),
+        false => format!("FAIL {errors}"),
+    }
 }
 
 /// A row against the next one down: the paired ratio, its interval and P(above), e.g.
