@@ -842,7 +842,18 @@ fn a_telemetry_file_of_two_hundred_thousand_windows_is_checked_in_linear_time() 
         (report(&before[1].1), report(&after[1].1));
     assert_eq!(figures_before, figures_after);
     assert_eq!(errors, json["errors"].as_u64().unwrap());
-    assert_eq!(before[3].1, after[3].1);
+    let grid = |text: &str| {
+        let mut doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let rows = doc["vendors"].as_array_mut().unwrap();
+        let sub = rows.iter().position(|r| r["name"] == "sub").unwrap();
+        let errors = rows[sub]["validity"]["errors"].as_u64().unwrap();
+        rows.iter_mut()
+            .for_each(|r| drop(r.as_object_mut().unwrap().remove("validity")));
+        (doc, errors)
+    };
+    let ((grid_before, _), (grid_after, errors)) = (grid(&before[3].1), grid(&after[3].1));
+    assert_eq!(grid_before, grid_after);
+    assert_eq!(errors, json["errors"].as_u64().unwrap());
     // plot power draws it too.
     assert!(after[2].2.contains("windows"), "{}", after[2].2);
 }
