@@ -155,14 +155,9 @@ fn a_page_shows_one_status_and_lists_what_failed() {
         .arg(v.zip('B'))
         .args(["-g", "RTX", "--scoring", "score", "--html"])
         .arg(&page)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
+    let out = out.get_output();
     let html = std::fs::read_to_string(&page).unwrap();
     // One badge of status on the page, and it is FAIL, naming the failed validation.
     assert_eq!(html.matches("<p class=\"status").count(), 1, "{html}");
@@ -207,14 +202,9 @@ fn grid_json(args: &[&str]) -> serde_json::Value {
         .args(vendors().zips())
         .args(["--baseline", "vendorA", "-f", "json"])
         .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
+    let out = out.get_output();
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
