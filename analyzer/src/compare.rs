@@ -14,6 +14,7 @@ use mlbench_schema::{Scoring, SubmissionRuntime, TargetTable, Track};
 use mlbench_submission::{Intake, Limits};
 use mlbench_validator::layout::{Role, classify};
 use mlbench_validator::submission::SubmissionInfo;
+use mlbench_validator::{DEFAULT_MIN_RUNS, page_check_listed};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -172,6 +173,8 @@ pub struct Labelled {
     pub runtime: SubmissionRuntime,
     /// The path it was given as (`--baseline` and `--explain` may name it so).
     pub path: PathBuf,
+    /// Its validation with the default rules (`validate`'s), made once as it was read.
+    pub check: mlbench_results::SubmissionCheck,
 }
 
 impl Labelled {
@@ -329,12 +332,16 @@ pub fn load_all(
                 &SubmissionInfo::systems_of(&sub.intake.files),
                 &sub.set,
             );
+            // Validated once, from the listing just read: the grid's rows carry the
+            // verdict, its page the findings.
+            let check = page_check_listed(label.clone(), &sub.listing, DEFAULT_MIN_RUNS);
             Ok(Labelled {
                 label,
                 track,
                 sub,
                 runtime,
                 path: path.clone(),
+                check,
             })
         })
         .collect();
@@ -422,8 +429,6 @@ impl RowRuntime {
     /// What a row carries of `l` besides its figures: its runtime, its hardware, and its
     /// validation verdict (the default rules, as `validate` and the grid's page check it).
     fn of(l: &Labelled) -> RowRuntime {
-        use mlbench_validator::{DEFAULT_MIN_RUNS, page_check_listed, validity_of_check};
-        let check = page_check_listed(l.label.clone(), &l.sub.listing, DEFAULT_MIN_RUNS);
         let systems = mlbench_validator::SubmissionInfo::systems_of(&l.sub.intake.files);
         RowRuntime {
             label: l.label.clone(),
@@ -431,7 +436,7 @@ impl RowRuntime {
             id: l.id(),
             runtime: l.runtime.clone(),
             hardware: crate::hardware::hardware_of(&l.sub.set, &systems),
-            validity: validity_of_check(&check, &l.sub.listing),
+            validity: mlbench_validator::validity_of_check(&l.check, &l.sub.listing),
         }
     }
 }
@@ -713,6 +718,10 @@ mod tests {
             sub: sub(),
             runtime: mlbench_schema::runtime::resolve(&[], Default::default()),
             path: PathBuf::from(format!("subs/{label}.zip")),
+            check: mlbench_results::SubmissionCheck {
+                label: label.into(),
+                validation: Default::default(),
+            },
         };
         let options = CompareOptions::default();
         assert!(matches!(

@@ -4,13 +4,10 @@
 use crate::compare::Labelled;
 use mlbench_results::{Grid, GridPage, Provenance, SubmissionCheck};
 use mlbench_schema::SystemInfo;
-use mlbench_validator::{SubmissionInfo, page_check_listed};
+use mlbench_validator::SubmissionInfo;
 
-/// `--min-runs` of the validation shown on a grid page (`validate`'s default).
-const PAGE_MIN_RUNS: usize = mlbench_validator::DEFAULT_MIN_RUNS;
-
-/// Each submission validated with the default rules, its machines and the digests of
-/// its files.
+/// Each submission's validation (the one its grid row's verdict comes from), its machines
+/// and the digests of its files.
 pub struct PageExtras {
     /// Each submission, validated.
     pub checks: Vec<SubmissionCheck>,
@@ -23,8 +20,6 @@ pub struct PageExtras {
 impl PageExtras {
     /// What the page shows of `loaded`.
     pub fn of(loaded: &[Labelled]) -> PageExtras {
-        let check =
-            |l: &Labelled| page_check_listed(l.label.clone(), &l.sub.listing, PAGE_MIN_RUNS);
         let systems = |l: &Labelled| {
             (
                 l.label.clone(),
@@ -32,7 +27,7 @@ impl PageExtras {
             )
         };
         PageExtras {
-            checks: loaded.iter().map(check).collect(),
+            checks: loaded.iter().map(|l| l.check.clone()).collect(),
             systems: loaded.iter().map(systems).collect(),
             digests: loaded.iter().flat_map(Labelled::digests).collect(),
         }
