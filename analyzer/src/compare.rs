@@ -7,6 +7,7 @@
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Grid, GridError};
 use crate::grid::{GridInput, GridOptions, Weights, WeightsError};
 use crate::load::{LoadError, LoadedSubmission, load_submission, load_submission_lean};
+use mlbench_results::SubmissionCheck;
 use mlbench_schema::class::{Classify, ErrorClass};
 use mlbench_schema::jobs::JobsFile;
 use mlbench_schema::targets::TargetsError;
@@ -18,6 +19,7 @@ use mlbench_validator::{DEFAULT_MIN_RUNS, page_check_listed};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// How submissions are compared (`grid` and `plot` share them).
 #[derive(Debug, Clone)]
@@ -173,11 +175,20 @@ pub struct Labelled {
     pub runtime: SubmissionRuntime,
     /// The path it was given as (`--baseline` and `--explain` may name it so).
     pub path: PathBuf,
-    /// Its validation with the default rules (`validate`'s), made once as it was read.
-    pub check: mlbench_results::SubmissionCheck,
+    /// Its validation with the default rules (`validate`'s), made the first time
+    /// [`Labelled::check`] asks (a grid's rows and its page share it; a plot of runs
+    /// never needs it).
+    pub check: OnceLock<SubmissionCheck>,
 }
 
 impl Labelled {
+    /// Its validation with the default rules, from its listing: made once, on first use.
+    pub fn check(&self) -> &SubmissionCheck {
+        (self.check).get_or_init(|| {
+            page_check_listed(self.label.clone(), &self.sub.listing, DEFAULT_MIN_RUNS)
+        })
+    }
+
     /// (path, SHA-256) of its files, for a page's provenance (from its listing: see
     /// [`mlbench_submission::digest::submission_digests`]).
     pub fn digests(&self) -> Vec<(String, String)> {
@@ -332,16 +343,13 @@ pub fn load_all(
                 &SubmissionInfo::systems_of(&sub.intake.files),
                 &sub.set,
             );
-            // Validated once, from the listing just read: the grid's rows carry the
-            // verdict, its page the findings.
-            let check = page_check_listed(label.clone(), &sub.listing, DEFAULT_MIN_RUNS);
             Ok(Labelled {
                 label,
                 track,
                 sub,
                 runtime,
                 path: path.clone(),
-                check,
+                check: OnceLock::new(),
             })
         })
         .collect();
@@ -436,7 +444,7 @@ impl RowRuntime {
             id: l.id(),
             runtime: l.runtime.clone(),
             hardware: crate::hardware::hardware_of(&l.sub.set, &systems),
-            validity: mlbench_validator::validity_of_check(&l.check, &l.sub.listing),
+            validity: mlbench_validator::validity_of_check(l.check(), &l.sub.listing),
         }
     }
 }
@@ -718,10 +726,7 @@ mod tests {
             sub: sub(),
             runtime: mlbench_schema::runtime::resolve(&[], Default::default()),
             path: PathBuf::from(format!("subs/{label}.zip")),
-            check: mlbench_results::SubmissionCheck {
-                label: label.into(),
-                validation: Default::default(),
-            },
+            check: OnceLock::new(),
         };
         let options = CompareOptions::default();
         assert!(matches!(

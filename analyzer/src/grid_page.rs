@@ -5,6 +5,7 @@ use crate::compare::Labelled;
 use mlbench_results::{Grid, GridPage, Provenance, SubmissionCheck};
 use mlbench_schema::SystemInfo;
 use mlbench_validator::SubmissionInfo;
+use rayon::prelude::*;
 
 /// Each submission's validation (the one its grid row's verdict comes from), its machines
 /// and the digests of its files.
@@ -27,7 +28,7 @@ impl PageExtras {
             )
         };
         PageExtras {
-            checks: loaded.iter().map(|l| l.check.clone()).collect(),
+            checks: loaded.par_iter().map(|l| l.check().clone()).collect(),
             systems: loaded.iter().map(systems).collect(),
             digests: loaded.iter().flat_map(Labelled::digests).collect(),
         }

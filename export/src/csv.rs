@@ -51,7 +51,7 @@ impl Exporter<Grid> for Csv {
         for v in &grid.vendors {
             for b in &grid.benches {
                 if let Some(c) = v.cells.get(b) {
-                    rows.push(vec![
+                    let mut row = vec![
                         v.name.clone(),
                         v.track.as_str().to_owned(),
                         b.clone(),
@@ -64,11 +64,12 @@ impl Exporter<Grid> for Csv {
                         c.missing.to_string(),
                         tier(v.tier),
                         grid.per.name().to_owned(),
-                    ]);
-                    rows.last_mut().unwrap().extend(system(v));
+                    ];
+                    row.extend(system(v));
+                    rows.push(row);
                 }
             }
-            rows.push(vec![
+            let mut overall = vec![
                 v.name.clone(),
                 v.track.as_str().to_owned(),
                 "(overall)".into(),
@@ -81,8 +82,9 @@ impl Exporter<Grid> for Csv {
                 (!v.missing.is_empty()).to_string(),
                 tier(v.tier),
                 grid.per.name().to_owned(),
-            ]);
-            rows.last_mut().unwrap().extend(system(v));
+            ];
+            overall.extend(system(v));
+            rows.push(overall);
         }
         // `per` says what `mean` counts (items per second or per joule), so that a file
         // read on its own says its unit.
@@ -124,10 +126,7 @@ fn system(v: &mlbench_results::grid::VendorRow) -> [String; 6] {
         models.map_or_else(String::new, |m| m.join(";")),
         hardware.map_or_else(String::new, |h| h.gpu_count.to_string()),
         hardware.map_or_else(String::new, |h| h.hosts.join(";")),
-        (v.runtime.as_ref()).map_or_else(String::new, |r| match &r.runtime {
-            Some(runtime) => runtime.to_string(),
-            None => r.label(),
-        }),
+        (v.runtime.as_ref()).map_or_else(String::new, |r| r.short_label()),
     ]
 }
 

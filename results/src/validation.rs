@@ -405,11 +405,6 @@ impl Validity {
         }
     }
 
-    /// One word for a cell: `pass` or `FAIL`.
-    pub fn status(&self) -> &'static str {
-        if self.passed { "pass" } else { "FAIL" }
-    }
-
     /// The verdict in a few words: `pass`, `pass, 2 warnings`, `FAIL: 3 errors (loss.nan,
     /// coverage.missing), packed with --allow-errors`.
     pub fn summary(&self) -> String {

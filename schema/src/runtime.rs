@@ -312,6 +312,14 @@ impl SubmissionRuntime {
         matches!((self.key(), other), (Some(a), Some(b)) if a != b.kind.id())
     }
 
+    /// The runtime in a few words, for a table's cell: the runtime without how it is
+    /// known; [`SubmissionRuntime::label`] when there is no one runtime.
+    pub fn short_label(&self) -> String {
+        self.runtime
+            .as_ref()
+            .map_or_else(|| self.label(), ToString::to_string)
+    }
+
     /// One line for people: the runtime and how it is known.
     pub fn label(&self) -> String {
         let t = &self.entries;

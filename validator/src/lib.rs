@@ -32,7 +32,6 @@ pub use mlbench_submission::{
 pub use pack::{PackError, PackOptions, PackOutcome, pack_folder};
 pub use page::{
     checks_of_inputs, page_check, page_check_listed, validity_of_check, validity_of_intake,
-    validity_of_listing,
 };
 pub use submission::SubmissionInfo;
 pub use validate::{

@@ -28,14 +28,6 @@ pub fn page_check_listed(label: String, listing: &Listing, min_runs: usize) -> S
     SubmissionCheck { label, validation }
 }
 
-/// The verdict of a submission's `listing` (validated with `min_runs`, as a page does),
-/// with the `allowed_errors` its `SUBMISSION.json` records: what `report`, `grid` and
-/// `targets` carry with their figures.
-pub fn validity_of_listing(listing: &Listing, min_runs: usize) -> Validity {
-    let check = page_check_listed(String::new(), listing, min_runs);
-    validity_of_check(&check, listing)
-}
-
 /// The verdict of a validation already made of `listing` (`check`), with the
 /// `allowed_errors` its `SUBMISSION.json` records.
 pub fn validity_of_check(check: &SubmissionCheck, listing: &Listing) -> Validity {

@@ -74,10 +74,7 @@ pub fn overall_rows(grid: &Grid) -> Rows {
                 valid(v),
                 (v.hardware.as_ref()).map_or_else(String::new, |h| h.gpus_label()),
                 (v.hardware.as_ref()).map_or_else(String::new, |h| h.hosts_label()),
-                (v.runtime.as_ref()).map_or_else(String::new, |r| match &r.runtime {
-                    Some(runtime) => runtime.to_string(),
-                    None => r.label(),
-                }),
+                (v.runtime.as_ref()).map_or_else(String::new, |r| r.short_label()),
             ]
         })
         .collect();
