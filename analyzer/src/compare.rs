@@ -195,6 +195,12 @@ impl Labelled {
         mlbench_submission::digest::submission_digests(&self.path, &self.sub.listing)
     }
 
+    /// What it ran on, from its samples and machine descriptions (as a grid row says).
+    pub fn hardware(&self) -> mlbench_results::Hardware {
+        let systems = mlbench_validator::SubmissionInfo::systems_of(&self.sub.intake.files);
+        crate::hardware::hardware_of(&self.sub.set, &systems)
+    }
+
     /// `label`, with `/tweaked` on the tweaked track (a grid row's id).
     pub fn id(&self) -> String {
         match self.track {
@@ -437,13 +443,12 @@ impl RowRuntime {
     /// What a row carries of `l` besides its figures: its runtime, its hardware, and its
     /// validation verdict (the default rules, as `validate` and the grid's page check it).
     fn of(l: &Labelled) -> RowRuntime {
-        let systems = mlbench_validator::SubmissionInfo::systems_of(&l.sub.intake.files);
         RowRuntime {
             label: l.label.clone(),
             track: l.track,
             id: l.id(),
             runtime: l.runtime.clone(),
-            hardware: crate::hardware::hardware_of(&l.sub.set, &systems),
+            hardware: l.hardware(),
             validity: mlbench_validator::validity_of_check(l.check(), &l.sub.listing),
         }
     }

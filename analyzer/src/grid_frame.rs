@@ -17,6 +17,7 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
     let mut mean = Vec::new();
     let mut missing = Vec::new();
     let mut tier: Vec<Option<u32>> = Vec::new();
+    let mut system = SystemColumns::default();
     for v in &grid.vendors {
         let rows = grid
             .benches
@@ -28,6 +29,7 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
             track.push(v.track.as_str());
             bench.push(b.to_owned());
             tier.push(v.tier.map(|t| t as u32));
+            system.push(v);
             match cell {
                 Some(c) => {
                     ratio.push(c.ratio);
@@ -51,7 +53,7 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
         }
     }
     let vendor_rows = vendor.len();
-    DataFrame::new_infer_height(vec![
+    let mut columns = vec![
         Column::new("vendor".into(), vendor),
         Column::new("track".into(), track),
         Column::new("bench".into(), bench),
@@ -65,7 +67,49 @@ pub fn grid_frame(grid: &Grid) -> PolarsResult<DataFrame> {
         Column::new("tier".into(), tier),
         // What `mean` counts, as in the CSV.
         Column::new("per".into(), vec![grid.per.name(); vendor_rows]),
-    ])
+    ];
+    columns.extend(system.columns());
+    DataFrame::new_infer_height(columns)
+}
+
+/// A row's validation and system on each of its lines, as the CSV has them (null when
+/// the grid was made without them; several models or hosts joined by `;`).
+#[derive(Default)]
+struct SystemColumns {
+    valid: Vec<Option<&'static str>>,
+    errors: Vec<Option<u32>>,
+    gpu_models: Vec<Option<String>>,
+    gpu_count: Vec<Option<u32>>,
+    hosts: Vec<Option<String>>,
+    runtime: Vec<Option<String>>,
+}
+
+impl SystemColumns {
+    fn push(&mut self, v: &mlbench_results::grid::VendorRow) {
+        let validity = v.validity.as_ref();
+        let hardware = v.hardware.as_ref();
+        (self.valid).push(validity.map(|x| if x.passed { "pass" } else { "fail" }));
+        self.errors.push(validity.map(|x| x.errors as u32));
+        self.gpu_models.push(hardware.map(|h| {
+            let names: Vec<&str> = h.gpus.iter().map(|g| g.name.as_str()).collect();
+            names.join(";")
+        }));
+        self.gpu_count.push(hardware.map(|h| h.gpu_count as u32));
+        self.hosts.push(hardware.map(|h| h.hosts.join(";")));
+        self.runtime
+            .push(v.runtime.as_ref().map(|r| r.short_label()));
+    }
+
+    fn columns(self) -> Vec<Column> {
+        vec![
+            Column::new("valid".into(), self.valid),
+            Column::new("errors".into(), self.errors),
+            Column::new("gpu_models".into(), self.gpu_models),
+            Column::new("gpu_count".into(), self.gpu_count),
+            Column::new("hosts".into(), self.hosts),
+            Column::new("runtime".into(), self.runtime),
+        ]
+    }
 }
 
 /// The grid's long table as Parquet bytes.

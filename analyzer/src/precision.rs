@@ -159,9 +159,10 @@ pub fn anytime_why(runs: u32, design: &Design) -> String {
     let from =
         crate::anytime::first_reaching(2, |n| lai_factor(n, design.mixture, alpha).is_some());
     let level = design.level * 100.0;
+    let runs = mlbench_schema::words::count(runs as usize, "run", "runs");
     match from {
-        Some(from) => format!("{runs} runs; bounded from {from} at {level:.0}%"),
-        None => format!("{runs} runs; unbounded at {level:.0}% at any count"),
+        Some(from) => format!("{runs}; bounded from {from} at {level:.0}%"),
+        None => format!("{runs}; unbounded at {level:.0}% at any count"),
     }
 }
 

@@ -356,10 +356,10 @@ pub fn targets_from(
         scoring: Scoring::Classic,
         gpu_model: options.gpu_model.clone(),
         source: format!(
-            "submission {submission} (suite `{}`, {} runs × {} GPUs), mlbench targets",
+            "submission {submission} (suite `{}`, {} × {}), mlbench targets",
             set.suite,
-            set.runs.len(),
-            set.devices.len()
+            mlbench_schema::words::count(set.runs.len(), "run", "runs"),
+            mlbench_schema::words::count(set.devices.len(), "GPU", "GPUs")
         ),
         targets,
         exclude: Vec::new(),

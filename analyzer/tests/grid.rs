@@ -649,3 +649,58 @@ fn the_long_table_names_its_unit_on_every_row() {
         assert!((0..rows).all(|i| column.get(i) == Some(word)), "{word}");
     }
 }
+
+/// Each line of a row carries its validity and system, as the CSV does; a row made
+/// without them has nulls, and the Parquet file keeps both.
+#[test]
+fn the_long_table_carries_validity_and_hardware() {
+    use mlbench_results::{GpuModel, Hardware, Validity};
+    use polars::prelude::AnyValue;
+    use polars_io::SerReader;
+    let mut g = grid(&three_vendors(), &GridOptions::new("A")).expect("grid");
+    g.vendors[0].validity = Some(Validity {
+        passed: false,
+        errors: 12,
+        warnings: 0,
+        waived: 0,
+        allowed_errors: true,
+        failed: Vec::new(),
+    });
+    g.vendors[0].hardware = Some(Hardware {
+        gpus: vec![GpuModel {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            count: 8,
+        }],
+        gpu_count: 8,
+        hosts: vec!["n1".into(), "n2".into()],
+        ..Hardware::default()
+    });
+    let first = g.vendors[0].name.clone();
+    let bytes = mlbench_analyzer::grid_frame::grid_parquet(&g).expect("parquet");
+    let df = polars_io::parquet::read::ParquetReader::new(std::io::Cursor::new(bytes))
+        .finish()
+        .expect("read back");
+    let vendor = df.column("vendor").unwrap().str().unwrap().clone();
+    let cell = |name: &str, i: usize| df.column(name).unwrap().get(i).unwrap().into_static();
+    for i in 0..df.height() {
+        if vendor.get(i) == Some(first.as_str()) {
+            assert_eq!(cell("valid", i), AnyValue::StringOwned("fail".into()));
+            assert_eq!(cell("errors", i), AnyValue::UInt32(12));
+            let models = AnyValue::StringOwned("NVIDIA H100 80GB HBM3".into());
+            assert_eq!(cell("gpu_models", i), models);
+            assert_eq!(cell("gpu_count", i), AnyValue::UInt32(8));
+            assert_eq!(cell("hosts", i), AnyValue::StringOwned("n1;n2".into()));
+        } else {
+            for name in [
+                "valid",
+                "errors",
+                "gpu_models",
+                "gpu_count",
+                "hosts",
+                "runtime",
+            ] {
+                assert_eq!(cell(name, i), AnyValue::Null, "{name} of row {i}");
+            }
+        }
+    }
+}

@@ -9,10 +9,11 @@ use mlbench_plots::{
     Band, BenchRuns, Chart, Distributions, Estimate, GridBars, Heatmap, LossCurves, LossLine,
     Measure, OverallBars, OverallEntry, Series, shortened,
 };
-use mlbench_results::Scaling;
+use mlbench_results::grid::SubmissionRuntime;
 use mlbench_results::grid::{Grid, Per, VendorRow};
 use mlbench_results::report::Fleet;
 use mlbench_results::views::{GpuRelative, LossGroup, RunMeans};
+use mlbench_results::{Hardware, Scaling};
 
 mod files;
 mod power;
@@ -23,6 +24,54 @@ pub use power::{power_chart, power_charts};
 /// file name by `mlbench_schema::destination::safe_file_name`). Every name drawn
 /// (benches, submissions, GPUs, nodes) is [`shortened`]; the data keeps it whole.
 pub type Named = (String, Chart);
+
+/// Whose chart it is: a submission's label, and what it ran on and with, which the
+/// chart's subtitle says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    /// The submission's label (the title names it).
+    pub label: String,
+    /// Its hardware and runtime in a few words (`None`: not known, nothing said).
+    pub about: Option<String>,
+}
+
+impl Subject {
+    /// A subject known by its label alone.
+    pub fn named(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            about: None,
+        }
+    }
+
+    /// A subject that ran on `hardware` with `runtime`: `2 × TITAN RTX on vendorA-node ·
+    /// mila-iqia/training scripts (torch 2.1)`.
+    pub fn ran_on(
+        label: impl Into<String>,
+        hardware: Option<&Hardware>,
+        runtime: Option<&SubmissionRuntime>,
+    ) -> Self {
+        let parts: Vec<String> = [
+            hardware.map(|hw| format!("{} on {}", hw.gpus_label(), hw.hosts_label())),
+            runtime.map(SubmissionRuntime::short_label),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Self {
+            label: label.into(),
+            about: (!parts.is_empty()).then(|| parts.join(" · ")),
+        }
+    }
+
+    /// The subtitle: what it ran on, then `more` (what the chart itself says there).
+    fn subtitle(&self, more: Option<String>) -> Option<String> {
+        match (&self.about, more) {
+            (Some(about), Some(more)) => Some(format!("{about}; {more}")),
+            (about, more) => more.or_else(|| about.clone()),
+        }
+    }
+}
 
 /// [`shortened`] as an owned string.
 fn short(name: &str) -> String {
@@ -36,7 +85,8 @@ fn drawn(what: impl Into<String>) -> impl FnOnce(mlbench_plots::PlotError) -> Ex
 
 /// The grid's two charts: ratios per bench, overall per submission.
 pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
-    let name = |v: &VendorRow| short(&row_name(v, grid));
+    let runtimes = grid_runtimes(grid);
+    let name = |v: &VendorRow| short(&legend_name(v, grid, runtimes.is_none()));
     let benches: Vec<&String> = grid
         .benches
         .iter()
@@ -58,12 +108,16 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
             Series::new(name(v), values)
         })
         .collect();
-    let subtitle = Some(format!(
+    let mut subtitle = format!(
         "{:.0}% bootstrap intervals ({} resamples, seed {})",
         grid.level * 100.0,
         grid.resamples,
         grid.seed
-    ));
+    );
+    if let Some(runtime) = &runtimes {
+        subtitle.push_str(&format!("; every submission on {runtime}"));
+    }
+    let subtitle = Some(subtitle);
     // The per-joule grid is the same chart of another measure: its axes and titles say so.
     let measure = match grid.per {
         Per::Second => Measure::Throughput,
@@ -89,11 +143,11 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
             let o = v.overall?;
             let [lo, hi] = v.ci.unwrap_or([o, o]);
             // Printed as the overall table prints it.
-            let entry = OverallEntry::new(
-                name(v),
-                Estimate::new(o, lo.min(o), hi.max(o)),
-                v.tier.unwrap_or(0) as u32,
-            );
+            let estimate = Estimate::new(o, lo.min(o), hi.max(o));
+            let entry = match v.tier {
+                Some(t) => OverallEntry::new(name(v), estimate, t as u32),
+                None => OverallEntry::untiered(name(v), estimate),
+            };
             Some(entry.with_text(figure(o, v.ci)))
         })
         .collect();
@@ -102,6 +156,7 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
         subtitle,
         entries,
         baseline,
+        untiered: Some(untiered_heading(grid)),
         measure,
         ..OverallBars::default()
     })
@@ -112,11 +167,54 @@ pub fn grid_charts(grid: &Grid) -> Result<Vec<Named>, ExportError> {
     ])
 }
 
+/// The runtime every row of `grid` ran on, in a few words; `None` when they differ (or
+/// the grid was made without runtimes): then each legend names its own.
+fn grid_runtimes(grid: &Grid) -> Option<String> {
+    let mut labels = grid.vendors.iter().map(|v| v.runtime.as_ref());
+    let first = labels.next()??.short_label();
+    labels
+        .all(|r| r.is_some_and(|r| r.short_label() == first))
+        .then_some(first)
+}
+
+/// A row as the charts' legends and labels name it: its name, whether it failed
+/// validation, the GPUs it ran on (`2 × TITAN RTX`), and its runtime's program when
+/// `each_runtime` (the rows' runtimes differ).
+fn legend_name(v: &VendorRow, grid: &Grid, each_runtime: bool) -> String {
+    let mut name = row_name(v, grid);
+    if v.validity.as_ref().is_some_and(|validity| !validity.passed) {
+        name.push_str(" · failed validation");
+    }
+    if let Some(hw) = v.hardware.as_ref().filter(|hw| !hw.gpus.is_empty()) {
+        name.push_str(&format!(" · {}", hw.gpus_label()));
+    }
+    if let Some(runtime) = v.runtime.as_ref().filter(|_| each_runtime) {
+        let program = runtime.runtime.as_ref().map(|r| r.kind.name());
+        name.push_str(&format!(
+            " · {}",
+            program.unwrap_or("mixed or unknown runtime")
+        ));
+    }
+    name
+}
+
+/// The heading of the overall chart's untiered rows: why they have no tier.
+fn untiered_heading(grid: &Grid) -> String {
+    let failed = grid
+        .vendors
+        .iter()
+        .any(|v| v.tier.is_none() && v.validity.as_ref().is_some_and(|validity| !validity.passed));
+    match failed {
+        true => "not tiered: failed validation".into(),
+        false => "not tiered".into(),
+    }
+}
+
 /// Per-GPU relative performance (each GPU's mean over the mean of all GPUs, per bench),
 /// with a note naming the benches of `runs` it has no column for: those that ran on the
 /// whole machine (no per-GPU value), so that none disappears unsaid.
 pub fn gpu_heatmap_chart(
-    label: &str,
+    subject: &Subject,
     view: &GpuRelative,
     runs: &[RunMeans],
 ) -> Result<Chart, ExportError> {
@@ -140,8 +238,9 @@ pub fn gpu_heatmap_chart(
     mlbench_plots::heatmap(&Heatmap {
         title: format!(
             "{}: each GPU's throughput relative to the mean of all GPUs",
-            shortened(label)
+            shortened(&subject.label)
         ),
+        subtitle: subject.subtitle(None),
         rows: view.names.iter().map(|n| short(n)).collect(),
         columns: view.benches.iter().map(|b| short(b)).collect(),
         values: view.values.clone(),
@@ -152,7 +251,11 @@ pub fn gpu_heatmap_chart(
 }
 
 /// Per-run means (over GPUs) of every bench against the GPU model's targets.
-pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Chart, ExportError> {
+pub fn runs_chart(
+    subject: &Subject,
+    gpu_model: &str,
+    runs: &[RunMeans],
+) -> Result<Chart, ExportError> {
     let benches = runs
         .iter()
         .map(|r| BenchRuns::new(short(&r.bench), r.means.clone(), r.target, "items/s"))
@@ -160,9 +263,10 @@ pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Cha
     mlbench_plots::distributions(&Distributions {
         title: format!(
             "{}: throughput of each run (mean over GPUs) against the {} targets",
-            shortened(label),
+            shortened(&subject.label),
             shortened(gpu_model)
         ),
+        subtitle: subject.subtitle(None),
         benches,
         ..Distributions::default()
     })
@@ -173,7 +277,8 @@ pub fn runs_chart(label: &str, gpu_model: &str, runs: &[RunMeans]) -> Result<Cha
 /// validator's `loss.divergent` compares, with the band it draws over them (when it has
 /// enough curves for one). One chart per bench, or per configuration where a bench ran
 /// several.
-pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, ExportError> {
+pub fn loss_charts(subject: &Subject, groups: &[LossGroup]) -> Result<Vec<Named>, ExportError> {
+    let label = subject.label.as_str();
     let mut out = Vec::new();
     for group in groups {
         let bench = &group.bench;
@@ -205,8 +310,10 @@ pub fn loss_charts(label: &str, groups: &[LossGroup]) -> Result<Vec<Named>, Expo
                 shortened(bench),
                 coverage(group)
             ),
-            subtitle: (!group.left_out.is_empty())
-                .then(|| format!("left out: {}", group.left_out.join("; "))),
+            subtitle: subject.subtitle(
+                (!group.left_out.is_empty())
+                    .then(|| format!("left out: {}", group.left_out.join("; "))),
+            ),
             lines,
             band,
             ..LossCurves::default()
@@ -253,7 +360,8 @@ fn coverage(group: &LossGroup) -> String {
 
 /// A fleet's nodes against the median node, with their intervals; flagged nodes are
 /// named `SLOW`.
-pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
+pub fn fleet_chart(subject: &Subject, fleet: &Fleet) -> Result<Chart, ExportError> {
+    let label = subject.label.as_str();
     let entries = fleet
         .nodes
         .iter()
@@ -278,13 +386,13 @@ pub fn fleet_chart(label: &str, fleet: &Fleet) -> Result<Chart, ExportError> {
             "{}: each node's throughput relative to the median node",
             shortened(label)
         ),
-        subtitle: Some(format!(
+        subtitle: subject.subtitle(Some(format!(
             "geometric mean over benches, 95% bootstrap intervals ({} resamples, seed {}); p10 {:.3}, {:.0}% of nodes within 5%",
             fleet.resamples,
             fleet.seed,
             fleet.p10,
             fleet.within_5pct * 100.0
-        )),
+        ))),
         entries,
         baseline: "median node".into(),
         x_label: Some("throughput relative to the median node (log scale)".into()),

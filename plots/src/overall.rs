@@ -17,21 +17,31 @@ pub struct OverallEntry {
     pub label: String,
     /// Ratio to the baseline (> 0) and its interval.
     pub estimate: Estimate,
-    /// Tier the vendor belongs to; rows are grouped by tier, lowest first.
-    pub tier: u32,
+    /// Tier the vendor belongs to; rows are grouped by tier, lowest first. `None`: the
+    /// entry is not tiered (its submission failed validation, say); such rows come last,
+    /// under [`OverallBars::untiered`].
+    pub tier: Option<u32>,
     /// The figure printed right of the bar, e.g. formatted as the caller's tables format
     /// it; `None`: the value and interval with two decimals (`1.21  [1.15, 1.26]`).
     pub text: Option<String>,
 }
 
 impl OverallEntry {
-    /// An entry.
+    /// An entry in `tier`.
     pub fn new(label: impl Into<String>, estimate: Estimate, tier: u32) -> Self {
         Self {
             label: label.into(),
             estimate,
-            tier,
+            tier: Some(tier),
             text: None,
+        }
+    }
+
+    /// An entry in no tier.
+    pub fn untiered(label: impl Into<String>, estimate: Estimate) -> Self {
+        Self {
+            tier: None,
+            ..Self::new(label, estimate, 0)
         }
     }
 
@@ -54,6 +64,9 @@ pub struct OverallBars {
     pub entries: Vec<OverallEntry>,
     /// Name of the baseline (ratio 1).
     pub baseline: String,
+    /// The heading of the entries in no tier, when others are tiered; default "not
+    /// tiered".
+    pub untiered: Option<String>,
     /// What the ratios are ratios of: throughput (the default) or items per joule.
     pub measure: Measure,
     /// x-axis title; default "overall `<measure>` relative to `<baseline>` (log scale)".
@@ -64,8 +77,9 @@ pub struct OverallBars {
 
 /// Horizontal bars of each vendor's overall ratio to the baseline, with its interval.
 ///
-/// Rows are sorted by tier (lowest first), then by ratio (highest first); when there is
-/// more than one tier each group gets a "tier N" heading and a rule above it. Bars start
+/// Rows are sorted by tier (lowest first, entries in no tier last), then by ratio (highest
+/// first); when there is more than one group each gets a heading ("tier N", or
+/// [`OverallBars::untiered`]) and a rule above it. Bars start
 /// at the baseline line (1) on a logarithmic axis; whiskers show the interval; the value
 /// and interval (or each entry's `text`) are printed in a column right of the plot. Row
 /// labels wrap at a third of the width and the axis title at the plot's: none is cut.
@@ -78,7 +92,8 @@ pub fn overall_bars(spec: &OverallBars) -> Result<Chart, PlotError> {
 }
 
 enum Row {
-    Tier(u32),
+    /// A group's heading.
+    Heading(String),
     Bar {
         label: String,
         estimate: Estimate,
@@ -109,25 +124,29 @@ impl Prepared {
         let mut order: Vec<usize> = (0..spec.entries.len()).collect();
         order.sort_by(|&a, &b| {
             let (ea, eb) = (&spec.entries[a], &spec.entries[b]);
-            ea.tier
-                .cmp(&eb.tier)
+            group(ea)
+                .cmp(&group(eb))
                 .then(eb.estimate.value.total_cmp(&ea.estimate.value))
                 .then(ea.label.cmp(&eb.label))
                 .then(a.cmp(&b))
         });
-        let tiers = {
-            let mut t: Vec<u32> = spec.entries.iter().map(|e| e.tier).collect();
+        let groups = {
+            let mut t: Vec<_> = spec.entries.iter().map(group).collect();
             t.sort_unstable();
             t.dedup();
             t.len()
         };
+        let untiered = spec.untiered.as_deref().unwrap_or("not tiered");
         let mut rows = Vec::new();
         let mut current = None;
         for i in order {
             let e = &spec.entries[i];
-            if tiers > 1 && current != Some(e.tier) {
-                rows.push(Row::Tier(e.tier));
-                current = Some(e.tier);
+            if groups > 1 && current != Some(group(e)) {
+                rows.push(Row::Heading(match e.tier {
+                    Some(t) => format!("tier {t}"),
+                    None => clean_label(untiered),
+                }));
+                current = Some(group(e));
             }
             rows.push(Row::Bar {
                 label: clean_label(&e.label),
@@ -155,6 +174,11 @@ impl Prepared {
             range: padded(lo, hi, 0.08, true),
         })
     }
+}
+
+/// The group an entry is drawn in, in drawing order: its tier, then no tier.
+fn group(e: &OverallEntry) -> (bool, u32) {
+    (e.tier.is_none(), e.tier.unwrap_or(0))
 }
 
 fn value_text(e: &Estimate) -> String {
@@ -186,7 +210,7 @@ impl Prepared {
         let mut labels = Vec::with_capacity(self.rows.len());
         for r in &self.rows {
             let p = match r {
-                Row::Tier(t) => Para::new(&format!("tier {t}"), head_font, c.width / 3)?,
+                Row::Heading(h) => Para::new(h, head_font, c.width / 3)?,
                 Row::Bar { label, text, .. } => {
                     value_w = value_w.max(c.measure(text, row_font)?.0);
                     Para::new(label, row_font, c.width / 3)?
@@ -263,7 +287,7 @@ impl Figure for Prepared {
             // Wrapped labels: centred on the row as a block.
             let label_y = cy - (label.height() - label.font.size.round() as i32) / 2;
             match r {
-                Row::Tier(_) => {
+                Row::Heading(_) => {
                     if i > 0 {
                         let y = row_y(i).round() as i32;
                         c.line(

@@ -252,6 +252,29 @@ fn overall_bars_sorted_by_tier_then_value() {
     assert_stable("overall_bars", &chart, overall_bars(&spec));
 }
 
+/// Entries in no tier (failed validation, say) come after every tier, whatever their
+/// ratio, under the heading the caller gives; tier 1 stays first.
+#[test]
+fn overall_bars_untiered_entries_last_under_their_heading() {
+    let mut spec = overall_spec();
+    spec.entries.truncate(3);
+    let e = Estimate::new(3.0, 2.9, 3.1);
+    spec.entries
+        .push(OverallEntry::untiered("Failed Vendor", e));
+    spec.untiered = Some("not tiered: failed validation".into());
+    let chart = overall_bars(&spec).expect("chart");
+    let texts = svg_texts_with_y(&chart.svg);
+    let y = |o: &str| {
+        let found = texts.iter().find(|(t, _)| t == o);
+        found.map(|(_, y)| *y).unwrap_or_else(|| panic!("no {o}"))
+    };
+    let order = ["tier 1", "Intel Gaudi", "tier 2", "AMD MI50"];
+    let rest = ["not tiered: failed validation", "Failed Vendor"];
+    let ys: Vec<f64> = order.iter().chain(&rest).map(|o| y(o)).collect();
+    assert!(ys.windows(2).all(|w| w[0] < w[1]), "{ys:?}");
+    assert!(!texts.iter().any(|(t, _)| t == "tier 0"), "{texts:?}");
+}
+
 #[test]
 fn overall_bars_one_entry_no_interval() {
     let spec = OverallBars {

@@ -9,8 +9,8 @@ use mlbench_analyzer::energy::{self, grid_per};
 use mlbench_analyzer::fleet::fleet_plot;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{ImageFiles, Named, write_charts};
+use mlbench_export::charts::{Subject, runs_chart, scaling_chart};
 use mlbench_export::charts::{fleet_chart, gpu_heatmap_chart, grid_charts, loss_charts};
-use mlbench_export::charts::{runs_chart, scaling_chart};
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
 use mlbench_validator::rules::loss_view::loss_view;
@@ -50,20 +50,22 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             };
             for l in &loaded {
                 let runs = run_means(&l.sub.set, targets);
+                let subject = subject(l);
                 if args.kind == PlotKind::Report {
                     // With the whole-machine benches named under it: none left out silently.
                     let view = gpu_relative(&l.sub.set);
                     let name = format!("report-heatmap-{}", l.label);
-                    charts.push((name, gpu_heatmap_chart(&l.label, &view, &runs)?));
+                    charts.push((name, gpu_heatmap_chart(&subject, &view, &runs)?));
                 }
-                let chart = runs_chart(&l.label, &targets.gpu_model, &runs)?;
+                let chart = runs_chart(&subject, &targets.gpu_model, &runs)?;
                 charts.push((format!("runs-{}", l.label), chart));
             }
         }
         PlotKind::Fleet => {
             for l in &loaded {
                 let f = fleet_plot(&l.label, &l.sub.set)?;
-                charts.push((format!("fleet-{}", l.label), fleet_chart(&l.label, &f)?));
+                let chart = fleet_chart(&subject(l), &f)?;
+                charts.push((format!("fleet-{}", l.label), chart));
             }
         }
         PlotKind::Scaling => {
@@ -76,11 +78,16 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
                 // Exactly the curves the validator's `loss.divergent` compares.
                 let groups = loss_view(&submission_curves(&l.sub.intake.files, &l.sub.set.suite));
                 eprint!("{}", mlbench_export::charts::loss_notes(&l.label, &groups));
-                charts.extend(loss_charts(&l.label, &groups)?);
+                charts.extend(loss_charts(&subject(l), &groups)?);
             }
         }
     }
     write_and_say(args, &charts)
+}
+
+/// A submission as its charts name it: its label, what it ran on and with.
+fn subject(l: &compare::Labelled) -> Subject {
+    Subject::ran_on(&l.label, Some(&l.hardware()), Some(&l.runtime))
 }
 
 /// Writes `charts` into `--out-dir` and says what was written.

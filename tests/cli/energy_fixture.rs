@@ -34,11 +34,11 @@ struct Dev {
     watts: f64,
 }
 
-fn gpu(gpu: u32, watts: f64) -> Dev {
+fn gpu(gpu: u32, watts: f64, source: SourceKind) -> Dev {
     Dev {
         device: Device {
             id: format!("cuda:{gpu}"),
-            source: SourceKind::Nvml,
+            source,
             whole_board: true,
             ..Device::default()
         },
@@ -118,8 +118,14 @@ fn file(
 }
 
 /// Writes the telemetry of `runs` × `gpus` copies under `root/output<r>/telemetry`, every
-/// power × `scale`.
+/// power × `scale`, the GPUs read through NVML.
 pub fn write_telemetry(root: &Path, runs: usize, gpus: u32, scale: f64) {
+    write_telemetry_from(root, runs, gpus, scale, SourceKind::Nvml);
+}
+
+/// [`write_telemetry`], the GPUs read through `source`.
+pub fn write_telemetry_from(root: &Path, runs: usize, gpus: u32, scale: f64, source: SourceKind) {
+    let gpu = |g, watts| gpu(g, watts, source);
     for run in 0..runs {
         let dir = root.join(format!("output{run}/telemetry"));
         std::fs::create_dir_all(&dir).unwrap();

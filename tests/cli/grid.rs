@@ -1345,6 +1345,44 @@ fn plot_grid_per_joule_draws_items_per_joule() {
     assert!(!bars.contains("Throughput"));
 }
 
+/// Board sensors of two kinds (A's GPUs through NVML, B's through amdsmi; both read the
+/// CPU package through RAPL): the grid per joule gives its ratios but no tiers, and says
+/// why in the JSON and the table; one kind for both is tiered as usual.
+#[test]
+fn per_joule_across_sensor_kinds_is_informative_and_untiered() {
+    use mlbench_schema::telemetry::SourceKind;
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, source) in [("A", SourceKind::Nvml), ("B", SourceKind::Amdsmi)] {
+        let root = tmp.path().join(name);
+        write_vendor(&root, &[("convnet", 180.0), ("vae", 7600.0)]);
+        let scale = if name == "A" { 1.0 } else { 0.5 };
+        crate::energy_fixture::write_telemetry_from(&root, 4, 2, scale, source);
+    }
+    let subs = [tmp.path().join("A"), tmp.path().join("B")];
+    let json = grid_json(&subs, &["--per", "joule"]);
+    assert_eq!(
+        json["informative"],
+        "board sensors differ by vendor: B amdsmi+rapl, A nvml+rapl"
+    );
+    assert_eq!(json["tiers"], serde_json::json!([]));
+    for v in json["vendors"].as_array().unwrap() {
+        assert_eq!(v["tier"], Value::Null, "{v}");
+    }
+    // Half the power for the same items: B's figure is still 2 × A's, only unranked.
+    assert!(close(f(&row(&json, "B")["overall"]), 2.0));
+    let table = grid(&subs, &["--per", "joule"]).success();
+    let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("informative: board sensors differ by vendor"),
+        "{text}"
+    );
+    // The same kind for both: tiered.
+    let same = energy_vendors();
+    let json = grid_json(&same.paths(&["A", "B"]), &["--per", "joule"]);
+    assert!(json.get("informative").is_none_or(Value::is_null), "{json}");
+    assert_eq!(json["tiers"], serde_json::json!([["B"], ["A"]]));
+}
+
 #[test]
 fn per_joule_ratios_equal_the_hand_computation() {
     let v = energy_vendors();

@@ -3,6 +3,7 @@
 
 use crate::fixtures::{example_dir, mlbench};
 use crate::vendors::{EXAMPLE_GPU, H100, Vendors, four_vendors};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The four vendors, made once for every test of this file (packing them takes a while).
@@ -289,4 +290,182 @@ fn every_grid_format_shows_hardware_and_validity() {
         d_overall.contains(&format!(",pass,0,{H100},2,vendorD-node,")),
         "{d_overall}"
     );
+}
+
+/// The DOM of `page` as headless Chromium renders it, after `scripts/check-html.sh` has
+/// judged the page (not blank, no console message, `tables` captioned tables, nothing
+/// loaded from outside). `None` without a browser, unless `MLBENCH_REQUIRE_BROWSER` is
+/// set (CI sets it): then no browser is a failure.
+fn rendered(page: &Path, tables: usize) -> Option<String> {
+    let found = std::env::var_os("CHROMIUM").map(PathBuf::from).or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|d| d.join("chromium"))
+            .find(|p| p.is_file())
+    });
+    let Some(browser) = found else {
+        let required = std::env::var_os("MLBENCH_REQUIRE_BROWSER").is_some();
+        assert!(
+            !required,
+            "MLBENCH_REQUIRE_BROWSER is set and no chromium is in PATH"
+        );
+        eprintln!("skipped: no chromium in PATH (CI installs it)");
+        return None;
+    };
+    let dom = page.with_extension("dom.html");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-html.sh");
+    let out = std::process::Command::new(script)
+        .arg(page)
+        .args(["--expect-tables", &tables.to_string(), "--dom"])
+        .arg(&dom)
+        .env("CHROMIUM", browser)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {said}", page.display());
+    Some(std::fs::read_to_string(dom).unwrap())
+}
+
+/// The cells of each row of the table captioned `caption` in `dom`, tags stripped.
+fn table_rows(dom: &str, caption: &str) -> Vec<Vec<String>> {
+    let start = dom
+        .find(&format!("<caption>{caption}</caption>"))
+        .expect(caption);
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let text = |cell: &str| {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for c in cell.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out.trim().to_owned()
+    };
+    let rows = table.split("<tr").skip(1);
+    rows.map(|r| {
+        r.split("<td")
+            .skip(1)
+            .map(|c| text(&format!("<td{c}")))
+            .collect()
+    })
+    .filter(|cells: &Vec<String>| !cells.is_empty())
+    .collect()
+}
+
+#[test]
+fn pages_in_chromium_show_hardware_runtime_and_one_status_per_submission() {
+    let v = vendors();
+    let out = tempfile::tempdir().unwrap();
+    let grid_page = out.path().join("grid.html");
+    mlbench()
+        .arg("grid")
+        .args(v.zips())
+        .args(["--baseline", "vendorA", "--html"])
+        .arg(&grid_page)
+        .assert()
+        .success();
+    let Some(dom) = rendered(&grid_page, 3) else {
+        return;
+    };
+    let rows = table_rows(&dom, "Overall, relative to the baseline");
+    let runtime = "mila-iqia/training scripts (torch version unknown)";
+    for (vendor, gpus, status) in [
+        ('A', format!("2 × {EXAMPLE_GPU}"), "pass"),
+        (
+            'B',
+            format!("2 × {EXAMPLE_GPU}"),
+            "FAIL 1 error, packed with errors",
+        ),
+        (
+            'C',
+            format!("2 × {EXAMPLE_GPU}"),
+            "FAIL 12 errors, packed with errors",
+        ),
+        ('D', format!("2 × {H100}"), "pass"),
+    ] {
+        let name = format!("vendor{vendor}");
+        let row = rows.iter().find(|r| r[0] == name).expect(&name);
+        for cell in [gpus.as_str(), &format!("{name}-node"), runtime, status] {
+            assert!(
+                row.iter().any(|c| c == cell),
+                "{name}: no {cell:?} in {row:?}"
+            );
+        }
+        let statuses = (row.iter()).filter(|c| *c == "pass" || c.starts_with("FAIL"));
+        assert_eq!(statuses.count(), 1, "{row:?}");
+    }
+    // vendorB's report page: one status at the top, and it is the failure.
+    let report_page = out.path().join("vendorB.html");
+    let args = ["--scoring", "score", "--html"];
+    mlbench()
+        .arg("report")
+        .arg(v.zip('B'))
+        .args(["-g", "RTX"])
+        .args(args)
+        .arg(&report_page)
+        .assert()
+        .success();
+    let dom = rendered(&report_page, 5).unwrap();
+    assert_eq!(
+        dom.matches("✗ FAIL").count() + dom.matches("✓ PASS").count(),
+        1
+    );
+    assert!(dom.contains("✗ FAIL"));
+    assert!(dom.contains(&format!("hardware: 2 × {EXAMPLE_GPU} on vendorB-node")));
+    assert!(dom.contains(&format!("runtime: {runtime}")));
+}
+
+#[test]
+fn plots_name_the_hardware_and_runtime_and_set_failing_rows_apart() {
+    let v = vendors();
+    let out = tempfile::tempdir().unwrap();
+    let plot = |args: &[&str], subs: &[PathBuf]| {
+        (mlbench().arg("plot").args(args).args(subs))
+            .args(["--format", "svg", "--out-dir"])
+            .arg(out.path())
+            .assert()
+            .success();
+    };
+    plot(&["grid", "--baseline", "vendorA"], &v.zips());
+    // Each text of the charts' SVG is a line of its own: the lines, trimmed.
+    let svg = |name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(out.path().join(name)).unwrap();
+        text.lines().map(|l| l.trim().to_owned()).collect()
+    };
+    let ratios = svg("grid-ratios.svg");
+    for legend in [
+        format!("vendorA · 2 × {EXAMPLE_GPU}"),
+        format!("vendorB · failed validation · 2 × {EXAMPLE_GPU}"),
+        format!("vendorD · 2 × {H100}"),
+    ] {
+        assert!(ratios.contains(&legend), "no legend {legend}");
+    }
+    let runtime = "mila-iqia/training scripts (torch version unknown)";
+    let every = format!("every submission on {runtime}");
+    assert!(ratios.iter().any(|l| l.ends_with(&every)), "{ratios:?}");
+    // The failing rows come after every tier, under a heading that says why; no "tier 0".
+    let overall = svg("grid-overall.svg");
+    let at =
+        |text: &str| (overall.iter().position(|l| l == text)).unwrap_or_else(|| panic!("{text}"));
+    let order = [
+        "tier 1".to_owned(),
+        format!("vendorA · 2 × {EXAMPLE_GPU}"),
+        "tier 2".to_owned(),
+        format!("vendorD · 2 × {H100}"),
+        "not tiered: failed validation".to_owned(),
+    ];
+    let places: Vec<usize> = order.iter().map(|t| at(t)).collect();
+    assert!(places.windows(2).all(|w| w[0] < w[1]), "{places:?}");
+    assert!(at(&format!("vendorB · failed validation · 2 × {EXAMPLE_GPU}")) > places[4]);
+    assert!(!overall.iter().any(|l| l == "tier 0"));
+    // A submission's own charts say what it ran on and with.
+    plot(&["runs", "-g", "RTX"], &[v.zip('D')]);
+    let runs = svg("runs-vendorD.svg");
+    let about = format!("2 × {H100} on vendorD-node · {runtime}");
+    assert!(runs.contains(&about), "{runs:?}");
 }

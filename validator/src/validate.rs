@@ -738,7 +738,10 @@ fn entries_of(
         findings.push(catalogued(
             "run.smoke",
             "entries at the jobs file's sizes",
-            format!("{smoke} of {} entries ran with --smoke", entries.len()),
+            format!(
+                "{smoke} of {} ran with --smoke",
+                mlbench_schema::words::count(entries.len(), "entry", "entries")
+            ),
         ));
     }
     (run_index, entries)

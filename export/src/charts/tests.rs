@@ -47,7 +47,7 @@ fn curves(runs: usize, gpus: usize) -> SubmissionCurves {
 }
 
 fn loss_title(read: &SubmissionCurves) -> String {
-    let charts = loss_charts("acme", &loss_view(read)).expect("charts");
+    let charts = loss_charts(&Subject::named("acme"), &loss_view(read)).expect("charts");
     assert_eq!(charts.len(), 1);
     texts(&charts[0].1)[0].clone()
 }
@@ -87,7 +87,7 @@ fn loss_titles_count_runs_and_gpus() {
 #[test]
 fn loss_chart_of_twenty_curves_names_each_in_full() {
     let read = curves(5, 4);
-    let charts = loss_charts("acme", &loss_view(&read)).expect("charts");
+    let charts = loss_charts(&Subject::named("acme"), &loss_view(&read)).expect("charts");
     let (name, chart) = &charts[0];
     assert_eq!(name, "loss-acme-vae");
     let texts = texts(chart);
@@ -172,7 +172,7 @@ fn fleet_chart_prints_the_fleet_tables_figures() {
         resamples: 2000,
         seed: 2019,
     };
-    let texts = texts(&fleet_chart("acme", &fleet).expect("chart"));
+    let texts = texts(&fleet_chart(&Subject::named("acme"), &fleet).expect("chart"));
     assert!(
         texts.contains(&"0.936  [0.924–0.945]".to_string()),
         "{texts:?}"
@@ -213,7 +213,7 @@ fn heatmap_names_the_whole_machine_benches_it_leaves_out() {
     let runs: Vec<RunMeans> = ["atari", "cart", "convnet_distributed", "dcgan_all"]
         .map(run_means)
         .into();
-    let chart = gpu_heatmap_chart("acme", &view, &runs).expect("chart");
+    let chart = gpu_heatmap_chart(&Subject::named("acme"), &view, &runs).expect("chart");
     let texts = texts(&chart);
     let note =
         "not per GPU: convnet_distributed, dcgan_all (whole-machine benches, no per-GPU value)";
@@ -222,7 +222,7 @@ fn heatmap_names_the_whole_machine_benches_it_leaves_out() {
     assert_texts_fit(&chart.svg);
     insta::assert_snapshot!(svg_lines(&chart.svg));
     // Every bench with a column: no note.
-    let chart = gpu_heatmap_chart("acme", &view, &runs[..2]).expect("chart");
+    let chart = gpu_heatmap_chart(&Subject::named("acme"), &view, &runs[..2]).expect("chart");
     assert!(!svg_lines(&chart.svg).contains("not per GPU"));
 }
 
@@ -238,7 +238,7 @@ fn runs_chart_keeps_convnet_distributed_fp16_whole() {
     ]
     .map(run_means)
     .into();
-    let chart = runs_chart("acme", "RTX", &runs).expect("chart");
+    let chart = runs_chart(&Subject::named("acme"), "RTX", &runs).expect("chart");
     let texts = texts(&chart);
     assert!(
         texts.contains(&"convnet_distributed_fp16".to_string()),

@@ -3,7 +3,7 @@
 
 use super::{Block, FindingLine, HtmlDoc, HtmlTable, Section};
 use crate::ExportError;
-use crate::charts::{gpu_heatmap_chart, grid_charts, runs_chart};
+use crate::charts::{Subject, gpu_heatmap_chart, grid_charts, runs_chart};
 use crate::rows::benches::bench_table;
 use crate::rows::system::system_rows;
 use crate::rows::{
@@ -18,7 +18,9 @@ const MAX_FINDINGS: usize = 50;
 
 /// A table for the page; every column but the first is numeric.
 fn table(id: &str, t: Rows) -> Block {
-    let numeric = (0..t.header.len()).map(|i| i > 0).collect();
+    let numeric = (0..t.header.len())
+        .map(|i| i > 0 && figures_column(&t.rows, i))
+        .collect();
     Block::Table(HtmlTable {
         caption: t.title,
         header: t.header,
@@ -26,6 +28,31 @@ fn table(id: &str, t: Rows) -> Block {
         numeric,
         id: id.to_owned(),
     })
+}
+
+/// Whether column `i` holds figures, drawn right-aligned on one line: at least half its
+/// non-empty cells hold no word (`1.395 [1.394–1.397] P 1.00`, `19/19`, `—`), where text
+/// such as `2 × TITAN RTX` or `FAIL 1 error` is left-aligned and may wrap, so that a wide
+/// table still fits the page.
+fn figures_column(rows: &[Vec<String>], i: usize) -> bool {
+    let cells: Vec<&str> = (rows.iter())
+        .filter_map(|r| r.get(i).map(|c| c.trim()))
+        .filter(|c| !c.is_empty())
+        .collect();
+    let figures = cells.iter().filter(|c| !has_word(c)).count();
+    2 * figures >= cells.len()
+}
+
+/// Whether `text` holds a word: three letters in a row (`P` or `ms` are units, not words).
+fn has_word(text: &str) -> bool {
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c.is_alphabetic() { run + 1 } else { 0 };
+        if run == 3 {
+            return true;
+        }
+    }
+    false
 }
 
 /// A table of text (no numeric column).
@@ -168,6 +195,40 @@ fn failures_table(report: &mlbench_results::Report) -> Option<Block> {
     Some(table("failures", Rows::new(title, &header, rows)))
 }
 
+/// The section of per-GPU tables, the fleet, the heatmap and the runs chart, whose
+/// charts say what the submission ran on and with.
+fn gpus_and_runs(page: &ReportPage) -> Result<Section, ExportError> {
+    let doc = &page.doc;
+    let report = &doc.report;
+    let mut per_gpu: Vec<Block> = report_rows::per_gpu_tables(report)
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| table(&format!("gpu{i}"), t))
+        .collect();
+    if let Some(t) = report_rows::fleet_rows(doc) {
+        per_gpu.push(table("fleet", t));
+    }
+    let subject = Subject::ran_on(
+        &page.suite,
+        doc.hardware.as_ref(),
+        doc.runtime.as_ref().map(|r| &r.submission),
+    );
+    if let Some(gpus) = &page.gpus {
+        per_gpu.push(Block::Svg {
+            caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
+            svg: gpu_heatmap_chart(&subject, gpus, &page.runs)?.svg,
+        });
+    }
+    per_gpu.push(Block::Svg {
+        caption: "Each run's throughput (mean over GPUs) against the target".into(),
+        svg: runs_chart(&subject, &page.gpu_model, &page.runs)?.svg,
+    });
+    Ok(Section {
+        heading: "GPUs and runs".into(),
+        blocks: per_gpu,
+    })
+}
+
 /// The report page: verdict, notes, the bench and statistics tables, world sizes,
 /// intervals, per-GPU tables, the heatmap and run charts, validations, provenance.
 pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
@@ -224,28 +285,7 @@ pub fn report(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
         });
     }
     sections.extend(super::power::power_section(&page.power)?);
-    let mut per_gpu: Vec<Block> = report_rows::per_gpu_tables(report)
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| table(&format!("gpu{i}"), t))
-        .collect();
-    if let Some(t) = report_rows::fleet_rows(doc) {
-        per_gpu.push(table("fleet", t));
-    }
-    if let Some(gpus) = &page.gpus {
-        per_gpu.push(Block::Svg {
-            caption: "Each GPU's mean throughput relative to the mean of all GPUs".into(),
-            svg: gpu_heatmap_chart(&page.suite, gpus, &page.runs)?.svg,
-        });
-    }
-    per_gpu.push(Block::Svg {
-        caption: "Each run's throughput (mean over GPUs) against the target".into(),
-        svg: runs_chart(&page.suite, &page.gpu_model, &page.runs)?.svg,
-    });
-    sections.push(Section {
-        heading: "GPUs and runs".into(),
-        blocks: per_gpu,
-    });
+    sections.push(gpus_and_runs(page)?);
     let columns: Vec<(String, Vec<&SystemInfo>)> = doc
         .systems
         .iter()
@@ -274,6 +314,47 @@ mod tests {
     use crate::testdata;
     use crate::{Exporter, Html};
     use mlbench_results::views::{GpuRelative, RunMeans};
+
+    #[test]
+    fn figures_are_right_aligned_and_text_may_wrap() {
+        let rows: Vec<Vec<String>> = [
+            [
+                "vendorA",
+                "1.395 [1.394–1.397] P 1.00",
+                "1",
+                "pass",
+                "2 × TITAN RTX",
+                "19/19",
+            ],
+            [
+                "vendorB",
+                "—",
+                "— (failed validation)",
+                "FAIL 1 error",
+                "2 × TITAN RTX",
+                "",
+            ],
+            [
+                "vendorC",
+                "0.9 ms",
+                "— (failed validation)",
+                "pass",
+                "2 × H100",
+                "",
+            ],
+        ]
+        .iter()
+        .map(|r| r.iter().map(|c| c.to_string()).collect())
+        .collect();
+        let kinds: Vec<bool> = (1..6).map(|i| figures_column(&rows, i)).collect();
+        // Ratios with units; tiers, two of three with words; validity; GPUs, two of
+        // three with words; counts with blanks.
+        assert_eq!(kinds, [true, false, false, false, true]);
+        assert!(
+            figures_column(&rows, 9),
+            "an empty column is drawn as figures"
+        );
+    }
 
     fn report_page() -> ReportPage {
         ReportPage {

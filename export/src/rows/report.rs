@@ -401,7 +401,8 @@ pub fn until_line(p: &Precision, runs: u32) -> String {
         .max_by(|a, b| width(a).total_cmp(&width(b)));
     let without: u32 = p.benches.iter().map(|b| b.runs_without_value).sum();
     let mut line = format!(
-        "after {runs} runs: {within} of {} benches within ±{}%",
+        "after {}: {within} of {} benches within ±{}%",
+        mlbench_schema::words::count(runs as usize, "run", "runs"),
         p.benches.len(),
         p.precision * 100.0
     );

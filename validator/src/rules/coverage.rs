@@ -211,7 +211,10 @@ impl Coverage<'_> {
         if self.runs.len() < self.min_runs {
             out.push(catalogued(
                 "runs.too-few",
-                format!("at least {} runs (--min-runs)", self.min_runs),
+                format!(
+                    "at least {} (--min-runs)",
+                    mlbench_schema::words::count(self.min_runs, "run", "runs")
+                ),
                 format!(
                     "{} run{} ({})",
                     self.runs.len(),

@@ -60,9 +60,9 @@ pub fn mixed(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
             catalogued(
                 "runtime.mixed",
                 format!(
-                    "entries written by {}, as the submission's other {} entries{example}",
+                    "entries written by {}, as the submission's other {}{example}",
                     writer(main),
-                    tally.of(main)
+                    mlbench_schema::words::count(tally.of(main), "entry", "entries")
                 ),
                 format!("{count} entr{s} written by {}", writer(stray)),
             )

@@ -73,10 +73,12 @@ fn inconsistency(
     {
         return Some((
             format!(
-                "{} runs, as recorded, between {} and {}",
-                record.runs, record.min_runs, record.max_runs
+                "{}, as recorded, between {} and {}",
+                runs_text(record.runs),
+                record.min_runs,
+                record.max_runs
             ),
-            format!("{runs} runs in the submission"),
+            format!("{} in the submission", runs_text(runs)),
         ));
     }
     claim_against_data(entries, runs, record, &design)
@@ -133,7 +135,7 @@ fn claim_against_data(
             "a stop after run {early}, where every bench was within ±{}%",
             record.precision * 100.0
         ),
-        format!("{runs} runs"),
+        runs_text(runs),
     ))
 }
 
@@ -145,6 +147,11 @@ fn run_values(entries: &[EntryFacts]) -> BTreeMap<String, BTreeMap<u32, f64>> {
             .filter(|e| e.failure.is_none())
             .filter_map(|e| Some((e.name.as_deref()?, e.run, e.throughput?))),
     )
+}
+
+/// `1 run`, `5 runs`.
+fn runs_text(runs: u32) -> String {
+    mlbench_schema::words::count(runs as usize, "run", "runs")
 }
 
 #[cfg(test)]
