@@ -5,3 +5,13 @@
 pub mod error;
 
 pub use error::DataError;
+
+/// How big a made data set is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scale {
+    /// The size the suite's own maker (or the real data set) has.
+    #[default]
+    Full,
+    /// A few items of each kind, in the same layout: for tests, CI and `run --smoke`.
+    Smoke,
+}
