@@ -1,5 +1,6 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
+mod archive;
 mod contract;
 mod energy_fixture;
 mod exit_codes;
