@@ -1,0 +1,116 @@
+//! JPEG files: written as PIL's `Image.save(path)` writes a `.jpeg` by default (baseline,
+//! quality 75, chroma 4:2:0, the standard's example tables and Huffman codes), and read into
+//! 8-bit RGB as PIL's `Image.open(path).convert("RGB")` does (zune-jpeg; grey images are
+//! spread over the three channels).
+
+use crate::DataError;
+use std::io::Write;
+use std::path::Path;
+
+/// PIL's default JPEG quality.
+pub const QUALITY: u8 = 75;
+
+/// An RGB image, 8 bits per channel, rows top to bottom, pixels R, G, B.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rgb {
+    /// Pixels per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// `3 · width · height` bytes.
+    pub pixels: Vec<u8>,
+}
+
+impl Rgb {
+    /// An image of `width × height` from its pixels; panics when their number is not
+    /// `3 · width · height`.
+    pub fn new(width: usize, height: usize, pixels: Vec<u8>) -> Rgb {
+        assert_eq!(pixels.len(), 3 * width * height, "an RGB image's pixels");
+        Rgb {
+            width,
+            height,
+            pixels,
+        }
+    }
+
+    /// The three channels of the pixel at (x, y).
+    pub fn at(&self, x: usize, y: usize) -> [u8; 3] {
+        let i = 3 * (y * self.width + x);
+        [self.pixels[i], self.pixels[i + 1], self.pixels[i + 2]]
+    }
+}
+
+/// The JPEG bytes of `img` at PIL's defaults.
+pub fn encode(img: &Rgb, path: &Path) -> Result<Vec<u8>, DataError> {
+    let format = |what: String| DataError::Format {
+        path: path.to_path_buf(),
+        place: "image".into(),
+        what,
+    };
+    let side = |n: usize| u16::try_from(n).map_err(|_| format(format!("a side of {n} pixels")));
+    let (w, h) = (side(img.width)?, side(img.height)?);
+    let mut out = Vec::new();
+    let mut encoder = jpeg_encoder::Encoder::new(&mut out, QUALITY);
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_2_0);
+    encoder
+        .encode(&img.pixels, w, h, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| format(e.to_string()))?;
+    Ok(out)
+}
+
+/// Writes `bytes` to `path`, a new file: an existing one is an error unless `force`.
+pub(crate) fn write_new(path: &Path, bytes: &[u8], force: bool) -> Result<(), DataError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let mut file = options.open(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AlreadyExists {
+            DataError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    source.kind(),
+                    "exists; not overwritten (pass force to replace it)",
+                ),
+            }
+        } else {
+            DataError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    file.write_all(bytes).map_err(DataError::io(path))
+}
+
+/// Decodes the JPEG `bytes` (read from `path`) into RGB.
+pub fn decode(bytes: &[u8], path: &Path) -> Result<Rgb, DataError> {
+    use zune_jpeg::zune_core::{colorspace::ColorSpace, options::DecoderOptions};
+    let format = |what: String| DataError::Format {
+        path: path.to_path_buf(),
+        place: "JPEG".into(),
+        what,
+    };
+    let options = DecoderOptions::default().jpeg_set_out_colorspace(ColorSpace::RGB);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(bytes, options);
+    let pixels = decoder.decode().map_err(|e| format(format!("{e:?}")))?;
+    let (width, height) = decoder
+        .dimensions()
+        .ok_or_else(|| format("no image information".into()))?;
+    if pixels.len() != 3 * width * height {
+        return Err(format(format!(
+            "{} bytes for {width}×{height} RGB pixels",
+            pixels.len()
+        )));
+    }
+    Ok(Rgb::new(width, height, pixels))
+}
+
+/// Reads and decodes the JPEG at `path`.
+pub fn read(path: &Path) -> Result<Rgb, DataError> {
+    let bytes = std::fs::read(path).map_err(DataError::io(path))?;
+    decode(&bytes, path)
+}
