@@ -53,9 +53,61 @@ pub fn encode(img: &Rgb, path: &Path) -> Result<Vec<u8>, DataError> {
     let mut encoder = jpeg_encoder::Encoder::new(&mut out, QUALITY);
     encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_2_0);
     encoder
-        .encode(&img.pixels, w, h, jpeg_encoder::ColorType::Rgb)
+        .encode(&libjpeg_ycbcr(img), w, h, jpeg_encoder::ColorType::Ycbcr)
         .map_err(|e| format(e.to_string()))?;
     Ok(out)
+}
+
+/// libjpeg's RGB → YCbCr (`jccolor.c`: 16-bit fixed point, Y rounded from a half, Cb and
+/// Cr from a half less one).
+fn ycc(px: &[u8]) -> [i32; 3] {
+    let [r, g, b] = [0, 1, 2].map(|c| i32::from(px[c]));
+    let (half, offset) = (1 << 15, 128 << 16);
+    [
+        (19595 * r + 38470 * g + 7471 * b + half) >> 16,
+        (-11059 * r - 21709 * g + 32768 * b + offset + half - 1) >> 16,
+        (32768 * r - 27439 * g - 5329 * b + offset + half - 1) >> 16,
+    ]
+}
+
+/// The image as YCbCr for jpeg-encoder, whose 4:2:0 chroma is the top-left sample of each
+/// 2 × 2 block: there each block's chroma is put as libjpeg makes it (`jcsample.c`'s
+/// `h2v2_downsample`: the four samples' sum plus a bias of 1 or 2, alternating along the
+/// row, ÷ 4; an odd last column or row repeated), and in an even image's last column and
+/// row (which no block samples, and which the encoder repeats into the padding) the value
+/// libjpeg gives the first padding block, made from the repeated edge.
+fn libjpeg_ycbcr(img: &Rgb) -> Vec<u8> {
+    let (w, h) = (img.width, img.height);
+    let full: Vec<[i32; 3]> = img.pixels.chunks_exact(3).map(ycc).collect();
+    let at = |x: usize, y: usize| full[y.min(h - 1) * w + x.min(w - 1)];
+    // Block (bx, by)'s chroma over the columns x0, x1 and rows y0, y1.
+    let block = |bx: usize, x0: usize, x1: usize, y0: usize, y1: usize| {
+        let bias = if bx % 2 == 0 { 1 } else { 2 };
+        [1, 2].map(|c| (at(x0, y0)[c] + at(x1, y0)[c] + at(x0, y1)[c] + at(x1, y1)[c] + bias) >> 2)
+    };
+    let mut out: Vec<u8> = full.iter().flat_map(|p| p.map(|v| v as u8)).collect();
+    let mut put = |x: usize, y: usize, cbcr: [i32; 2]| {
+        out[3 * (y * w + x) + 1] = cbcr[0] as u8;
+        out[3 * (y * w + x) + 2] = cbcr[1] as u8;
+    };
+    for by in 0..h.div_ceil(2) {
+        let (y0, y1) = (2 * by, 2 * by + 1);
+        for bx in 0..w.div_ceil(2) {
+            put(2 * bx, y0, block(bx, 2 * bx, 2 * bx + 1, y0, y1));
+        }
+        if w % 2 == 0 {
+            put(w - 1, y0, block(w / 2, w - 1, w - 1, y0, y1));
+        }
+    }
+    if h % 2 == 0 {
+        for bx in 0..w.div_ceil(2) {
+            put(2 * bx, h - 1, block(bx, 2 * bx, 2 * bx + 1, h - 1, h - 1));
+        }
+        if w % 2 == 0 {
+            put(w - 1, h - 1, block(w / 2, w - 1, w - 1, h - 1, h - 1));
+        }
+    }
+    out
 }
 
 /// Writes `bytes` to `path`, a new file: an existing one is an error unless `force`.
