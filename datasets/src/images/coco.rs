@@ -5,13 +5,14 @@
 //! fake ImageNet, not COCO (its `run.sh` passes `--dataset $DATA_DIRECTORY/ImageNet/train`).
 //!
 //! The maker writes COCO's 80 categories (their ids 1–90 with COCO's gaps), images of
-//! 640 pixels on the long side and 360–480 on the other (three in four landscape), each
+//! 640 pixels on the long side and 360–480 on the other (three in four landscape; 160 and
+//! 90–120 at smoke size), each
 //! with 1–7 boxes (one image in a hundred with none, which `COCODetection` drops, as COCO
 //! has ~1%), drawn as flat rectangles over a soft gradient with noise. Full size is 12 800
 //! training and 500 validation images, not COCO's 118 287 and 5 000: the ssd job
 //! (15 repeats of 5 + 1 batches of 128) reads 11 520 training images a run and no
 //! validation image (train.py opens the validation annotations only); the real count would
-//! be ~19 GB that no run reads. [`Scale::Smoke`] is 8 and 4.
+//! be ~19 GB that no run reads. [`Scale::Smoke`] is 8 and 4 images.
 
 use super::jpeg::{self, Rgb};
 use super::keyed::{Purpose, Stream};
@@ -95,6 +96,15 @@ impl Split {
         }
     }
 
+    /// The long side of the images made at `scale` (the short one is 9/16–3/4 of it):
+    /// COCO's 640, or 160 for smoke.
+    pub fn long_side(scale: Scale) -> usize {
+        match scale {
+            Scale::Full => 640,
+            Scale::Smoke => 160,
+        }
+    }
+
     /// The first image id (the two splits' ids are disjoint, as COCO's are).
     fn first_id(self) -> u64 {
         match self {
@@ -174,12 +184,26 @@ pub struct Instances {
 
 /// Image `index` of `split`: its entry, its boxes (left, top, width, height, category
 /// id) and its stream for the pixels.
-fn draw_image(seed: u64, split: Split, index: usize) -> (ImageEntry, Vec<[f64; 5]>, Stream) {
+fn draw_image(
+    seed: u64,
+    split: Split,
+    scale: Scale,
+    index: usize,
+) -> (ImageEntry, Vec<[f64; 5]>, Stream) {
     let id = split.first_id() + index as u64;
     let mut rng = Stream::keyed(seed, Purpose::Coco, &[split as u64, index as u64]);
-    let short = 360 + rng.below(121) as usize;
-    let (width, height) = if rng.below(4) < 3 { (640, short) } else { (short, 640) };
-    let boxes = if rng.below(100) == 0 { 0 } else { 1 + rng.below(7) };
+    let long = Split::long_side(scale);
+    let short = long * 9 / 16 + rng.below(long as u64 * 3 / 16 + 1) as usize;
+    let (width, height) = if rng.below(4) < 3 {
+        (long, short)
+    } else {
+        (short, long)
+    };
+    let boxes = if rng.below(100) == 0 {
+        0
+    } else {
+        1 + rng.below(7)
+    };
     // COCO's boxes have two decimals.
     let cents = |v: f64| (v * 100.0).round() / 100.0;
     let boxes = (0..boxes)
@@ -221,9 +245,16 @@ fn paint(entry: &ImageEntry, boxes: &[[f64; 5]], rng: &mut Stream) -> Rgb {
     }
     for b in boxes {
         let category = b[4] as u64;
-        let fill = [category * 37 % 256, category * 91 % 256, category * 173 % 256];
+        let fill = [
+            category * 37 % 256,
+            category * 91 % 256,
+            category * 173 % 256,
+        ];
         let (x0, y0) = (b[0] as usize, b[1] as usize);
-        let (x1, y1) = (((b[0] + b[2]) as usize).min(w), ((b[1] + b[3]) as usize).min(h));
+        let (x1, y1) = (
+            ((b[0] + b[2]) as usize).min(w),
+            ((b[1] + b[3]) as usize).min(h),
+        );
         for y in y0..y1 {
             for x in x0..x1 {
                 let i = 3 * (y * w + x);
@@ -239,7 +270,7 @@ pub fn instances(seed: u64, split: Split, scale: Scale) -> Instances {
     let mut images = Vec::new();
     let mut annotations = Vec::new();
     for index in 0..split.count(scale) {
-        let (entry, boxes, _) = draw_image(seed, split, index);
+        let (entry, boxes, _) = draw_image(seed, split, scale, index);
         for b in boxes {
             let [x, y, w, h, category] = b;
             annotations.push(Annotation {
@@ -293,30 +324,35 @@ pub fn prepare(
         .flat_map(|&s| (0..s.count(scale)).map(move |i| (s, i)))
         .collect();
     let image_path = |&(split, index): &(Split, usize)| {
-        split.images().join(draw_image(seed, split, index).0.file_name)
+        split
+            .images()
+            .join(draw_image(seed, split, scale, index).0.file_name)
     };
     let mut files: Vec<PathBuf> = splits.iter().map(|s| s.annotations()).collect();
     files.extend(images.iter().map(image_path));
     if !force {
         super::refuse_existing(root, files.iter().cloned())?;
     }
-    for dir in [Path::new(COCO).join("annotations"), Split::Train.images(), Split::Val.images()] {
+    for dir in [
+        Path::new(COCO).join("annotations"),
+        Split::Train.images(),
+        Split::Val.images(),
+    ] {
         let dir = root.join(dir);
         std::fs::create_dir_all(&dir).map_err(DataError::io(&dir))?;
     }
     for split in splits {
         let path = root.join(split.annotations());
-        let json = serde_json::to_vec(&instances(seed, split, scale)).map_err(|e| {
-            DataError::Format {
+        let json =
+            serde_json::to_vec(&instances(seed, split, scale)).map_err(|e| DataError::Format {
                 path: path.clone(),
                 place: "annotations".into(),
                 what: e.to_string(),
-            }
-        })?;
+            })?;
         jpeg::write_new(&path, &json, force)?;
     }
     super::write_parallel(&images, |&(split, index)| {
-        let (entry, boxes, mut rng) = draw_image(seed, split, index);
+        let (entry, boxes, mut rng) = draw_image(seed, split, scale, index);
         let path = root.join(split.images()).join(&entry.file_name);
         let bytes = jpeg::encode(&paint(&entry, &boxes, &mut rng), &path)?;
         jpeg::write_new(&path, &bytes, force)

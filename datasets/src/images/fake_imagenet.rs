@@ -97,7 +97,9 @@ pub fn image(seed: u64, draw: u64, size: usize) -> Rgb {
 
 /// The path of file `i` of `class`, relative to the data directory.
 pub fn file_path(class: u64, i: u64) -> PathBuf {
-    Path::new(TRAIN).join(class.to_string()).join(format!("{i}.jpeg"))
+    Path::new(TRAIN)
+        .join(class.to_string())
+        .join(format!("{i}.jpeg"))
 }
 
 /// Writes the fake ImageNet under the data directory `root` (`root/ImageNet/train/…`),
@@ -124,5 +126,8 @@ pub fn prepare(
         let bytes = jpeg::encode(&image(seed, draw, spec.size), &path)?;
         jpeg::write_new(&path, &bytes, force)
     })?;
-    Ok(files.into_iter().map(|((c, i), _)| file_path(c, i)).collect())
+    Ok(files
+        .into_iter()
+        .map(|((c, i), _)| file_path(c, i))
+        .collect())
 }

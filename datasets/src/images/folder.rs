@@ -51,10 +51,16 @@ fn list(dir: &Path) -> Result<Vec<std::fs::DirEntry>, DataError> {
         .collect()
 }
 
-/// `os.walk(dir)` sorted by folder path: (folder path relative to `dir` as Python would
-/// spell it, the folder, its non-folder entries' names). Links to folders are listed as
-/// folders (so not as files) and not entered.
-fn walk(dir: &Path) -> Result<Vec<(Vec<u32>, PathBuf, Vec<std::ffi::OsString>)>, DataError> {
+/// A folder `os.walk` yields: its path, its sort key, its non-folder entries' names.
+struct Walked {
+    key: Vec<u32>,
+    folder: PathBuf,
+    files: Vec<std::ffi::OsString>,
+}
+
+/// `os.walk(dir)` sorted by folder path (Python's order of the paths). Links to folders
+/// are listed as folders (so not as files) and not entered.
+fn walk(dir: &Path) -> Result<Vec<Walked>, DataError> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
@@ -63,7 +69,10 @@ fn walk(dir: &Path) -> Result<Vec<(Vec<u32>, PathBuf, Vec<std::ffi::OsString>)>,
             let path = entry.path();
             // `is_dir` follows links, as os.walk's classification does.
             if path.is_dir() {
-                let is_link = entry.file_type().map_err(DataError::io(&path))?.is_symlink();
+                let is_link = entry
+                    .file_type()
+                    .map_err(DataError::io(&path))?
+                    .is_symlink();
                 if !is_link {
                     pending.push(path);
                 }
@@ -71,9 +80,10 @@ fn walk(dir: &Path) -> Result<Vec<(Vec<u32>, PathBuf, Vec<std::ffi::OsString>)>,
                 files.push(entry.file_name());
             }
         }
-        out.push((python_order_key(folder.as_os_str()), folder, files));
+        let key = python_order_key(folder.as_os_str());
+        out.push(Walked { key, folder, files });
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
 }
 
@@ -89,7 +99,10 @@ impl ImageFolder {
         classes.sort_by_key(|c| python_order_key(c));
         let mut samples = Vec::new();
         for (index, class) in classes.iter().enumerate() {
-            for (_, folder, mut files) in walk(&root.join(class))? {
+            for Walked {
+                folder, mut files, ..
+            } in walk(&root.join(class))?
+            {
                 files.sort_by_key(|f| python_order_key(f));
                 samples.extend(
                     files
@@ -102,13 +115,19 @@ impl ImageFolder {
         if samples.is_empty() {
             return Err(DataError::Missing {
                 path: root.to_path_buf(),
-                what: format!("no images in class folders (extensions {})", EXTENSIONS.join(", ")),
+                what: format!(
+                    "no images in class folders (extensions {})",
+                    EXTENSIONS.join(", ")
+                ),
                 command: "mlbench data prepare".into(),
             });
         }
         Ok(ImageFolder {
             root: root.to_path_buf(),
-            classes: classes.iter().map(|c| c.to_string_lossy().into_owned()).collect(),
+            classes: classes
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect(),
             samples,
         })
     }

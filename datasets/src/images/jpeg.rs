@@ -1,7 +1,10 @@
-//! JPEG files: written as PIL's `Image.save(path)` writes a `.jpeg` by default (baseline,
-//! quality 75, chroma 4:2:0, the standard's example tables and Huffman codes), and read into
-//! 8-bit RGB as PIL's `Image.open(path).convert("RGB")` does (zune-jpeg; grey images are
-//! spread over the three channels).
+//! JPEG files: written as PIL's `Image.save(path)` writes a `.jpeg` by default with its
+//! libjpeg (baseline, quality 75, chroma 4:2:0 averaged over 2 × 2 pixels, libjpeg's
+//! colour conversion, the standard's example tables and Huffman codes: for sides that are
+//! multiples of 16 the scan is Pillow's byte for byte), and read into 8-bit RGB as
+//! `Image.open(path).convert("RGB")` reads them (zune-jpeg, which rounds its IDCT and
+//! chroma upsampling a little differently from libjpeg: a few levels on sharp colour
+//! edges; grey images are spread over the three channels).
 
 use crate::DataError;
 use std::io::Write;

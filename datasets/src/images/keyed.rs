@@ -103,10 +103,16 @@ mod tests {
     fn consecutive_keys_share_no_outputs() {
         let outputs = |i: u64| {
             let mut s = Stream::keyed(7, Purpose::Item, &[i]);
-            (0..64).map(|_| s.next_u64()).collect::<std::collections::HashSet<_>>()
+            (0..64)
+                .map(|_| s.next_u64())
+                .collect::<std::collections::HashSet<_>>()
         };
         for i in 0..50 {
-            assert!(outputs(i).is_disjoint(&outputs(i + 1)), "keys {i} and {}", i + 1);
+            assert!(
+                outputs(i).is_disjoint(&outputs(i + 1)),
+                "keys {i} and {}",
+                i + 1
+            );
         }
     }
 
@@ -125,6 +131,10 @@ mod tests {
             .sum();
         assert!(chi2 < 20.5, "{counts:?}");
         let mut r = Stream::keyed(3, Purpose::Epoch, &[1]);
-        assert!((0..1000).map(|_| r.randint(2, 4)).all(|v| (2..=4).contains(&v)));
+        assert!(
+            (0..1000)
+                .map(|_| r.randint(2, 4))
+                .all(|v| (2..=4).contains(&v))
+        );
     }
 }

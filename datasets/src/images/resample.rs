@@ -107,7 +107,13 @@ pub(crate) fn taps(n: usize, out: usize, filter: Filter) -> Vec<Taps> {
             first,
             weights: k
                 .iter()
-                .map(|&w| if w < 0.0 { (w * one - 0.5) as i32 } else { (w * one + 0.5) as i32 })
+                .map(|&w| {
+                    if w < 0.0 {
+                        (w * one - 0.5) as i32
+                    } else {
+                        (w * one + 0.5) as i32
+                    }
+                })
                 .collect(),
         })
         .collect()
@@ -155,7 +161,11 @@ pub fn resize(img: &Rgb, width: usize, height: usize, filter: Filter) -> Rgb {
         Rgb::new(width, rows, pixels)
     } else {
         let start = 3 * first_row * img.width;
-        Rgb::new(width, rows, img.pixels[start..start + 3 * width * rows].to_vec())
+        Rgb::new(
+            width,
+            rows,
+            img.pixels[start..start + 3 * width * rows].to_vec(),
+        )
     };
     let Some(vertical) = vertical else {
         return across;
@@ -193,7 +203,10 @@ mod tests {
         }
         // Row 10, 20, 40, 200: (30 + 60 + 40) / 7 = 18.57 → 19; (20 + 120 + 600) / 7 =
         // 105.71 → 106. A grey row, so all three channels agree.
-        let row: Vec<u8> = [10u8, 20, 40, 200].iter().flat_map(|&v| [v, v, v]).collect();
+        let row: Vec<u8> = [10u8, 20, 40, 200]
+            .iter()
+            .flat_map(|&v| [v, v, v])
+            .collect();
         let out = resize(&Rgb::new(4, 1, row), 2, 1, Filter::Bilinear);
         assert_eq!(out.pixels, vec![19, 19, 19, 106, 106, 106]);
     }
@@ -229,6 +242,9 @@ mod tests {
         assert!((k[1].1[0] - 0.75).abs() < 1e-15 && (k[1].1[1] - 0.25).abs() < 1e-15);
         let img = Rgb::new(2, 1, vec![1, 2, 3, 4, 5, 6]);
         let tall = resize(&img, 2, 3, Filter::Bilinear);
-        assert_eq!(tall.pixels, [img.pixels.clone(), img.pixels.clone(), img.pixels].concat());
+        assert_eq!(
+            tall.pixels,
+            [img.pixels.clone(), img.pixels.clone(), img.pixels].concat()
+        );
     }
 }

@@ -67,16 +67,32 @@ pub fn resize_shorter(img: &Rgb, size: usize, filter: Filter) -> Rgb {
     }
     // Python's int(size * h / w): true division, then truncation.
     if w < h {
-        resize(img, size, (size as f64 * h as f64 / w as f64) as usize, filter)
+        resize(
+            img,
+            size,
+            (size as f64 * h as f64 / w as f64) as usize,
+            filter,
+        )
     } else {
-        resize(img, (size as f64 * w as f64 / h as f64) as usize, size, filter)
+        resize(
+            img,
+            (size as f64 * w as f64 / h as f64) as usize,
+            size,
+            filter,
+        )
     }
 }
 
 /// `CenterCrop(size)`: top `round((h − size) / 2)`, left likewise (half to even).
 pub fn center_crop(img: &Rgb, height: usize, width: usize) -> Rgb {
     let offset = |n: usize, m: usize| ((n as f64 - m as f64) / 2.0).round_ties_even() as i64;
-    crop(img, offset(img.height, height), offset(img.width, width), height, width)
+    crop(
+        img,
+        offset(img.height, height),
+        offset(img.width, width),
+        height,
+        width,
+    )
 }
 
 /// `RandomResizedCrop.get_params(img, scale=(0.08, 1), ratio=(3/4, 4/3))`: ten tries of a
