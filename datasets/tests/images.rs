@@ -653,4 +653,43 @@ fn image_batches_are_keyed_by_seed_and_index() {
     assert_eq!(style.data[64 * 64], f32::from(img.pixels[1]));
     let gan = plain.batch(&one, &Pipeline::DCGAN, 0).unwrap();
     assert_eq!(gan.data[1], (f32::from(img.pixels[3]) / 255.0 - 0.5) / 0.5);
+    // ssd's validation transform squashes to 48 × 48: the resize, then normalised.
+    let squashed = plain
+        .batch(&one, &Pipeline::Squash { size: 48 }, 0)
+        .unwrap();
+    let small = resize(&img, 48, 48, Filter::Bilinear);
+    let red = (f32::from(small.pixels[0]) / 255.0 - IMAGENET_MEAN[0]) / IMAGENET_SD[0];
+    assert_eq!((squashed.shape, squashed.data[0]), ([1, 3, 48, 48], red));
+}
+
+/// The SHA-256 of every file `root` holds, in path order (path, NUL, bytes).
+fn digest(root: &Path) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for (path, bytes) in tree(root) {
+        hash.update(path.to_string_lossy().as_bytes());
+        hash.update([0]);
+        hash.update(&bytes);
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The smoke data sets of seed 0, pinned: a change of the streams, the pixels, the
+/// encoder or the layout changes these digests (and must be a deliberate one: data sets
+/// made before it would no longer match a manifest made after).
+#[test]
+fn smoke_bytes_are_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_imagenet::prepare(dir.path(), 0, Scale::Smoke, false).unwrap();
+    let fake = digest(dir.path());
+    coco::prepare(dir.path(), 0, Scale::Smoke, false).unwrap();
+    let both = digest(dir.path());
+    assert_eq!(
+        fake,
+        "de3f4562d265b5b0a83f3e92ff9f337b2e61c47ef55c5933cf0f6ac6d6ec9cb2"
+    );
+    assert_eq!(
+        both,
+        "aad57f77653ce77eaf58f686fa9052f194e3738880f8e31d14124a581ac04343"
+    );
 }

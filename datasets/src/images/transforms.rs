@@ -186,6 +186,13 @@ pub enum Pipeline {
         /// What follows `ToTensor`.
         norm: Normalisation,
     },
+    /// ssd's validation transform: `Resize((size, size))` (both sides), `ToTensor()`,
+    /// `Normalize(ImageNet's mean, sd)`. (Its training transform — SSD's random crops,
+    /// ColorJitter and the box encoding — is not here.)
+    Squash {
+        /// The output side (300).
+        size: usize,
+    },
 }
 
 impl Pipeline {
@@ -196,6 +203,8 @@ impl Pipeline {
         size: 64,
         norm: Normalisation::MeanSd([0.5; 3], [0.5; 3]),
     };
+    /// ssd's validation transform at 300.
+    pub const SSD_VAL: Pipeline = Pipeline::Squash { size: 300 };
     /// fast_style's at `--image-size 64`.
     pub const FAST_STYLE: Pipeline = Pipeline::CenterCrop {
         size: 64,
@@ -205,7 +214,9 @@ impl Pipeline {
     /// The output side.
     pub fn size(&self) -> usize {
         match *self {
-            Pipeline::RandomCrop { size } | Pipeline::CenterCrop { size, .. } => size,
+            Pipeline::RandomCrop { size }
+            | Pipeline::CenterCrop { size, .. }
+            | Pipeline::Squash { size } => size,
         }
     }
 
@@ -227,6 +238,10 @@ impl Pipeline {
                 }
                 let norm = Normalisation::MeanSd(IMAGENET_MEAN, IMAGENET_SD);
                 to_tensor_into(&resized, norm, out);
+            }
+            Pipeline::Squash { size } => {
+                let norm = Normalisation::MeanSd(IMAGENET_MEAN, IMAGENET_SD);
+                to_tensor_into(&resize(img, size, size, Filter::Bilinear), norm, out);
             }
             Pipeline::CenterCrop { size, norm } => {
                 let resized = resize_shorter(img, size, Filter::Bilinear);
