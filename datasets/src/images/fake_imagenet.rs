@@ -117,7 +117,9 @@ pub fn prepare(
     if !force {
         super::refuse_existing(root, files.iter().map(|&((c, i), _)| file_path(c, i)))?;
     }
-    for class in 0..spec.classes {
+    // Only the classes drawn have a folder, as the script makes one with its first file.
+    let classes: std::collections::BTreeSet<u64> = files.iter().map(|f| f.0.0).collect();
+    for class in classes {
         let dir = root.join(TRAIN).join(class.to_string());
         std::fs::create_dir_all(&dir).map_err(DataError::io(&dir))?;
     }
