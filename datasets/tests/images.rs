@@ -686,10 +686,10 @@ fn smoke_bytes_are_pinned() {
     let both = digest(dir.path());
     assert_eq!(
         fake,
-        "de3f4562d265b5b0a83f3e92ff9f337b2e61c47ef55c5933cf0f6ac6d6ec9cb2"
+        "94645b4c2206d1f88a4b034ccf19a626eeca310253522e1b7f58352102da5666"
     );
     assert_eq!(
         both,
-        "aad57f77653ce77eaf58f686fa9052f194e3738880f8e31d14124a581ac04343"
+        "86032d93a02629fbc0eafb11350ee567702dfd1936668b2f0af46afa343e137e"
     );
 }

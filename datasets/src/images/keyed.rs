@@ -1,7 +1,7 @@
 //! Keyed random streams: each stream is SplitMix64 started from a hash of its key (the
-//! seed, a purpose tag and the item's numbers), so two keys that differ anywhere give
-//! streams with no relation to each other — not shifts of one stream, as
-//! `(seed ^ K) + index · GAMMA` would give.
+//! seed, a purpose tag and the item's numbers, through `SplitMix64::keyed`), so two keys
+//! that differ anywhere give streams with no relation to each other — not shifts of one
+//! stream, as `(seed ^ K) + index · GAMMA` would give.
 
 use mlbench_schema::rng::SplitMix64;
 
@@ -22,26 +22,18 @@ pub(crate) enum Purpose {
     Item = 0x6974_656d_7472_616e,
 }
 
-/// SplitMix64's output function: a bijection of the 64-bit words that mixes every bit.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// A stream of draws keyed by (seed, purpose, parts).
 #[derive(Debug, Clone)]
 pub struct Stream(SplitMix64);
 
 impl Stream {
-    /// The stream of `seed`, `purpose` and `parts`: the key's words are folded into the
-    /// state one by one, each followed by a full mix, and the generator starts there.
+    /// The stream of `seed`, `purpose` and `parts`: the workspace's keyed SplitMix64
+    /// ([`SplitMix64::keyed`]: each word folded into the state and the state mixed).
     pub(crate) fn keyed(seed: u64, purpose: Purpose, parts: &[u64]) -> Stream {
-        let mut state = mix(seed ^ 0x243f_6a88_85a3_08d3);
-        for word in std::iter::once(purpose as u64).chain(parts.iter().copied()) {
-            state = mix(state.wrapping_add(mlbench_schema::rng::GAMMA) ^ word);
-        }
-        Stream(SplitMix64::new(state))
+        let mut key = Vec::with_capacity(parts.len() + 2);
+        key.extend([seed, purpose as u64]);
+        key.extend_from_slice(parts);
+        Stream(SplitMix64::keyed(&key))
     }
 
     /// The next 64 random bits.
