@@ -124,11 +124,13 @@ fn clip8(sum: i32) -> u8 {
     (sum >> PRECISION_BITS).clamp(0, 255) as u8
 }
 
-/// One output value from `values[first + i · stride]` weighted by the taps.
-fn convolve(values: &[u8], base: usize, stride: usize, taps: &Taps) -> u8 {
+/// One output value from `values[base + (first − shift + i) · stride]` weighted by the
+/// taps (`shift`: the first source row or column `values` holds).
+fn convolve(values: &[u8], base: usize, stride: usize, taps: &Taps, shift: usize) -> u8 {
     let mut sum = 1i32 << (PRECISION_BITS - 1);
+    let start = base + (taps.first - shift) * stride;
     for (i, &w) in taps.weights.iter().enumerate() {
-        sum = sum.wrapping_add(i32::from(values[base + (taps.first + i) * stride]) * w);
+        sum = sum.wrapping_add(i32::from(values[start + i * stride]) * w);
     }
     clip8(sum)
 }
@@ -155,7 +157,7 @@ pub fn resize(img: &Rgb, width: usize, height: usize, filter: Filter) -> Rgb {
         for y in first_row..first_row + rows {
             let row = &img.pixels[3 * y * img.width..3 * (y + 1) * img.width];
             for t in &horizontal {
-                pixels.extend((0..3).map(|c| convolve(row, c, 3, t)));
+                pixels.extend((0..3).map(|c| convolve(row, c, 3, t, 0)));
             }
         }
         Rgb::new(width, rows, pixels)
@@ -173,11 +175,7 @@ pub fn resize(img: &Rgb, width: usize, height: usize, filter: Filter) -> Rgb {
     let stride = 3 * width;
     let mut pixels = Vec::with_capacity(3 * width * height);
     for t in &vertical {
-        let t = Taps {
-            first: t.first - first_row,
-            weights: t.weights.clone(),
-        };
-        pixels.extend((0..stride).map(|i| convolve(&across.pixels, i, stride, &t)));
+        pixels.extend((0..stride).map(|i| convolve(&across.pixels, i, stride, t, first_row)));
     }
     Rgb::new(width, height, pixels)
 }
