@@ -167,6 +167,7 @@ fn random_resized_crop_draws_within_bounds() {
     };
     let (w, h) = (500usize, 375usize);
     let mut lefts = HashSet::new();
+    let (mut areas, mut ratios) = (Vec::new(), Vec::new());
     for i in 0..2000 {
         let b = transforms::random_resized_crop_box(w, h, &mut sampling.item_stream(i, 0));
         assert!(b.width > 0 && b.height > 0);
@@ -176,8 +177,19 @@ fn random_resized_crop_draws_within_bounds() {
         assert!((0.079..=1.0).contains(&area), "{b:?} {area}");
         assert!((0.74..=1.36).contains(&ratio), "{b:?} {ratio}");
         lefts.insert(b.left);
+        areas.push(area);
+        ratios.push(ratio);
     }
     assert!(lefts.len() > 200, "{} distinct lefts", lefts.len());
+    // The draws span both ranges: areas near 8% and near 100%, ratios near both limits.
+    let span = |v: &[f64]| {
+        v.iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+    };
+    let (small, large) = span(&areas);
+    assert!(small < 0.1 && large > 0.9, "areas {small}–{large}");
+    let (narrow, wide) = span(&ratios);
+    assert!(narrow < 0.78 && wide > 1.28, "ratios {narrow}–{wide}");
 }
 
 /// When no try fits (an image far wider or taller than 4/3), the box is the centred
