@@ -15,3 +15,5 @@ pub enum Scale {
     /// A few items of each kind, in the same layout: for tests, CI and `run --smoke`.
     Smoke,
 }
+
+pub mod images;
