@@ -10,6 +10,7 @@ mod grid;
 mod hostile;
 mod html;
 mod layouts;
+mod mixed_runtimes;
 mod organizer;
 mod pack;
 mod plot;
