@@ -14,6 +14,8 @@
 use crate::bench::BenchFactory;
 use crate::plan::CopyPlan;
 use crate::timing::Measurement;
+use mlbench_schema::calendar::civil_from_days;
+use mlbench_schema::calendar::civil_from_days;
 use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, script_version, unique_id};
 use mlbench_schema::value::{Object, Value};
@@ -79,21 +81,6 @@ pub fn ctime_now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     ctime(now)
-}
-
-/// (year, month 1–12, day 1–31) of a count of days since 1970-01-01 (the proleptic
-/// Gregorian calendar; H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// `version` of a model: the first 10 hex digits of the SHA-256 of its source, as the

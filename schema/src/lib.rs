@@ -22,6 +22,7 @@
 //!   [`read_buffer`]: how input files are opened (regular files only, never blocking).
 #![warn(missing_docs)]
 
+pub mod calendar;
 pub mod class;
 pub mod destination;
 pub mod entry;
