@@ -3,6 +3,13 @@
 //! runtimes can read the same bytes. No libtorch here: readers give plain buffers.
 
 pub mod error;
+mod make;
+pub mod manifest;
+pub mod mnist;
+pub mod movielens;
+pub mod sets;
+pub mod sine;
+pub mod wikitext;
 
 pub use error::DataError;
 
