@@ -2,6 +2,7 @@
 //! No command module imports another; what two share is here or in `checks`.
 
 mod checks;
+pub mod data;
 pub mod docs;
 pub mod grid;
 pub mod pack;

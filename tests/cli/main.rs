@@ -1,6 +1,7 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
 mod contract;
+mod data;
 mod energy_fixture;
 mod exit_codes;
 mod fixtures;
