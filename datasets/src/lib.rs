@@ -10,6 +10,7 @@ pub mod movielens;
 pub mod sets;
 pub mod sine;
 pub mod wikitext;
+pub mod wmt;
 
 pub use error::DataError;
 

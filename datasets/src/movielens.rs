@@ -295,7 +295,25 @@ fn per_user(shape: &Shape, rng: &mut Rng) -> Vec<usize> {
         .iter()
         .map(|w| (MIN_RATINGS + (spare * w / total) as usize).min(shape.most))
         .collect();
+    // What the cap cut off goes to the others in proportion again; the last few one by one.
     let mut left = shape.ratings - counts.iter().sum::<usize>();
+    for _ in 0..32 {
+        let open: f64 = (0..shape.users)
+            .filter(|&u| counts[u] < shape.most)
+            .map(|u| weights[u])
+            .sum();
+        if left < shape.users || open <= 0.0 {
+            break;
+        }
+        let spare = left as f64;
+        for (count, w) in counts.iter_mut().zip(&weights) {
+            if *count < shape.most {
+                let more = ((spare * w / open) as usize).min(shape.most - *count);
+                *count += more;
+                left -= more;
+            }
+        }
+    }
     let mut at = 0;
     while left > 0 {
         if counts[at % shape.users] < shape.most {
@@ -317,6 +335,7 @@ fn negatives(
     items: u32,
     rng: &mut Rng,
 ) -> Result<(), DataError> {
+    use std::fmt::Write as _;
     let mut out = make::create(root, relative)?;
     let path = root.join(relative);
     let io = |source| DataError::Io {
@@ -334,7 +353,7 @@ fn negatives(
                 }
             };
             let sep = if k == 0 { "" } else { "\t" };
-            line.push_str(&format!("{sep}{item}"));
+            let _ = write!(line, "{sep}{item}"); // a String: cannot fail
         }
         line.push('\n');
         out.write_all(line.as_bytes()).map_err(io)?;

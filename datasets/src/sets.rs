@@ -4,7 +4,7 @@
 //! refuses them (this module's tests list them).
 
 use crate::manifest::{self, Manifest};
-use crate::{DataError, Scale, mnist, movielens, sine, wikitext};
+use crate::{DataError, Scale, mnist, movielens, sine, wikitext, wmt};
 use std::path::{Path, PathBuf};
 
 /// A data set this crate makes and reads.
@@ -18,15 +18,18 @@ pub enum DataSet {
     MovieLens20m,
     /// toy_lstm's sine waves.
     SineWaves,
+    /// WMT16's BPE vocabulary and training pairs (translator).
+    Wmt16,
 }
 
 impl DataSet {
     /// Every registered set, in the order `data prepare` makes them.
-    pub const ALL: [DataSet; 4] = [
+    pub const ALL: [DataSet; 5] = [
         DataSet::Mnist,
         DataSet::Wikitext2,
         DataSet::MovieLens20m,
         DataSet::SineWaves,
+        DataSet::Wmt16,
     ];
 
     /// The set's name in the manifest and in messages.
@@ -36,6 +39,7 @@ impl DataSet {
             DataSet::Wikitext2 => "wikitext-2",
             DataSet::MovieLens20m => "ml-20m",
             DataSet::SineWaves => "sine-waves",
+            DataSet::Wmt16 => "wmt16",
         }
     }
 
@@ -46,6 +50,7 @@ impl DataSet {
             DataSet::Wikitext2 => wikitext::FOLDER,
             DataSet::MovieLens20m => movielens::FOLDER,
             DataSet::SineWaves => sine::FOLDER,
+            DataSet::Wmt16 => wmt::FOLDER,
         }
     }
 
@@ -56,6 +61,7 @@ impl DataSet {
             DataSet::Wikitext2 => wikitext::prepare(root, seed, scale),
             DataSet::MovieLens20m => movielens::prepare(root, seed, scale),
             DataSet::SineWaves => sine::prepare(root, seed, scale),
+            DataSet::Wmt16 => wmt::prepare(root, seed, scale),
         }
     }
 
@@ -75,6 +81,7 @@ pub const BENCHES: &[(&str, &[DataSet])] = &[
     ("toy_reg", &[]),
     ("toy_lstm", &[DataSet::SineWaves]),
     ("vae", &[DataSet::Mnist]),
+    ("translator", &[DataSet::Wmt16]),
     ("wlm", &[DataSet::Wikitext2]),
     ("wlmfp16", &[DataSet::Wikitext2]),
     ("recom", &[DataSet::MovieLens20m]),

@@ -2,7 +2,7 @@
 //! and the registry. Readers are checked against bytes written by hand here.
 
 use mlbench_datasets::sets::{self, DataSet};
-use mlbench_datasets::{DataError, Scale, manifest, mnist, movielens, sine, wikitext};
+use mlbench_datasets::{DataError, Scale, manifest, mnist, movielens, sine, wikitext, wmt};
 use std::path::Path;
 
 fn tmp() -> tempfile::TempDir {
@@ -455,6 +455,99 @@ fn sine_reader_names_bad_files() {
     );
 }
 
+// ---- WMT16 ----
+
+#[test]
+fn wmt_tokenizer_and_dataset_read_as_the_scripts_do() {
+    let dir = tmp();
+    // A token given twice keeps its last id; lines are stripped.
+    put(dir.path(), "vocab.bpe.32000", b"a\nb@@\nc\n  d  \na\n");
+    put(
+        dir.path(),
+        "train.tok.clean.bpe.32000.en",
+        b"a b@@ c zz\nd\nc c c c c\n",
+    );
+    put(dir.path(), "train.tok.clean.bpe.32000.de", b"c\r\nd d\nc\n");
+    let tok = wmt::Tokenizer::read(&dir.path().join("vocab.bpe.32000")).unwrap();
+    assert_eq!(tok.vocab_size(), 9);
+    let mut ids = Vec::new();
+    tok.segment(" a b@@ c zz ", &mut ids);
+    assert_eq!(ids, [2, 8, 5, 6, 1, 3]);
+    let all = wmt::read_train(dir.path(), 0, 100, None).unwrap();
+    assert_eq!(all.vocab_size, 9);
+    assert_eq!((all.src.len(), all.tgt.len()), (3, 3));
+    assert_eq!(
+        (all.src.get(1), all.tgt.get(0)),
+        (&[2, 7, 3][..], &[2, 6, 3][..])
+    );
+    // Ids per pair: (6, 3), (3, 4), (7, 3). --max-length-train 6 drops the third pair;
+    // --min-length-train 3 keeps all, 4 none.
+    let kept = wmt::read_train(dir.path(), 0, 6, None).unwrap();
+    assert_eq!(
+        (kept.src.starts.clone(), kept.tgt.starts),
+        (vec![0, 6, 9], vec![0, 3, 7])
+    );
+    assert_eq!(
+        wmt::read_train(dir.path(), 3, 100, None).unwrap().src.len(),
+        3
+    );
+    assert!(
+        wmt::read_train(dir.path(), 4, 100, None)
+            .unwrap()
+            .src
+            .is_empty()
+    );
+    let first = wmt::read_train(dir.path(), 0, 100, Some(1)).unwrap();
+    assert_eq!(first.src.len(), 1);
+    put(dir.path(), "train.tok.clean.bpe.32000.de", b"c\n");
+    let (path, place, what) = format_error(wmt::read_train(dir.path(), 0, 100, None).unwrap_err());
+    assert!(path.ends_with(".de"));
+    assert_eq!(
+        (place.as_str(), what.as_str()),
+        ("line 2", "1 sentences; train.tok.clean.bpe.32000.en has 3")
+    );
+}
+
+#[test]
+fn wmt_smoke_is_bpe_like_and_the_same_bytes_per_seed() {
+    let (a, b) = (tmp(), tmp());
+    let files = wmt::prepare(a.path(), 2, Scale::Smoke).unwrap();
+    assert_eq!(files.len(), 3);
+    wmt::prepare(b.path(), 2, Scale::Smoke).unwrap();
+    for f in &files {
+        assert_eq!(
+            std::fs::read(a.path().join(f)).unwrap(),
+            std::fs::read(b.path().join(f)).unwrap()
+        );
+    }
+    let dir = a.path().join("wmt16");
+    let en = std::fs::read_to_string(dir.join(wmt::TRAIN_SRC)).unwrap();
+    assert_eq!(en.lines().count(), 200);
+    assert!(en.lines().all(|l| !l.ends_with("@@") && !l.is_empty()));
+    let short = en
+        .lines()
+        .zip(
+            std::fs::read_to_string(dir.join(wmt::TRAIN_TGT))
+                .unwrap()
+                .lines(),
+        )
+        .filter(|(s, t)| s.split(' ').count() + 2 <= 50 && t.split(' ').count() + 2 <= 50)
+        .count();
+    let all = wmt::read_train(&dir, 0, usize::MAX, None).unwrap();
+    assert_eq!((all.vocab_size, all.src.len()), (504, 200));
+    assert!(
+        all.src
+            .ids
+            .iter()
+            .chain(&all.tgt.ids)
+            .all(|&id| (2..504).contains(&id)),
+        "no unknown token"
+    );
+    let kept = wmt::read_train(&dir, 0, 50, None).unwrap();
+    assert_eq!(kept.src.len(), short);
+    assert!(short < 200, "some pairs are over 50 ids, as in WMT");
+}
+
 // ---- manifest, check, registry ----
 
 #[test]
@@ -565,7 +658,7 @@ fn benches_resolve_to_their_sets() {
 #[test]
 fn the_benches_whose_data_sets_are_not_registered_yet() {
     // The suite's jobs (fast.json and baselines.json) against the registry: what is left
-    // to register (the image sets, and WMT16 for translator).
+    // to register: the image sets (fake ImageNet, BSDS500, COCO).
     let mut jobs = std::collections::BTreeSet::new();
     for file in [
         include_str!("../../baselines/jobs/fast.json"),
@@ -594,7 +687,6 @@ fn the_benches_whose_data_sets_are_not_registered_yet() {
             "reso",
             "scaling",
             "ssd",
-            "translator",
         ]
     );
     for set in DataSet::ALL {
