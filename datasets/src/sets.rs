@@ -154,6 +154,22 @@ pub fn prepare(
     manifest::record(root, entries)
 }
 
+/// What `data prepare` says of `sets` made in `root`: a line per set (`wikitext-2: 3
+/// files, N bytes in ROOT/wikitext-2`), then the manifest's path.
+pub fn summary(root: &Path, made: &Manifest, sets: &[DataSet]) -> String {
+    let mut text = String::new();
+    for set in sets {
+        let Some(entry) = made.sets.get(set.name()) else {
+            continue;
+        };
+        let bytes: u64 = entry.files.iter().map(|f| f.bytes).sum();
+        let at = root.join(set.folder());
+        let (name, files) = (set.name(), entry.files.len());
+        text += &format!("{name}: {files} files, {bytes} bytes in {}\n", at.display());
+    }
+    text + &format!("{}\n", root.join(manifest::MANIFEST).display())
+}
+
 /// The command that makes `set` in `root`.
 pub fn command(root: &Path, set: DataSet) -> String {
     format!(

@@ -626,6 +626,12 @@ fn a_later_prepare_keeps_the_other_sets_entries() {
     let m = sets::prepare(dir.path(), &[DataSet::Mnist], 2, Scale::Smoke).unwrap();
     assert_eq!(m.sets.keys().collect::<Vec<_>>(), ["mnist", "sine-waves"]);
     assert_eq!((m.sets["sine-waves"].seed, m.sets["mnist"].seed), (1, 2));
+    let bytes = 2 * (8 + 16) + (256 + 64) * (1 + 784);
+    let root = dir.path().display();
+    assert_eq!(
+        sets::summary(dir.path(), &m, &[DataSet::Mnist]),
+        format!("mnist: 4 files, {bytes} bytes in {root}/mnist\n{root}/MANIFEST.json\n")
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::cli::{DataArgs, DataCommand};
 use crate::exit::{CommandError, Outcome};
 use crate::output::DestinationError;
-use mlbench_datasets::{Scale, manifest, sets};
+use mlbench_datasets::{Scale, sets};
 
 /// Runs `mlbench data prepare`.
 pub fn run(args: &DataArgs) -> Result<Outcome, CommandError> {
@@ -19,17 +19,7 @@ pub fn run(args: &DataArgs) -> Result<Outcome, CommandError> {
         Scale::Full
     };
     let made = sets::prepare(&args.dir, &chosen, args.seed, scale)?;
-    for set in &chosen {
-        let entry = &made.sets[set.name()];
-        let bytes: u64 = entry.files.iter().map(|f| f.bytes).sum();
-        let files = entry.files.len();
-        let at = args.dir.join(set.folder());
-        println!(
-            "{}: {files} files, {bytes} bytes in {}",
-            set.name(),
-            at.display()
-        );
-    }
-    println!("{}", args.dir.join(manifest::MANIFEST).display());
+    let text = sets::summary(&args.dir, &made, &chosen);
+    super::emit_bytes(text.as_bytes(), None, false)?;
     Ok(Outcome::Ok)
 }

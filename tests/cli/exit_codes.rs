@@ -314,6 +314,51 @@ fn cases(p: &Place) -> Vec<Case> {
             "stdout full",
             &["completions", "bash"],
         )),
+        case(
+            "data",
+            0,
+            "prepare",
+            &[
+                "data",
+                "prepare",
+                &out("data"),
+                "--bench",
+                "toy_lstm",
+                "--smoke",
+            ],
+        ),
+        case(
+            "data",
+            2,
+            "unknown bench",
+            &["data", "prepare", &out("data2"), "--bench", "ssd"],
+        ),
+        case(
+            "data",
+            3,
+            "DIR under a file",
+            &[
+                "data",
+                "prepare",
+                &format!("{notzip}/d"),
+                "--bench",
+                "vae",
+                "--smoke",
+            ],
+        ),
+        full(case(
+            "data",
+            3,
+            "stdout full",
+            &[
+                "data",
+                "prepare",
+                &out("data3"),
+                "--bench",
+                "toy_lstm",
+                "--smoke",
+            ],
+        )),
         case("man", 0, "page", &["man"]),
         case("man", 2, "out-dir a file", &["man", "--out-dir", &existing]),
         full(case("man", 3, "stdout full", &["man"])),
@@ -469,5 +514,5 @@ fn every_documented_code_has_a_case() {
             );
         }
     }
-    assert_eq!(rows, 9, "a row per command");
+    assert_eq!(rows, 10, "a row per command");
 }

@@ -257,7 +257,7 @@ fn the_runner_depends_on_no_analyzer() {
 }
 
 /// What the binary's code may count: the budget of [`the_binary_stays_glue`].
-const BUDGET: usize = 1548;
+const BUDGET: usize = 1538;
 
 #[test]
 fn the_binary_stays_glue() {
@@ -307,9 +307,9 @@ fn the_binary_stays_glue() {
     // it: the run itself in mlbench_runner::session, where files go in
     // mlbench_schema::destination, every rule, model and figure in its crate
     // (docs/architecture.md); the help's prose is text in src/help/. The budget was 1,500
-    // lines; `data prepare` raised it by the 57 it needs (its arguments in src/cli.rs,
-    // src/cmd/data.rs, one line each in main.rs, cmd/mod.rs and exit.rs, the dependency
-    // on mlbench-datasets); it only goes down.
+    // lines; `data prepare` needs 47 (its arguments in src/cli.rs, src/cmd/data.rs, a
+    // line each in main.rs, cmd/mod.rs and exit.rs); the 9 lines the budget had spare
+    // cover 9 of them, so it rose by 38, to 1,538; it only goes down.
     assert!(
         code <= BUDGET,
         "the binary has {code} lines of code (at most {BUDGET}: the budget above)"
