@@ -65,6 +65,10 @@ pub enum Command {
     #[cfg(not(feature = "runner"))]
     #[command(after_help = RUN_HELP_UNBUILT)]
     Run(RunArgs),
+    /// Keep submissions in a store of rounds (content-addressed zips, an SQLite index):
+    /// add, list, show, remove, check.
+    #[command(after_help = include_str!("help/archive.txt"))]
+    Archive(ArchiveArgs),
     /// Print a shell completion script: `mlbench completions bash > /etc/bash_completion.d/mlbench`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into --out-dir.
@@ -222,6 +226,55 @@ pub struct PrepareArgs {
     /// Replace data sets already in DIR.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `mlbench archive`.
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// The store's folder (made if missing). Default: $MLBENCH_STORE, else ./mlbench-store.
+    #[arg(long, global = true, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub store: Option<PathBuf>,
+    /// Output format of `list`, `show` and `check`.
+    #[arg(long, short = 'f', global = true, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(subcommand)]
+    pub action: ArchiveAction,
+}
+
+/// What `mlbench archive` does.
+#[derive(Debug, clap::Subcommand)]
+pub enum ArchiveAction {
+    /// Keep submissions (zips, or folders packed as `mlbench pack` packs them) in ROUND.
+    Add {
+        /// The round (`2026`, `2026-spring`).
+        round: String,
+        /// The submissions: zips or folders.
+        #[arg(required = true, value_name = "SUB", value_hint = ValueHint::AnyPath)]
+        submissions: Vec<PathBuf>,
+        /// A submission's label (`NAME=SUB`, SUB as given); default: its file or folder name.
+        #[arg(long = "label", value_name = "NAME=SUB")]
+        labels: Vec<String>,
+        /// The day its figures may be published (YYYY-MM-DD); default: at once.
+        #[arg(long, value_name = "DATE")]
+        release: Option<String>,
+        /// Pack a folder whose validation finds errors (SUBMISSION.json records them).
+        #[arg(long)]
+        allow_errors: bool,
+    },
+    /// Every archived submission, removed ones included.
+    List,
+    /// One submission, by id (`3`, `#3`) or a prefix of its SHA-256.
+    Show {
+        /// The id or hash prefix.
+        id: String,
+    },
+    /// Mark a submission removed; its bytes stay, and so does its row.
+    Remove {
+        /// The id or hash prefix.
+        id: String,
+    },
+    /// Re-hash every zip against the index; exit 1 naming each mismatch.
+    Check,
 }
 
 /// `mlbench completions`.

@@ -134,6 +134,8 @@ command_error! {
     Trace(mlbench_analyzer::energy::TraceError),
     // Targets that cannot be made from a submission.
     MakeTargets(mlbench_analyzer::targets::MakeTargetsError),
+    // A store of rounds that cannot be used, or a request it refuses.
+    Archive(mlbench_archive::ArchiveError),
     // A run that could not be made or followed.
     #[cfg(feature = "runner")]
     Run(mlbench_runner::session::RunError),

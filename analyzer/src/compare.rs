@@ -317,6 +317,17 @@ impl Keep {
     }
 }
 
+/// One submission loaded as a grid loads it, under `label`: what `archive add` records
+/// of it (its hardware, runtime, track and validation).
+pub fn describe(path: &Path, label: &str) -> Result<Labelled, CompareError> {
+    let options = CompareOptions {
+        labels: vec![(label.to_owned(), path.to_path_buf())],
+        ..CompareOptions::default()
+    };
+    let mut loaded = load_all(&[path.to_path_buf()], &options, Keep::Samples)?;
+    Ok(loaded.remove(0))
+}
+
 /// Loads every submission in parallel (zips in place, folders), with labels and tracks:
 /// a submission's label is its `--label` or [`default_label`], its track the one its
 /// `SUBMISSION.json` says or `options.track`. Two submissions may not share a label on

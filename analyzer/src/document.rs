@@ -220,6 +220,12 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
             s.smoke, s.entries
         ));
     }
+    let declared = doc.systems.iter().any(|s| s.synthetic_data);
+    if let Some(summary) =
+        mlbench_schema::system::synthetic_data_summary(s.synthetic_data, s.entries, declared)
+    {
+        lines.push(format!("synthetic data: {summary}"));
+    }
     for system in &doc.systems {
         lines.push(format!("system: {}", system.summary()));
     }
@@ -230,6 +236,9 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
         .then(|| runtime_lines.pop())
         .flatten();
     lines.extend(runtime_lines);
+    if let Some(r) = &doc.runtime {
+        lines.extend(crate::runtime::runtime_warnings(&r.submission));
+    }
     lines.push(format!(
         "targets: {} ({}), {}",
         targets.gpu_model,
@@ -312,8 +321,17 @@ fn conflict_lines(doc: &ReportDoc) -> Vec<String> {
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
+            // Each side's runtime, when the two sides come from different ones.
+            let (by_set_aside, by_kept, alone) = match (c.set_aside_runtime, c.kept_runtime) {
+                (Some(a), Some(k)) if a != k => (
+                    format!(" (written by {})", a.writer()),
+                    format!(" (written by {})", k.writer()),
+                    format!("; the bench is scored on the entries of {} alone", k.writer()),
+                ),
+                _ => Default::default(),
+            };
             format!(
-                "conflict: {}: {} set aside, their configuration differs from the {} kept ({diffs}); e.g. {}",
+                "conflict: {}: {}{by_set_aside} set aside, their configuration differs from the {} kept{by_kept} ({diffs}){alone}; e.g. {}",
                 c.bench,
                 mlbench_schema::words::count(c.set_aside, "entry", "entries"),
                 c.kept,

@@ -80,6 +80,29 @@ pub fn runtime_notes(runtimes: &Runtimes, mismatch: Option<&RuntimeMismatch>) ->
     lines
 }
 
+/// The warnings of a submission's runtime: entries of both runtimes (a bench's mean
+/// pools them unless a configuration conflict sets one runtime's entries aside), and a
+/// declaration (`system.json`) that the entries contradict.
+pub fn runtime_warnings(submission: &SubmissionRuntime) -> Vec<String> {
+    let t = &submission.entries;
+    let mut lines = Vec::new();
+    if t.kinds().len() > 1 {
+        lines.push(format!(
+            "warning: mixed runtimes: {} written by {}, {} by {}: a bench's figures pool both runtimes' throughputs (which differ by up to twice for one job) unless a configuration conflict sets one side aside (said below, with each side's runtime); report each runtime's entries on their own",
+            mlbench_schema::words::count(t.suite_scripts, "entry", "entries"),
+            RuntimeKind::SuiteScripts.writer(),
+            t.mlbench_run,
+            RuntimeKind::MlbenchRun.writer(),
+        ));
+    }
+    if let Some(c) = submission.contradiction() {
+        lines.push(format!(
+            "warning: {c}: the entries, not the declaration, say what ran"
+        ));
+    }
+    lines
+}
+
 /// `measured by …` of the targets' line.
 pub fn targets_measured_by(targets: &TargetTable) -> String {
     match &targets.runtime {
@@ -114,6 +137,37 @@ mod tests {
                 ..RuntimeTally::default()
             },
         )
+    }
+
+    #[test]
+    fn mixed_entries_and_a_contradicted_declaration_are_warned_of() {
+        let tally = |suite_scripts, mlbench_run| RuntimeTally {
+            suite_scripts,
+            mlbench_run,
+            unknown: 0,
+        };
+        let declared = [Runtime::mlbench_run(Some("2.13.0".into()))];
+        let lines = runtime_warnings(&resolve(&declared, tally(175, 175)));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("warning: mixed runtimes: 175 entries written by the mila-iqia/training scripts, 175 by mlbench run: "),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(
+            lines[1],
+            "warning: system.json declares mlbench run, libtorch 2.13.0, contradicted by 175 entries written by the mila-iqia/training scripts: the entries, not the declaration, say what ran"
+        );
+        // One runtime, declared or not: nothing to warn of.
+        assert!(runtime_warnings(&resolve(&declared, tally(0, 3))).is_empty());
+        assert!(runtime_warnings(&resolve(&[], tally(1, 0))).is_empty());
+        let one = runtime_warnings(&resolve(&declared, tally(1, 0)));
+        assert_eq!(one.len(), 1);
+        assert!(
+            one[0].contains("contradicted by 1 entry written by the mila-iqia/training scripts"),
+            "{}",
+            one[0]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::entry::KeyHasher;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIds, RunSplit, resolve, run_id_of};
-use mlbench_schema::runtime::{RuntimeTally, entry_runtime};
+use mlbench_schema::runtime::{RuntimeKind, RuntimeTally, entry_runtime};
 use mlbench_schema::value::Value;
 use mlbench_schema::{FailureKind, ReportEntry, TargetTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -86,6 +86,8 @@ pub struct FileSamples {
     /// The configuration key of each usable sample (see [`ReportEntry::configuration_key`];
     /// the bench's `pool_over` fields left out).
     pub keys: Vec<Option<u64>>,
+    /// What wrote each sample ([`entry_runtime`]; `None`: it does not say).
+    pub writers: Vec<Option<RuntimeKind>>,
     /// The `run_id` of each sample.
     pub run_ids: RunIds,
     /// Entries read.
@@ -94,6 +96,8 @@ pub struct FileSamples {
     pub excluded: usize,
     /// Entries that ran with `mlbench run --smoke`.
     pub smoke: usize,
+    /// Entries that ran with `mlbench run --synthetic-data`.
+    pub synthetic_data: usize,
     /// Entries dropped, by rule.
     pub not_selected: Vec<(String, usize)>,
     /// The host names of this file's samples (their `host` indexes it until the files
@@ -165,10 +169,12 @@ impl FileSamples {
             },
             samples: Vec::new(),
             keys: Vec::new(),
+            writers: Vec::new(),
             run_ids: RunIds::default(),
             entries: 0,
             excluded: 0,
             smoke: 0,
+            synthetic_data: 0,
             not_selected: Vec::new(),
             hosts: Vec::new(),
             models: Vec::new(),
@@ -179,9 +185,11 @@ impl FileSamples {
     /// Takes entry `entry_idx` of the file.
     fn push(&mut self, entry_idx: usize, entry: &ReportEntry, targets: &TargetTable) {
         self.entries += 1;
-        self.runtimes.add(entry_runtime(entry));
+        let writer = entry_runtime(entry);
+        self.runtimes.add(writer);
         let smoke = entry.is_smoke();
         self.smoke += usize::from(smoke);
+        self.synthetic_data += usize::from(entry.is_synthetic_data());
         let bench = entry.name().map(str::to_owned);
         if let Some(b) = &bench {
             if targets.is_excluded(b) {
@@ -210,6 +218,7 @@ impl FileSamples {
             _ => None,
         };
         self.keys.push(key);
+        self.writers.push(writer);
         self.run_ids.push(run_id_of(entry).as_deref());
         let host =
             (entry.get("hostname").and_then(Value::as_str)).map(|h| index_of(&mut self.hosts, h));
@@ -294,8 +303,9 @@ impl SampleSet {
         let total: usize = parts.iter().map(|p| p.samples.len()).sum();
         let mut samples = Vec::with_capacity(total);
         let mut keys = Vec::with_capacity(total);
+        let mut writers = Vec::with_capacity(total);
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
-        let (mut entries, mut excluded, mut smoke) = (0, 0, 0);
+        let (mut entries, mut excluded, mut smoke, mut synthetic_data) = (0, 0, 0, 0);
         let mut runtimes = RuntimeTally::default();
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
@@ -313,9 +323,11 @@ impl SampleSet {
                 s
             }));
             keys.extend(part.keys);
+            writers.extend(part.writers);
             entries += part.entries;
             excluded += part.excluded;
             smoke += part.smoke;
+            synthetic_data += part.synthetic_data;
             runtimes.merge(&part.runtimes);
             for (rule, n) in part.not_selected {
                 *not_selected.entry(rule).or_default() += n;
@@ -324,7 +336,8 @@ impl SampleSet {
             per_test |= !part.legacy;
             files.push(part.display);
         }
-        let conflicts = mark_conflicts(&mut samples, &keys, &files, targets, &entry_at);
+        let of = (&keys[..], &writers[..], &files[..]);
+        let conflicts = mark_conflicts(&mut samples, of, targets, &entry_at);
         let gpu_labels = if hosts.len() > 1 {
             number_gpus_across_hosts(&mut samples, &hosts)
         } else {
@@ -347,6 +360,7 @@ impl SampleSet {
             gpus: devices.len(),
             excluded,
             smoke,
+            synthetic_data,
             not_selected: not_selected.into_iter().collect(),
         };
         SampleSet {
@@ -401,12 +415,25 @@ impl SampleSet {
     }
 }
 
-/// Groups each bench's usable entries by configuration; every group but the largest is
-/// marked as a conflict and described.
+/// The one runtime that wrote the samples `members` (`writers` by sample), when they
+/// show one.
+fn group_runtime(members: &[usize], writers: &[Option<RuntimeKind>]) -> Option<RuntimeKind> {
+    let mut tally = RuntimeTally::default();
+    for &i in members {
+        tally.add(writers.get(i).copied().flatten());
+    }
+    match tally.kinds().as_slice() {
+        [kind] => Some(*kind),
+        _ => None,
+    }
+}
+
+/// Groups each bench's usable entries by configuration (`keys`, by sample); every group
+/// but the largest is marked as a conflict and described, with the runtime of each side
+/// (`writers`, by sample).
 fn mark_conflicts(
     samples: &mut [Sample],
-    keys: &[Option<u64>],
-    files: &[String],
+    (keys, writers, files): (&[Option<u64>], &[Option<RuntimeKind>], &[String]),
     targets: &TargetTable,
     entry_at: &impl Fn(usize, usize) -> Option<ReportEntry>,
 ) -> Vec<Conflict> {
@@ -454,6 +481,8 @@ fn mark_conflicts(
                     .take(5)
                     .map(|&i| format!("{}#{}", files[samples[i].file as usize], samples[i].entry))
                     .collect(),
+                kept_runtime: group_runtime(&bench_groups[main].1, writers),
+                set_aside_runtime: group_runtime(members, writers),
             });
             set_aside.extend(members.iter().copied());
         }

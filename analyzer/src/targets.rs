@@ -331,8 +331,15 @@ pub fn targets_from(
             set.summary.smoke, set.summary.entries
         ));
     }
-    let runtime =
-        crate::runtime::submission_runtime(&SubmissionInfo::systems_of(&sub.intake.files), set);
+    let systems = SubmissionInfo::systems_of(&sub.intake.files);
+    let declared = systems.iter().any(|s| s.synthetic_data);
+    let (flagged, entries) = (set.summary.synthetic_data, set.summary.entries);
+    if let Some(summary) =
+        mlbench_schema::system::synthetic_data_summary(flagged, entries, declared)
+    {
+        warnings.push(format!("{summary}, nor do these targets"));
+    }
+    let runtime = crate::runtime::submission_runtime(&systems, set);
     if runtime.runtime.is_none() {
         warnings.push(format!("runtime {}: the table names none", runtime.label()));
     }

@@ -39,6 +39,7 @@ fn set(rows: &[(&str, u32, u32, Vec<f64>)], nodes: usize) -> SampleSet {
             gpus: 2,
             excluded: 0,
             smoke: 0,
+            synthetic_data: 0,
             not_selected: vec![],
             runs_told_apart: String::new(),
         },

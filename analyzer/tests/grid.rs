@@ -45,6 +45,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
             gpus: devices.len(),
             excluded: 0,
             smoke: 0,
+            synthetic_data: 0,
             not_selected: vec![],
             runs_told_apart: String::new(),
         },

@@ -41,6 +41,7 @@ fn set(rows: &[(String, u32, Vec<f64>)]) -> SampleSet {
             gpus: devices.len(),
             excluded: 0,
             smoke: 0,
+            synthetic_data: 0,
             not_selected: vec![],
             runs_told_apart: String::new(),
         },

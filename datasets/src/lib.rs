@@ -23,3 +23,5 @@ pub enum Scale {
     /// A few items of each kind, in the same layout: for tests, CI and `run --smoke`.
     Smoke,
 }
+
+pub mod images;

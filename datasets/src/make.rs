@@ -2,28 +2,24 @@
 //! under the data root.
 
 use crate::DataError;
+use mlbench_schema::rng::SplitMix64;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// SplitMix64 (Steele, Lea and Flood, 2014): one 64-bit state, the same numbers on every
-/// platform for a seed. `stream` keeps the data sets made from one seed apart.
-pub(crate) struct Rng(u64);
+/// The workspace's SplitMix64 (`mlbench_schema::rng`), keyed by the seed and a stream (one
+/// per data set and file, so that the sets made from one seed are unrelated), with the
+/// draws the makers need.
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
-    /// A generator for `seed`, on the stream `stream` (one per data set and file).
+    /// A generator for `seed`, on the stream `stream`.
     pub(crate) fn new(seed: u64, stream: u64) -> Rng {
-        let mut rng = Rng(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03));
-        rng.next_u64();
-        rng
+        Rng(SplitMix64::keyed(&[seed, stream]))
     }
 
     /// The next 64 bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (`n` > 0), without modulo bias (Lemire's multiply and reject).
@@ -39,7 +35,7 @@ impl Rng {
 
     /// A number in `[0, 1)` with 53 random bits.
     pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit_f64()
     }
 
     /// Shuffles `items` in place (Fisher–Yates).
@@ -118,14 +114,6 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix_gives_the_published_first_numbers() {
-        // SplitMix64 from state 0 (the reference splitmix64.c): 0xE220A8397B1DCDAF first.
-        let mut raw = Rng(0);
-        assert_eq!(raw.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(raw.next_u64(), 0x6E78_9E6A_A1B9_65F4);
-    }
 
     #[test]
     fn below_stays_in_range_and_reaches_every_value() {

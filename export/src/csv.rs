@@ -179,6 +179,14 @@ impl Exporter<ValidationDoc> for Csv {
     }
 }
 
+impl Exporter<mlbench_results::archive::ArchiveListing> for Csv {
+    /// One row per entry, the whole hash.
+    fn export(&self, l: &mlbench_results::archive::ArchiveListing) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::archive::entry_rows(l, false);
+        bytes(document(&r.header, r.rows))
+    }
+}
+
 impl Exporter<RuleList> for Csv {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rows = list

@@ -48,6 +48,13 @@ struct RuleJson {
     hint: &'static str,
 }
 
+impl Exporter<mlbench_results::archive::ArchiveListing> for Json {
+    /// The listing's serde form (docs/archive.md).
+    fn export(&self, l: &mlbench_results::archive::ArchiveListing) -> Result<Vec<u8>, ExportError> {
+        pretty(l)
+    }
+}
+
 impl Exporter<RuleList> for Json {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rules: Vec<RuleJson> = list

@@ -161,6 +161,16 @@ impl Exporter<ValidationDoc> for Markdown {
     }
 }
 
+impl Exporter<mlbench_results::archive::ArchiveListing> for Markdown {
+    /// One row per entry (hashes cut to 12 digits).
+    fn export(&self, l: &mlbench_results::archive::ArchiveListing) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::archive::entry_rows(l, true);
+        let mut out = format!("**{}**\n\n", escape(&r.title));
+        table(&mut out, &r.header, &r.rows, true);
+        bytes(out)
+    }
+}
+
 impl Exporter<RuleList> for Markdown {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rows: Vec<Vec<String>> = list

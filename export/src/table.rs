@@ -169,6 +169,14 @@ impl Exporter<ValidationDoc> for Table {
     }
 }
 
+impl Exporter<mlbench_results::archive::ArchiveListing> for Table {
+    /// The title line, then one row per entry (hashes cut to 12 digits).
+    fn export(&self, l: &mlbench_results::archive::ArchiveListing) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::archive::entry_rows(l, true);
+        bytes(format!("{}\n{}\n", r.title, comfy(r.header, r.rows)))
+    }
+}
+
 impl Exporter<RuleList> for Table {
     /// One aligned line per rule: id, severity, what it checks.
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {

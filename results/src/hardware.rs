@@ -1,11 +1,11 @@
 //! What a submission ran on, as its entries and machine descriptions say: carried with
 //! its figures in the report's header, every grid row and the plots' legends.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A submission's hardware. Each field is what the inputs tell; what they do not is
 /// empty (`None`, no host), never guessed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hardware {
     /// Each GPU model as the entries name it (`gpu`: `TITAN RTX`, `NVIDIA H100 80GB
     /// HBM3`), with how many devices ran on it, by name.
@@ -22,7 +22,7 @@ pub struct Hardware {
 }
 
 /// One GPU model of a [`Hardware`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuModel {
     /// Its name as the entries write it.
     pub name: String,

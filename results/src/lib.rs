@@ -5,6 +5,7 @@
 //! `docs/validate-json.md`) is its serde form, led by a `schema_version`.
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod energy;
 pub mod grid;
 pub mod hardware;

@@ -395,6 +395,8 @@ pub struct InputSummary {
     pub excluded: usize,
     /// Entries that ran with `mlbench run --smoke` (reduced sizes: a set-up check).
     pub smoke: usize,
+    /// Entries that ran with `mlbench run --synthetic-data` (batches made in memory).
+    pub synthetic_data: usize,
     /// Entries dropped by a selection rule, with the rule.
     pub not_selected: Vec<(String, usize)>,
 }
@@ -426,6 +428,11 @@ pub struct Conflict {
     pub differences: Vec<FieldDifference>,
     /// Up to five places of set-aside entries, as `file#entry`.
     pub examples: Vec<String>,
+    /// The runtime that wrote the kept entries, when they show one (`null`: none of them
+    /// says, or they show both).
+    pub kept_runtime: Option<RuntimeKind>,
+    /// The runtime that wrote the entries set aside, likewise.
+    pub set_aside_runtime: Option<RuntimeKind>,
 }
 
 /// One field that differs between two configurations.

@@ -227,6 +227,12 @@ pub trait BenchFactory: Sync {
     fn observations(&self, name: &str, repeat: i64) -> i64 {
         crate::scripts::observations(name, repeat)
     }
+    /// Whether the bench reads its data set from files, as its script does (the job names
+    /// a data folder and the model reads it); otherwise its batches are made in memory and
+    /// its entries say `synthetic_data: true`. The default: made in memory.
+    fn reads_data(&self, _name: &str, _args: &BenchArgs) -> bool {
+        false
+    }
     /// The batch size the bench's script records and counts items by (`train_item`): the
     /// jobs file's `--batch-size`, except where a script scales it
     /// (docs/suite.md#scripts-that-differ: conv_distributed multiplies it by its device

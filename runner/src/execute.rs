@@ -354,13 +354,19 @@ fn entry_parts(
 }
 
 /// The copy as its entry records it: `batch_size` as the bench's script overwrites it
-/// ([`BenchFactory::batch_size`]).
+/// ([`BenchFactory::batch_size`]), and `synthetic_data` when its batches are made in
+/// memory ([`BenchFactory::reads_data`]).
 fn recorded(copy: &CopyPlan, name: &str, factory: &dyn BenchFactory) -> CopyPlan {
     let mut copy = copy.clone();
     let batch_size = factory.batch_size(name, &copy.args);
     if batch_size != copy.args.batch_size {
         copy.arguments
             .insert("batch_size".to_owned(), Value::Int(batch_size));
+    }
+    // Among the arguments, as `smoke`: batches made in memory are another configuration
+    // than the data set's files, and the id says so.
+    if !factory.reads_data(name, &copy.args) {
+        (copy.arguments).insert("synthetic_data".to_owned(), Value::Bool(true));
     }
     copy
 }

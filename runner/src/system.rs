@@ -95,6 +95,7 @@ pub fn describe(devices: &DeviceSet, stack: Stack) -> SystemInfo {
         memory_bytes: crate::confine::machine_memory(),
         devices: list,
         stopping: None,
+        synthetic_data: false,
     }
 }
 

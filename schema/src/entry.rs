@@ -84,6 +84,7 @@ pub(crate) fn looked_up(key: &str) -> bool {
             | "number"
             | "repeat"
             | "smoke"
+            | "synthetic_data"
             | "devices"
             | "run_id"
     )
@@ -191,6 +192,13 @@ impl ReportEntry {
     /// not a figure to compare).
     pub fn is_smoke(&self) -> bool {
         self.get("smoke") == Some(&Value::Bool(true))
+    }
+
+    /// Whether the entry ran with `mlbench run --synthetic-data` (its batches made in
+    /// memory, not read from the data set: its throughput leaves out reading and
+    /// decoding the data).
+    pub fn is_synthetic_data(&self) -> bool {
+        self.get("synthetic_data") == Some(&Value::Bool(true))
     }
 
     /// A field by key.

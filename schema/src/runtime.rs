@@ -9,11 +9,14 @@
 //! 1. **Declared.** `mlbench run` writes `system.json` with a `runtime` field
 //!    ([`crate::SystemInfo::runtime_of`]; a description of an earlier mlbench without
 //!    the field counts as `mlbench run` with its `libtorch` version), and `mlbench pack`
-//!    copies it into `SUBMISSION.json`. A declaration wins over the entries.
+//!    copies it into `SUBMISSION.json`. A declaration gives the version, never the kind
+//!    over what the entries show: entries of another kind than the declared one make
+//!    the submission `mixed`, and the declaration is said to be contradicted
+//!    (`validate`'s `runtime.declared`).
 //! 2. **Inferred from the entries** ([`entry_runtime`]), each entry by the fields its
 //!    writer leaves:
 //!    - `mlbench run` writes `peak_rss_bytes` / `peak_device_bytes` (every entry whose
-//!      loop ran), `smoke` (with `--smoke`), `gpu` as `cuda:<i>` on a GPU (tch has no
+//!      loop ran), `smoke` (with `--smoke`), `synthetic_data` (with `--synthetic-data`), `gpu` as `cuda:<i>` on a GPU (tch has no
 //!      device-name query) and `gpu` = the CPU model with `cuda: false` on a CPU device;
 //!    - the suite's `make_report` writes `start_time`, `end_time` and `suite` (from
 //!      2019-12, E3), records `cuda` among the arguments and adds `gpu` =
@@ -25,7 +28,7 @@
 //!    `mlbench run`'s marks are looked at first: they stay its own even if the runner
 //!    also comes to write the suite's fields. The submission's runtime is the one kind
 //!    its entries show ([`resolve`]); entries of both kinds make it `mixed`
-//!    (`validate`'s `runtime.mixed`), none `unknown`.
+//!    (`validate`'s `runtime.mixed`), none `unknown` (or the declared one).
 //!
 //! The suite's entries never record torch's version, so an inferred runtime has none.
 //! [`ParityTable`] holds, per bench, how the two runtimes' throughputs compare where the
@@ -63,6 +66,23 @@ impl RuntimeKind {
         match self {
             RuntimeKind::SuiteScripts => "mila-iqia/training scripts",
             RuntimeKind::MlbenchRun => "mlbench run",
+        }
+    }
+
+    /// The writer of entries of this kind, in a sentence: `the mila-iqia/training
+    /// scripts`, `mlbench run`.
+    pub fn writer(self) -> String {
+        match self {
+            RuntimeKind::SuiteScripts => format!("the {}", self.name()),
+            RuntimeKind::MlbenchRun => self.name().to_owned(),
+        }
+    }
+
+    /// The other kind.
+    pub fn other(self) -> RuntimeKind {
+        match self {
+            RuntimeKind::SuiteScripts => RuntimeKind::MlbenchRun,
+            RuntimeKind::MlbenchRun => RuntimeKind::SuiteScripts,
         }
     }
 
@@ -165,7 +185,7 @@ fn is_cuda_ordinal(gpu: &str) -> bool {
 /// documentation); `None` when nothing in it tells.
 pub fn entry_runtime(entry: &ReportEntry) -> Option<RuntimeKind> {
     let has = |key: &str| entry.get(key).is_some();
-    if has("peak_rss_bytes") || has("peak_device_bytes") || has("smoke") {
+    if has("peak_rss_bytes") || has("peak_device_bytes") || has("smoke") || has("synthetic_data") {
         return Some(RuntimeKind::MlbenchRun);
     }
     let gpu = entry.get("gpu").and_then(Value::as_str);
@@ -237,11 +257,12 @@ impl RuntimeTally {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuntimeBasis {
-    /// Its machine descriptions (`system.json`) say it.
+    /// Its machine descriptions (`system.json`) say it, and no entry says otherwise.
     Declared,
     /// Its entries show one runtime.
     Entries,
-    /// Its entries (or its descriptions) show both runtimes.
+    /// Its entries show both runtimes, its descriptions name both, or its entries show
+    /// another runtime than the one its descriptions declare.
     Mixed,
     /// Nothing tells.
     Unknown,
@@ -256,38 +277,46 @@ pub struct SubmissionRuntime {
     pub basis: RuntimeBasis,
     /// What the entries show.
     pub entries: RuntimeTally,
+    /// What the machine descriptions declare (their versions joined with `/`); `None`
+    /// when none declares a runtime, or they name both kinds.
+    pub declared: Option<Runtime>,
 }
 
-/// The one rule: a declared runtime wins ([`crate::SystemInfo::runtime_of`] of every
-/// machine description; descriptions that disagree on the kind are `mixed`; their
-/// versions, if they differ, are joined with `/`); else the one kind the entries show;
-/// entries of both kinds are `mixed`; none, `unknown`.
+/// The one rule: the entries say what ran, the declaration (every machine
+/// description's [`crate::SystemInfo::runtime_of`]) what version. Entries of both kinds
+/// are `mixed`; so are descriptions that disagree on the kind, and entries of another
+/// kind than the declared one (a declaration never overrides the entries). Else the
+/// declared runtime (its versions, if they differ, joined with `/`) when there is one,
+/// the one kind the entries show when not; neither, `unknown`.
 pub fn resolve(declared: &[Runtime], entries: RuntimeTally) -> SubmissionRuntime {
-    let of = |runtime, basis| SubmissionRuntime {
+    let of = |runtime, basis, declared| SubmissionRuntime {
         runtime,
         basis,
         entries,
+        declared,
     };
-    if let Some(first) = declared.first() {
-        if declared.iter().any(|r| r.kind != first.kind) {
-            return of(None, RuntimeBasis::Mixed);
+    let declaration = match declared.first() {
+        None => None,
+        Some(first) if declared.iter().any(|r| r.kind != first.kind) => {
+            return of(None, RuntimeBasis::Mixed, None);
         }
-        let mut versions: Vec<&str> = declared
-            .iter()
-            .filter_map(|r| r.version.as_deref())
-            .collect();
-        versions.sort_unstable();
-        versions.dedup();
-        let version = (!versions.is_empty()).then(|| versions.join("/"));
-        return of(
-            Some(Runtime::new(first.kind, version)),
-            RuntimeBasis::Declared,
-        );
-    }
-    match entries.kinds().as_slice() {
-        [kind] => of(Some(Runtime::new(*kind, None)), RuntimeBasis::Entries),
-        [] => of(None, RuntimeBasis::Unknown),
-        _ => of(None, RuntimeBasis::Mixed),
+        Some(first) => {
+            let mut versions: Vec<&str> = declared
+                .iter()
+                .filter_map(|r| r.version.as_deref())
+                .collect();
+            versions.sort_unstable();
+            versions.dedup();
+            let version = (!versions.is_empty()).then(|| versions.join("/"));
+            Some(Runtime::new(first.kind, version))
+        }
+    };
+    match (declaration, entries.kinds().as_slice()) {
+        (declaration, [_, _, ..]) => of(None, RuntimeBasis::Mixed, declaration),
+        (Some(d), [kind]) if d.kind != *kind => of(None, RuntimeBasis::Mixed, Some(d)),
+        (Some(d), _) => of(Some(d.clone()), RuntimeBasis::Declared, Some(d)),
+        (None, [kind]) => of(Some(Runtime::new(*kind, None)), RuntimeBasis::Entries, None),
+        (None, _) => of(None, RuntimeBasis::Unknown, None),
     }
 }
 
@@ -312,6 +341,28 @@ impl SubmissionRuntime {
         matches!((self.key(), other), (Some(a), Some(b)) if a != b.kind.id())
     }
 
+    /// The entries written by another runtime than the declared one (0 when none is
+    /// declared).
+    pub fn contradicting(&self) -> usize {
+        self.declared
+            .as_ref()
+            .map_or(0, |d| self.entries.of(d.kind.other()))
+    }
+
+    /// `system.json declares …, contradicted by N entries written by …`, when entries
+    /// contradict the declaration.
+    pub fn contradiction(&self) -> Option<String> {
+        let d = self.declared.as_ref()?;
+        let n = self.contradicting();
+        (n > 0).then(|| {
+            format!(
+                "system.json declares {d}, contradicted by {} written by {}",
+                crate::words::count(n, "entry", "entries"),
+                d.kind.other().writer()
+            )
+        })
+    }
+
     /// The runtime in a few words, for a table's cell: the runtime without how it is
     /// known; [`SubmissionRuntime::label`] when there is no one runtime.
     pub fn short_label(&self) -> String {
@@ -320,7 +371,8 @@ impl SubmissionRuntime {
             .map_or_else(|| self.label(), ToString::to_string)
     }
 
-    /// One line for people: the runtime and how it is known.
+    /// One line for people: the runtime and how it is known; for a mixed one, how many
+    /// entries each runtime wrote, and the declaration they contradict.
     pub fn label(&self) -> String {
         let t = &self.entries;
         match (&self.runtime, self.basis) {
@@ -330,13 +382,20 @@ impl SubmissionRuntime {
                 t.of(r.kind),
                 t.total()
             ),
-            (None, RuntimeBasis::Mixed) if t.kinds().len() > 1 => format!(
-                "mixed: {} entries by the {}, {} by {}",
-                t.suite_scripts,
-                RuntimeKind::SuiteScripts.name(),
-                t.mlbench_run,
-                RuntimeKind::MlbenchRun.name()
-            ),
+            (None, RuntimeBasis::Mixed) if t.kinds().len() > 1 || self.declared.is_some() => {
+                let mut label = format!(
+                    "mixed: {} by {}, {} by {}",
+                    crate::words::count(t.suite_scripts, "entry", "entries"),
+                    RuntimeKind::SuiteScripts.writer(),
+                    t.mlbench_run,
+                    RuntimeKind::MlbenchRun.writer()
+                );
+                if let Some(c) = self.contradiction() {
+                    label.push_str("; ");
+                    label.push_str(&c);
+                }
+                label
+            }
             (None, RuntimeBasis::Mixed) => {
                 "mixed: its machine descriptions name both runtimes".to_owned()
             }
@@ -345,13 +404,15 @@ impl SubmissionRuntime {
     }
 }
 
-/// As the JSON documents carry it: `kind` and `version` (`null` when unknown or mixed),
-/// `label`, `basis` and the `entries` tally.
+/// As the JSON documents carry it: `kind` (`suite-scripts`, `mlbench-run`, `mixed`, or
+/// `null` when unknown) and `version` (`null` when unknown or mixed), `label`, `basis`,
+/// the `entries` tally, the `declared` runtime (`null` when none) and the
+/// `contradicting_entries` (entries of another runtime than the declared one).
 impl Serialize for SubmissionRuntime {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("SubmissionRuntime", 5)?;
-        s.serialize_field("kind", &self.runtime.as_ref().map(|r| r.kind))?;
+        let mut s = serializer.serialize_struct("SubmissionRuntime", 7)?;
+        s.serialize_field("kind", &self.key())?;
         s.serialize_field(
             "version",
             &self.runtime.as_ref().and_then(|r| r.version.as_deref()),
@@ -359,6 +420,8 @@ impl Serialize for SubmissionRuntime {
         s.serialize_field("label", &self.label())?;
         s.serialize_field("basis", &self.basis)?;
         s.serialize_field("entries", &self.entries)?;
+        s.serialize_field("declared", &self.declared)?;
+        s.serialize_field("contradicting_entries", &self.contradicting())?;
         s.end()
     }
 }
@@ -522,6 +585,7 @@ mod tests {
             r#"{"name": "vae", "gpu": "AMD EPYC 9654", "cuda": false, "peak_rss_bytes": 1}"#,
             r#"{"name": "vae", "gpu": "AMD EPYC 9654", "cuda": false, "completed": false}"#,
             r#"{"name": "vae", "gpu": "cuda:0", "smoke": true}"#,
+            r#"{"name": "vae", "gpu": "TITAN RTX", "cuda": true, "synthetic_data": true}"#,
             // Should the runner come to write the suite's fields, its own marks still win.
             r#"{"name": "vae", "gpu": "cuda:0", "start_time": "x", "suite": "fast"}"#,
         ];
@@ -598,20 +662,53 @@ mod tests {
     }
 
     #[test]
-    fn declared_wins_entries_decide_otherwise() {
+    fn the_entries_decide_the_kind_and_a_declaration_the_version() {
         let tally = |s, m, u| RuntimeTally {
             suite_scripts: s,
             mlbench_run: m,
             unknown: u,
         };
         let run = |v: &str| Runtime::mlbench_run(Some(v.into()));
-        let declared = resolve(&[run("2.13.0"), run("2.13.0")], tally(3, 0, 0));
+        // Entries that agree with the declaration, or do not say: declared.
+        let declared = resolve(&[run("2.13.0"), run("2.13.0")], tally(0, 3, 2));
         assert_eq!(declared.runtime, Some(run("2.13.0")));
         assert_eq!(declared.basis, RuntimeBasis::Declared);
+        assert_eq!(declared.contradicting(), 0);
         assert_eq!(
             declared.label(),
             "mlbench run, libtorch 2.13.0 (declared by system.json)"
         );
+        assert_eq!(
+            resolve(&[run("2")], tally(0, 0, 4)).basis,
+            RuntimeBasis::Declared
+        );
+        // The suite's entries under a declaration of mlbench run: mixed, never the
+        // declared runtime, and the declaration is said to be contradicted.
+        let wrong = resolve(&[run("2.13.0")], tally(3, 0, 1));
+        assert_eq!(
+            (wrong.runtime.clone(), wrong.basis),
+            (None, RuntimeBasis::Mixed)
+        );
+        assert_eq!(wrong.contradicting(), 3);
+        assert_eq!(
+            wrong.label(),
+            "mixed: 3 entries by the mila-iqia/training scripts, 0 by mlbench run; system.json declares mlbench run, libtorch 2.13.0, contradicted by 3 entries written by the mila-iqia/training scripts"
+        );
+        let both = resolve(&[run("2.13.0")], tally(1, 4, 0));
+        assert_eq!(both.basis, RuntimeBasis::Mixed);
+        assert_eq!(
+            both.label(),
+            "mixed: 1 entry by the mila-iqia/training scripts, 4 by mlbench run; system.json declares mlbench run, libtorch 2.13.0, contradicted by 1 entry written by the mila-iqia/training scripts"
+        );
+        let json = serde_json::to_value(&both).unwrap();
+        assert_eq!(json["kind"], "mixed");
+        assert_eq!(json["basis"], "mixed");
+        assert_eq!(json["declared"]["kind"], "mlbench-run");
+        assert_eq!(json["declared"]["version"], "2.13.0");
+        assert_eq!(json["contradicting_entries"], 1);
+        assert_eq!(json["entries"]["suite_scripts"], 1);
+        assert_eq!(json["entries"]["mlbench_run"], 4);
+        assert!(both.differs_from(&resolve(&[], tally(0, 5, 0))));
         let two = resolve(&[run("2.13.0"), run("2.12.1")], tally(0, 3, 0));
         assert_eq!(two.runtime, Some(run("2.12.1/2.13.0")));
         let odd = resolve(&[run("2"), Runtime::suite_scripts(None)], tally(0, 0, 0));
@@ -641,6 +738,8 @@ mod tests {
         assert_eq!(json["version"], serde_json::Value::Null);
         assert_eq!(json["basis"], "entries");
         assert_eq!(json["entries"]["unknown"], 1);
+        assert_eq!(json["declared"], serde_json::Value::Null);
+        assert_eq!(json["contradicting_entries"], 0);
     }
 
     #[test]

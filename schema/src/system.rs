@@ -63,6 +63,12 @@ pub struct SystemInfo {
     /// otherwise, so a description without one keeps its bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<crate::stopping::StoppingRule>,
+    /// Whether the run made its batches in memory (`mlbench run --synthetic-data`)
+    /// instead of reading them from the data files: its throughputs leave out reading
+    /// and decoding the data set. Written only when true, so a description without it
+    /// keeps its bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic_data: bool,
 }
 
 /// One device a run used.
@@ -81,6 +87,27 @@ pub struct DeviceInfo {
     pub driver: Option<String>,
     /// The compute capability (`9.0`).
     pub compute_capability: Option<String>,
+}
+
+/// What `report`, `targets` and `validate` say of a run on synthetic data: `flagged`
+/// of the `entries` carry `synthetic_data: true`; `declared`: a machine description
+/// records it ([`SystemInfo::synthetic_data`]). `None` when neither.
+pub fn synthetic_data_summary(flagged: usize, entries: usize, declared: bool) -> Option<String> {
+    let how =
+        "`mlbench run --synthetic-data`: batches made in memory, not read from the data files";
+    if flagged > 0 {
+        let their = if flagged == 1 { "its" } else { "their" };
+        return Some(format!(
+            "{flagged} of {} ran on synthetic data ({how}): {their} throughput does not include reading and decoding the data set",
+            crate::words::count(entries, "entry", "entries")
+        ));
+    }
+    declared.then(|| {
+        format!(
+            "system.json records a run on synthetic data ({how}), though none of the {} carries `synthetic_data`: if they ran so, their throughput does not include reading and decoding the data set",
+            crate::words::count(entries, "entry", "entries")
+        )
+    })
 }
 
 impl SystemInfo {
@@ -216,6 +243,52 @@ mod tests {
             ..SystemInfo::default()
         };
         assert_eq!(other.runtime_of(), None);
+    }
+
+    #[test]
+    fn synthetic_data_is_written_only_when_true() {
+        let mut info = SystemInfo {
+            hostname: "n1".into(),
+            ..SystemInfo::default()
+        };
+        let json = serde_json::to_value(&info).unwrap();
+        assert!(json.get("synthetic_data").is_none(), "{json}");
+        info.synthetic_data = true;
+        let json = serde_json::to_value(&info).unwrap();
+        assert_eq!(json["synthetic_data"], true);
+        let back = SystemInfo::from_json(json.to_string().as_bytes()).unwrap();
+        assert!(back.synthetic_data);
+        let old = SystemInfo::from_json(br#"{"hostname": "n1"}"#).unwrap();
+        assert!(!old.synthetic_data);
+    }
+
+    #[test]
+    fn the_synthetic_data_summary_counts_the_entries() {
+        assert_eq!(synthetic_data_summary(0, 5, false), None);
+        assert_eq!(
+            synthetic_data_summary(1, 1, false).unwrap(),
+            "1 of 1 entry ran on synthetic data (`mlbench run --synthetic-data`: batches made in memory, not read from the data files): its throughput does not include reading and decoding the data set"
+        );
+        let some = synthetic_data_summary(3, 175, true).unwrap();
+        assert!(
+            some.starts_with("3 of 175 entries ran on synthetic data ("),
+            "{some}"
+        );
+        assert!(
+            some.ends_with(
+                "): their throughput does not include reading and decoding the data set"
+            ),
+            "{some}"
+        );
+        let declared = synthetic_data_summary(0, 2, true).unwrap();
+        assert!(
+            declared.starts_with("system.json records a run on synthetic data ("),
+            "{declared}"
+        );
+        assert!(
+            declared.contains("though none of the 2 entries carries `synthetic_data`"),
+            "{declared}"
+        );
     }
 
     #[test]

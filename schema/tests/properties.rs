@@ -403,6 +403,7 @@ const LOOKED_UP: &[&str] = &[
     "number",
     "repeat",
     "smoke",
+    "synthetic_data",
     "devices",
     "run_id",
 ];

@@ -1,6 +1,7 @@
 //! One module per command: arguments → options → library calls → exporter → output.
 //! No command module imports another; what two share is here or in `checks`.
 
+pub mod archive;
 mod checks;
 pub mod data;
 pub mod docs;

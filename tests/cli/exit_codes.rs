@@ -43,6 +43,10 @@ impl Place {
         std::fs::create_dir(dir.path().join("empty")).unwrap();
         std::fs::write(dir.path().join("notzip.zip"), "not a zip\n").unwrap();
         std::fs::write(dir.path().join("existing.json"), "keep\n").unwrap();
+        // A store holding a zip its index does not know (`archive check` names it).
+        let stray = dir.path().join("store-stray/zips/sha256/00");
+        std::fs::create_dir_all(&stray).unwrap();
+        std::fs::write(stray.join("00.zip"), "x").unwrap();
         // One tiny job for `run` (toy_reg: 12 observations of 2 batches of 16).
         std::fs::write(
             dir.path().join("tiny.json"),
@@ -359,6 +363,30 @@ fn cases(p: &Place) -> Vec<Case> {
                 "--smoke",
             ],
         )),
+        case(
+            "archive",
+            0,
+            "list",
+            &["archive", "--store", &out("store"), "list"],
+        ),
+        case(
+            "archive",
+            1,
+            "check: a zip not indexed",
+            &["archive", "--store", &out("store-stray"), "check"],
+        ),
+        case(
+            "archive",
+            2,
+            "no such entry",
+            &["archive", "--store", &out("store"), "show", "99"],
+        ),
+        case(
+            "archive",
+            3,
+            "store under a file",
+            &["archive", "--store", &format!("{existing}/store"), "list"],
+        ),
         case("man", 0, "page", &["man"]),
         case("man", 2, "out-dir a file", &["man", "--out-dir", &existing]),
         full(case("man", 3, "stdout full", &["man"])),
@@ -514,5 +542,5 @@ fn every_documented_code_has_a_case() {
             );
         }
     }
-    assert_eq!(rows, 10, "a row per command");
+    assert_eq!(rows, 11, "a row per command");
 }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
+mod archive;
 mod contract;
 mod data;
 mod energy_fixture;
@@ -10,6 +11,7 @@ mod grid;
 mod hostile;
 mod html;
 mod layouts;
+mod mixed_runtimes;
 mod organizer;
 mod pack;
 mod plot;

@@ -62,6 +62,8 @@ pub struct EntryFacts {
     pub timing: Option<[u64; 4]>,
     /// Run with `mlbench run --smoke` (`smoke: true` among its arguments).
     pub smoke: bool,
+    /// Run with `mlbench run --synthetic-data` (`synthetic_data: true`).
+    pub synthetic_data: bool,
     /// The node it ran on (`hostname`).
     pub host: Option<String>,
     /// The device's name (`gpu`).
@@ -91,6 +93,7 @@ impl EntryFacts {
             losses_hash: None,
             timing: None,
             smoke: false,
+            synthetic_data: false,
             host: None,
             gpu: None,
             runtime: None,
@@ -213,6 +216,7 @@ pub fn file_facts(
             losses: Curve::default(),
             timing: timing(&entry),
             smoke: entry.is_smoke(),
+            synthetic_data: entry.is_synthetic_data(),
             host: text_field(&entry, "hostname"),
             gpu: text_field(&entry, "gpu"),
             runtime: mlbench_schema::runtime::entry_runtime(&entry),

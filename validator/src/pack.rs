@@ -137,6 +137,20 @@ pub struct PackOptions<'a> {
 }
 
 impl PackOptions<'_> {
+    /// `pack`'s defaults (the default rules and limits, the track `SUBMISSION.json` or
+    /// the default says, the folder's one suite, no errors allowed).
+    pub fn defaults(tool: String) -> PackOptions<'static> {
+        PackOptions {
+            validation: Options {
+                min_runs: crate::DEFAULT_MIN_RUNS,
+                ..Options::default()
+            },
+            limits: Limits::default(),
+            allow_errors: false,
+            tool,
+        }
+    }
+
     /// `pack`'s defaults for the suite `suite` on `track` (the default rules and limits,
     /// no errors allowed), as `mlbench run --pack` packs what it ran.
     pub fn of_suite(suite: &str, track: Track, tool: String) -> PackOptions<'static> {

@@ -9,7 +9,7 @@ use crate::rules::coverage::Coverage;
 use crate::rules::entry::JobConfigs;
 use crate::rules::versions::VersionOracle;
 use crate::rules::{self, pattern_matches};
-use crate::submission::{SubmissionInfo, sha256_hex};
+use crate::submission::sha256_hex;
 use mlbench_results::validation::{Finding, Omitted, Severity, Summary, Validation};
 use mlbench_schema::Track;
 use mlbench_schema::jobs::{Job, JobsFile};
@@ -747,6 +747,30 @@ fn entries_of(
     (run_index, entries)
 }
 
+/// `run.synthetic-data`: entries flagged `synthetic_data`, or machine descriptions
+/// (`systems`: path and description) that record a run on synthetic data, said once.
+fn synthetic_data(
+    entries: &[EntryFacts],
+    systems: &[(String, mlbench_schema::SystemInfo)],
+    out: &mut Vec<Finding>,
+) {
+    let flagged = entries.iter().filter(|e| e.synthetic_data).count();
+    let declaring = systems.iter().find(|(_, s)| s.synthetic_data);
+    let summary =
+        mlbench_schema::system::synthetic_data_summary(flagged, entries.len(), declaring.is_some());
+    if let Some(found) = summary {
+        let finding = catalogued(
+            "run.synthetic-data",
+            "entries whose batches were read from the data set",
+            found,
+        );
+        out.push(match (flagged, declaring) {
+            (0, Some((path, _))) => finding.file(path.clone()),
+            _ => finding,
+        });
+    }
+}
+
 /// Where the entries are: the GPUs seen, the stream holding each (run, GPU), and each
 /// run's folder.
 struct Places {
@@ -875,17 +899,21 @@ impl CrossFile<'_> {
         }
         rules::versions::inconsistent(self.entries, self.paths, &mut out);
         rules::runtime::mixed(self.entries, self.paths, &mut out);
-        let systems = SubmissionInfo::systems_among(
-            (0..src.count()).filter_map(|i| whole[i].map(|bytes| (src.path(i), bytes))),
-        );
-        rules::fleet::check(self.entries, self.run_names, &systems, &mut out);
-        let records: Vec<(String, mlbench_schema::stopping::StoppingRule)> = (0..src.count())
+        let described: Vec<(String, mlbench_schema::SystemInfo)> = (0..src.count())
             .filter(|&i| mlbench_schema::system::is_system_file(src.path(i)))
             .filter_map(|i| {
-                let info: mlbench_schema::system::SystemInfo =
-                    serde_json::from_slice(whole[i]?).ok()?;
-                Some((src.path(i).to_owned(), info.stopping?))
+                let info = mlbench_schema::SystemInfo::from_json(whole[i]?)?;
+                Some((src.path(i).to_owned(), info))
             })
+            .collect();
+        rules::runtime::declared(self.entries, &described, &mut out);
+        synthetic_data(self.entries, &described, &mut out);
+        let mut systems: Vec<mlbench_schema::SystemInfo> =
+            described.iter().map(|(_, s)| s.clone()).collect();
+        systems.sort_by(|a, b| a.hostname.cmp(&b.hostname));
+        rules::fleet::check(self.entries, self.run_names, &systems, &mut out);
+        let records: Vec<(String, mlbench_schema::stopping::StoppingRule)> = (described.iter())
+            .filter_map(|(path, info)| Some((path.clone(), info.stopping.clone()?)))
             .collect();
         rules::stopping::check(self.entries, self.run_names, &records, &mut out);
         out

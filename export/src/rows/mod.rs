@@ -2,6 +2,7 @@
 //! CSV where a table has both forms): the number formats for people and each model's
 //! tables. Built from the models' figures and verdicts; nothing is recomputed.
 
+pub mod archive;
 pub mod benches;
 pub mod energy;
 pub mod findings;

@@ -8,16 +8,21 @@
 //! (0.1), `half`/`fp16`, `workers` (fast.json: 8).
 //!
 //! As the script (conv_simple.py:64-109): a fresh batch every step from one persistent
-//! loader (`host_loader`: `workers` threads making ImageNet-shaped batches of random pixels,
-//! ToTensor'd and ImageNet-normalised on the host, 2 ahead per worker), and each step in two
+//! loader (`host_loader`: `workers` threads, 2 batches ahead each), and each step in two
 //! stages of its own, each synchronised on entry and exit as `chrono.time` does: `loading`
 //! (the wait for the next batch and its copy to the device) and `compute` (forward, loss,
-//! its `.item()`, backward, update). Not as the script: the host batch is copied from
-//! pageable memory (the script's loader pins it), and its pixels are uniform noise, not
-//! decoded JPEGs.
+//! its `.item()`, backward, update). The batches are read from the job's data folder
+//! (`$DATA_DIRECTORY/ImageNet/train`, an ImageFolder) as the script's DataLoader reads it:
+//! shuffled each epoch, each JPEG decoded, RandomResizedCrop to `image_size`, flipped half
+//! the time, ToTensor and ImageNet's normalisation (`image_data`,
+//! `mlbench_datasets::images`); a job without a data folder (the tests') has batches of
+//! uniform noise made in memory instead, and its entries say so (`synthetic_data`). Not
+//! as the script: the host batch is copied from pageable memory (the script's loader pins
+//! it).
 
 use super::half::{Sgd, batch_norm_to_float};
-use super::host_loader::{HostLoader, Recipe};
+use super::host_loader::{HostBatch, HostLoader, Recipe};
+use super::image_data::{self, FolderBatches};
 use super::{Ctx, Train, sync};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use crate::timing::timed;
@@ -28,6 +33,7 @@ use tch::{Device, Kind, Tensor};
 pub(super) const SOURCE: &str = concat!(
     include_str!("convnet.rs"),
     include_str!("host_loader.rs"),
+    include_str!("image_data.rs"),
     include_str!("loader.rs"),
     include_str!("half.rs")
 );
@@ -37,12 +43,33 @@ pub(super) const IMAGENET_MEAN: [f64; 3] = [0.485, 0.456, 0.406];
 /// Its standard deviations.
 pub(super) const IMAGENET_SD: [f64; 3] = [0.229, 0.224, 0.225];
 
+/// Where a copy's batches come from.
+enum Batches {
+    /// Noise made in memory (no data folder named).
+    Memory(HostLoader),
+    /// The data folder's images.
+    Files(HostLoader<FolderBatches>),
+}
+
+impl Batches {
+    fn next(&mut self, bench: &str) -> Result<HostBatch, BenchError> {
+        match self {
+            Batches::Memory(l) => Ok(l.next_batch()),
+            Batches::Files(l) => l.next_batch().map_err(|e| BenchError::Failed {
+                bench: bench.to_owned(),
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
 struct ConvNet {
     net: Box<dyn ModuleT>,
     opt: Sgd,
-    loader: HostLoader,
-    /// `[batch, 3, size, size]`.
-    shape: [i64; 4],
+    loader: Batches,
+    name: &'static str,
+    /// `[3, size, size]`: an image.
+    image: [i64; 3],
     kind: Kind,
     device: Device,
     _vs: nn::VarStore,
@@ -106,20 +133,32 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let lr = ctx.float(args, &["lr", "learning_rate"], 0.1)?;
     let opt = Sgd::new(&vs, lr).map_err(|e| ctx.failed(e.to_string()))?;
     let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
-    let recipe = Recipe::normalized(
-        batch_size as usize,
-        (size * size) as usize,
-        classes as u64,
-        &IMAGENET_MEAN,
-        &IMAGENET_SD,
-    );
+    let seed = args.seed as u64;
     // conv_simple.py:73: one iterator, made before the loop.
-    let loader = HostLoader::new(recipe, args.seed as u64, workers, 0);
+    let pipeline = image_data::Pipeline::RandomCrop {
+        size: size as usize,
+    };
+    let loader = match image_data::open(ctx, args, "data", pipeline, true)? {
+        Some(files) if files.classes() > classes as usize => {
+            return Err(ctx.arg_error(format!(
+                "the data folder has {} classes, more than --num_classes {classes}",
+                files.classes()
+            )));
+        }
+        Some(files) => Batches::Files(HostLoader::new(files, seed, workers, 0)),
+        None => {
+            let (plane, count) = ((size * size) as usize, batch_size as usize);
+            let (mean, sd) = (&IMAGENET_MEAN, &IMAGENET_SD);
+            let recipe = Recipe::normalized(count, plane, classes as u64, mean, sd);
+            Batches::Memory(HostLoader::new(recipe, seed, workers, 0))
+        }
+    };
     Ok(Box::new(ConvNet {
         net,
         opt,
         loader,
-        shape: [batch_size, 3, size, size],
+        name: ctx.name,
+        image: [3, size, size],
         kind: ctx.kind,
         device: ctx.device,
         _vs: vs,
@@ -127,15 +166,17 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 }
 
 impl ConvNet {
-    /// `next_batch()` and `.to(device)` of input and target.
-    fn next_on_device(&mut self) -> (Tensor, Tensor) {
-        let batch = self.loader.next_batch();
+    /// `next_batch()` and `.to(device)` of input and target (an epoch's last batch may be
+    /// short, as a DataLoader's without `drop_last`).
+    fn next_on_device(&mut self) -> Result<(Tensor, Tensor), BenchError> {
+        let batch = self.loader.next(self.name)?;
+        let [c, h, w] = self.image;
         let images = Tensor::from_slice(&batch.images)
-            .view(self.shape)
+            .view([batch.labels.len() as i64, c, h, w])
             .to_device(self.device)
             .to_kind(self.kind);
         let labels = Tensor::from_slice(&batch.labels).to_device(self.device);
-        (images, labels)
+        Ok((images, labels))
     }
 
     /// Forward, loss, backward, update.
@@ -150,13 +191,14 @@ impl ConvNet {
 
 impl Train for ConvNet {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let (images, labels) = self.next_on_device();
+        let (images, labels) = self.next_on_device()?;
         Ok(self.train_on(&images, &labels))
     }
 
     fn step(&mut self) -> Result<Logs, BenchError> {
         let device = self.device;
-        let ((images, labels), loading) = timed(&|| sync(device), || self.next_on_device());
+        let (next, loading) = timed(&|| sync(device), || self.next_on_device());
+        let (images, labels) = next?;
         let (loss, compute) = timed(&|| sync(device), || {
             let loss = self.train_on(&images, &labels);
             loss.to_kind(Kind::Double).double_value(&[])

@@ -42,7 +42,8 @@ pub(super) const SOURCE: &str = concat!(
     include_str!("host_loader.rs"),
     include_str!("loader.rs"),
     include_str!("half.rs"),
-    include_str!("convnet.rs")
+    include_str!("convnet.rs"),
+    include_str!("image_data.rs")
 );
 
 /// The batch the script records and counts items by: `args.batch_size = args.batch_size *

@@ -54,9 +54,9 @@ impl Rng {
         Rng(r)
     }
 
-    /// The stream whose state is `state`.
-    pub(super) fn from_state(state: u64) -> Rng {
-        Rng(SplitMix64::new(state))
+    /// The stream of `generator`.
+    pub(super) fn of(generator: SplitMix64) -> Rng {
+        Rng(generator)
     }
 
     pub(super) fn next(&mut self) -> u64 {

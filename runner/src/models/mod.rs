@@ -28,6 +28,7 @@ mod dcgan_all;
 mod fast_style;
 mod half;
 mod host_loader;
+mod image_data;
 mod loader;
 mod parallel;
 mod pong;
@@ -145,6 +146,15 @@ impl BenchFactory for Models {
             bench: name.to_owned(),
             message: panic_message(&*panic),
         })?
+    }
+
+    fn reads_data(&self, name: &str, args: &BenchArgs) -> bool {
+        match name {
+            // loaders.py reads its folder (a synthetic one is made there when empty).
+            "loader" => true,
+            "convnet" | "convnet_fp16" => image_data::named(args, "data"),
+            _ => false,
+        }
     }
 
     fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {

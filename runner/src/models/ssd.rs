@@ -37,6 +37,7 @@ pub(super) const SOURCE: &str = concat!(
     include_str!("loader.rs"),
     include_str!("host_loader.rs"),
     include_str!("convnet.rs"),
+    include_str!("image_data.rs"),
     include_str!("half.rs")
 );
 

@@ -37,7 +37,7 @@ impl std::ops::Deref for FieldName<'_> {
 /// The field names the suite writes in report entries (every era, docs/suite.md#report-entries),
 /// the stages and statistics inside them, and the arguments of its jobs files: the keys of
 /// nearly every object a report holds.
-const NAMES: [&str; 80] = [
+const NAMES: [&str; 81] = [
     "algo",
     "all",
     "arch",
@@ -103,6 +103,7 @@ const NAMES: [&str; 80] = [
     "smoke",
     "start_time",
     "suite",
+    "synthetic_data",
     "target_bleu",
     "task",
     "testBatchSize",

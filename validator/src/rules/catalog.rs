@@ -235,6 +235,12 @@ pub const RULES: &[Rule] = &[
         "entries ran at smoke sizes (mlbench run --smoke): a set-up check, not a submission",
         "run the suite without --smoke to produce a submission; the smoke sizes explain the arguments that differ from the jobs file, which are not reported",
     ),
+    def(
+        "run.synthetic-data",
+        Warning,
+        "entries ran on synthetic data (mlbench run --synthetic-data): their throughput does not include reading and decoding the data set",
+        "run the suite without --synthetic-data (the data sets prepared) to measure what the targets measured; a synthetic run isolates the model's compute",
+    ),
     // Fleets.
     def(
         "fleet.inconsistent",
@@ -254,6 +260,12 @@ pub const RULES: &[Rule] = &[
         Error,
         "entries of one submission written by two runtimes (the suite's scripts and mlbench run)",
         "run every bench of the submission with one runtime (the suite's scripts or `mlbench run`); the two do not measure the same throughput",
+    ),
+    def(
+        "runtime.declared",
+        Warning,
+        "a machine description (system.json) declares a runtime that entries of the submission contradict: they were written by the other runtime",
+        "keep system.json with the entries of the run that wrote it; the entries, not the declaration, decide the runtime report and grid show",
     ),
     // Run counts.
     def(

@@ -5,20 +5,50 @@
 //! The runtime with fewer entries (on a tie, `mlbench run`) is the stray one: each file
 //! holding entries of it is a finding, at its first such entry, so that a file can be
 //! waived on its own.
+//!
+//! `runtime.declared`: a machine description (`system.json`) that declares a runtime
+//! ([`SystemInfo::runtime_of`]) while entries of the submission were written by the
+//! other one. The entries decide what `report` and `grid` show (the submission is then
+//! `mixed`); the finding is at the description, one per description.
 
 use crate::facts::EntryFacts;
 use crate::finding::catalogued;
 use mlbench_results::validation::Finding;
-use mlbench_schema::RuntimeKind;
 use mlbench_schema::runtime::RuntimeTally;
+use mlbench_schema::{RuntimeKind, SystemInfo};
 use std::collections::BTreeMap;
 
-/// The writer of entries of `kind`, in a sentence: `the mila-iqia/training scripts`,
-/// `mlbench run`.
-fn writer(kind: RuntimeKind) -> String {
-    match kind {
-        RuntimeKind::SuiteScripts => format!("the {}", kind.name()),
-        RuntimeKind::MlbenchRun => kind.name().to_owned(),
+/// `runtime.declared`: each description of `systems` (path, description) whose declared
+/// runtime entries of the other runtime contradict.
+pub fn declared(entries: &[EntryFacts], systems: &[(String, SystemInfo)], out: &mut Vec<Finding>) {
+    let mut tally = RuntimeTally::default();
+    for e in entries {
+        tally.add(e.runtime);
+    }
+    for (path, system) in systems {
+        let Some(runtime) = system.runtime_of() else {
+            continue;
+        };
+        let other = runtime.kind.other();
+        let n = tally.of(other);
+        if n == 0 {
+            continue;
+        }
+        out.push(
+            catalogued(
+                "runtime.declared",
+                format!(
+                    "entries written by {}, as {path} declares ({runtime})",
+                    runtime.kind.writer()
+                ),
+                format!(
+                    "{n} of {} written by {}",
+                    mlbench_schema::words::count(tally.total(), "entry", "entries"),
+                    other.writer()
+                ),
+            )
+            .file(path.clone()),
+        );
     }
 }
 
@@ -61,10 +91,10 @@ pub fn mixed(entries: &[EntryFacts], files: &[String], out: &mut Vec<Finding>) {
                 "runtime.mixed",
                 format!(
                     "entries written by {}, as the submission's other {}{example}",
-                    writer(main),
+                    main.writer(),
                     mlbench_schema::words::count(tally.of(main), "entry", "entries")
                 ),
-                format!("{count} entr{s} written by {}", writer(stray)),
+                format!("{count} entr{s} written by {}", stray.writer()),
             )
             .file(files[file].clone())
             .entry(first),
@@ -130,5 +160,50 @@ mod tests {
             out[0].found,
             "1 entry written by the mila-iqia/training scripts"
         );
+    }
+
+    #[test]
+    fn a_declaration_the_entries_contradict_is_named_at_its_file() {
+        use RuntimeKind::{MlbenchRun, SuiteScripts};
+        let system = |tool: &str| SystemInfo {
+            tool: tool.into(),
+            libtorch: Some("2.13.0".into()),
+            ..SystemInfo::default()
+        };
+        let systems = vec![
+            ("system.json".to_owned(), system("mlbench 0.2.0")),
+            ("system.n2.json".to_owned(), system("something else")),
+        ];
+        let entries = vec![
+            entry(0, 0, Some(SuiteScripts)),
+            entry(0, 1, Some(SuiteScripts)),
+            entry(1, 0, Some(MlbenchRun)),
+            entry(1, 1, None),
+        ];
+        let mut out = Vec::new();
+        declared(&entries, &systems, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        let f = &out[0];
+        assert_eq!(f.rule, "runtime.declared");
+        assert_eq!(f.severity, mlbench_results::validation::Severity::Warning);
+        assert_eq!(f.file.as_deref(), Some("system.json"));
+        assert_eq!(
+            f.expected,
+            "entries written by mlbench run, as system.json declares (mlbench run, libtorch 2.13.0)"
+        );
+        assert_eq!(
+            f.found,
+            "2 of 4 entries written by the mila-iqia/training scripts"
+        );
+        // One entry of the other runtime: singular; none: nothing.
+        let mut out = Vec::new();
+        declared(&entries[1..], &systems, &mut out);
+        assert_eq!(
+            out[0].found,
+            "1 of 3 entries written by the mila-iqia/training scripts"
+        );
+        let mut out = Vec::new();
+        declared(&entries[2..], &systems, &mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 }
