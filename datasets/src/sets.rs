@@ -3,6 +3,7 @@
 //! not registered yet: the benches that read them are not in [`BENCHES`], so `--bench`
 //! refuses them (this module's tests list them).
 
+use crate::images::{coco, fake_imagenet};
 use crate::manifest::{self, Manifest};
 use crate::{DataError, Scale, mnist, movielens, sine, wikitext, wmt};
 use std::path::{Path, PathBuf};
@@ -20,21 +21,29 @@ pub enum DataSet {
     SineWaves,
     /// WMT16's BPE vocabulary and training pairs (translator).
     Wmt16,
+    /// The fake ImageNet's JPEG class folders (convnet, loader, dcgan, fast_style, …).
+    FakeImagenet,
+    /// COCO 2017's annotations and images (ssd).
+    Coco,
 }
 
 impl DataSet {
     /// Every registered set, in the order `data prepare` makes them.
-    pub const ALL: [DataSet; 5] = [
+    pub const ALL: [DataSet; 7] = [
         DataSet::Mnist,
         DataSet::Wikitext2,
         DataSet::MovieLens20m,
         DataSet::SineWaves,
         DataSet::Wmt16,
+        DataSet::FakeImagenet,
+        DataSet::Coco,
     ];
 
     /// The set's name in the manifest and in messages.
     pub fn name(self) -> &'static str {
         match self {
+            DataSet::FakeImagenet => "fake-imagenet",
+            DataSet::Coco => "coco",
             DataSet::Mnist => "mnist",
             DataSet::Wikitext2 => "wikitext-2",
             DataSet::MovieLens20m => "ml-20m",
@@ -46,6 +55,8 @@ impl DataSet {
     /// The folder under the data root that holds its files.
     pub fn folder(self) -> &'static str {
         match self {
+            DataSet::FakeImagenet => "ImageNet",
+            DataSet::Coco => coco::COCO,
             DataSet::Mnist => "mnist",
             DataSet::Wikitext2 => wikitext::FOLDER,
             DataSet::MovieLens20m => movielens::FOLDER,
@@ -54,9 +65,19 @@ impl DataSet {
         }
     }
 
-    /// Writes the set's files under `root`; returns them, relative to `root`.
-    pub fn prepare(self, root: &Path, seed: u64, scale: Scale) -> Result<Vec<PathBuf>, DataError> {
+    /// Writes the set's files under `root`; returns them, relative to `root`. `force`: the
+    /// image sets replace files already there (else they refuse them); the others always
+    /// replace theirs ([`existing`] is the registry's check).
+    pub fn prepare(
+        self,
+        root: &Path,
+        seed: u64,
+        scale: Scale,
+        force: bool,
+    ) -> Result<Vec<PathBuf>, DataError> {
         match self {
+            DataSet::FakeImagenet => fake_imagenet::prepare(root, seed, scale, force),
+            DataSet::Coco => coco::prepare(root, seed, scale, force),
             DataSet::Mnist => mnist::prepare(root, seed, scale),
             DataSet::Wikitext2 => wikitext::prepare(root, seed, scale),
             DataSet::MovieLens20m => movielens::prepare(root, seed, scale),
@@ -78,6 +99,15 @@ impl DataSet {
 /// The benches whose data sets are registered, with them (none: the bench makes its data
 /// in memory or runs a simulator).
 pub const BENCHES: &[(&str, &[DataSet])] = &[
+    ("convnet", &[DataSet::FakeImagenet]),
+    ("convnet_fp16", &[DataSet::FakeImagenet]),
+    ("convnet_distributed", &[DataSet::FakeImagenet]),
+    ("convnet_distributed_fp16", &[DataSet::FakeImagenet]),
+    ("loader", &[DataSet::FakeImagenet]),
+    ("dcgan", &[DataSet::FakeImagenet]),
+    ("dcgan_all", &[DataSet::FakeImagenet]),
+    ("fast_style", &[DataSet::FakeImagenet]),
+    ("ssd", &[DataSet::Coco]),
     ("toy_reg", &[]),
     ("toy_lstm", &[DataSet::SineWaves]),
     ("vae", &[DataSet::Mnist]),
@@ -135,17 +165,18 @@ pub fn existing(root: &Path, sets: &[DataSet]) -> Option<PathBuf> {
 }
 
 /// Makes `sets` under `root` and records them in `root/MANIFEST.json`; returns the
-/// manifest written. Replaces files already there: see [`existing`].
+/// manifest written. `force`: replace files already there (see [`existing`]).
 pub fn prepare(
     root: &Path,
     sets: &[DataSet],
     seed: u64,
     scale: Scale,
+    force: bool,
 ) -> Result<Manifest, DataError> {
     std::fs::create_dir_all(root).map_err(DataError::io(root))?;
     let mut entries = Vec::new();
     for &set in sets {
-        let files = set.prepare(root, seed, scale)?;
+        let files = set.prepare(root, seed, scale, force)?;
         entries.push((
             set.name().to_owned(),
             manifest::entry(root, &files, seed, scale)?,

@@ -18,7 +18,7 @@ pub fn run(args: &DataArgs) -> Result<Outcome, CommandError> {
     } else {
         Scale::Full
     };
-    let made = sets::prepare(&args.dir, &chosen, args.seed, scale)?;
+    let made = sets::prepare(&args.dir, &chosen, args.seed, scale, args.force)?;
     let text = sets::summary(&args.dir, &made, &chosen);
     super::emit_bytes(text.as_bytes(), None, false)?;
     Ok(Outcome::Ok)

@@ -335,7 +335,7 @@ fn cases(p: &Place) -> Vec<Case> {
             "data",
             2,
             "unknown bench",
-            &["data", "prepare", &out("data2"), "--bench", "ssd"],
+            &["data", "prepare", &out("data2"), "--bench", "reso"],
         ),
         case(
             "data",
