@@ -51,6 +51,10 @@ pub enum Command {
     /// provenance), to score a round that runs `mlbench run` everywhere.
     #[command(after_help = include_str!("help/targets.txt"))]
     Targets(TargetsArgs),
+    /// Make the data sets the suite's scripts read (seeded synthetic stand-ins in their
+    /// layouts) in a data root, with a MANIFEST.json of their files.
+    #[command(after_help = include_str!("help/data.txt"))]
+    Data(DataArgs),
     /// Run a jobs file with the built-in tch models and write the suite's reports
     /// (feature `runner`: needs libtorch, see runner/setup-libtorch.sh).
     #[cfg(feature = "runner")]
@@ -182,6 +186,46 @@ pub struct TargetsArgs {
 
     #[command(flatten)]
     pub size: SizeArgs,
+}
+
+/// `mlbench data`.
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    /// What to do with data sets.
+    #[command(subcommand)]
+    pub command: DataCommand,
+}
+
+/// The `data` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Write the data sets of the benches named (every known one by default) into DIR and
+    /// record them in DIR/MANIFEST.json.
+    Prepare(PrepareArgs),
+}
+
+/// `mlbench data prepare` arguments.
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// The data root (the suite's $DATA_DIRECTORY); made if missing.
+    #[arg(value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dir: PathBuf,
+
+    /// A bench whose data sets to make (repeatable: --bench vae --bench wlm).
+    #[arg(long, value_name = "NAME", value_hint = ValueHint::Other)]
+    pub bench: Vec<String>,
+
+    /// The seed of the synthetic data: the same seed, the same bytes.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+
+    /// A few items of each data set, in the same layout (tests, CI, `run --smoke`).
+    #[arg(long)]
+    pub smoke: bool,
+
+    /// Replace data sets already in DIR.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `mlbench archive`.

@@ -124,6 +124,8 @@ command_error! {
     Weights(mlbench_analyzer::grid::weights::WeightsError),
     Scaling(mlbench_analyzer::scaling::ScalingError),
     OneHost(mlbench_analyzer::fleet::OneHost),
+    // A data set that could not be written (`data prepare`).
+    Data(mlbench_datasets::DataError),
     // A presentation that could not be made (a chart that cannot be drawn).
     Export(mlbench_export::ExportError),
     // The compiled-in parity table (baselines/parity.toml) does not read: a bug.
@@ -264,6 +266,7 @@ mod tests {
             "plot",
             "targets",
             "run",
+            "data",
             "completions",
             "man",
         ];

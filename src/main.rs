@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         cli::Command::Grid(args) => cmd::grid::run(&args),
         cli::Command::Plot(args) => cmd::plot::run(&args),
         cli::Command::Targets(args) => cmd::targets::run(&args),
+        cli::Command::Data(args) => cmd::data::run(&args),
         cli::Command::Archive(args) => cmd::archive::run(&args),
         cli::Command::Completions(args) => cmd::docs::completions(&args, cli::command()),
         cli::Command::Man(args) => cmd::docs::man(&args, cli::command()),

@@ -44,3 +44,15 @@ impl DataError {
         move |source| DataError::Io { path, source }
     }
 }
+
+/// Exit classes: a file that cannot be written or read is an I/O failure (exit 3; the
+/// command writes), a file in the wrong format or a missing set is input (exit 2).
+impl mlbench_schema::class::Classify for DataError {
+    fn class(&self) -> mlbench_schema::class::ErrorClass {
+        use mlbench_schema::class::ErrorClass;
+        match self {
+            DataError::Io { .. } => ErrorClass::Internal,
+            DataError::Format { .. } | DataError::Missing { .. } => ErrorClass::Input,
+        }
+    }
+}

@@ -3,6 +3,14 @@
 //! runtimes can read the same bytes. No libtorch here: readers give plain buffers.
 
 pub mod error;
+mod make;
+pub mod manifest;
+pub mod mnist;
+pub mod movielens;
+pub mod sets;
+pub mod sine;
+pub mod wikitext;
+pub mod wmt;
 
 pub use error::DataError;
 

@@ -3,6 +3,7 @@
 
 pub mod archive;
 mod checks;
+pub mod data;
 pub mod docs;
 pub mod grid;
 pub mod pack;

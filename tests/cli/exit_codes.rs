@@ -319,6 +319,51 @@ fn cases(p: &Place) -> Vec<Case> {
             &["completions", "bash"],
         )),
         case(
+            "data",
+            0,
+            "prepare",
+            &[
+                "data",
+                "prepare",
+                &out("data"),
+                "--bench",
+                "toy_lstm",
+                "--smoke",
+            ],
+        ),
+        case(
+            "data",
+            2,
+            "unknown bench",
+            &["data", "prepare", &out("data2"), "--bench", "reso"],
+        ),
+        case(
+            "data",
+            3,
+            "DIR under a file",
+            &[
+                "data",
+                "prepare",
+                &format!("{notzip}/d"),
+                "--bench",
+                "vae",
+                "--smoke",
+            ],
+        ),
+        full(case(
+            "data",
+            3,
+            "stdout full",
+            &[
+                "data",
+                "prepare",
+                &out("data3"),
+                "--bench",
+                "toy_lstm",
+                "--smoke",
+            ],
+        )),
+        case(
             "archive",
             0,
             "list",
@@ -497,5 +542,5 @@ fn every_documented_code_has_a_case() {
             );
         }
     }
-    assert_eq!(rows, 10, "a row per command");
+    assert_eq!(rows, 11, "a row per command");
 }

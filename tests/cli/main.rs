@@ -2,6 +2,7 @@
 
 mod archive;
 mod contract;
+mod data;
 mod energy_fixture;
 mod exit_codes;
 mod fixtures;

@@ -107,6 +107,7 @@ fn every_help_points_to_the_exit_codes() {
         &["pack"],
         &["grid"],
         &["plot"],
+        &["data"],
         &["completions"],
         &["man"],
     ] {
@@ -211,8 +212,8 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const COMMANDS: [&str; 9] = [
-    "report", "validate", "pack", "grid", "plot", "targets", "run", "docs", "archive",
+const COMMANDS: [&str; 10] = [
+    "report", "validate", "pack", "grid", "plot", "targets", "run", "docs", "archive", "data",
 ];
 
 #[test]
@@ -258,9 +259,15 @@ fn the_runner_depends_on_no_analyzer() {
 /// The commands added since the budget was set at 1,500 lines for the eight before them.
 const ADDED: [&str; 1] = ["archive"];
 
+/// `data prepare`'s lines, counted: its arguments in src/cli.rs, src/cmd/data.rs, and a
+/// line each in main.rs, cmd/mod.rs and exit.rs (its summary and its logic are in
+/// mlbench-datasets).
+const DATA_PREPARE: usize = 47;
+
 /// What the binary's code may count: the budget of [`the_binary_stays_glue`], 1,500
-/// lines and 165 for each command added since (its arguments and its glue).
-const BUDGET: usize = 1500 + 165 * ADDED.len();
+/// lines, 165 for each command added since (its arguments and its glue), and
+/// [`DATA_PREPARE`].
+const BUDGET: usize = 1500 + 165 * ADDED.len() + DATA_PREPARE;
 
 #[test]
 fn the_binary_stays_glue() {
@@ -310,7 +317,8 @@ fn the_binary_stays_glue() {
     // it: the run itself in mlbench_runner::session, where files go in
     // mlbench_schema::destination, every rule, model and figure in its crate
     // (docs/architecture.md); the help's prose is text in src/help/. The budget is 1,500
-    // lines and 165 for each command added since; it only goes down otherwise.
+    // lines, 165 for each command added since and the 47 `data prepare` needs; it only
+    // goes down otherwise.
     assert!(
         code <= BUDGET,
         "the binary has {code} lines of code (at most {BUDGET}: the budget above)"
