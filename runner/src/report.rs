@@ -15,7 +15,6 @@ use crate::bench::BenchFactory;
 use crate::plan::CopyPlan;
 use crate::timing::Measurement;
 use mlbench_schema::calendar::civil_from_days;
-use mlbench_schema::calendar::civil_from_days;
 use mlbench_schema::entry::ReportEntry;
 use mlbench_schema::unique_id::{EXCLUDED_FINAL, script_version, unique_id};
 use mlbench_schema::value::{Object, Value};

@@ -153,6 +153,13 @@ impl BenchFactory for Models {
             // loaders.py reads its folder (a synthetic one is made there when empty).
             "loader" => true,
             "convnet" | "convnet_fp16" => image_data::named(args, "data"),
+            "wlm" | "wlmfp16" => {
+                let given = match args.extra.get("data") {
+                    Some(mlbench_schema::value::Value::Str(s)) => Some(s.as_str()),
+                    _ => None,
+                };
+                wlm::corpus_folder(given).is_some()
+            }
             _ => false,
         }
     }

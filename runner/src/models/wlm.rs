@@ -1,7 +1,7 @@
 //! wlm / wlmfp16 (word_language_model main.py, main_fp16_optimizer.py): embedding → dropout
 //! → 2-layer GRU or LSTM → dropout → linear decoder, sequence-first as the script, on
-//! synthetic token ids in place of wikitext-2 (vocabulary 33 278; wlmfp16's padded to a
-//! multiple of 8, 33 280, main_fp16_optimizer.py:65); cross-entropy, manual SGD lr 20 after
+//! wikitext-2's token ids (vocabulary 33 278; wlmfp16's padded to a multiple of 8, 33 280,
+//! main_fp16_optimizer.py:65); cross-entropy, manual SGD lr 20 after
 //! gradient-norm clipping 0.25.
 //!
 //! As the script (main.py:138-164,190-210), per observation (`for epoch in range(1, repeat)`,
@@ -19,8 +19,13 @@
 //!   improve on the best so far. wlmfp16's script divides a variable its optimizer never
 //!   reads (main_fp16_optimizer.py:117,248): its lr stays 20, which mlbench keeps.
 //!
-//! The validation set is `val_tokens` synthetic ids (default 217 646, wikitext-2's valid set:
-//! 21 764 rows of 10, 622 chunks of bptt 35); `--smoke` makes it small.
+//! The data are the wikitext-2 files the job names (`data`) or `$DATA_DIRECTORY/wikitext-2`
+//! (`mlbench data prepare`'s), read as the script's Corpus reads them
+//! (`mlbench_datasets::wikitext`): the vocabulary is the dictionary's, the training rows
+//! `batchify(train)`'s, and the validation set is what valid.txt holds (the real one's
+//! 217 646 tokens: 21 764 rows of 10, 622 chunks of bptt 35). Without the files the ids are
+//! synthetic, `val_tokens` of them (default 217 646; `--smoke` makes it small), and the
+//! entries say `synthetic_data`.
 //! Args: `batch_size` (fast.json: 64), `emsize` (656), `nhid` (656), `nlayers` (2), `dropout`
 //! (0.5), `model` (GRU|LSTM; jobs pass GRU), `bptt` (35), `ntokens`, `lr` (20), `clip`
 //! (0.25), `tied`, `fp16`, `val_tokens`.
@@ -34,6 +39,7 @@ use super::half::StaticHalfSgd;
 use super::{Ctx, Train, sync};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use crate::timing::timed;
+use std::path::PathBuf;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
@@ -119,8 +125,30 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     } else {
         33_278
     };
-    let ntokens = ctx.size(args, &["ntokens"], vocabulary)?;
-    let val_tokens = ctx.size(args, &["val_tokens"], VAL_TOKENS)?;
+    let corpus = match corpus_folder(ctx.string(args, &["data"])?.as_deref()) {
+        Some(dir) => Some(
+            mlbench_datasets::wikitext::Corpus::read(&dir)
+                .map_err(|e| ctx.failed(e.to_string()))?,
+        ),
+        None => None,
+    };
+    // The script's `ntokens = len(corpus.dictionary)`, padded to 8 by wlmfp16's Corpus.
+    let vocabulary = match &corpus {
+        Some(c) if ctx.name == "wlmfp16" => c.padded_vocabulary(8) as i64,
+        Some(c) => c.vocabulary() as i64,
+        None => vocabulary,
+    };
+    // `ntokens` (mlbench's, not the script's) sizes synthetic ids only.
+    let ntokens = match &corpus {
+        Some(_) => vocabulary,
+        None => ctx.size(args, &["ntokens"], vocabulary)?,
+    };
+    // What valid.txt holds, as the script evaluates it; `val_tokens` (mlbench's) sizes
+    // synthetic ids only.
+    let val_tokens = match &corpus {
+        Some(c) => c.valid.len() as i64,
+        None => ctx.size(args, &["val_tokens"], VAL_TOKENS)?,
+    };
     let dropout = ctx.float(args, &["dropout"], 0.5)?;
     let lr = ctx.float(args, &["lr"], 20.0)?;
     let clip = ctx.float(args, &["clip"], 0.25)?;
@@ -173,8 +201,20 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     let opt = optimizer(ctx, args, &vs, lr)?;
     let ids = (Kind::Int64, ctx.device);
     let rows = args.number.max(1) * bptt + 1;
-    let train_data = Tensor::randint(ntokens, [rows, batch_size], ids);
-    let val_data = Tensor::randint(ntokens, [val_tokens / EVAL_BATCH, EVAL_BATCH], ids);
+    let (train_data, val_data) = match &corpus {
+        Some(c) => (
+            batchify(&c.train, rows, batch_size, ctx)?,
+            batchify(&c.valid, val_tokens / EVAL_BATCH, EVAL_BATCH, ctx)?,
+        ),
+        None => (
+            Tensor::randint(ntokens, [rows, batch_size], ids),
+            Tensor::randint(ntokens, [val_tokens / EVAL_BATCH, EVAL_BATCH], ids),
+        ),
+    };
+    let (train_data, val_data) = (
+        train_data.to_device(ctx.device),
+        val_data.to_device(ctx.device),
+    );
     let mut wlm = Wlm {
         encoder,
         cell,
@@ -200,6 +240,38 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     };
     wlm.hidden = wlm.init_hidden(batch_size);
     Ok(wlm)
+}
+
+/// The wikitext folder the job reads: its `data` argument (`given`) where that folder
+/// holds the corpus, else `$DATA_DIRECTORY/wikitext-2` (where `mlbench data prepare`
+/// writes it: the script's default is a folder of the suite's checkout); `None` when
+/// neither holds it (the batches are then made in memory, and the entries say so).
+pub(super) fn corpus_folder(given: Option<&str>) -> Option<PathBuf> {
+    let prepared = std::env::var_os("DATA_DIRECTORY")
+        .map(|d| PathBuf::from(d).join(mlbench_datasets::wikitext::FOLDER));
+    let holds =
+        |dir: &PathBuf| (mlbench_datasets::wikitext::FILES.iter()).all(|f| dir.join(f).is_file());
+    given
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(prepared)
+        .find(holds)
+}
+
+/// The script's `batchify(ids, batch)`: the first `rows × batch` ids as `[rows, batch]`,
+/// column k the k-th consecutive stretch (`view(batch, -1).t()`).
+fn batchify(ids: &[i64], rows: i64, batch: i64, ctx: &Ctx) -> Result<Tensor, BenchError> {
+    let per_column = ids.len() as i64 / batch.max(1);
+    if per_column < rows {
+        return Err(ctx.arg_error(format!(
+            "the corpus has {} tokens: {rows} rows of {batch} need {}",
+            ids.len(),
+            rows * batch
+        )));
+    }
+    let used = &ids[..(per_column * batch) as usize];
+    let columns = Tensor::from_slice(used).view([batch, per_column]).t_();
+    Ok(columns.narrow(0, 0, rows).contiguous())
 }
 
 /// The script's `--model` (GRU or LSTM) of `emsize` inputs and `nhid` units, its weights
@@ -422,6 +494,55 @@ mod tests {
         };
         let ctx = Ctx::new(name, &args, spec).unwrap();
         new_model(&ctx, &args).unwrap()
+    }
+
+    /// With the corpus on disk, the sizes are the corpus's: the dictionary's words, the
+    /// validation set as valid.txt holds it (in rows of 10), and the training rows the
+    /// script's `batchify` makes (column k the k-th stretch of train.txt's ids).
+    #[test]
+    fn a_corpus_on_disk_gives_the_vocabulary_and_the_evaluation_size() {
+        use mlbench_datasets::wikitext;
+        let tmp = tempfile::tempdir().unwrap();
+        wikitext::prepare(tmp.path(), 1, mlbench_datasets::Scale::Smoke).unwrap();
+        let dir = tmp.path().join(wikitext::FOLDER);
+        let corpus = wikitext::Corpus::read(&dir).unwrap();
+        let i = Value::Int;
+        let args = BenchArgs {
+            batch_size: 3,
+            number: 2,
+            repeat: 3,
+            seed: 4,
+            extra: [
+                ("emsize", i(6)),
+                ("nhid", i(6)),
+                ("bptt", i(4)),
+                ("data", Value::Str(dir.display().to_string())),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        };
+        let spec = DeviceSpec::Cpu {
+            index: 0,
+            threads: 1,
+        };
+        let ctx = Ctx::new("wlm", &args, spec).unwrap();
+        let m = new_model(&ctx, &args).unwrap();
+        assert_eq!(m.ntokens, corpus.vocabulary() as i64);
+        let valid = corpus.valid.len() as i64;
+        assert_eq!(valid, wikitext::valid_tokens(&dir).unwrap() as i64);
+        assert_eq!(m.val_data.size(), [valid / 10, 10]);
+        // 2 batches of bptt 4, and the row after: 9 rows of 3 columns.
+        let per_column = corpus.train.len() / 3;
+        let column = |k: usize| corpus.train[k * per_column..k * per_column + 9].to_vec();
+        let got = |k: i64| Vec::<i64>::try_from(m.train_data.select(1, k)).unwrap();
+        assert_eq!((got(0), got(2)), (column(0), column(2)));
+        // `ntokens` sizes synthetic ids only: the corpus's words stay the vocabulary.
+        let mut small = args.clone();
+        small.extra.insert("ntokens".into(), i(5));
+        let ctx = Ctx::new("wlm", &small, spec).unwrap();
+        let m = new_model(&ctx, &small).unwrap();
+        assert_eq!(m.ntokens, corpus.vocabulary() as i64);
     }
 
     #[test]
