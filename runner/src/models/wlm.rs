@@ -120,35 +120,9 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     let nhid = ctx.size(args, &["nhid"], 656)?;
     let nlayers = ctx.size(args, &["nlayers"], 2)?;
     let bptt = ctx.size(args, &["bptt"], 35)?;
-    let vocabulary = if ctx.name == "wlmfp16" {
-        33_280
-    } else {
-        33_278
-    };
-    let corpus = match corpus_folder(ctx.string(args, &["data"])?.as_deref()) {
-        Some(dir) => Some(
-            mlbench_datasets::wikitext::Corpus::read(&dir)
-                .map_err(|e| ctx.failed(e.to_string()))?,
-        ),
-        None => None,
-    };
-    // The script's `ntokens = len(corpus.dictionary)`, padded to 8 by wlmfp16's Corpus.
-    let vocabulary = match &corpus {
-        Some(c) if ctx.name == "wlmfp16" => c.padded_vocabulary(8) as i64,
-        Some(c) => c.vocabulary() as i64,
-        None => vocabulary,
-    };
-    // `ntokens` (mlbench's, not the script's) sizes synthetic ids only.
-    let ntokens = match &corpus {
-        Some(_) => vocabulary,
-        None => ctx.size(args, &["ntokens"], vocabulary)?,
-    };
-    // What valid.txt holds, as the script evaluates it; `val_tokens` (mlbench's) sizes
-    // synthetic ids only.
-    let val_tokens = match &corpus {
-        Some(c) => c.valid.len() as i64,
-        None => ctx.size(args, &["val_tokens"], VAL_TOKENS)?,
-    };
+    let rows = args.number.max(1) * bptt + 1;
+    let tokens = TokenSets::make(ctx, args, rows, batch_size)?;
+    let ntokens = tokens.ntokens;
     let dropout = ctx.float(args, &["dropout"], 0.5)?;
     let lr = ctx.float(args, &["lr"], 20.0)?;
     let clip = ctx.float(args, &["clip"], 0.25)?;
@@ -158,11 +132,6 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
         .unwrap_or_else(|| "GRU".to_owned());
     if tied && emsize != nhid {
         return Err(ctx.arg_error("--tied needs --emsize equal to --nhid"));
-    }
-    if val_tokens < 2 * EVAL_BATCH {
-        return Err(ctx.arg_error(format!(
-            "--val_tokens {val_tokens}: the validation set needs 2 rows of {EVAL_BATCH}"
-        )));
     }
     let mut vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
@@ -199,22 +168,6 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     vs.set_kind(ctx.kind);
     let flat = flat_weights(ctx, &vs, nlayers)?;
     let opt = optimizer(ctx, args, &vs, lr)?;
-    let ids = (Kind::Int64, ctx.device);
-    let rows = args.number.max(1) * bptt + 1;
-    let (train_data, val_data) = match &corpus {
-        Some(c) => (
-            batchify(&c.train, rows, batch_size, ctx)?,
-            batchify(&c.valid, val_tokens / EVAL_BATCH, EVAL_BATCH, ctx)?,
-        ),
-        None => (
-            Tensor::randint(ntokens, [rows, batch_size], ids),
-            Tensor::randint(ntokens, [val_tokens / EVAL_BATCH, EVAL_BATCH], ids),
-        ),
-    };
-    let (train_data, val_data) = (
-        train_data.to_device(ctx.device),
-        val_data.to_device(ctx.device),
-    );
     let mut wlm = Wlm {
         encoder,
         cell,
@@ -230,8 +183,8 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
         best_val_loss: None,
         bptt,
         ntokens,
-        train_data,
-        val_data,
+        train_data: tokens.train,
+        val_data: tokens.valid,
         batch: 0,
         hidden: Hidden::Gru(Tensor::zeros([1], ctx.opts())),
         kind: ctx.kind,
@@ -240,6 +193,73 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Wlm, BenchError> {
     };
     wlm.hidden = wlm.init_hidden(batch_size);
     Ok(wlm)
+}
+
+/// The token ids a copy trains and evaluates on, and the vocabulary they index.
+struct TokenSets {
+    /// The vocabulary: the corpus's dictionary, or `ntokens` for synthetic ids.
+    ntokens: i64,
+    /// `[rows, batch]`.
+    train: Tensor,
+    /// `[val_tokens / 10, 10]`.
+    valid: Tensor,
+}
+
+impl TokenSets {
+    /// The corpus the job reads ([`corpus_folder`]), batchified as the script does, or,
+    /// without it, synthetic ids of the real corpus's sizes (`ntokens`, `val_tokens`).
+    fn make(ctx: &Ctx, args: &BenchArgs, rows: i64, batch: i64) -> Result<TokenSets, BenchError> {
+        let corpus = match corpus_folder(ctx.string(args, &["data"])?.as_deref()) {
+            Some(dir) => Some(
+                mlbench_datasets::wikitext::Corpus::read(&dir)
+                    .map_err(|e| ctx.failed(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let device = ctx.device;
+        if let Some(c) = corpus {
+            // The script's `ntokens = len(corpus.dictionary)`, padded to 8 by wlmfp16's
+            // Corpus; the evaluation is what valid.txt holds.
+            let ntokens = match ctx.name {
+                "wlmfp16" => c.padded_vocabulary(8),
+                _ => c.vocabulary(),
+            } as i64;
+            let val_rows = c.valid.len() as i64 / EVAL_BATCH;
+            check_val_rows(ctx, c.valid.len() as i64)?;
+            let train = batchify(&c.train, rows, batch, ctx)?.to_device(device);
+            let valid = batchify(&c.valid, val_rows, EVAL_BATCH, ctx)?.to_device(device);
+            return Ok(TokenSets {
+                ntokens,
+                train,
+                valid,
+            });
+        }
+        let real = if ctx.name == "wlmfp16" {
+            33_280
+        } else {
+            33_278
+        };
+        // `ntokens` and `val_tokens` (mlbench's, not the script's) size synthetic ids only.
+        let ntokens = ctx.size(args, &["ntokens"], real)?;
+        let val_tokens = ctx.size(args, &["val_tokens"], VAL_TOKENS)?;
+        check_val_rows(ctx, val_tokens)?;
+        let ids = (Kind::Int64, device);
+        Ok(TokenSets {
+            ntokens,
+            train: Tensor::randint(ntokens, [rows, batch], ids),
+            valid: Tensor::randint(ntokens, [val_tokens / EVAL_BATCH, EVAL_BATCH], ids),
+        })
+    }
+}
+
+/// A validation set of `tokens` makes 2 rows of [`EVAL_BATCH`] at least.
+fn check_val_rows(ctx: &Ctx, tokens: i64) -> Result<(), BenchError> {
+    match tokens < 2 * EVAL_BATCH {
+        true => Err(ctx.arg_error(format!(
+            "--val_tokens {tokens}: the validation set needs 2 rows of {EVAL_BATCH}"
+        ))),
+        false => Ok(()),
+    }
 }
 
 /// The wikitext folder the job reads: its `data` argument (`given`) where that folder
