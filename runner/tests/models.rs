@@ -440,6 +440,43 @@ fn convnet_reads_its_image_folder_and_says_what_is_missing() {
     assert!(err.contains(&train.display().to_string()), "{err}");
 }
 
+/// dcgan reads `--dataroot` as main.py's ImageFolder does, an epoch's short last batch
+/// included (the smoke set's 12 images in batches of 5: 5, 5, 2), and fails a step
+/// naming the folder when its files are gone.
+#[test]
+fn dcgan_reads_its_dataroot_short_batches_included() {
+    use mlbench_datasets::images::{ImageFolder, fake_imagenet};
+    let tmp = tempfile::tempdir().unwrap();
+    fake_imagenet::prepare(tmp.path(), 5, mlbench_datasets::Scale::Smoke, false).unwrap();
+    let train = tmp.path().join(fake_imagenet::TRAIN);
+    let folder = ImageFolder::open(&train).unwrap();
+    assert_eq!(
+        folder.len(),
+        12,
+        "the smoke set's size, which the batches below assume"
+    );
+    let mut a = tiny("dcgan");
+    a.batch_size = 5;
+    a.extra
+        .insert("dataroot".into(), Value::Str(train.display().to_string()));
+    assert!(Models.reads_data("dcgan", &a));
+    assert!(!Models.reads_data("dcgan", &tiny("dcgan")));
+    let mut bench = Models.create("dcgan", &a, CPU).unwrap();
+    for _ in 0..4 {
+        let logs = bench.step().unwrap();
+        assert_eq!(logs.metrics.len(), 3);
+        assert_eq!(logs.first_nonfinite(), None);
+    }
+    for (path, _) in &folder.samples {
+        std::fs::remove_file(path).unwrap();
+    }
+    let err = bench
+        .step()
+        .expect_err("a step without its files")
+        .to_string();
+    assert!(err.contains(&train.display().to_string()), "{err}");
+}
+
 #[test]
 fn unknown_name_is_unknown() {
     match Models.create("no_such_bench", &args(1, &[]), CPU) {

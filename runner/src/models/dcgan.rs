@@ -14,20 +14,26 @@
 //! loader of `workers` threads (`host_loader`) whose iterator each observation starts
 //! inside its timer and stops at its end (the script's new shuffled DataLoader iterator),
 //! copied to the device from pageable memory as the script's `.to(device)`; the noise
-//! `randn(B, nz, 1, 1)` drawn on the device each step. Not as the script: the pixels are
-//! uniform noise, not decoded and resized fake-ImageNet JPEGs.
+//! `randn(B, nz, 1, 1)` drawn on the device each step. The real images are `--dataroot`'s
+//! (`$DATA_DIRECTORY/ImageNet/train`) as main.py's ImageFolder reads them: decoded, Resize
+//! 64 (Pillow's antialiased bilinear), CenterCrop 64, ToTensor, Normalize(0.5, 0.5)
+//! (`image_data`); without a `dataroot` (the tests'), uniform noise made in memory, and the
+//! entries say `synthetic_data`. dcgan_all's replicas still train on noise.
 //! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64
 //! only), `workers` (fast.json: 8).
 
-use super::host_loader::{EpochLoader, Order, Recipe, on_device};
+use super::host_loader::{EpochLoader, HostBatch, Maker, Order, Recipe, on_device};
+use super::image_data::{self, FolderBatches};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_datasets::DataError;
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
 pub(super) const SOURCE: &str = concat!(
     include_str!("dcgan.rs"),
     include_str!("host_loader.rs"),
+    include_str!("image_data.rs"),
     include_str!("loader.rs")
 );
 
@@ -116,9 +122,29 @@ pub(super) fn leaky_relu_02(x: &Tensor) -> Tensor {
     x.detach().leaky_relu_backward(x, 0.2, false)
 }
 
+/// What the real batches are made of: noise, or the data folder's images.
+pub(super) enum RealBatches {
+    /// Uniform noise made in memory.
+    Memory(Recipe),
+    /// `--dataroot`'s images, as main.py's ImageFolder and transforms read them.
+    Files(FolderBatches),
+}
+
+impl Maker for RealBatches {
+    type Batch = Result<HostBatch, DataError>;
+
+    fn make(&self, seed: u64, index: u64) -> Self::Batch {
+        match self {
+            RealBatches::Memory(recipe) => Ok(recipe.make(seed, index)),
+            RealBatches::Files(files) => files.make(seed, index),
+        }
+    }
+}
+
 /// The real batches: main.py's `dataloader` of fake ImageNet, 64×64 in [−1, 1].
 pub(super) struct Reals {
-    loader: EpochLoader<Recipe>,
+    loader: EpochLoader<RealBatches>,
+    name: &'static str,
     /// `[batch, 3, 64, 64]`.
     shape: [i64; 4],
     kind: Kind,
@@ -127,18 +153,35 @@ pub(super) struct Reals {
 
 impl Reals {
     /// Batches of `batch_size` on `device`, from `--workers` threads seeded by the copy's
-    /// seed.
+    /// seed: `--dataroot`'s images when `read_files` and the job names the folder, else
+    /// noise made in memory.
     pub(super) fn new(
         ctx: &Ctx,
         args: &BenchArgs,
         batch_size: i64,
         device: Device,
+        read_files: bool,
     ) -> Result<Reals, BenchError> {
         let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
         let half = [0.5; NC as usize];
-        let recipe = Recipe::normalized(batch_size as usize, 64 * 64, 0, &half, &half);
+        let pipeline = image_data::Pipeline::DCGAN;
+        let files = match read_files {
+            true => image_data::open(ctx, args, "dataroot", pipeline, true)?,
+            false => None,
+        };
+        let batches = match files {
+            Some(files) => RealBatches::Files(files),
+            None => RealBatches::Memory(Recipe::normalized(
+                batch_size as usize,
+                64 * 64,
+                0,
+                &half,
+                &half,
+            )),
+        };
         Ok(Reals {
-            loader: EpochLoader::new(recipe, args.seed as u64, workers, Order::Continue),
+            loader: EpochLoader::new(batches, args.seed as u64, workers, Order::Continue),
+            name: ctx.name,
             shape: [batch_size, NC, 64, 64],
             kind: ctx.kind,
             device,
@@ -150,10 +193,21 @@ impl Reals {
         self.shape[0]
     }
 
-    /// The next batch, `.to(device)`.
-    pub(super) fn next(&mut self) -> Tensor {
-        let batch = self.loader.next_batch();
-        on_device(&batch.images, &self.shape, self.device, self.kind)
+    /// The next batch, `.to(device)` (an epoch's last batch of files may be short, as a
+    /// DataLoader's without `drop_last`).
+    pub(super) fn next(&mut self) -> Result<Tensor, BenchError> {
+        let batch = self.loader.next_batch().map_err(|e| BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: e.to_string(),
+        })?;
+        let [_, c, h, w] = self.shape;
+        let n = (batch.images.len() as i64) / (c * h * w);
+        Ok(on_device(
+            &batch.images,
+            &[n, c, h, w],
+            self.device,
+            self.kind,
+        ))
     }
 
     /// `for i, data in enumerate(dataloader)`: a new iterator (inside the timer).
@@ -220,7 +274,7 @@ pub(super) fn bce(logits: &Tensor, label: f64) -> Tensor {
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let sizes = DcganArgs::read(ctx, args)?;
-    let reals = Reals::new(ctx, args, batch_size, ctx.device)?;
+    let reals = Reals::new(ctx, args, batch_size, ctx.device, true)?;
     whole_batch(ctx, reals, sizes, ADAM, LR)
 }
 
@@ -290,9 +344,10 @@ pub(super) fn logged_step(update: impl FnOnce(&mut Read<'_>)) -> Logs {
 impl Dcgan {
     /// One step of main.py:232-264; `read` is called where the script calls `.item()`.
     /// Returns errD_real + errD_fake + errG.
-    fn update(&mut self, read: &mut Read<'_>) -> Tensor {
-        let real = self.reals.next();
-        let batch = self.reals.batch_size();
+    fn update(&mut self, read: &mut Read<'_>) -> Result<Tensor, BenchError> {
+        let real = self.reals.next()?;
+        // main.py:236: `batch_size = real_cpu.size(0)`.
+        let batch = real.size()[0];
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.opt_d.zero_grad();
         let output = self.net_d.forward_t(&real, true);
@@ -316,7 +371,7 @@ impl Dcgan {
         err_g.backward();
         read(None, &sigmoid_mean(&output));
         self.opt_g.step();
-        err_d_real.detach() + err_d_fake.detach() + err_g.detach()
+        Ok(err_d_real.detach() + err_d_fake.detach() + err_g.detach())
     }
 }
 
@@ -328,13 +383,13 @@ pub(super) fn sigmoid_mean(logits: &Tensor) -> Tensor {
 
 impl Train for Dcgan {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        Ok(self.update(&mut |_, _| {}))
+        self.update(&mut |_, _| {})
     }
 
     fn step(&mut self) -> Result<Logs, BenchError> {
-        Ok(logged_step(|read| {
-            let _ = self.update(read);
-        }))
+        let mut result = Ok(());
+        let logs = logged_step(|read| result = self.update(read).map(drop));
+        result.map(|()| logs)
     }
 
     fn begin_observation(&mut self, _observation: u64) {
@@ -372,12 +427,12 @@ mod tests {
         };
         let ctx = Ctx::new("dcgan", &args(0), spec).unwrap();
         let batches = |workers| -> Vec<Vec<f32>> {
-            let mut reals = Reals::new(&ctx, &args(workers), 2, Device::Cpu).unwrap();
+            let mut reals = Reals::new(&ctx, &args(workers), 2, Device::Cpu, true).unwrap();
             let mut out = Vec::new();
             for _ in 0..2 {
                 reals.begin();
                 for _ in 0..2 {
-                    let t = reals.next();
+                    let t = reals.next().unwrap();
                     assert_eq!(t.size(), [2, 3, 64, 64]);
                     out.push(Vec::<f32>::try_from(t.flatten(0, -1)).unwrap());
                 }
@@ -399,7 +454,7 @@ mod tests {
             ngf: 2,
             ndf: 2,
         };
-        let reals = Reals::new(&ctx, &args(0), 2, Device::Cpu).unwrap();
+        let reals = Reals::new(&ctx, &args(0), 2, Device::Cpu, true).unwrap();
         let mut model = networks(&ctx, reals, sizes, ADAM, LR).unwrap();
         for r in 0..2 {
             model.begin_observation(r);

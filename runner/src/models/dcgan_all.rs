@@ -41,6 +41,7 @@ pub(super) const SOURCE: &str = concat!(
     include_str!("../c10d.rs"),
     include_str!("dcgan.rs"),
     include_str!("host_loader.rs"),
+    include_str!("image_data.rs"),
     include_str!("loader.rs")
 );
 
@@ -111,7 +112,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         Ok(Box::new(model(ctx, args)?))
     } else {
         let s = Settings::read(ctx, args)?;
-        let reals = Reals::new(ctx, args, s.per_device * s.ngpu, ctx.device)?;
+        let reals = Reals::new(ctx, args, s.per_device * s.ngpu, ctx.device, false)?;
         dcgan::whole_batch(ctx, reals, s.sizes, s.adam, s.lr)
     }
 }
@@ -191,7 +192,7 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<DcganAll, BenchError> {
         adam.build(&master._vs.0, lr).map_err(failed)?,
         adam.build(&master._vs.1, lr).map_err(failed)?,
     ];
-    let reals = Reals::new(ctx, args, batch_size, placements[0].device)?;
+    let reals = Reals::new(ctx, args, batch_size, placements[0].device, false)?;
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
     Ok(DcganAll {
@@ -282,7 +283,7 @@ impl DcganAll {
     /// dcgan's step through the replicas; `read` where the script calls `.item()`.
     fn update(&mut self, read: &mut dcgan::Read<'_>) -> Result<Tensor, BenchError> {
         self.coordinator.enter(self.devices[0]);
-        let real = self.reals.next();
+        let real = self.reals.next()?;
         let batch = self.reals.batch_size();
         // (1) D: maximise log D(x) + log(1 − D(G(z))).
         self.opts[D].zero_grad();

@@ -153,6 +153,7 @@ impl BenchFactory for Models {
             // loaders.py reads its folder (a synthetic one is made there when empty).
             "loader" => true,
             "convnet" | "convnet_fp16" => image_data::named(args, "data"),
+            "dcgan" => image_data::named(args, "dataroot"),
             "vae" => vae::mnist_root().is_some(),
             "wlm" | "wlmfp16" => {
                 let given = match args.extra.get("data") {
