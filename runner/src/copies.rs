@@ -278,6 +278,10 @@ pub struct ChildCommand {
     pub sample_hz: u32,
     /// Where the ranks of a data-parallel world run.
     pub ranks: Ranks,
+    /// What the suite's config.env exports to every script (`DATA_DIRECTORY`,
+    /// `TEMP_DIRECTORY`, `FAKE_DATASET`), set in each copy's environment: the models find
+    /// their data sets where the jobs' arguments do.
+    pub exports: Vec<(String, String)>,
 }
 
 impl Ranks {
@@ -311,6 +315,7 @@ impl ChildCommand {
     fn command(&self, run: u32, position: usize, index: usize) -> Command {
         let mut cmd = Command::new(&self.exe);
         cmd.args(self.args(run, position, index));
+        cmd.envs(self.exports.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -791,6 +796,7 @@ fn describe(status: std::process::ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
 
     fn child() -> ChildCommand {
         ChildCommand {
@@ -805,7 +811,20 @@ mod tests {
                 nodes: 2,
                 per_node: 1,
             },
+            exports: vec![("DATA_DIRECTORY".into(), "/d".into())],
         }
+    }
+
+    /// A copy's process gets what config.env exports, so that a model finds its data
+    /// sets where the jobs' `$DATA_DIRECTORY` does.
+    #[test]
+    fn a_copy_gets_the_suite_exports_in_its_environment() {
+        let cmd = child().command(0, 1, 2);
+        let env: Vec<_> = cmd.get_envs().collect();
+        assert!(
+            env.contains(&(OsStr::new("DATA_DIRECTORY"), Some(OsStr::new("/d")))),
+            "{env:?}"
+        );
     }
 
     #[test]

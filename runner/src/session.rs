@@ -358,6 +358,7 @@ impl<'a> Local<'a> {
             smoke: request.smoke,
             sample_hz: request.sample_hz,
             ranks,
+            exports: crate::setup::exports(&self.options.env),
         };
         let launcher = |plan: &Plan, execution: &Execution, index: usize| {
             launch(&child, factory, &hostname, plan, execution, index)

@@ -88,7 +88,7 @@ pub fn suite_env(
         notes.push((
             var,
             format!(
-                "${var} is not set: {value} (from {from}; the built-in models use synthetic data)"
+                "${var} is not set: {value} (from {from}; `mlbench data prepare` writes the data sets there)"
             ),
         ));
         env.insert(var.to_owned(), value);
@@ -96,6 +96,15 @@ pub fn suite_env(
     env.entry("FAKE_DATASET".to_owned())
         .or_insert_with(|| "1".to_owned());
     (env, notes)
+}
+
+/// What the suite's config.env exports, from the environment `env` the jobs expand from
+/// ([`suite_env`]'s): each copy's process gets them.
+pub fn exports(env: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    ["DATA_DIRECTORY", "TEMP_DIRECTORY", "FAKE_DATASET"]
+        .iter()
+        .filter_map(|k| env.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+        .collect()
 }
 
 /// Where datasets go without `$BASE` or `$DATA_DIRECTORY`.
@@ -172,7 +181,7 @@ mod tests {
         let (env, notes) = suite_env(set, Path::new("/out"));
         assert_eq!(env["DATA_DIRECTORY"], "/d");
         assert_eq!(env["TEMP_DIRECTORY"], "/out/tmp");
-        assert_eq!(notes, [("TEMP_DIRECTORY", "$TEMP_DIRECTORY is not set: /out/tmp (from --out-dir; the built-in models use synthetic data)".to_owned())]);
+        assert_eq!(notes, [("TEMP_DIRECTORY", "$TEMP_DIRECTORY is not set: /out/tmp (from --out-dir; `mlbench data prepare` writes the data sets there)".to_owned())]);
     }
 
     #[test]
