@@ -11,11 +11,15 @@ then reads both sides' report JSON and writes a Markdown table (PARITY.md) and t
 figures (parity.json) under --out.
 
 It fetches nothing: the user gives a checkout of mila-iqia/training and a Python with
-torch (and torchvision, numpy, pillow, tqdm, GitPython for the scripts' imports). Data
-that the scripts download is either generated locally with the suite's own generator
-(fake ImageNet, the sine waves of toy_lstm), shipped by the suite (wikitext-2), or replaced
-by a same-shaped synthetic stand-in that the table labels as such (MNIST, BSDS500); jobs
-whose data, packages or device cannot be had here are listed with the reason.
+torch (and torchvision, numpy, pillow, tqdm, GitPython for the scripts' imports). Both
+sides read the same files under BASE/data (the suite's $DATA_DIRECTORY, which mlbench
+gets too): the fake ImageNet made by the suite's own dataset/fake_imagenet.py;
+`mlbench data prepare`'s MNIST (vae), MovieLens 20M conversion (recom) and sine waves
+(toy_lstm: the .npy mlbench reads, and the same values saved as the traindata.pt the
+script torch.loads, checked equal); the wikitext-2 the suite ships (wlm reads it through
+BASE/data/wikitext-2, a link to the checkout's copy); a same-shaped synthetic BSDS500
+that the table labels as such. Jobs whose data, packages or device cannot be had here are
+listed with the reason.
 
 What the harness changes, on both sides alike: the jobs file is reduced to the selected
 job, with the smoke overrides (--repeat, --number, --batch-size, --set) applied. On the
@@ -75,7 +79,7 @@ NEEDS = {
     'convnet': {'data': 'imagenet'},
     'convnet_fp16': {'cuda': 'apex FP16_Optimizer / network_to_half on CUDA tensors',
                      'modules': ['apex'], 'data': 'imagenet'},
-    'recom': {'download': 'MovieLens ml-20m (dataset/download_ml20.sh): a download'},
+    'recom': {'data': 'movielens'},
     'convnet_distributed': {'cuda': 'conv_distributed.py calls .cuda() unconditionally '
                                     '(:43,45,105-106)', 'data': 'imagenet'},
     'convnet_distributed_fp16': {'cuda': 'conv_distributed.py calls .cuda() unconditionally; '
@@ -84,14 +88,28 @@ NEEDS = {
 }
 
 STANDIN = {
-    'mnist': 'synthetic stand-in for MNIST (same shapes and file format, random sparse '
-             'pixels, random labels): MNIST is a download',
+    'mnist': '`mlbench data prepare`\'s MNIST (the real files\' shapes and IDX format, '
+             'seeded synthetic digits), read by both sides',
+    'movielens': '`mlbench data prepare`\'s MovieLens 20M and its conversion '
+                 '(train-ratings.csv), read by both sides',
     'bsds500': 'synthetic stand-in for BSDS500 (200 train / 200 test random-noise JPEGs '
                '481x321): BSDS500 is a download',
     'imagenet': 'the suite\'s own fake ImageNet (dataset/fake_imagenet.py, 512x512 noise '
                 'JPEGs, 1000 classes), {n} images instead of 102,400',
-    'sine': 'the suite\'s own generate_sine_wave.py',
+    'sine': '`mlbench data prepare`\'s sine waves (generate_sine_wave.py\'s values from its '
+            'seed) as traindata.npy for mlbench and the same array as traindata.pt for the '
+            'script, checked equal',
 }
+
+
+def prepare(opt, bench):
+    """`mlbench data prepare BASE/data --bench BENCH` (called only where its files are not
+    there yet: it refuses to replace a set)."""
+    data = os.path.join(opt.base, 'data')
+    r = sh([opt.mlbench, 'data', 'prepare', data, '--bench', bench], env=mlbench_env(os.environ))
+    if r.returncode:
+        raise RuntimeError(f'mlbench data prepare --bench {bench} failed: '
+                           + (r.stdout + r.stderr)[-800:])
 
 # Argument keys that always differ between two processes (or two runtimes) and say
 # nothing about the work.
@@ -181,14 +199,29 @@ def make_data(kind, opt, env, suite, needed_images):
     data = os.path.join(opt.base, 'data')
     os.makedirs(data, exist_ok=True)
     if kind == 'sine':
-        target = os.path.join(data, 'time_series_prediction', 'traindata.pt')
-        if not os.path.exists(target):
-            log('toy_lstm data: generate_sine_wave.py')
-            r = sh([opt.python, 'generate_sine_wave.py'], env=env,
-                   cwd=os.path.join(suite, 'time_sequence_prediction', 'lstm'))
-            if r.returncode:
-                raise RuntimeError('generate_sine_wave.py failed: ' + r.stderr[-500:])
+        folder = os.path.join(data, 'time_series_prediction')
+        npy, target = os.path.join(folder, 'traindata.npy'), os.path.join(folder, 'traindata.pt')
+        if not os.path.exists(npy):
+            log('toy_lstm data: mlbench data prepare --bench toy_lstm')
+            prepare(opt, 'toy_lstm')
+        # The script torch.loads a pickled array: the same values, saved by the suite's
+        # Python, and checked against its own generator's formula.
+        code = ('import sys, numpy as np, torch\n'
+                'a = np.load(sys.argv[1])\n'
+                'np.random.seed(2); T = 20; L = a.shape[1]; N = a.shape[0]\n'
+                'x = np.empty((N, L), "int64"); x[:] = np.array(range(L)) '
+                '+ np.random.randint(-4 * T, 4 * T, N).reshape(N, 1)\n'
+                'assert np.array_equal(a, np.sin(x / 1.0 / T).astype("float64")), "values differ"\n'
+                'torch.save(a, sys.argv[2])\n')
+        r = sh([opt.python, '-c', code, npy, target], env=env)
+        if r.returncode:
+            raise RuntimeError('traindata.pt from traindata.npy failed: ' + r.stderr[-500:])
         return STANDIN['sine']
+    if kind == 'movielens':
+        if not os.path.exists(os.path.join(data, 'ml-20m', 'train-ratings.csv')):
+            log('recom data: mlbench data prepare --bench recom')
+            prepare(opt, 'recom')
+        return STANDIN['movielens']
     if kind == 'imagenet':
         train = os.path.join(data, 'ImageNet', 'train')
         have = count_files(train) if os.path.isdir(train) else 0
@@ -221,25 +254,9 @@ def make_data(kind, opt, env, suite, needed_images):
         return STANDIN['imagenet'].format(n=count_files(train))
     if kind == 'mnist':
         raw = os.path.join(data, 'mnist', 'MNIST', 'raw')
-        os.makedirs(raw, exist_ok=True)
-        real = os.path.exists(os.path.join(raw, 'train-images-idx3-ubyte')) and \
-            not os.path.exists(os.path.join(raw, 'PARITY_SYNTHETIC'))
-        if real:
-            return 'MNIST found in BASE/data/mnist'
-        if not os.path.exists(os.path.join(raw, 'PARITY_SYNTHETIC')):
-            log('MNIST: writing a synthetic same-shaped stand-in')
-            rng = random.Random(0)
-            # ~19 % of the pixels lit, as in MNIST; the rest 0.
-            table = bytes(0 if b < 207 else 1 + (b - 207) * 254 // 48 for b in range(256))
-            for prefix, n in (('train', 60000), ('t10k', 10000)):
-                with open(os.path.join(raw, f'{prefix}-images-idx3-ubyte'), 'wb') as f:
-                    f.write((2051).to_bytes(4, 'big') + n.to_bytes(4, 'big')
-                            + (28).to_bytes(4, 'big') + (28).to_bytes(4, 'big'))
-                    f.write(rng.randbytes(n * 784).translate(table))
-                with open(os.path.join(raw, f'{prefix}-labels-idx1-ubyte'), 'wb') as f:
-                    f.write((2049).to_bytes(4, 'big') + n.to_bytes(4, 'big'))
-                    f.write(bytes(rng.randrange(10) for _ in range(n)))
-            open(os.path.join(raw, 'PARITY_SYNTHETIC'), 'w').write('synthetic stand-in\n')
+        if not os.path.exists(os.path.join(raw, 'train-images-idx3-ubyte')):
+            log('vae data: mlbench data prepare --bench vae')
+            prepare(opt, 'vae')
         return STANDIN['mnist']
     if kind == 'bsds500':
         images = os.path.join(data, 'bsds500', 'BSR', 'BSDS500', 'data', 'images')
@@ -262,7 +279,18 @@ def make_data(kind, opt, env, suite, needed_images):
             open(marker, 'w').write('synthetic stand-in\n')
         return STANDIN['bsds500']
     if kind == 'wikitext2':
-        return wikitext2(suite, opt)
+        note = wikitext2(suite, opt)
+        # mlbench's wlm reads $DATA_DIRECTORY/wikitext-2: the very files the script reads.
+        link = os.path.join(data, 'wikitext-2')
+        shipped = os.path.join(suite, 'natural_language_processing', 'word_language_model',
+                               'data', 'wikitext-2')
+        if os.path.islink(link) or os.path.exists(link):
+            if os.path.realpath(link) != os.path.realpath(shipped):
+                raise RuntimeError(f'{link} is not the suite copy\'s wikitext-2')
+        else:
+            os.symlink(shipped, link)
+        return note + '; both sides read it (BASE/data/wikitext-2 links to it)'
+
     raise ValueError(kind)
 
 

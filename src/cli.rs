@@ -362,6 +362,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub smoke: bool,
 
+    /// Make the batches in memory where the scripts read files (the data sets are then
+    /// not needed). Entries and system.json record `synthetic_data: true`, and `validate`
+    /// warns of it: the throughputs leave out reading and decoding the data.
+    #[arg(long)]
+    pub synthetic_data: bool,
+
     /// Telemetry samples per second beside every copy (energy, power, utilisation,
     /// memory, temperature, clocks) into OUT/output<r>/telemetry/; 0 samples nothing.
     #[arg(long, value_name = "HZ", default_value_t = 1, value_hint = ValueHint::Other,

@@ -32,9 +32,14 @@ pub fn report_runtimes(
             benches: report
                 .bench_names()
                 .into_iter()
-                .map(|bench| BenchParity {
-                    bench: bench.to_owned(),
-                    parity: parity.ratio(bench),
+                .map(|bench| {
+                    let row = parity.get(bench);
+                    BenchParity {
+                        bench: bench.to_owned(),
+                        parity: row.map(|r| r.ratio),
+                        measured_on: row.map(|r| r.measured_on.clone()),
+                        date: row.map(|r| r.date.clone()),
+                    }
                 })
                 .collect(),
         }),
@@ -56,7 +61,10 @@ pub fn runtime_notes(runtimes: &Runtimes, mismatch: Option<&RuntimeMismatch>) ->
         let known: Vec<String> = m
             .benches
             .iter()
-            .filter_map(|b| Some(format!("{} {:.2}", b.bench, b.parity?)))
+            .filter_map(|b| {
+                let (on, date) = (b.measured_on.as_deref()?, b.date.as_deref()?);
+                Some(format!("{} {:.2} ({on}, {date})", b.bench, b.parity?))
+            })
             .collect();
         let unknown = m.benches.iter().filter(|b| b.parity.is_none()).count();
         let parity = match (known.is_empty(), unknown) {
@@ -69,7 +77,7 @@ pub fn runtime_notes(runtimes: &Runtimes, mismatch: Option<&RuntimeMismatch>) ->
             ),
         };
         lines.push(format!(
-            "runtime mismatch: the submission ran on {}, the targets were measured by {}: each diff compares the runtimes as well as the machines; parity ({} ÷ {}, items/s on one machine, {}): {parity}",
+            "runtime mismatch: the submission ran on {}, the targets were measured by {}: each diff compares the runtimes as well as the machines; parity as measured ({} ÷ {}, items/s on the machine and day named, {}; a measurement, not a correction): {parity}",
             m.submission,
             m.targets,
             RuntimeKind::MlbenchRun.name(),
@@ -174,7 +182,7 @@ mod tests {
     fn a_mismatch_lists_every_bench_with_its_parity() {
         let targets = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
         let parity =
-            ParityTable::from_toml("parity.toml", "[[bench]]\nname = \"vae\"\nratio = 2.25\n")
+            ParityTable::from_toml("parity.toml", "[[bench]]\nname = \"vae\"\nratio = 2.25\nmeasured_on = \"CPU, 1 core\"\ndate = \"2026-12-03\"\n")
                 .unwrap();
         let (runtimes, mismatch) =
             report_runtimes(mlbench_run(), &targets, &report(&["atari", "vae"]), &parity);
@@ -196,7 +204,7 @@ mod tests {
             "runtime: mlbench run (libtorch version unknown) (inferred from the entries: 3 of 3)"
         );
         assert!(
-            lines[1].ends_with("(mlbench run ÷ mila-iqia/training scripts, items/s on one machine, parity.toml): vae 2.25; unknown for 1 other bench"),
+            lines[1].ends_with("(mlbench run ÷ mila-iqia/training scripts, items/s on the machine and day named, parity.toml; a measurement, not a correction): vae 2.25 (CPU, 1 core, 2026-12-03); unknown for 1 other bench"),
             "{}",
             lines[1]
         );

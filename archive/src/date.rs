@@ -19,28 +19,7 @@ pub fn from_days(days: i64) -> String {
 
 /// `text` when it is a date `YYYY-MM-DD` of a real day (so that dates compare as text).
 pub fn parse(text: &str) -> Option<&str> {
-    let b = text.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) {
-        return None;
-    }
-    if !digits(8..10) {
-        return None;
-    }
-    let (year, month, day): (u32, u32, u32) = (
-        text[..4].parse().ok()?,
-        text[5..7].parse().ok()?,
-        text[8..].parse().ok()?,
-    );
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    (1..=days).contains(&day).then_some(text)
+    mlbench_schema::calendar::parse_date(text)
 }
 
 #[cfg(test)]

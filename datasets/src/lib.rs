@@ -14,6 +14,31 @@ pub mod wmt;
 
 pub use error::DataError;
 
+/// The text of this crate's readers and makers, which the version of every bench that
+/// reads its data through them covers (`mlbench run`'s entries): a change to how a file
+/// is decoded or transformed is a change to the bench.
+pub const SOURCE: &str = concat!(
+    include_str!("lib.rs"),
+    include_str!("error.rs"),
+    include_str!("make.rs"),
+    include_str!("manifest.rs"),
+    include_str!("mnist.rs"),
+    include_str!("movielens.rs"),
+    include_str!("sets.rs"),
+    include_str!("sine.rs"),
+    include_str!("wikitext.rs"),
+    include_str!("wmt.rs"),
+    include_str!("images/mod.rs"),
+    include_str!("images/batch.rs"),
+    include_str!("images/coco.rs"),
+    include_str!("images/fake_imagenet.rs"),
+    include_str!("images/folder.rs"),
+    include_str!("images/jpeg.rs"),
+    include_str!("images/keyed.rs"),
+    include_str!("images/resample.rs"),
+    include_str!("images/transforms.rs"),
+);
+
 /// How big a made data set is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scale {

@@ -119,6 +119,14 @@ pub const BENCHES: &[(&str, &[DataSet])] = &[
     ("atari", &[]),
 ];
 
+/// Whether the script of `bench` reads a data set from files (a registered bench with a
+/// set); the others make their data in memory or run a simulator.
+pub fn reads_files(bench: &str) -> bool {
+    BENCHES
+        .iter()
+        .any(|(b, sets)| *b == bench && !sets.is_empty())
+}
+
 /// A `--bench` that names no registered bench.
 #[derive(Debug, thiserror::Error)]
 #[error(

@@ -276,8 +276,13 @@ pub struct RuntimeMismatch {
 pub struct BenchParity {
     /// The bench.
     pub bench: String,
-    /// `mlbench run` ÷ the suite's scripts, items/s (`null`: unknown).
+    /// `mlbench run` ÷ the suite's scripts, items/s (`null`: unknown). A measurement on
+    /// one machine, never a correction of the diff.
     pub parity: Option<f64>,
+    /// The machine the ratio was measured on (`null` with it).
+    pub measured_on: Option<String>,
+    /// The day it was measured, `YYYY-MM-DD` (`null` with it).
+    pub date: Option<String>,
 }
 
 /// `--ci`: bootstrap intervals of each bench's result, the figure of the report's result

@@ -83,6 +83,31 @@ pub struct BenchArgs {
     pub extra: BTreeMap<String, Value>,
 }
 
+impl BenchArgs {
+    /// Whether the copy makes its batches in memory where its script reads files
+    /// (`mlbench run --synthetic-data` marks such copies `synthetic_data: true`).
+    pub fn synthetic_data(&self) -> bool {
+        matches!(self.extra.get(SYNTHETIC_DATA), Some(Value::Bool(true)))
+    }
+}
+
+/// The argument that marks a copy run on batches made in memory, in its plan and its
+/// entries (as `smoke` marks a smoke run): another configuration, so another `unique_id`.
+pub const SYNTHETIC_DATA: &str = "synthetic_data";
+
+/// Where a copy's batches come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataSource {
+    /// Made in memory as the bench's script makes them: it reads no data set (toy_reg,
+    /// cart, atari, scaling).
+    Generated,
+    /// Read from the data set's files, as the script reads them.
+    Files,
+    /// Made in memory where the script reads files: `--synthetic-data`. Its entries say
+    /// `synthetic_data: true`.
+    Synthetic,
+}
+
 /// Why a bench could not be built or stepped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BenchError {
@@ -227,11 +252,11 @@ pub trait BenchFactory: Sync {
     fn observations(&self, name: &str, repeat: i64) -> i64 {
         crate::scripts::observations(name, repeat)
     }
-    /// Whether the bench reads its data set from files, as its script does (the job names
-    /// a data folder and the model reads it); otherwise its batches are made in memory and
-    /// its entries say `synthetic_data: true`. The default: made in memory.
-    fn reads_data(&self, _name: &str, _args: &BenchArgs) -> bool {
-        false
+    /// Where the copy's batches come from ([`DataSource`]): its entries say
+    /// `synthetic_data: true` for [`DataSource::Synthetic`]. The default: made in memory
+    /// as the script makes them.
+    fn data_source(&self, _name: &str, _args: &BenchArgs) -> DataSource {
+        DataSource::Generated
     }
     /// The batch size the bench's script records and counts items by (`train_item`): the
     /// jobs file's `--batch-size`, except where a script scales it

@@ -92,17 +92,28 @@ struct ResultLine {
     telemetry: Vec<Result<PathBuf, String>>,
 }
 
-/// The child: runs copy `spec` of the plan `options` gives for its run, with `threads`
-/// setting the intra-op threads of a GPU copy (libtorch's), a sampler beside it at
-/// `sample_hz` (none at 0), and prints its result line.
+/// What a child changes in its copy's plan as the parent did (its sizes, its data), and
+/// how often its sampler samples.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChildSizes<'a> {
+    /// `--smoke`'s sizes.
+    pub smoke: Option<&'a Smoke>,
+    /// `--synthetic-data`.
+    pub synthetic_data: bool,
+    /// `--sample-hz` (0: no sampler).
+    pub sample_hz: u32,
+}
+
+/// The child: runs copy `spec` of the plan `options` gives for its run, changed as
+/// `sizes` say, with `threads` setting the intra-op threads of a GPU copy (libtorch's), a
+/// sampler beside it, and prints its result line.
 pub fn run_child(
     jobs: &mlbench_schema::jobs::JobsFile,
     options: PlanOptions,
     spec: CopySpec,
-    smoke: Option<&Smoke>,
+    sizes: ChildSizes<'_>,
     factory: &dyn BenchFactory,
     threads: &dyn Fn(usize),
-    sample_hz: u32,
 ) -> Result<(), CopyError> {
     let mut plans = [plan(
         jobs,
@@ -111,9 +122,13 @@ pub fn run_child(
             ..options
         },
     )?];
-    if let Some(smoke) = smoke {
+    if let Some(smoke) = sizes.smoke {
         smoke.apply(&mut plans);
     }
+    if sizes.synthetic_data {
+        crate::synthetic::mark(&mut plans);
+    }
+    let sample_hz = sizes.sample_hz;
     let [plan] = plans;
     let execution = plan
         .executions
@@ -274,6 +289,8 @@ pub struct ChildCommand {
     pub names: Vec<String>,
     /// `--smoke`.
     pub smoke: bool,
+    /// `--synthetic-data`.
+    pub synthetic_data: bool,
     /// `--sample-hz`: the copies' telemetry samples per second (0: none).
     pub sample_hz: u32,
     /// Where the ranks of a data-parallel world run.
@@ -336,6 +353,9 @@ impl ChildCommand {
         }
         for name in &self.names {
             args.extend(["--name".into(), name.into()]);
+        }
+        if self.synthetic_data {
+            args.push("--synthetic-data".into());
         }
         if self.smoke {
             args.push("--smoke".into());
@@ -806,6 +826,7 @@ mod tests {
             devices: Some("cpu".into()),
             names: vec!["scaling".into()],
             smoke: true,
+            synthetic_data: true,
             sample_hz: 1,
             ranks: Ranks::Slurm {
                 nodes: 2,
@@ -856,6 +877,7 @@ mod tests {
                 "cpu",
                 "--name",
                 "scaling",
+                "--synthetic-data",
                 "--smoke",
                 "--sample-hz",
                 "1",

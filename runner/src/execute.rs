@@ -5,7 +5,7 @@
 //! written with `completed: false` (see [`crate::report`]), the configuration's
 //! summary.txt line says FAILED, and the next configuration starts.
 
-use crate::bench::{BenchFactory, DeviceSpec};
+use crate::bench::{BenchFactory, DataSource, DeviceSpec, SYNTHETIC_DATA};
 use crate::plan::{CopyPlan, Execution, Plan};
 pub use crate::report::CopyResult;
 use crate::report::{self, EntryContext};
@@ -355,7 +355,7 @@ fn entry_parts(
 
 /// The copy as its entry records it: `batch_size` as the bench's script overwrites it
 /// ([`BenchFactory::batch_size`]), and `synthetic_data` when its batches are made in
-/// memory ([`BenchFactory::reads_data`]).
+/// memory ([`BenchFactory::data_source`]).
 fn recorded(copy: &CopyPlan, name: &str, factory: &dyn BenchFactory) -> CopyPlan {
     let mut copy = copy.clone();
     let batch_size = factory.batch_size(name, &copy.args);
@@ -365,8 +365,8 @@ fn recorded(copy: &CopyPlan, name: &str, factory: &dyn BenchFactory) -> CopyPlan
     }
     // Among the arguments, as `smoke`: batches made in memory are another configuration
     // than the data set's files, and the id says so.
-    if !factory.reads_data(name, &copy.args) {
-        (copy.arguments).insert("synthetic_data".to_owned(), Value::Bool(true));
+    if factory.data_source(name, &copy.args) == DataSource::Synthetic {
+        (copy.arguments).insert(SYNTHETIC_DATA.to_owned(), Value::Bool(true));
     }
     copy
 }

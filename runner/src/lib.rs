@@ -23,6 +23,7 @@ pub mod session;
 pub mod setup;
 pub mod slurm;
 pub mod smoke;
+pub mod synthetic;
 pub mod system;
 pub mod telemetry;
 pub mod timing;

@@ -133,6 +133,8 @@ pub struct Request {
     pub repeat_suite: u32,
     /// At the smallest sizes ([`Smoke`]).
     pub smoke: bool,
+    /// Batches made in memory where the scripts read files ([`crate::synthetic`]).
+    pub synthetic_data: bool,
     /// Telemetry samples per second beside every copy (0: none).
     pub sample_hz: u32,
     /// The idle sampling before each run's first job (`None`: the default).
@@ -280,8 +282,12 @@ impl<'a> Local<'a> {
         threads: &dyn Fn(usize),
     ) -> Result<(), CopyError> {
         let (jobs, options) = (&self.request.jobs.file, self.options.clone());
-        let (smoke, hz) = (self.smoke.as_ref(), self.request.sample_hz);
-        crate::copies::run_child(jobs, options, spec, smoke, factory, threads, hz)
+        let sizes = crate::copies::ChildSizes {
+            smoke: self.smoke.as_ref(),
+            synthetic_data: self.request.synthetic_data,
+            sample_hz: self.request.sample_hz,
+        };
+        crate::copies::run_child(jobs, options, spec, sizes, factory, threads)
     }
 
     /// The plans of `count` runs from run `first`, at smoke sizes with `--smoke`; and the
@@ -293,6 +299,9 @@ impl<'a> Local<'a> {
         };
         let mut plans = plan_runs(&self.request.jobs.file, &options, count)?;
         let in_float32 = (self.smoke.as_ref()).map_or_else(Vec::new, |s| s.apply(&mut plans));
+        if self.request.synthetic_data {
+            crate::synthetic::mark(&mut plans);
+        }
         Ok((plans, in_float32))
     }
 
@@ -316,6 +325,7 @@ impl<'a> Local<'a> {
         }
         copy_jobs_file(&request.jobs.bytes, &request.out, &request.jobs.name)?;
         let mut system = describe(&self.options.devices, stack);
+        system.synthetic_data = request.synthetic_data;
         crate::system::write(&request.out, &system)?;
         // Said only where the jobs use it.
         let text = std::str::from_utf8(&request.jobs.bytes).unwrap_or_default();
@@ -356,6 +366,7 @@ impl<'a> Local<'a> {
             devices: request.devices.clone(),
             names: request.names.clone(),
             smoke: request.smoke,
+            synthetic_data: request.synthetic_data,
             sample_hz: request.sample_hz,
             ranks,
             exports: crate::setup::exports(&self.options.env),
@@ -467,6 +478,7 @@ pub fn slurm_options(
         partition: None,
         time: None,
         smoke: request.smoke,
+        synthetic_data: request.synthetic_data,
         sample_hz: (request.sample_hz != 1).then_some(request.sample_hz),
         idle_baseline: request.idle_baseline,
         log_dir,

@@ -36,6 +36,8 @@ pub struct SlurmOptions {
     pub time: Option<String>,
     /// `--smoke` on every node.
     pub smoke: bool,
+    /// `--synthetic-data` on every node.
+    pub synthetic_data: bool,
     /// `--sample-hz` on every node, when not the default (1).
     pub sample_hz: Option<u32>,
     /// `--idle-baseline` on every node, when given.
@@ -162,6 +164,9 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     }
     if o.smoke {
         cmd.push_str(" --smoke");
+    }
+    if o.synthetic_data {
+        cmd.push_str(" --synthetic-data");
     }
     if let Some(hz) = o.sample_hz {
         cmd.push_str(&format!(" --sample-hz {hz}"));
@@ -403,6 +408,7 @@ mod tests {
             partition: Some("gpu".into()),
             time: None,
             smoke: false,
+            synthetic_data: false,
             sample_hz: None,
             idle_baseline: None,
             log_dir: None,

@@ -2,6 +2,7 @@
 //! runner/setup-libtorch.sh; `cargo test -p mlbench-runner --features tch`).
 #![cfg(feature = "tch")]
 
+use mlbench_runner::bench::DataSource;
 use mlbench_runner::models::Models;
 use mlbench_runner::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
 use mlbench_schema::value::Value;
@@ -25,8 +26,17 @@ fn args(batch_size: i64, extra: &[(&str, Value)]) -> BenchArgs {
     }
 }
 
-/// Each bench with sizes small enough for a debug build on one thread.
+/// Each bench with sizes small enough for a debug build on one thread, its batches made
+/// in memory where its script reads files (`--synthetic-data`; loader makes its files).
 fn tiny(name: &str) -> BenchArgs {
+    let mut a = tiny_sizes(name);
+    if mlbench_datasets::sets::reads_files(name) && name != "loader" {
+        a.extra.insert("synthetic_data".into(), Value::Bool(true));
+    }
+    a
+}
+
+fn tiny_sizes(name: &str) -> BenchArgs {
     let i = Value::Int;
     match name {
         "toy_reg" => args(16, &[]),
@@ -332,6 +342,7 @@ fn toy_lstm_sgd_moves_the_loss_slowly() {
             ("length", i(60)),
             ("hidden", i(12)),
             ("dtype", "float64".into()),
+            ("synthetic_data", Value::Bool(true)),
         ],
     );
     let mut bench = Models.create("toy_lstm", &a, CPU).unwrap();
@@ -373,7 +384,9 @@ fn convnet_loss_stays_near_chance_on_fresh_random_labels() {
         ("image_size", i(32)),
         ("num_classes", i(1000)),
     ];
-    let mut bench = Models.create("convnet", &args(16, &extra), CPU).unwrap();
+    let mut a = args(16, &extra);
+    a.extra.insert("synthetic_data".into(), Value::Bool(true));
+    let mut bench = Models.create("convnet", &a, CPU).unwrap();
     let losses: Vec<f64> = (0..30).map(|_| loss(&mut bench)).collect();
     let last = losses[20..].iter().sum::<f64>() / 10.0;
     let chance = 1000f64.ln();
@@ -398,8 +411,9 @@ fn convnet_reads_its_image_folder_and_says_what_is_missing() {
     ];
     let mut with_data = args(2, &extra);
     with_data.extra.insert("num_classes".into(), i(10));
-    assert!(Models.reads_data("convnet", &with_data));
-    assert!(!Models.reads_data("convnet", &tiny("convnet")));
+    assert_eq!(Models.data_source("convnet", &with_data), DataSource::Files);
+    let synthetic = Models.data_source("convnet", &tiny("convnet"));
+    assert_eq!(synthetic, DataSource::Synthetic);
     let mut bench = Models.create("convnet", &with_data, CPU).unwrap();
     for _ in 0..3 {
         assert!(loss(&mut bench).is_finite());
@@ -440,6 +454,151 @@ fn convnet_reads_its_image_folder_and_says_what_is_missing() {
     assert!(err.contains(&train.display().to_string()), "{err}");
 }
 
+/// Where each bench's batches come from: as its script where the script makes them
+/// (toy_reg, cart, atari); the files where it reads them, unless `--synthetic-data` marks
+/// the copy (then `synthetic_data` goes into its entries); a script whose reader mlbench
+/// lacks (ssd) is marked synthetic without the flag.
+#[test]
+fn data_sources_follow_the_scripts_and_the_flag() {
+    let plain = |_: &str| args(2, &[]);
+    for name in ["toy_reg", "cart", "atari", "scaling"] {
+        assert_eq!(
+            Models.data_source(name, &plain(name)),
+            DataSource::Generated
+        );
+    }
+    for name in ["toy_reg", "cart", "atari"] {
+        assert_eq!(Models.data_source(name, &tiny(name)), DataSource::Generated);
+    }
+    for name in ["convnet", "dcgan_all", "recom", "toy_lstm", "vae", "wlm"] {
+        assert_eq!(
+            Models.data_source(name, &plain(name)),
+            DataSource::Files,
+            "{name}"
+        );
+        assert_eq!(Models.data_source(name, &tiny(name)), DataSource::Synthetic);
+    }
+    assert_eq!(
+        Models.data_source("ssd", &plain("ssd")),
+        DataSource::Synthetic
+    );
+}
+
+/// Without `--synthetic-data` a bench that reads files needs them: a job that names no
+/// folder, or a folder without the files, is an argument error naming what is missing,
+/// the command that makes it and the flag that does without.
+#[test]
+fn a_reader_without_its_files_says_what_makes_them() {
+    let mut convnet = tiny_sizes("convnet");
+    convnet.extra.remove("synthetic_data");
+    let err = Models
+        .create("convnet", &convnet, CPU)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("names no folder"), "{err}");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut recom = tiny_sizes("recom");
+    let folder = tmp.path().join("ml-20m").display().to_string();
+    recom
+        .extra
+        .insert("data".into(), Value::Str(folder.clone()));
+    let err = Models
+        .create("recom", &recom, CPU)
+        .err()
+        .unwrap()
+        .to_string();
+    for want in [
+        folder.as_str(),
+        "mlbench data prepare $DATA_DIRECTORY --bench recom",
+        "--synthetic-data",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+}
+
+/// The tests that set `$DATA_DIRECTORY` (where vae, wlm and toy_lstm read their sets),
+/// one at a time.
+static DATA_DIRECTORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` with `$DATA_DIRECTORY` set to `dir` (`None`: unset).
+fn with_data_directory<T>(dir: Option<&std::path::Path>, f: impl FnOnce() -> T) -> T {
+    let _one = DATA_DIRECTORY.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: the lock above keeps the tests that read or write it apart; no other
+    // thread of this binary reads the variable (the other tests' copies are synthetic).
+    unsafe {
+        match dir {
+            Some(d) => std::env::set_var("DATA_DIRECTORY", d),
+            None => std::env::remove_var("DATA_DIRECTORY"),
+        }
+    }
+    let out = f();
+    unsafe { std::env::remove_var("DATA_DIRECTORY") };
+    out
+}
+
+/// toy_lstm, vae and wlm read `$DATA_DIRECTORY`'s sets as their scripts do: prepared,
+/// they build and train; without the variable, or with a file cut short, the error says
+/// what is missing and what makes it.
+#[test]
+fn benches_of_the_data_directory_read_it_and_say_what_is_missing() {
+    use mlbench_datasets::sets::{DataSet, prepare};
+    let tmp = tempfile::tempdir().unwrap();
+    let sets = [DataSet::SineWaves, DataSet::Mnist, DataSet::Wikitext2];
+    prepare(tmp.path(), &sets, 1, mlbench_datasets::Scale::Smoke, false).unwrap();
+    let plain = |name: &str| {
+        let mut a = tiny_sizes(name);
+        a.extra.remove("synthetic_data");
+        a
+    };
+    for name in ["toy_lstm", "vae", "wlm"] {
+        let a = plain(name);
+        let mut bench = with_data_directory(Some(tmp.path()), || Models.create(name, &a, CPU))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        bench.begin_observation(0).unwrap();
+        let logs = bench.step().unwrap();
+        assert_eq!(logs.first_nonfinite(), None, "{name}");
+        let err = with_data_directory(None, || Models.create(name, &a, CPU));
+        let err = err.err().unwrap().to_string();
+        let want = format!("mlbench data prepare $DATA_DIRECTORY --bench {name}");
+        assert!(
+            err.contains(&want) && err.contains("--synthetic-data"),
+            "{err}"
+        );
+    }
+    let waves = tmp.path().join(mlbench_datasets::sine::FOLDER);
+    let file = waves.join(mlbench_datasets::sine::FILE);
+    std::fs::write(&file, b"\x93NUMPY").unwrap();
+    let a = plain("toy_lstm");
+    let err = with_data_directory(Some(tmp.path()), || Models.create("toy_lstm", &a, CPU));
+    let err = err.err().unwrap().to_string();
+    assert!(err.contains(&file.display().to_string()), "{err}");
+}
+
+/// recom reads `train-ratings.csv` of its data folder, as ncf.py's CFTrainDataset: the
+/// embeddings have the file's users and items (its largest ids + 1), and it trains.
+#[test]
+fn recom_reads_the_training_pairs_of_its_folder() {
+    use mlbench_datasets::movielens;
+    let tmp = tempfile::tempdir().unwrap();
+    movielens::prepare(tmp.path(), 4, mlbench_datasets::Scale::Smoke).unwrap();
+    let folder = tmp.path().join(movielens::FOLDER);
+    let pairs = movielens::read_pairs(&folder.join(movielens::TRAIN)).unwrap();
+    assert!(!pairs.users.is_empty());
+    let mut a = tiny_sizes("recom");
+    a.extra
+        .insert("data".into(), Value::Str(folder.display().to_string()));
+    assert_eq!(Models.data_source("recom", &a), DataSource::Files);
+    let mut bench = Models.create("recom", &a, CPU).unwrap();
+    bench.begin_observation(0).unwrap();
+    let logs = bench.step().unwrap();
+    assert_eq!(logs.first_nonfinite(), None);
+    // The file's bytes are read, not only its name: cut it, and the build says where.
+    std::fs::write(folder.join(movielens::TRAIN), "0\t1\n").unwrap();
+    let err = Models.create("recom", &a, CPU).err().unwrap().to_string();
+    assert!(err.contains(movielens::TRAIN), "{err}");
+}
+
 /// dcgan reads `--dataroot` as main.py's ImageFolder does, an epoch's short last batch
 /// included (the smoke set's 12 images in batches of 5: 5, 5, 2), and fails a step
 /// naming the folder when its files are gone.
@@ -455,12 +614,13 @@ fn dcgan_reads_its_dataroot_short_batches_included() {
         12,
         "the smoke set's size, which the batches below assume"
     );
-    let mut a = tiny("dcgan");
+    let mut a = tiny_sizes("dcgan");
     a.batch_size = 5;
     a.extra
         .insert("dataroot".into(), Value::Str(train.display().to_string()));
-    assert!(Models.reads_data("dcgan", &a));
-    assert!(!Models.reads_data("dcgan", &tiny("dcgan")));
+    assert_eq!(Models.data_source("dcgan", &a), DataSource::Files);
+    let synthetic = Models.data_source("dcgan", &tiny("dcgan"));
+    assert_eq!(synthetic, DataSource::Synthetic);
     let mut bench = Models.create("dcgan", &a, CPU).unwrap();
     for _ in 0..4 {
         let logs = bench.step().unwrap();
@@ -583,8 +743,11 @@ fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
     let jobs = mlbench_schema::jobs::JobsFile::builtin("runner").unwrap();
     // The data sets the jobs read, at smoke size (`mlbench data prepare --smoke`'s).
     let data = tempfile::tempdir().unwrap();
-    let smoke = mlbench_datasets::Scale::Smoke;
-    mlbench_datasets::images::fake_imagenet::prepare(data.path(), 0, smoke, false).unwrap();
+    let (all, smoke) = (
+        mlbench_datasets::sets::DataSet::ALL,
+        mlbench_datasets::Scale::Smoke,
+    );
+    mlbench_datasets::sets::prepare(data.path(), &all, 0, smoke, false).unwrap();
     let options = PlanOptions {
         jobs_name: "runner".into(),
         names: Vec::new(),
@@ -607,7 +770,8 @@ fn runner_jobs_build_and_step_on_cpu_with_their_arguments() {
             a.batch_size = a.batch_size.min(2);
         }
         let start = std::time::Instant::now();
-        let created = Models.create(name, &a, copy.device);
+        let created =
+            with_data_directory(Some(data.path()), || Models.create(name, &a, copy.device));
         if name.ends_with("fp16") {
             assert!(
                 matches!(created, Err(BenchError::Device { .. })),

@@ -449,9 +449,12 @@ pub struct Parity {
     pub name: String,
     /// `mlbench run` items/s ÷ the suite's script items/s.
     pub ratio: f64,
-    /// Where it was measured (free text: `CPU, 16 cores`, `H100`).
-    #[serde(default)]
-    pub measured_on: Option<String>,
+    /// The machine it was measured on (`CPU, 1 core of a 2-core VM, PyTorch 2.13`,
+    /// `H100`): a ratio holds for that machine, not for every one.
+    pub measured_on: String,
+    /// The day it was measured (`YYYY-MM-DD`): a ratio holds for the two runtimes of
+    /// that day.
+    pub date: String,
 }
 
 #[derive(Deserialize)]
@@ -495,6 +498,18 @@ impl ParityTable {
                     row.name, row.ratio
                 )));
             }
+            if row.measured_on.trim().is_empty() {
+                return Err(invalid(format!(
+                    "bench `{}`: measured_on is empty",
+                    row.name
+                )));
+            }
+            if crate::calendar::parse_date(&row.date).is_none() {
+                return Err(invalid(format!(
+                    "bench `{}`: date `{}` is not a day (YYYY-MM-DD)",
+                    row.name, row.date
+                )));
+            }
             if raw.bench[..i].iter().any(|r| r.name == row.name) {
                 return Err(invalid(format!("bench `{}` is listed twice", row.name)));
             }
@@ -507,10 +522,12 @@ impl ParityTable {
 
     /// The parity of `bench`, when known.
     pub fn ratio(&self, bench: &str) -> Option<f64> {
-        self.benches
-            .iter()
-            .find(|p| p.name == bench)
-            .map(|p| p.ratio)
+        self.get(bench).map(|p| p.ratio)
+    }
+
+    /// The row of `bench`, when known.
+    pub fn get(&self, bench: &str) -> Option<&Parity> {
+        self.benches.iter().find(|p| p.name == bench)
     }
 }
 
@@ -750,18 +767,31 @@ mod tests {
         }
         let t = ParityTable::from_toml(
             "p.toml",
-            "[[bench]]\nname = \"toy_reg\"\nratio = 2.2\nmeasured_on = \"CPU\"\n",
+            "[[bench]]\nname = \"toy_reg\"\nratio = 2.2\nmeasured_on = \"CPU\"\ndate = \"2026-12-03\"\n",
         )
         .unwrap();
+        assert_eq!(t.get("toy_reg").unwrap().date, "2026-12-03");
         assert_eq!(t.ratio("toy_reg"), Some(2.2));
         assert_eq!(t.ratio("vae"), None);
         assert_eq!(t.source, "p.toml");
         let err = |text: &str| ParityTable::from_toml("p.toml", text).unwrap_err().message;
-        assert!(err("[[bench]]\nname = \"a\"\nratio = 0.0\n").contains("not a positive"));
+        let on = "measured_on = \"CPU\"\ndate = \"2026-12-03\"\n";
+        let row = |name: &str, ratio: &str| {
+            format!("[[bench]]\nname = \"{name}\"\nratio = {ratio}\n{on}")
+        };
+        assert!(err(&row("a", "0.0")).contains("not a positive"));
+        assert!(err(&(row("a", "1.0") + &row("a", "2.0"))).contains("listed twice"));
+        assert!(!err(&(row("a", "1.0") + "note = 1\n")).is_empty());
+        // A ratio without its machine or its day is refused: it would read as a fact
+        // about every machine.
         assert!(
-            err("[[bench]]\nname = \"a\"\nratio = 1.0\n[[bench]]\nname = \"a\"\nratio = 2.0\n")
-                .contains("listed twice")
+            err("[[bench]]\nname = \"a\"\nratio = 1.0\ndate = \"2026-12-03\"\n")
+                .contains("measured_on")
         );
-        assert!(!err("[[bench]]\nname = \"a\"\nratio = 1.0\nnote = 1\n").is_empty());
+        assert!(
+            err("[[bench]]\nname = \"a\"\nratio = 1.0\nmeasured_on = \"CPU\"\n").contains("date")
+        );
+        let bad_day = row("a", "1.0").replace("2026-12-03", "2026-02-30");
+        assert!(err(&bad_day).contains("not a day"), "{}", err(&bad_day));
     }
 }

@@ -38,6 +38,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         first_run: args.first_run,
         repeat_suite: args.repeat_suite,
         smoke: args.smoke,
+        synthetic_data: args.synthetic_data,
         sample_hz: args.sample_hz,
         idle_baseline: args.idle_baseline,
         append: args.append,

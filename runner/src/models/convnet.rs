@@ -21,8 +21,8 @@
 //! it).
 
 use super::half::{Sgd, batch_norm_to_float};
-use super::host_loader::{HostBatch, HostLoader, Recipe};
-use super::image_data::{self, FolderBatches};
+use super::host_loader::{HostLoader, Recipe};
+use super::image_data::{self, Batches};
 use super::{Ctx, Train, sync};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use crate::timing::timed;
@@ -44,25 +44,6 @@ pub(super) const IMAGENET_MEAN: [f64; 3] = [0.485, 0.456, 0.406];
 pub(super) const IMAGENET_SD: [f64; 3] = [0.229, 0.224, 0.225];
 
 /// Where a copy's batches come from.
-enum Batches {
-    /// Noise made in memory (no data folder named).
-    Memory(HostLoader),
-    /// The data folder's images.
-    Files(HostLoader<FolderBatches>),
-}
-
-impl Batches {
-    fn next(&mut self, bench: &str) -> Result<HostBatch, BenchError> {
-        match self {
-            Batches::Memory(l) => Ok(l.next_batch()),
-            Batches::Files(l) => l.next_batch().map_err(|e| BenchError::Failed {
-                bench: bench.to_owned(),
-                message: e.to_string(),
-            }),
-        }
-    }
-}
-
 struct ConvNet {
     net: Box<dyn ModuleT>,
     opt: Sgd,

@@ -26,6 +26,7 @@
 use super::convnet::{IMAGENET_MEAN, IMAGENET_SD, ResNetArgs};
 use super::half::{Sgd, batch_norm_to_float};
 use super::host_loader::{HostLoader, Recipe};
+use super::image_data::{self, Batches};
 use super::parallel::{self, Rank, Workers};
 use super::{Ctx, Train, sync};
 use crate::bench::{BenchArgs, BenchError, Logs};
@@ -70,10 +71,11 @@ struct ConvNetDistributed {
     device0: Device,
     /// Every replica's device.
     devices: Vec<Device>,
-    /// The script's loader: whole batches of `batch_size × devices`.
-    loader: HostLoader,
-    /// The whole batch: `[batch_size × devices, 3, size, size]`.
-    shape: [i64; 4],
+    /// The script's loader: whole batches of `batch_size × devices` (an epoch's last may
+    /// be short).
+    loader: Batches,
+    /// An image: `[3, size, size]`.
+    image: [i64; 3],
     kind: Kind,
     coordinator: parallel::Coordinator,
 }
@@ -113,15 +115,34 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
     let workers_threads = ctx.int(args, &["workers"], 0)?.max(0) as usize;
     let whole = batch_size * devices as i64;
-    let recipe = Recipe::normalized(
-        whole as usize,
-        (size * size) as usize,
-        resnet.classes as u64,
-        &IMAGENET_MEAN,
-        &IMAGENET_SD,
-    );
-    // conv_distributed.py:83: one iterator, made before the loop (not shuffled).
-    let loader = HostLoader::new(recipe, args.seed as u64, workers_threads, 0);
+    let seed = args.seed as u64;
+    // conv_distributed.py:60-83: the folder's images through RandomResizedCrop, flip and
+    // Normalize, in one iterator made before the loop, not shuffled.
+    let mut whole_args = args.clone();
+    whole_args.batch_size = whole;
+    let pipeline = image_data::Pipeline::RandomCrop {
+        size: size as usize,
+    };
+    let loader = match image_data::open(ctx, &whole_args, "data", pipeline, false)? {
+        Some(files) if files.classes() > resnet.classes as usize => {
+            return Err(ctx.arg_error(format!(
+                "the data folder has {} classes, more than --num_classes {}",
+                files.classes(),
+                resnet.classes
+            )));
+        }
+        Some(files) => Batches::Files(HostLoader::new(files, seed, workers_threads, 0)),
+        None => {
+            let recipe = Recipe::normalized(
+                whole as usize,
+                (size * size) as usize,
+                resnet.classes as u64,
+                &IMAGENET_MEAN,
+                &IMAGENET_SD,
+            );
+            Batches::Memory(HostLoader::new(recipe, seed, workers_threads, 0))
+        }
+    };
     Ok(ConvNetDistributed {
         bench: ctx.name,
         workers,
@@ -129,7 +150,7 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
         device0: placements[0].device,
         devices: placements.iter().map(|p| p.device).collect(),
         loader,
-        shape: [whole, 3, size, size],
+        image: [3, size, size],
         kind: ctx.kind,
         coordinator: parallel::Coordinator::default(),
     })
@@ -137,14 +158,15 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<ConvNetDistributed, BenchError> 
 
 impl ConvNetDistributed {
     /// The next whole batch on device 0 (the script's `input.cuda()`, `target.cuda()`).
-    fn next_on_device0(&mut self) -> (Tensor, Tensor) {
-        let batch = self.loader.next_batch();
+    fn next_on_device0(&mut self) -> Result<(Tensor, Tensor), BenchError> {
+        let batch = self.loader.next(self.bench)?;
+        let [c, h, w] = self.image;
         let images = Tensor::from_slice(&batch.images)
-            .view(self.shape)
+            .view([batch.labels.len() as i64, c, h, w])
             .to_device(self.device0)
             .to_kind(self.kind);
         let labels = Tensor::from_slice(&batch.labels).to_device(self.device0);
-        (images, labels)
+        Ok((images, labels))
     }
 
     /// Waits for every replica's device.
@@ -179,14 +201,15 @@ impl ConvNetDistributed {
 
 impl Train for ConvNetDistributed {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let (images, labels) = self.next_on_device0();
+        let (images, labels) = self.next_on_device0()?;
         self.train_on(images, labels)
     }
 
     fn step(&mut self) -> Result<Logs, BenchError> {
         let devices = self.devices.clone();
         let sync = || Self::sync_all(&devices);
-        let ((images, labels), loading) = timed(&sync, || self.next_on_device0());
+        let (next, loading) = timed(&sync, || self.next_on_device0());
+        let (images, labels) = next?;
         let (loss, compute) = timed(&sync, || {
             self.train_on(images, labels)
                 .map(|loss| loss.to_kind(Kind::Double).double_value(&[]))
@@ -213,6 +236,7 @@ mod tests {
             ("image_size", Value::Int(32)),
             ("num_classes", Value::Int(5)),
             ("vcd", Value::from("0,1,2")),
+            ("synthetic_data", Value::Bool(true)),
         ];
         let args = BenchArgs {
             batch_size: 2,
@@ -227,7 +251,8 @@ mod tests {
         };
         let ctx = Ctx::new("convnet_distributed", &args, spec).unwrap();
         let mut model = model(&ctx, &args).unwrap();
-        assert_eq!(model.shape[0], 6, "the whole batch: 2 per device");
+        let (images, _) = model.next_on_device0().unwrap();
+        assert_eq!(images.size()[0], 6, "the whole batch: 2 per device");
         let copies = |model: &ConvNetDistributed| {
             model
                 .workers

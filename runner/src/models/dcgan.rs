@@ -17,16 +17,15 @@
 //! `randn(B, nz, 1, 1)` drawn on the device each step. The real images are `--dataroot`'s
 //! (`$DATA_DIRECTORY/ImageNet/train`) as main.py's ImageFolder reads them: decoded, Resize
 //! 64 (Pillow's antialiased bilinear), CenterCrop 64, ToTensor, Normalize(0.5, 0.5)
-//! (`image_data`); without a `dataroot` (the tests'), uniform noise made in memory, and the
-//! entries say `synthetic_data`. dcgan_all's replicas still train on noise.
+//! (`image_data`); with `--synthetic-data`, uniform noise made in memory, and the
+//! entries say `synthetic_data`. dcgan_all reads the same way.
 //! Args: `batch_size` (fast.json: 128), `nz` (100), `ngf` (64), `ndf` (64), `imageSize` (64
 //! only), `workers` (fast.json: 8).
 
-use super::host_loader::{EpochLoader, HostBatch, Maker, Order, Recipe, on_device};
-use super::image_data::{self, FolderBatches};
+use super::host_loader::{EpochLoader, Order, Recipe, on_device};
+use super::image_data::{self, Images};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
-use mlbench_datasets::DataError;
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
@@ -123,27 +122,9 @@ pub(super) fn leaky_relu_02(x: &Tensor) -> Tensor {
 }
 
 /// What the real batches are made of: noise, or the data folder's images.
-pub(super) enum RealBatches {
-    /// Uniform noise made in memory.
-    Memory(Recipe),
-    /// `--dataroot`'s images, as main.py's ImageFolder and transforms read them.
-    Files(FolderBatches),
-}
-
-impl Maker for RealBatches {
-    type Batch = Result<HostBatch, DataError>;
-
-    fn make(&self, seed: u64, index: u64) -> Self::Batch {
-        match self {
-            RealBatches::Memory(recipe) => Ok(recipe.make(seed, index)),
-            RealBatches::Files(files) => files.make(seed, index),
-        }
-    }
-}
-
 /// The real batches: main.py's `dataloader` of fake ImageNet, 64×64 in [−1, 1].
 pub(super) struct Reals {
-    loader: EpochLoader<RealBatches>,
+    loader: EpochLoader<Images>,
     name: &'static str,
     /// `[batch, 3, 64, 64]`.
     shape: [i64; 4],
@@ -153,25 +134,20 @@ pub(super) struct Reals {
 
 impl Reals {
     /// Batches of `batch_size` on `device`, from `--workers` threads seeded by the copy's
-    /// seed: `--dataroot`'s images when `read_files` and the job names the folder, else
-    /// noise made in memory.
+    /// seed: `--dataroot`'s images, or noise made in memory with `--synthetic-data`.
     pub(super) fn new(
         ctx: &Ctx,
         args: &BenchArgs,
         batch_size: i64,
         device: Device,
-        read_files: bool,
     ) -> Result<Reals, BenchError> {
         let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
         let half = [0.5; NC as usize];
         let pipeline = image_data::Pipeline::DCGAN;
-        let files = match read_files {
-            true => image_data::open(ctx, args, "dataroot", pipeline, true)?,
-            false => None,
-        };
+        let files = image_data::open(ctx, args, "dataroot", pipeline, true)?;
         let batches = match files {
-            Some(files) => RealBatches::Files(files),
-            None => RealBatches::Memory(Recipe::normalized(
+            Some(files) => Images::Files(files),
+            None => Images::Memory(Recipe::normalized(
                 batch_size as usize,
                 64 * 64,
                 0,
@@ -274,7 +250,7 @@ pub(super) fn bce(logits: &Tensor, label: f64) -> Tensor {
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
     let batch_size = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let sizes = DcganArgs::read(ctx, args)?;
-    let reals = Reals::new(ctx, args, batch_size, ctx.device, true)?;
+    let reals = Reals::new(ctx, args, batch_size, ctx.device)?;
     whole_batch(ctx, reals, sizes, ADAM, LR)
 }
 
@@ -419,7 +395,11 @@ mod tests {
             number: 1,
             repeat: 1,
             seed: 3,
-            extra: [("workers".to_owned(), Value::Int(workers))].into(),
+            extra: [
+                ("workers".to_owned(), Value::Int(workers)),
+                ("synthetic_data".to_owned(), Value::Bool(true)),
+            ]
+            .into(),
         };
         let spec = DeviceSpec::Cpu {
             index: 0,
@@ -427,7 +407,7 @@ mod tests {
         };
         let ctx = Ctx::new("dcgan", &args(0), spec).unwrap();
         let batches = |workers| -> Vec<Vec<f32>> {
-            let mut reals = Reals::new(&ctx, &args(workers), 2, Device::Cpu, true).unwrap();
+            let mut reals = Reals::new(&ctx, &args(workers), 2, Device::Cpu).unwrap();
             let mut out = Vec::new();
             for _ in 0..2 {
                 reals.begin();
@@ -454,7 +434,7 @@ mod tests {
             ngf: 2,
             ndf: 2,
         };
-        let reals = Reals::new(&ctx, &args(0), 2, Device::Cpu, true).unwrap();
+        let reals = Reals::new(&ctx, &args(0), 2, Device::Cpu).unwrap();
         let mut model = networks(&ctx, reals, sizes, ADAM, LR).unwrap();
         for r in 0..2 {
             model.begin_observation(r);

@@ -112,7 +112,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
         Ok(Box::new(model(ctx, args)?))
     } else {
         let s = Settings::read(ctx, args)?;
-        let reals = Reals::new(ctx, args, s.per_device * s.ngpu, ctx.device, false)?;
+        let reals = Reals::new(ctx, args, s.per_device * s.ngpu, ctx.device)?;
         dcgan::whole_batch(ctx, reals, s.sizes, s.adam, s.lr)
     }
 }
@@ -192,7 +192,7 @@ fn model(ctx: &Ctx, args: &BenchArgs) -> Result<DcganAll, BenchError> {
         adam.build(&master._vs.0, lr).map_err(failed)?,
         adam.build(&master._vs.1, lr).map_err(failed)?,
     ];
-    let reals = Reals::new(ctx, args, batch_size, placements[0].device, false)?;
+    let reals = Reals::new(ctx, args, batch_size, placements[0].device)?;
     let workers = Workers::start(replicas, &placements)
         .map_err(|e| ctx.failed(format!("starting the replicas' threads: {e}")))?;
     Ok(DcganAll {
@@ -320,6 +320,7 @@ mod tests {
             ("ngf", Value::Int(4)),
             ("ndf", Value::Int(4)),
             ("vcd", Value::from("0,1")),
+            ("synthetic_data", Value::Bool(true)),
         ];
         BenchArgs {
             batch_size: 2,

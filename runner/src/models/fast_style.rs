@@ -16,10 +16,13 @@
 //! The VGG-16 is **randomly initialised** (torchvision's `vgg16` init: Kaiming normal, fan
 //! out, zero biases) and frozen: the script loads ImageNet weights (`pretrained=True`), which
 //! cannot be downloaded here. The work per step is the same; the loss values are not the
-//! script's. Data are synthetic: a fresh batch of random 8-bit content images every step
-//! (pixel values 0…255 as floats, as `ToTensor().mul(255)` gives), made on the host by a
-//! loader of `workers` threads (`host_loader`) whose iterator each observation starts inside
-//! its timer and stops at its end, and copied to the device, as the script's
+//! script's. The content images are run.sh's `--dataset $DATA_DIRECTORY/ImageNet/train`
+//! (or the job's `dataset`), read as neural_style.py:37-45 reads them: ImageFolder,
+//! Resize(image_size) as Pillow does it, CenterCrop, ToTensor, `mul(255)` (`image_data`);
+//! with `--synthetic-data`, random 8-bit images (pixel values 0…255 as floats). A fresh
+//! batch every step, made on the host by a loader of `workers` threads (`host_loader`)
+//! whose iterator each observation starts inside its timer and stops at its end, and
+//! copied to the device, as the script's
 //! `DataLoader(train_dataset, batch_size, num_workers)` (neural_style.py:45,71). That loader
 //! does not shuffle, so each observation's new iterator starts again at the dataset's first
 //! images: here too, an observation's k-th batch is the same in every observation (batch k
@@ -31,6 +34,7 @@
 //! matrices and losses in float32 for float16/bfloat16 nets.
 
 use super::host_loader::{EpochLoader, Order, Recipe, on_device};
+use super::image_data::{self, Images};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
 use tch::nn::{self, Module, OptimizerConfig};
@@ -39,6 +43,7 @@ use tch::{Device, Kind, Reduction, Tensor};
 pub(super) const SOURCE: &str = concat!(
     include_str!("fast_style.rs"),
     include_str!("host_loader.rs"),
+    include_str!("image_data.rs"),
     include_str!("loader.rs")
 );
 
@@ -323,12 +328,41 @@ fn content_recipe(n: i64, size: i64) -> Recipe {
     Recipe::normalized(n as usize, (size * size) as usize, 0, &channels, &sd)
 }
 
+/// run.sh's `--dataset $DATA_DIRECTORY/ImageNet/train` (the jobs name none) through
+/// neural_style.py:37-45's Resize, CenterCrop, ToTensor and `mul(255)`, not shuffled;
+/// with `--synthetic-data`, [`content_recipe`]'s noise.
+fn content_images(
+    ctx: &Ctx,
+    args: &BenchArgs,
+    batch_size: i64,
+    size: i64,
+) -> Result<Images, BenchError> {
+    if ctx.synthetic {
+        return Ok(Images::Memory(content_recipe(batch_size, size)));
+    }
+    let mut args = args.clone();
+    args.batch_size = batch_size;
+    if ctx.string(&args, &["dataset"])?.is_none() {
+        let train = ctx.data_directory("ImageNet/train")?.join("ImageNet/train");
+        let train = mlbench_schema::value::Value::Str(train.display().to_string());
+        args.extra.insert("dataset".to_owned(), train);
+    }
+    let pipeline = image_data::Pipeline::CenterCrop {
+        size: size as usize,
+        norm: mlbench_datasets::images::transforms::Normalisation::Times255,
+    };
+    let files = image_data::open(ctx, &args, "dataset", pipeline, false)?;
+    let files = files.ok_or_else(|| ctx.failed("no content images"))?;
+    Ok(Images::Files(files))
+}
+
 struct FastStyle {
     transformer: TransformerNet,
     vgg: Vgg16,
     opt: nn::Optimizer,
     /// The content images (`train_loader`): the same batches each observation.
-    content: EpochLoader<Recipe>,
+    content: EpochLoader<Images>,
+    name: &'static str,
     /// `[batch, 3, size, size]`.
     shape: [i64; 4],
     kind: Kind,
@@ -381,8 +415,8 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<FastStyle, BenchError> {
         .build(&vs, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
     let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
-    let recipe = content_recipe(batch_size, image_size);
-    let content = EpochLoader::new(recipe, args.seed as u64, workers, Order::Restart);
+    let content = content_images(ctx, args, batch_size, image_size)?;
+    let content = EpochLoader::new(content, args.seed as u64, workers, Order::Restart);
     let loss_kind = if ctx.kind == Kind::Double {
         Kind::Double
     } else {
@@ -402,6 +436,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<FastStyle, BenchError> {
         vgg,
         opt,
         content,
+        name: ctx.name,
         shape: [batch_size, 3, image_size, image_size],
         kind: ctx.kind,
         device: ctx.device,
@@ -441,8 +476,14 @@ impl FastStyle {
 
 impl Train for FastStyle {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let batch = self.content.next_batch();
-        let x = on_device(&batch.images, &self.shape, self.device, self.kind);
+        let batch = self.content.next_batch().map_err(|e| BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: e.to_string(),
+        })?;
+        // An epoch's last batch may be short (a DataLoader without `drop_last`).
+        let [_, c, h, w] = self.shape;
+        let n = batch.images.len() as i64 / (c * h * w);
+        let x = on_device(&batch.images, &[n, c, h, w], self.device, self.kind);
         let y = self.transformer.forward(&x);
         let loss = self.loss(&y, &x);
         self.opt.backward_step(&loss);
@@ -612,6 +653,7 @@ mod tests {
             extra: [
                 ("image_size".to_owned(), Value::Int(16)),
                 ("style_size".to_owned(), Value::Int(8)),
+                ("synthetic_data".to_owned(), Value::Bool(true)),
             ]
             .into(),
         }
@@ -650,8 +692,9 @@ mod tests {
         let mut model = new_model(&ctx, &args).unwrap();
         let observation = |model: &mut FastStyle, r| {
             model.begin_observation(r);
-            let batches: Vec<Vec<f32>> =
-                (0..3).map(|_| model.content.next_batch().images).collect();
+            let batches: Vec<Vec<f32>> = (0..3)
+                .map(|_| model.content.next_batch().unwrap().images)
+                .collect();
             let _ = model.end_observation(r);
             batches
         };
@@ -752,7 +795,7 @@ mod tests {
             number: 1,
             repeat: 1,
             seed: 100,
-            extra: BTreeMap::new(),
+            extra: [("synthetic_data".to_owned(), Value::Bool(true))].into(),
         };
         let ctx = ctx(&args);
         let start = std::time::Instant::now();

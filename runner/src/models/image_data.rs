@@ -3,7 +3,7 @@
 //! keyed by (seed, batch index), so that any worker thread makes the same batch.
 
 use super::Ctx;
-use super::host_loader::{HostBatch, Maker};
+use super::host_loader::{HostBatch, HostLoader, Maker, Recipe};
 use crate::bench::{BenchArgs, BenchError};
 use mlbench_datasets::DataError;
 pub(super) use mlbench_datasets::images::Pipeline;
@@ -37,9 +37,51 @@ impl Maker for FolderBatches {
     }
 }
 
-/// The folder the job's `key` argument names (`data`, `dataroot`), when it names one:
-/// `None` without the argument (the bench then makes its batches in memory); an error
-/// naming the path and the command that makes it when the folder holds no image.
+/// A copy's batches: a folder's images, or noise made in memory (`--synthetic-data`).
+pub(super) enum Batches {
+    /// Noise made in memory.
+    Memory(HostLoader),
+    /// The data folder's images.
+    Files(HostLoader<FolderBatches>),
+}
+
+impl Batches {
+    /// The next batch; a file that cannot be read is the step's failure.
+    pub(super) fn next(&mut self, bench: &str) -> Result<HostBatch, BenchError> {
+        match self {
+            Batches::Memory(l) => Ok(l.next_batch()),
+            Batches::Files(l) => l.next_batch().map_err(|e| BenchError::Failed {
+                bench: bench.to_owned(),
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// The images of an [`EpochLoader`]: a folder's, or noise made in memory
+/// (`--synthetic-data`).
+pub(super) enum Images {
+    /// Noise made in memory.
+    Memory(Recipe),
+    /// A folder's images, as the script's ImageFolder and transforms read them.
+    Files(FolderBatches),
+}
+
+impl Maker for Images {
+    type Batch = Result<HostBatch, DataError>;
+
+    fn make(&self, seed: u64, index: u64) -> Self::Batch {
+        match self {
+            Images::Memory(recipe) => Ok(recipe.make(seed, index)),
+            Images::Files(files) => files.make(seed, index),
+        }
+    }
+}
+
+/// The folder the job's `key` argument names (`data`, `dataroot`): `None` with
+/// `--synthetic-data` (the bench then makes its batches in memory); an error naming the
+/// path and the command that makes it when the folder holds no image, or when the job
+/// names none.
 pub(super) fn open(
     ctx: &Ctx,
     args: &BenchArgs,
@@ -47,14 +89,12 @@ pub(super) fn open(
     pipeline: Pipeline,
     shuffle: bool,
 ) -> Result<Option<FolderBatches>, BenchError> {
-    let Some(path) = ctx.string(args, &[key])?.filter(|p| !p.is_empty()) else {
+    if ctx.synthetic {
         return Ok(None);
-    };
-    let missing = |why: String| {
-        ctx.arg_error(format!(
-            "--{key}: {why}; for this bench: `mlbench data prepare $DATA_DIRECTORY --bench {}`",
-            ctx.name
-        ))
+    }
+    let missing = |why: String| ctx.arg_error(format!("--{key}: {why}; {}", ctx.prepare_hint()));
+    let Some(path) = ctx.string(args, &[key])?.filter(|p| !p.is_empty()) else {
+        return Err(missing("the job names no folder of images".to_owned()));
     };
     let folder = ImageFolder::open(Path::new(&path)).map_err(|e| missing(e.to_string()))?;
     if folder.is_empty() {
@@ -70,9 +110,4 @@ pub(super) fn open(
         pipeline,
         sampling,
     }))
-}
-
-/// Whether `args` name a data folder under `key` (the bench then reads its files).
-pub(super) fn named(args: &BenchArgs, key: &str) -> bool {
-    matches!(args.extra.get(key), Some(mlbench_schema::value::Value::Str(s)) if !s.trim().is_empty())
 }

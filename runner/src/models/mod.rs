@@ -13,7 +13,7 @@
 //! host by `host_loader`'s worker threads and copied to the device. What a model logs and
 //! does around its steps is its script's ([`Train`]'s hooks, `crate::bench`).
 
-use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DeviceSpec, Logs};
+use crate::bench::{Bench, BenchArgs, BenchError, BenchFactory, DataSource, DeviceSpec, Logs};
 use mlbench_schema::value::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::ThreadId;
@@ -82,6 +82,40 @@ const BENCHES: &[(&str, &str, Builder)] = &[
 /// (`crate::scaling` sweeps their world sizes): name → model source.
 const RANKED: &[(&str, &str)] = &[("scaling", scaling::SOURCE)];
 
+/// The benches that read their data set's files as their scripts do (through
+/// `mlbench_datasets`); the other benches whose scripts read files make noise and say so
+/// ([`DataSource::Synthetic`]).
+const READERS: &[&str] = &[
+    "loader",
+    "convnet",
+    "convnet_fp16",
+    "convnet_distributed",
+    "convnet_distributed_fp16",
+    "dcgan",
+    "dcgan_all",
+    "fast_style",
+    "recom",
+    "toy_lstm",
+    "vae",
+    "wlm",
+    "wlmfp16",
+];
+
+/// A reader's source: the model's, then the data sets crate's, whose decoding and
+/// transforms are part of what the bench runs (made once per bench, kept for the process).
+fn with_readers(name: &str, model: &'static str) -> &'static str {
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, OnceLock};
+    static MADE: OnceLock<Mutex<BTreeMap<String, &'static str>>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    made.entry(name.to_owned()).or_insert_with(|| {
+        Box::leak(format!("{model}{}", mlbench_datasets::SOURCE).into_boxed_str())
+    })
+}
+
 /// The benches of the suite implemented on tch.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Models;
@@ -120,11 +154,15 @@ impl BenchFactory for Models {
     }
 
     fn source(&self, name: &str) -> Option<&'static str> {
-        BENCHES
+        let model = BENCHES
             .iter()
             .find(|(n, _, _)| *n == name)
             .map(|(_, source, _)| *source)
-            .or_else(|| RANKED.iter().find(|(n, _)| *n == name).map(|(_, s)| *s))
+            .or_else(|| RANKED.iter().find(|(n, _)| *n == name).map(|(_, s)| *s))?;
+        Some(match READERS.contains(&name) {
+            true => with_readers(name, model),
+            false => model,
+        })
     }
 
     fn rank(
@@ -148,21 +186,16 @@ impl BenchFactory for Models {
         })?
     }
 
-    fn reads_data(&self, name: &str, args: &BenchArgs) -> bool {
-        match name {
-            // loaders.py reads its folder (a synthetic one is made there when empty).
-            "loader" => true,
-            "convnet" | "convnet_fp16" => image_data::named(args, "data"),
-            "dcgan" => image_data::named(args, "dataroot"),
-            "vae" => vae::mnist_root().is_some(),
-            "wlm" | "wlmfp16" => {
-                let given = match args.extra.get("data") {
-                    Some(mlbench_schema::value::Value::Str(s)) => Some(s.as_str()),
-                    _ => None,
-                };
-                wlm::corpus_folder(given).is_some()
-            }
-            _ => false,
+    fn data_source(&self, name: &str, args: &BenchArgs) -> DataSource {
+        if !mlbench_datasets::sets::reads_files(name) {
+            DataSource::Generated
+        } else if args.synthetic_data() {
+            DataSource::Synthetic
+        } else if READERS.contains(&name) {
+            DataSource::Files
+        } else {
+            // A script that reads files whose reader mlbench lacks: noise, and it says so.
+            DataSource::Synthetic
         }
     }
 
@@ -313,6 +346,8 @@ pub(crate) struct Ctx {
     pub device: Device,
     /// The parameters' and inputs' kind: Float unless `--half`/`--fp16`/`--dtype` say otherwise.
     pub kind: Kind,
+    /// `--synthetic-data`: batches made in memory where the script reads files.
+    pub synthetic: bool,
 }
 
 impl Ctx {
@@ -341,6 +376,7 @@ impl Ctx {
             name,
             device,
             kind: Kind::Float,
+            synthetic: args.synthetic_data(),
         };
         let kind = ctx0.precision(args)?;
         if matches!(kind, Kind::Half) && device == Device::Cpu {
@@ -374,6 +410,28 @@ impl Ctx {
 
     pub fn is_cuda(&self) -> bool {
         self.device != Device::Cpu
+    }
+
+    /// What makes this bench's data set, and the way around it: the tail of every
+    /// missing-data error.
+    pub fn prepare_hint(&self) -> String {
+        format!(
+            "`mlbench data prepare $DATA_DIRECTORY --bench {}` makes it (or `mlbench run \
+             --synthetic-data` for batches made in memory)",
+            self.name
+        )
+    }
+
+    /// `$DATA_DIRECTORY` (config.env's), under which the script reads its data set `what`;
+    /// an error saying how to make it when it is not set.
+    pub fn data_directory(&self, what: &str) -> Result<std::path::PathBuf, BenchError> {
+        match std::env::var_os("DATA_DIRECTORY") {
+            Some(dir) if !dir.is_empty() => Ok(dir.into()),
+            _ => Err(self.arg_error(format!(
+                "the script reads {what} under $DATA_DIRECTORY, which is not set; {}",
+                self.prepare_hint()
+            ))),
+        }
     }
 
     pub fn arg_error(&self, message: impl Into<String>) -> BenchError {

@@ -85,6 +85,31 @@ impl Ratings {
         }
     }
 
+    /// The training file's positive pairs, by user (the script's `self.data` and
+    /// `self.mat`): `nb_users` and `nb_items` one more than the largest ids, each user's
+    /// items sorted and once.
+    fn from_pairs(pairs: &mlbench_datasets::movielens::Pairs) -> Ratings {
+        let (users, items) = pairs.counts();
+        let mut by_user: Vec<Vec<u32>> = vec![Vec::new(); users];
+        for (&u, &j) in pairs.users.iter().zip(&pairs.items) {
+            by_user[u as usize].push(j as u32);
+        }
+        let mut offsets = Vec::with_capacity(users + 1);
+        let mut all = Vec::with_capacity(pairs.items.len());
+        offsets.push(0);
+        for mut mine in by_user {
+            mine.sort_unstable();
+            mine.dedup();
+            all.extend(mine);
+            offsets.push(all.len() as u32);
+        }
+        Ratings {
+            offsets,
+            items: all,
+            nb_items: items as u32,
+        }
+    }
+
     /// The positive pairs (`len(self.data)`).
     fn len(&self) -> u64 {
         self.items.len() as u64
@@ -180,6 +205,47 @@ fn loading_data(
     batch_size: i64,
 ) -> Result<(EpochLoader<Samples>, f64), BenchError> {
     let start = Instant::now();
+    let negatives = ctx.int(args, &["negative_samples"], 4)?;
+    let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
+    let seed = args.seed as u64;
+    let ratings = match ctx.synthetic {
+        true => synthetic_ratings(ctx, args, seed)?,
+        false => file_ratings(ctx, args)?,
+    };
+    if negatives < 0 {
+        return Err(ctx.arg_error("--negative-samples: at least 0"));
+    }
+    let samples = Samples {
+        ratings,
+        negatives: negatives as u64,
+        count: batch_size as usize,
+    };
+    let loader = EpochLoader::new(samples, seed, workers, Order::Continue);
+    Ok((loader, start.elapsed().as_secs_f64()))
+}
+
+/// ncf.py:124: `CFTrainDataset(os.path.join(args.data, 'train-ratings.csv'))`, the job's
+/// data folder (`$DATA_DIRECTORY/ml-20m`, convert.py's output).
+fn file_ratings(ctx: &Ctx, args: &BenchArgs) -> Result<Ratings, BenchError> {
+    use mlbench_datasets::movielens;
+    let Some(folder) = ctx.string(args, &["data"])?.filter(|d| !d.is_empty()) else {
+        let why = format!("the job names no data folder; {}", ctx.prepare_hint());
+        return Err(ctx.arg_error(why));
+    };
+    let path = std::path::Path::new(&folder).join(movielens::TRAIN);
+    let pairs = movielens::read_pairs(&path)
+        .map_err(|e| ctx.arg_error(format!("{e}; {}", ctx.prepare_hint())))?;
+    let ratings = Ratings::from_pairs(&pairs);
+    let most = u64::from(u32::MAX);
+    if ratings.nb_items < 2 || ratings.len() == 0 || ratings.len() > most {
+        let why = "the training pairs need 2 items at least, 1 to 2³² pairs";
+        return Err(ctx.arg_error(format!("{}: {why}", path.display())));
+    }
+    Ok(ratings)
+}
+
+/// With `--synthetic-data`: a random set in ml-20m's shape.
+fn synthetic_ratings(ctx: &Ctx, args: &BenchArgs, seed: u64) -> Result<Ratings, BenchError> {
     let users = ctx.size(args, &["users"], 138_493)?;
     let items = ctx.size(args, &["items"], 26_744)?;
     // Without --ratings, ml-20m's density (19,861,770 of 138,493 × 26,744 pairs), so that
@@ -187,23 +253,19 @@ fn loading_data(
     let density = 19_861_770.0 / (138_493.0 * 26_744.0);
     let sparse = ((users.max(1) as f64) * (items.max(1) as f64) * density).round() as i64;
     let ratings = ctx.size(args, &["ratings"], sparse.max(users.max(1)))?;
-    let negatives = ctx.int(args, &["negative_samples"], 4)?;
-    let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
     let most = i64::from(u32::MAX);
-    if items < 2 || users > most || items > most || ratings > most || negatives < 0 {
+    if items < 2 || users > most || items > most || ratings > most {
         return Err(ctx.arg_error(
             "--items at least 2 (a rated item and another), --users, --items and --ratings \
-             below 2³², --negative-samples at least 0",
+             below 2³²",
         ));
     }
-    let seed = args.seed as u64;
-    let samples = Samples {
-        ratings: Ratings::new(users as u32, items as u32, ratings as u64, seed),
-        negatives: negatives as u64,
-        count: batch_size as usize,
-    };
-    let loader = EpochLoader::new(samples, seed, workers, Order::Continue);
-    Ok((loader, start.elapsed().as_secs_f64()))
+    Ok(Ratings::new(
+        users as u32,
+        items as u32,
+        ratings as u64,
+        seed,
+    ))
 }
 
 pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, BenchError> {
@@ -364,6 +426,23 @@ mod tests {
         assert_eq!(capped.offsets, [0, 2, 4]);
     }
 
+    /// The training file's pairs as the script's `data` and `mat`: ids counted from the
+    /// largest (user 3 unrated still counts: `nb_users` is 4), each user's items sorted,
+    /// a repeated pair once; item 7 the largest, so 8 items.
+    #[test]
+    fn the_training_file_gives_the_users_items_and_their_pairs() {
+        let pairs = mlbench_datasets::movielens::Pairs {
+            users: vec![2, 0, 0, 2, 0, 2, 3],
+            items: vec![5, 7, 1, 0, 1, 5, 4],
+        };
+        let r = Ratings::from_pairs(&pairs);
+        assert_eq!(r.nb_items, 8);
+        assert_eq!(r.offsets, [0, 2, 2, 4, 5]);
+        assert_eq!(r.items, [1, 7, 0, 5, 4]);
+        assert!(r.has(0, 7) && r.has(2, 0) && !r.has(1, 1) && !r.has(0, 5));
+        assert_eq!(r.pair(3), (2, 5));
+    }
+
     /// `__getitem__`: index 5k is pair k, label 1; 5k + 1 … 5k + 4 pair k's user with an
     /// item they did not rate, label 0. A batch depends on the seed and its index alone.
     #[test]
@@ -402,6 +481,7 @@ mod tests {
             ("users", int(5)),
             ("items", int(7)),
             ("layers", "8 4".into()),
+            ("synthetic_data", mlbench_schema::value::Value::Bool(true)),
         ];
         let args = BenchArgs {
             batch_size: 4,

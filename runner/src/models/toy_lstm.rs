@@ -4,9 +4,14 @@
 //! closure, which SGD calls once: one full-batch forward and backward over the whole
 //! sequence per step, its loss logged. (An earlier mlbench trained with L-BFGS, which the
 //! suite never used.)
-//! Args: `samples` (100 waves, of which 97 train), `length` (1000), `hidden` (51),
-//! `dtype` (float32; float64/bfloat16 on any device, float16 on CUDA). The learning rate is
-//! the script's constant, not an argument.
+//! Data as the script's (train.py:71-75): the waves of
+//! `$DATA_DIRECTORY/time_series_prediction` (`mlbench data prepare` writes them as
+//! `traindata.npy`: the script's values, recomputed from its seed), rows 3… the training
+//! set, each row's samples but the last the input and but the first the target. With
+//! `--synthetic-data`, waves made on the device the script's way (`samples` × `length`).
+//! Args: `samples` (100 waves, of which 97 train) and `length` (1000), for synthetic waves
+//! only; `hidden` (51), `dtype` (float32; float64/bfloat16 on any device, float16 on
+//! CUDA). The learning rate is the script's constant, not an argument.
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError};
@@ -14,6 +19,33 @@ use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Kind, Reduction, Tensor};
 
 pub(super) const SOURCE: &str = include_str!("toy_lstm.rs");
+
+/// The waves the script trains on: the data set's, or with `--synthetic-data` made as
+/// generate_sine_wave.py makes them (`samples` × `length`), float64 on the device.
+fn waves(ctx: &Ctx, args: &BenchArgs) -> Result<Tensor, BenchError> {
+    let (rows, cols, data) = if ctx.synthetic {
+        let samples = ctx.size(args, &["samples"], 100)?;
+        let length = ctx.size(args, &["length"], 1000)?;
+        // generate_sine_wave.py: x = arange(L) + randint(-4T, 4T, N); data = sin(x / T).
+        let x = Tensor::arange(length, (Kind::Double, ctx.device)).unsqueeze(0)
+            + Tensor::randint_low(-4 * 20, 4 * 20, [samples, 1], ctx.int_opts())
+                .to_kind(Kind::Double);
+        (samples, length, (x / mlbench_datasets::sine::T).sin())
+    } else {
+        let root = ctx.data_directory("the sine waves")?;
+        let read = mlbench_datasets::sine::read(&root)
+            .map_err(|e| ctx.arg_error(format!("{e}; {}", ctx.prepare_hint())))?;
+        let data = Tensor::from_slice(&read.data)
+            .view([read.rows as i64, read.cols as i64])
+            .to_device(ctx.device);
+        (read.rows as i64, read.cols as i64, data)
+    };
+    if rows < 4 || cols < 2 {
+        let why = format!("{rows} waves of {cols} samples: toy_lstm needs 4 waves of 2 at least");
+        return Err(ctx.arg_error(why));
+    }
+    Ok(data)
+}
 
 struct Cell {
     w_ih: Tensor,
@@ -69,17 +101,9 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 }
 
 fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<ToyLstm, BenchError> {
-    let samples = ctx.size(args, &["samples"], 100)?;
-    let length = ctx.size(args, &["length"], 1000)?;
     let hidden = ctx.size(args, &["hidden"], 51)?;
-    if samples < 4 || length < 2 {
-        return Err(ctx.arg_error("toy_lstm needs --samples ≥ 4 and --length ≥ 2"));
-    }
-    // generate_sine_wave.py: x = arange(L) + randint(-4T, 4T, N); data = sin(x / T), T = 20.
-    let t = 20.0;
-    let x = Tensor::arange(length, (Kind::Double, ctx.device)).unsqueeze(0)
-        + Tensor::randint_low(-4 * 20, 4 * 20, [samples, 1], ctx.int_opts()).to_kind(Kind::Double);
-    let data = (x / t).sin().to_kind(ctx.kind);
+    let data = waves(ctx, args)?.to_kind(ctx.kind);
+    let (samples, length) = (data.size()[0], data.size()[1]);
     let input = data.narrow(0, 3, samples - 3).narrow(1, 0, length - 1);
     let target = data.narrow(0, 3, samples - 3).narrow(1, 1, length - 1);
 
@@ -150,6 +174,7 @@ mod tests {
                 ("length".to_owned(), Value::Int(9)),
                 ("hidden".to_owned(), Value::Int(4)),
                 ("dtype".to_owned(), Value::from("float64")),
+                ("synthetic_data".to_owned(), Value::Bool(true)),
             ]
             .into(),
         };

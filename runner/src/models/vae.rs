@@ -72,7 +72,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let opt = nn::Adam::default()
         .build(&vs, 1e-3)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let batches = match mnist_root() {
+    let batches = match mnist_root(ctx)? {
         Some(_) if side != 28 => {
             let why = format!("--image_size {side}: MNIST's images are 28×28");
             return Err(ctx.arg_error(why));
@@ -171,15 +171,26 @@ impl Maker for Batches {
 }
 
 /// The data root whose MNIST the script reads (`$DATA_DIRECTORY`, where `mlbench data
-/// prepare` writes `mnist/MNIST/raw`), when its training files are there.
-pub(super) fn mnist_root() -> Option<PathBuf> {
-    let root = PathBuf::from(std::env::var_os("DATA_DIRECTORY")?);
+/// prepare` writes `mnist/MNIST/raw`); `None` with `--synthetic-data`; an error naming
+/// the file missing and the command that makes it.
+pub(super) fn mnist_root(ctx: &Ctx) -> Result<Option<PathBuf>, BenchError> {
+    if ctx.synthetic {
+        return Ok(None);
+    }
+    let root = ctx.data_directory("MNIST")?;
     let raw = root.join(mlbench_datasets::mnist::RAW);
     let files = [
         mlbench_datasets::mnist::TRAIN_IMAGES,
         mlbench_datasets::mnist::TRAIN_LABELS,
     ];
-    files.iter().all(|f| raw.join(f).is_file()).then_some(root)
+    match files.iter().map(|f| raw.join(f)).find(|f| !f.is_file()) {
+        Some(absent) => Err(ctx.arg_error(format!(
+            "{}: no such file; {}",
+            absent.display(),
+            ctx.prepare_hint()
+        ))),
+        None => Ok(Some(root)),
+    }
 }
 
 impl Train for Vae {

@@ -209,7 +209,7 @@ impl TokenSets {
     /// The corpus the job reads ([`corpus_folder`]), batchified as the script does, or,
     /// without it, synthetic ids of the real corpus's sizes (`ntokens`, `val_tokens`).
     fn make(ctx: &Ctx, args: &BenchArgs, rows: i64, batch: i64) -> Result<TokenSets, BenchError> {
-        let corpus = match corpus_folder(ctx.string(args, &["data"])?.as_deref()) {
+        let corpus = match corpus_folder(ctx, ctx.string(args, &["data"])?.as_deref())? {
             Some(dir) => Some(
                 mlbench_datasets::wikitext::Corpus::read(&dir)
                     .map_err(|e| ctx.failed(e.to_string()))?,
@@ -264,18 +264,34 @@ fn check_val_rows(ctx: &Ctx, tokens: i64) -> Result<(), BenchError> {
 
 /// The wikitext folder the job reads: its `data` argument (`given`) where that folder
 /// holds the corpus, else `$DATA_DIRECTORY/wikitext-2` (where `mlbench data prepare`
-/// writes it: the script's default is a folder of the suite's checkout); `None` when
-/// neither holds it (the batches are then made in memory, and the entries say so).
-pub(super) fn corpus_folder(given: Option<&str>) -> Option<PathBuf> {
+/// writes it: the script's default is a folder of the suite's checkout); `None` with
+/// `--synthetic-data`; an error naming the folders tried when neither holds it.
+fn corpus_folder(ctx: &Ctx, given: Option<&str>) -> Result<Option<PathBuf>, BenchError> {
+    if ctx.synthetic {
+        return Ok(None);
+    }
     let prepared = std::env::var_os("DATA_DIRECTORY")
         .map(|d| PathBuf::from(d).join(mlbench_datasets::wikitext::FOLDER));
-    let holds =
-        |dir: &PathBuf| (mlbench_datasets::wikitext::FILES.iter()).all(|f| dir.join(f).is_file());
-    given
+    let tried: Vec<PathBuf> = given
         .map(PathBuf::from)
         .into_iter()
         .chain(prepared)
-        .find(holds)
+        .collect();
+    let holds =
+        |dir: &&PathBuf| (mlbench_datasets::wikitext::FILES.iter()).all(|f| dir.join(f).is_file());
+    if let Some(dir) = tried.iter().find(holds) {
+        return Ok(Some(dir.clone()));
+    }
+    let names: Vec<String> = tried.iter().map(|d| d.display().to_string()).collect();
+    let tried = match names.is_empty() {
+        true => "no --data and no $DATA_DIRECTORY".to_owned(),
+        false => format!(
+            "no {} in {}",
+            mlbench_datasets::wikitext::FILES.join(", "),
+            names.join(" or ")
+        ),
+    };
+    Err(ctx.arg_error(format!("{tried}; {}", ctx.prepare_hint())))
 }
 
 /// The script's `batchify(ids, batch)`: the first `rows × batch` ids as `[rows, batch]`,
@@ -503,6 +519,7 @@ mod tests {
                 ("ntokens", i(20)),
                 ("val_tokens", i(95)),
                 ("dropout", Value::Float(0.0)),
+                ("synthetic_data", Value::Bool(true)),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -672,6 +689,7 @@ mod tests {
                 ("emsize", Value::Int(2)),
                 ("nhid", Value::Int(2)),
                 ("val_tokens", Value::Int(20)),
+                ("synthetic_data", Value::Bool(true)),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -712,6 +730,7 @@ mod tests {
             name: "wlmfp16",
             device: Device::Cpu,
             kind: Kind::Half,
+            synthetic: true,
         };
         let mut m = new_model(&ctx, &args).unwrap();
         let Optimizer::Fp16(_) = &m.opt else {
