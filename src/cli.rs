@@ -453,6 +453,10 @@ pub enum PlotKind {
     Scaling,
     /// Each bench's power over time from a run's telemetry files, per device and copy.
     Power,
+    /// Items/s against batch size, a line per bench and a chart per GPU model (`report
+    /// --by batch_size`'s figures).
+    #[value(alias = "batch_size")]
+    BatchSize,
 }
 
 /// Image formats.
@@ -629,7 +633,7 @@ pub struct PlotArgs {
         value_name = "MODEL",
         value_parser = GpuModelParser,
         hide_possible_values = true,
-        required_if_eq_any = [("kind", "report"), ("kind", "runs")]
+        required_if_eq_any = [("kind", "report"), ("kind", "runs"), ("kind", "batch-size")]
     )]
     pub gpu_model: Option<String>,
 
@@ -890,6 +894,21 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub precision: PrecisionArgs,
+
+    /// Throughput by batch size instead of the scores: entries that differ only in
+    /// `--batch-size` are one bench at several; per bench and GPU model, items/s with its
+    /// interval at each, the ratio to the smallest, the best batch and where a larger one
+    /// stops paying (docs/batch-size.md; `mlbench plot batch-size` draws it).
+    #[arg(long, value_enum, value_name = "FIELD", conflicts_with_all = ["html", "check", "price", "ci"])]
+    pub by: Option<ReportBy>,
+}
+
+/// `report --by`: the field the report is laid out by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportBy {
+    /// The `--batch-size` each entry was given.
+    #[value(name = "batch_size", alias = "batch-size")]
+    BatchSize,
 }
 
 /// The precision a run count is judged by (`report`; docs/scoring.md, "How many runs").

@@ -148,6 +148,10 @@ pub struct TargetTable {
     /// Where a table made from a submission comes from (`[provenance]`, written by
     /// `mlbench targets`); `None` for the others.
     pub provenance: Option<TargetsProvenance>,
+    /// A field whose values are one sweep of every bench (`batch_size` under `report --by
+    /// batch_size`): pooled over like a row's `pool_over`, for every bench, and no selection
+    /// rule on it applies ([`TargetTable::sweeping`]). `None` in every table read from a file.
+    pub swept: Option<String>,
 }
 
 /// Where a target table made from a baseline submission comes from: the `[provenance]`
@@ -410,6 +414,7 @@ impl TargetTable {
             select,
             runtime,
             provenance: raw.provenance,
+            swept: None,
         })
     }
 
@@ -488,6 +493,7 @@ impl TargetTable {
             select: Vec::new(),
             runtime: None,
             provenance: None,
+            swept: None,
         })
     }
 
@@ -507,11 +513,40 @@ impl TargetTable {
         self.exclude.iter().any(|b| b == bench)
     }
 
-    /// The rule of `bench` that drops `entry`, if one does.
+    /// The rule of `bench` that drops `entry`, if one does (a rule on the
+    /// [`TargetTable::swept`] field never does).
     pub fn rejecting_rule(&self, bench: &str, entry: &ReportEntry) -> Option<&SelectionRule> {
         self.select
             .iter()
+            .filter(|r| !self.is_swept_rule(r))
             .find(|r| r.bench() == bench && !r.keeps(entry))
+    }
+
+    fn is_swept_rule(&self, rule: &SelectionRule) -> bool {
+        match (rule, &self.swept) {
+            (SelectionRule::Equals { field, .. }, Some(swept)) => field == swept,
+            _ => false,
+        }
+    }
+
+    /// The table with `field` swept ([`TargetTable::swept`]): entries that differ in it
+    /// only are one bench at several values, not conflicting configurations.
+    pub fn sweeping(mut self, field: &str) -> TargetTable {
+        self.swept = Some(field.to_owned());
+        self
+    }
+
+    /// The fields the entries of `bench` are pooled over when they are grouped by
+    /// configuration: its row's `pool_over` and the [`TargetTable::swept`] field.
+    pub fn pooled_fields(&self, bench: &str) -> std::borrow::Cow<'_, [String]> {
+        match &self.swept {
+            None => std::borrow::Cow::Borrowed(self.pool_over(bench)),
+            Some(field) => {
+                let mut fields = self.pool_over(bench).to_vec();
+                fields.push(field.clone());
+                std::borrow::Cow::Owned(fields)
+            }
+        }
     }
 
     /// The benches a complete submission must have a result for: every row not excluded.

@@ -36,6 +36,17 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     for warning in targets.iter().flat_map(TargetTable::warnings) {
         eprintln!("warning: {warning}");
     }
+    if args.kind == PlotKind::BatchSize {
+        let Some(targets) = targets else {
+            let message = "the batch-size plot needs --gpu-model MODEL";
+            return Err(CommandError::Usage(message.into()));
+        };
+        let (name, max_bytes) = (args.compare.name.as_deref(), args.compare.size.max_bytes);
+        // Whatever the runs, as the other plots draw them; unreadable input refused.
+        let of = (targets, 1, false);
+        let sweep = super::report::batch_sweep_of(submissions, name, max_bytes, of)?;
+        return write_and_say(args, &mlbench_export::charts::batch_sweep_charts(&sweep)?);
+    }
     let options = CompareOptions::from(&args.compare);
     let loaded = compare::load_all(submissions, &options, compare::Keep::Reports)?;
     let mut charts: Vec<Named> = Vec::new();
@@ -72,7 +83,7 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             let table = mlbench_analyzer::scaling::scaling(&loaded)?;
             charts.push(("scaling".into(), scaling_chart(&table)?));
         }
-        PlotKind::Power => unreachable!("drawn above"),
+        PlotKind::Power | PlotKind::BatchSize => unreachable!("drawn above"),
         PlotKind::Loss => {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.

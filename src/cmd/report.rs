@@ -8,10 +8,45 @@ use mlbench_analyzer::inputs::read_report_inputs;
 use mlbench_analyzer::page::report_page;
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
-use mlbench_results::ReportDoc;
+use mlbench_results::{BatchSweep, ReportDoc};
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings};
 use mlbench_submission::Limits;
+
+/// `report --by batch_size`: throughput against batch size instead of the scores.
+fn by_batch_size(args: &ReportArgs, targets: TargetTable) -> Result<Outcome, CommandError> {
+    let (paths, name, max_bytes) = (&args.submissions, args.name.as_deref(), args.size.max_bytes);
+    let of = (targets, args.min_runs, args.skip_unreadable);
+    let sweep = batch_sweep_of(paths, name, max_bytes, of)?;
+    // Table and Markdown carry the notes; for the data formats they go to standard error.
+    if !matches!(args.format, Format::Table | Format::Markdown) || args.output.is_some() {
+        sweep.notes.iter().for_each(|line| eprintln!("{line}"));
+    }
+    let exporter: &dyn Exporter<BatchSweep> = match args.format {
+        Format::Table => &Table,
+        Format::Json => &Json,
+        Format::Csv => &Csv,
+        Format::Markdown => &Markdown,
+    };
+    write(exporter, &sweep, args.output.as_deref(), args.force)?;
+    Ok(Outcome::Ok)
+}
+
+/// The batch-size view of the submission at `paths`, read with `batch_size` swept; its
+/// unreadable input listed on standard error, and refused unless `skip`.
+pub fn batch_sweep_of(
+    paths: &[std::path::PathBuf],
+    name: Option<&str>,
+    max_bytes: u64,
+    (targets, min_runs, skip): (TargetTable, u32, bool),
+) -> Result<BatchSweep, CommandError> {
+    let targets = mlbench_analyzer::batch_sweep::sweep_targets(targets);
+    let loaded = mlbench_analyzer::inputs::read_samples(paths, name, max_bytes, &targets)?;
+    let (lines, refused) = loaded.unreadable_lines(skip);
+    lines.iter().for_each(|line| eprintln!("{line}"));
+    refused.map_or(Ok(()), |why| Err(CommandError::Input(why)))?;
+    Ok(mlbench_analyzer::batch_sweep::sweep_of(&loaded.set, min_runs)?)
+}
 
 fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
     match format {
@@ -41,6 +76,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     }
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
+    if args.by.is_some() {
+        return by_batch_size(args, targets);
+    }
     let clock = Timings::start();
     let (paths, name, max_bytes) = (&args.submissions, args.name.as_deref(), args.size.max_bytes);
     let (page, of) = (args.html.is_some(), (&targets, &clock, args.min_runs));
