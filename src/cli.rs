@@ -455,7 +455,6 @@ pub enum PlotKind {
     Power,
     /// Items/s against batch size, a line per bench and a chart per GPU model (`report
     /// --by batch_size`'s figures).
-    #[value(alias = "batch_size")]
     BatchSize,
 }
 
@@ -899,16 +898,8 @@ pub struct ReportArgs {
     /// `--batch-size` are one bench at several; per bench and GPU model, items/s with its
     /// interval at each, the ratio to the smallest, the best batch and where a larger one
     /// stops paying (docs/batch-size.md; `mlbench plot batch-size` draws it).
-    #[arg(long, value_enum, value_name = "FIELD", conflicts_with_all = ["html", "check", "price", "ci"])]
-    pub by: Option<ReportBy>,
-}
-
-/// `report --by`: the field the report is laid out by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportBy {
-    /// The `--batch-size` each entry was given.
-    #[value(name = "batch_size", alias = "batch-size")]
-    BatchSize,
+    #[arg(long, value_name = "batch_size", value_parser = mlbench_analyzer::batch_sweep::By::parse, conflicts_with_all = ["html", "check", "price", "ci"])]
+    pub by: Option<mlbench_analyzer::batch_sweep::By>,
 }
 
 /// The precision a run count is judged by (`report`; docs/scoring.md, "How many runs").

@@ -13,7 +13,9 @@
 //! baseline's), and their intervals are the percentiles of those ratios.
 
 use crate::AnalyzeError;
+use crate::batch::BATCH_SIZE_FIELD;
 use crate::bootstrap::{Strata, percentile_interval, stream, usable};
+use crate::load::LoadError;
 use crate::result_ci::Resampling;
 use crate::samples::SampleSet;
 use mlbench_results::batch_sweep::{
@@ -22,13 +24,53 @@ use mlbench_results::batch_sweep::{
 use mlbench_schema::TargetTable;
 use mlbench_schema::words::count;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
-/// The entry field a batch-size sweep varies.
-pub const BATCH_SIZE_FIELD: &str = "batch_size";
+/// What `report --by` lays the figures out by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The `--batch-size` each entry was given.
+    BatchSize,
+}
+
+impl By {
+    /// `batch_size` (or `batch-size`).
+    ///
+    /// # Errors
+    /// Any other name, with the one accepted.
+    pub fn parse(name: &str) -> Result<By, String> {
+        match name {
+            "batch_size" | "batch-size" => Ok(By::BatchSize),
+            other => Err(format!(
+                "`{other}`: the report is laid out by `batch_size` only"
+            )),
+        }
+    }
+}
 
 /// `targets` with `batch_size` swept: what `report --by batch_size` reads a submission with.
 pub fn sweep_targets(targets: TargetTable) -> TargetTable {
     targets.sweeping(BATCH_SIZE_FIELD)
+}
+
+/// The samples of the submission at `paths` (of `suite`, or the only one) read with
+/// `batch_size` swept ([`sweep_targets`]) within `max_bytes`, as `report --by batch_size`
+/// and `plot batch-size` read them; each problem met is a line given to `say`, and
+/// unless `skip` they refuse the computation.
+///
+/// # Errors
+/// As [`crate::inputs::read_samples`]; [`LoadError::Refused`] for unreadable entries
+/// without `skip`.
+pub fn read_sweep(
+    (paths, suite, max_bytes): (&[PathBuf], Option<&str>, u64),
+    (targets, skip): (TargetTable, bool),
+    say: impl Fn(&str),
+) -> Result<SampleSet, LoadError> {
+    let targets = sweep_targets(targets);
+    let loaded = crate::inputs::read_samples(paths, suite, max_bytes, &targets)?;
+    let (lines, refused) = loaded.unreadable_lines(skip);
+    lines.iter().for_each(|line| say(line));
+    refused.map_or(Ok(loaded.set), |why| Err(LoadError::Refused(why)))
 }
 
 /// The view of `set` (read with [`sweep_targets`]) as `report --by batch_size` shows it:
@@ -180,7 +222,11 @@ fn points(by_batch: &ByBatch, names: &[&str; 3], how: &Resampling) -> Vec<SweepP
 
 /// What was read, and what the view leaves out: benches with no batch size, benches at a
 /// single one, and the conflicts that remain (entries that differ in more than it).
-fn notes(set: &SampleSet, benches: &[SweepBench], no_size: &BTreeMap<String, usize>) -> Vec<String> {
+fn notes(
+    set: &SampleSet,
+    benches: &[SweepBench],
+    no_size: &BTreeMap<String, usize>,
+) -> Vec<String> {
     let s = &set.summary;
     let mut lines = vec![format!(
         "read {} of suite `{}`: {}, {}, {}",
@@ -196,12 +242,21 @@ fn notes(set: &SampleSet, benches: &[SweepBench], no_size: &BTreeMap<String, usi
             count(*n, "entry", "entries")
         ));
     }
-    for b in benches.iter().filter(|b| b.points.len() == 1) {
-        lines.push(format!(
-            "one batch size: {} ran at {} only",
-            b.label(),
-            b.points[0].batch_size
-        ));
+    // One line for them all: a sweep of one bench leaves every other at one size.
+    let several_models = set.models.len() > 1;
+    let single: Vec<String> = (benches.iter())
+        .filter(|b| b.points.len() == 1)
+        .map(|b| {
+            let name = if several_models {
+                b.label()
+            } else {
+                b.bench.clone()
+            };
+            format!("{name} ({})", b.points[0].batch_size)
+        })
+        .collect();
+    if !single.is_empty() {
+        lines.push(format!("one batch size only: {}", single.join(", ")));
     }
     for c in &set.conflicts {
         let fields: Vec<&str> = c.differences.iter().map(|d| d.field.as_str()).collect();
@@ -214,4 +269,161 @@ fn notes(set: &SampleSet, benches: &[SweepBench], no_size: &BTreeMap<String, usi
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::Sample;
+    use mlbench_schema::{FailureKind, Scoring};
+
+    fn sample(bench: &str, run: u32, device: u32, batch: Option<i64>, value: f64) -> Sample {
+        Sample {
+            bench: Some(bench.into()),
+            run,
+            device: Some(device),
+            host: None,
+            model: Some(0),
+            world: None,
+            value: Some(value),
+            failure: None,
+            conflict: false,
+            file: 0,
+            entry: 0,
+            batch_size: batch,
+        }
+    }
+
+    fn set(samples: Vec<Sample>) -> SampleSet {
+        let targets = TargetTable::builtin(Scoring::Classic, "RTX").unwrap();
+        let mut set = SampleSet::assemble("fast", &targets, Vec::new(), |_, _| None);
+        set.models = vec!["H100".into()];
+        set.samples = samples;
+        set
+    }
+
+    fn how() -> Resampling {
+        Resampling {
+            resamples: 500,
+            seed: 7,
+            level: 0.95,
+        }
+    }
+
+    /// Two GPUs × 3 runs at each batch size: `values[batch][gpu][run]`.
+    fn grid(bench: &str, values: &[(i64, [[f64; 3]; 2])]) -> Vec<Sample> {
+        let mut out = Vec::new();
+        for (batch, gpus) in values {
+            for (gpu, runs) in gpus.iter().enumerate() {
+                for (run, v) in runs.iter().enumerate() {
+                    out.push(sample(bench, run as u32, gpu as u32, Some(*batch), *v));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_interval_is_the_pooled_mean_bootstrap_of_its_batch_size() {
+        let at_64 = [[10.0, 11.0, 12.0], [9.0, 10.0, 14.0]];
+        let at_128 = [[18.0, 19.0, 23.0], [17.0, 20.0, 20.0]];
+        let s = set(grid("vae", &[(64, at_64), (128, at_128)]));
+        let sweep = batch_sweep(&s, &how());
+        let vae = &sweep.benches[0];
+        assert_eq!(vae.gpu_model.as_deref(), Some("H100"));
+        for (p, values) in vae.points.iter().zip([at_64, at_128]) {
+            // The same strata and stream as `mean_ci` of the report's `--ci`.
+            let groups: Vec<Vec<f64>> = values.iter().map(|g| g.to_vec()).collect();
+            let label = p.batch_size.to_string();
+            let names = ["fast", "H100", "vae", label.as_str()];
+            let m = crate::bootstrap::mean_ci(&groups, &names, 500, 7, 0.95).unwrap();
+            assert_eq!(
+                (p.items_per_second, p.ci, p.n, p.gpus),
+                (m.mean, m.ci, 6, 2)
+            );
+        }
+        // Means 66 / 6 = 11 and 117 / 6 = 19.5.
+        assert_eq!(vae.points[1].ratio, 19.5 / 11.0);
+        assert_eq!(vae.points[1].gain, Some(19.5 / 11.0));
+        let [lo, hi] = vae.points[1].ratio_ci;
+        assert!(lo < 19.5 / 11.0 && 19.5 / 11.0 < hi, "{lo} {hi}");
+        assert_eq!(vae.points[1].gain_ci, Some(vae.points[1].ratio_ci));
+    }
+
+    #[test]
+    fn equal_values_give_exact_ratios_and_point_intervals() {
+        let s = set(grid(
+            "convnet",
+            &[
+                (32, [[4.0; 3]; 2]),
+                (64, [[6.0; 3]; 2]),
+                (128, [[6.0; 3]; 2]),
+            ],
+        ));
+        let b = &batch_sweep(&s, &how()).benches[0];
+        let ratios: Vec<(f64, [f64; 2])> = b.points.iter().map(|p| (p.ratio, p.ratio_ci)).collect();
+        assert_eq!(
+            ratios,
+            [(1.0, [1.0, 1.0]), (1.5, [1.5, 1.5]), (1.5, [1.5, 1.5])]
+        );
+        assert_eq!(b.points[2].gain_ci, Some([1.0, 1.0]));
+        // 64 and 128 tie: the smaller is best; the step from 64 gains exactly 1, which
+        // does not pay.
+        assert_eq!((b.best_batch_size, b.stops_paying_at), (64, Some(64)));
+    }
+
+    fn point(batch_size: i64, mean: f64, gain_low: Option<f64>) -> SweepPoint {
+        SweepPoint {
+            batch_size,
+            n: 1,
+            gpus: 1,
+            items_per_second: mean,
+            ci: [mean, mean],
+            ratio: 1.0,
+            ratio_ci: [1.0, 1.0],
+            gain: gain_low.map(|_| 1.0),
+            gain_ci: gain_low.map(|lo| [lo, lo + 0.1]),
+        }
+    }
+
+    #[test]
+    fn a_sweep_stops_paying_at_the_first_step_whose_gain_interval_reaches_1() {
+        let bench = |points| sweep_bench("b".into(), None, points);
+        // Pays, then a gain whose interval holds 1 (its mean higher), then pays again.
+        let b = bench(vec![
+            point(8, 1.0, None),
+            point(16, 2.0, Some(1.5)),
+            point(32, 2.1, Some(0.99)),
+            point(64, 3.0, Some(1.2)),
+        ]);
+        assert_eq!((b.best_batch_size, b.stops_paying_at), (64, Some(16)));
+        let b = bench(vec![point(8, 1.0, None), point(16, 2.0, Some(1.01))]);
+        assert_eq!((b.best_batch_size, b.stops_paying_at), (16, None));
+        let b = bench(vec![point(8, 1.0, None)]);
+        assert_eq!((b.best_batch_size, b.stops_paying_at), (8, None));
+    }
+
+    #[test]
+    fn failures_conflicts_and_entries_without_a_batch_size_are_left_out() {
+        let mut samples = grid("vae", &[(64, [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])]);
+        samples[0].failure = Some(FailureKind::NanLoss);
+        samples[1].conflict = true;
+        samples.push(sample("atari", 0, 0, None, 5.0));
+        samples.push(sample("atari", 1, 0, None, 5.0));
+        let sweep = batch_sweep(&set(samples), &how());
+        assert_eq!(sweep.benches.len(), 1);
+        let p = &sweep.benches[0].points[0];
+        assert_eq!((p.n, p.items_per_second), (4, 9.0 / 4.0));
+        assert!(
+            sweep
+                .notes
+                .contains(&"left out: atari: 2 entries record no batch size".into())
+        );
+        assert!(
+            sweep
+                .notes
+                .contains(&"one batch size only: vae (64)".into())
+        );
+        assert_eq!(sweep.batch_sizes, [64]);
+    }
 }

@@ -2,7 +2,7 @@
 //! report, the flagged stragglers, the intervals of `--ci` and the notes that say what
 //! was read and set aside. The binary only presents it.
 
-use crate::batch_sweep::BATCH_SIZE_FIELD;
+use crate::batch::BATCH_SIZE_FIELD;
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};

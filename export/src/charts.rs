@@ -442,9 +442,7 @@ pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
 /// The batch-size view: one chart per GPU model, a line per bench of its items/s against
 /// batch size with each point's interval, its best batch drawn larger. Named
 /// `batch-size-<model>`.
-pub fn batch_sweep_charts(
-    s: &mlbench_results::BatchSweep,
-) -> Result<Vec<Named>, ExportError> {
+pub fn batch_sweep_charts(s: &mlbench_results::BatchSweep) -> Result<Vec<Named>, ExportError> {
     let level = format!("{}%", (s.level * 100.0).round());
     s.gpu_models()
         .into_iter()

@@ -49,8 +49,8 @@ pub use heatmap::{Heatmap, heatmap};
 pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
 pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
-pub use sweep::{SweepLine, SweepLines, sweep_lines};
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
+pub use sweep::{SweepLine, SweepLines, sweep_lines};
 
 /// The most characters of a name that charts and page headings show ([`shortened`]).
 pub const NAME_CHARS: usize = 80;

@@ -86,7 +86,10 @@ fn check(spec: &SweepLines) -> Result<(Vec<f64>, (f64, f64)), PlotError> {
             (lo, hi) = (lo.min(e.lo), hi.max(e.hi));
             xs.push(*x);
         }
-        if let Some(m) = line.marked.filter(|m| !line.points.iter().any(|(x, _)| x == m)) {
+        if let Some(m) = line
+            .marked
+            .filter(|m| !line.points.iter().any(|(x, _)| x == m))
+        {
             return Err(PlotError::Invalid {
                 what: name(),
                 reason: format!("the marked x {m} is not one of its points"),
@@ -271,7 +274,10 @@ mod tests {
     fn draws_the_same_bytes_twice_and_a_line_per_series() {
         let mut convnet = line("convnet", &[(64.0, 180.0), (128.0, 300.0), (256.0, 310.0)]);
         convnet.marked = Some(256.0);
-        let s = spec(vec![convnet, line("vae", &[(64.0, 7600.0), (128.0, 9000.0)])]);
+        let s = spec(vec![
+            convnet,
+            line("vae", &[(64.0, 7600.0), (128.0, 9000.0)]),
+        ]);
         let a = sweep_lines(&s).expect("chart");
         let b = sweep_lines(&s).expect("chart");
         assert_eq!(a, b);
@@ -298,7 +304,9 @@ mod tests {
         let mut outside = line("x", &[(64.0, 1.0)]);
         outside.points[0].1 = Estimate::new(1.0, 1.5, 2.0);
         assert!(err(&spec(vec![outside])).contains("does not contain the value"));
-        let many = (0..33).map(|i| line(&i.to_string(), &[(1.0, 1.0)])).collect();
+        let many = (0..33)
+            .map(|i| line(&i.to_string(), &[(1.0, 1.0)]))
+            .collect();
         assert!(err(&spec(many)).contains("33 lines"));
     }
 }

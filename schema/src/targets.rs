@@ -399,12 +399,8 @@ impl TargetTable {
                 }
             });
         }
-        let runtime = raw
-            .runtime
-            .as_deref()
-            .map(str::parse::<Runtime>)
-            .transpose()
-            .map_err(|e| invalid(e.to_string()))?;
+        let parse = |r: &str| r.parse::<Runtime>().map_err(|e| invalid(e.to_string()));
+        let runtime = raw.runtime.as_deref().map(parse).transpose()?;
         Ok(TargetTable {
             scoring,
             gpu_model: raw.gpu_model.unwrap_or_else(|| gpu_model.to_owned()),
@@ -1027,5 +1023,38 @@ mod tests {
                 .is_some()
         );
         assert!(t.rejecting_rule("vae", &entry(r#"{}"#)).is_none());
+    }
+
+    #[test]
+    fn a_swept_field_is_pooled_for_every_bench_and_its_rules_waived() {
+        // The score table: its `scaling` pools the world sizes.
+        let t = TargetTable::builtin(Scoring::Score, "RTX").unwrap();
+        let entry = |text: &str| {
+            let fields = crate::pyjson::parse(text.as_bytes()).unwrap();
+            ReportEntry::new(fields.as_object().unwrap().clone())
+        };
+        let swept = t.clone().sweeping("batch_size");
+        assert_eq!(t.swept, None);
+        let (loader_128, lstm) = (
+            entry(r#"{"batch_size": 128}"#),
+            entry(r#"{"model": "LSTM"}"#),
+        );
+        assert!(t.rejecting_rule("loader", &loader_128).is_some());
+        assert!(swept.rejecting_rule("loader", &loader_128).is_none());
+        // Rules on other fields still apply.
+        assert!(swept.rejecting_rule("wlm", &lstm).is_some());
+        assert!(t.pooled_fields("vae").is_empty());
+        assert_eq!(*swept.pooled_fields("vae"), ["batch_size".to_owned()]);
+        // A bench's own pooled fields come first; one not in the table gets the field too.
+        let scaling = t.pool_over("scaling").to_vec();
+        assert!(!scaling.is_empty());
+        let mut both = scaling.clone();
+        both.push("batch_size".into());
+        assert_eq!(*swept.pooled_fields("scaling"), both[..]);
+        assert_eq!(
+            *swept.pooled_fields("not_a_bench"),
+            ["batch_size".to_owned()]
+        );
+        assert_eq!(*t.pooled_fields("scaling"), scaling[..]);
     }
 }

@@ -7,7 +7,10 @@ use mlbench_results::batch_sweep::{BatchSweep, SweepBench, SweepPoint};
 
 /// `[lo, hi]` for people.
 fn interval(ci: Option<[f64; 2]>) -> String {
-    ci.map_or_else(|| "—".into(), |[lo, hi]| format!("{}–{}", num(Some(lo)), num(Some(hi))))
+    ci.map_or_else(
+        || "—".into(),
+        |[lo, hi]| format!("{}–{}", num(Some(lo)), num(Some(hi))),
+    )
 }
 
 /// A ratio for people: `1.842×`.
@@ -55,7 +58,7 @@ pub fn point_rows(s: &BatchSweep) -> Vec<Rows> {
         &format!("{} interval", level(s)),
         "× smallest batch",
         "gain over the previous",
-        "",
+        "mark",
     ];
     s.gpu_models()
         .into_iter()
@@ -144,7 +147,10 @@ pub fn csv_rows(s: &BatchSweep) -> Rows {
                 (s.batch_sizes.iter()).map(|&size| raw(b.at(size).map(|p| p.items_per_second))),
             );
             row.push(b.best_batch_size.to_string());
-            row.push(b.stops_paying_at.map_or_else(String::new, |at| at.to_string()));
+            row.push(
+                b.stops_paying_at
+                    .map_or_else(String::new, |at| at.to_string()),
+            );
             row
         })
         .collect();
@@ -152,5 +158,59 @@ pub fn csv_rows(s: &BatchSweep) -> Rows {
         title: String::new(),
         header,
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{batch_sweep, text};
+    use crate::{Csv, Exporter, Json, Markdown};
+
+    #[test]
+    fn a_table_per_gpu_model_and_a_csv_column_per_batch_size() {
+        let s = batch_sweep();
+        let tables = point_rows(&s);
+        let titles: Vec<&str> = tables.iter().map(|t| t.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Throughput by batch size on H100 (items/s of one GPU)",
+                "Throughput by batch size on an unnamed GPU (items/s of one GPU)"
+            ]
+        );
+        // The smallest batch is 1× without an interval; 128 gains 1.5 ± 2 %.
+        assert_eq!(tables[0].rows[0][5..7], ["1.000×", "—"]);
+        assert_eq!(
+            tables[0].rows[1][3..],
+            [
+                "150.00",
+                "148.50–151.50",
+                "1.500× (1.470–1.530)",
+                "1.500× (1.470–1.530)",
+                "best"
+            ]
+        );
+        let csv = text(Csv.export(&s));
+        assert_eq!(
+            csv,
+            "gpu_model,bench,64,128,best_batch_size,stops_paying_at\nH100,vae,100,150,128,\n,\"wlm, big\",,20.5,128,\n"
+        );
+        let md = text(Markdown.export(&s));
+        assert!(
+            md.contains("### Throughput by batch size on an unnamed GPU"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| wlm, big | an unnamed GPU | 128 | 128 | 20.500 | 1.000× | — |"),
+            "{md}"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&Json.export(&s).unwrap()).unwrap();
+        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["benches"][1]["gpu_model"], serde_json::Value::Null);
+        assert_eq!(
+            json["benches"][0]["points"][0]["gain_ci"],
+            serde_json::Value::Null
+        );
     }
 }
