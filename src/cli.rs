@@ -459,6 +459,9 @@ pub enum PlotKind {
     Scaling,
     /// Each bench's power over time from a run's telemetry files, per device and copy.
     Power,
+    /// Items/s against batch size, a line per bench and a chart per GPU model (`report
+    /// --by batch_size`'s figures).
+    BatchSize,
 }
 
 /// Image formats.
@@ -635,7 +638,7 @@ pub struct PlotArgs {
         value_name = "MODEL",
         value_parser = GpuModelParser,
         hide_possible_values = true,
-        required_if_eq_any = [("kind", "report"), ("kind", "runs")]
+        required_if_eq_any = [("kind", "report"), ("kind", "runs"), ("kind", "batch-size")]
     )]
     pub gpu_model: Option<String>,
 
@@ -896,6 +899,13 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub precision: PrecisionArgs,
+
+    /// Throughput by batch size instead of the scores: entries that differ only in
+    /// `--batch-size` are one bench at several; per bench and GPU model, items/s with its
+    /// interval at each, the ratio to the smallest, the best batch and where a larger one
+    /// stops paying (docs/batch-size.md; `mlbench plot batch-size` draws it).
+    #[arg(long, value_name = "batch_size", value_parser = mlbench_analyzer::batch_sweep::By::parse, conflicts_with_all = ["html", "check", "price", "ci"])]
+    pub by: Option<mlbench_analyzer::batch_sweep::By>,
 }
 
 /// The precision a run count is judged by (`report`; docs/scoring.md, "How many runs").

@@ -7,6 +7,9 @@ use mlbench_results::report::BatchMismatch;
 use mlbench_schema::TargetTable;
 use std::collections::BTreeMap;
 
+/// The entry field that records the batch size (`report --by batch_size` sweeps it).
+pub const BATCH_SIZE_FIELD: &str = "batch_size";
+
 /// For each bench, the batch sizes given to its entries that count (those set aside as
 /// a conflicting configuration left out) and how many entries ran at each; an entry
 /// that records none ([`mlbench_schema::ReportEntry::given_batch_size`]) is not counted.

@@ -2,6 +2,7 @@
 //! report, the flagged stragglers, the intervals of `--ci` and the notes that say what
 //! was read and set aside. The binary only presents it.
 
+use crate::batch::BATCH_SIZE_FIELD;
 use crate::grid::{DEFAULT_LEVEL, DEFAULT_SEED};
 use crate::load::LoadedSamples;
 use crate::straggler::{StragglerOptions, stragglers};
@@ -330,8 +331,15 @@ fn conflict_lines(doc: &ReportDoc) -> Vec<String> {
                 ),
                 _ => Default::default(),
             };
+            // Entries apart in their batch size alone are a sweep, which has its view.
+            let sweep = c.differences.iter().any(|d| d.field == BATCH_SIZE_FIELD)
+                && c.differences.iter().all(|d| d.field == BATCH_SIZE_FIELD);
+            let pointer = match sweep {
+                true => "; a batch-size sweep: `mlbench report --by batch_size` shows each",
+                false => "",
+            };
             format!(
-                "conflict: {}: {}{by_set_aside} set aside, their configuration differs from the {} kept{by_kept} ({diffs}){alone}; e.g. {}",
+                "conflict: {}: {}{by_set_aside} set aside, their configuration differs from the {} kept{by_kept} ({diffs}){alone}{pointer}; e.g. {}",
                 c.bench,
                 mlbench_schema::words::count(c.set_aside, "entry", "entries"),
                 c.kept,

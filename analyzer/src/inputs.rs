@@ -128,3 +128,31 @@ fn checks_of_opened(
         })
         .unzip()
 }
+
+/// The samples of the submission at `paths` (of `suite`, or the only one) alone, as
+/// [`read_report_inputs`] reads them but with no validation, energy or page: a zip read
+/// in place within `max_bytes`, or the report files (those past `max_bytes` set aside,
+/// among the errors). What `report --by batch_size` and `plot batch-size` read.
+///
+/// # Errors
+/// As [`read_report_inputs`].
+pub fn read_samples(
+    paths: &[PathBuf],
+    suite: Option<&str>,
+    max_bytes: u64,
+    targets: &TargetTable,
+) -> Result<LoadedSamples, LoadError> {
+    Ok(match zip_input(paths)? {
+        Some(zip) => {
+            let intake = read_intake(zip, &Limits::within(max_bytes))?;
+            samples_of_intake(&intake, zip, suite, targets)?
+        }
+        None => {
+            let (mut discovery, _) = discover_inputs(paths, suite, max_bytes)?;
+            let set_aside = discovery.set_aside_over(max_bytes);
+            let mut loaded = load_samples(discovery, targets);
+            loaded.errors.splice(0..0, set_aside);
+            loaded
+        }
+    })
+}

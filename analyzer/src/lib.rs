@@ -13,6 +13,7 @@
 
 pub mod anytime;
 pub mod batch;
+pub mod batch_sweep;
 pub mod bootstrap;
 pub mod classic;
 pub mod compare;
@@ -109,10 +110,28 @@ pub fn report_of(
     targets: &TargetTable,
     options: &ReportOptions,
 ) -> Result<Report, AnalyzeError> {
+    enough_runs(set, options.min_runs)?;
+    let expected = options
+        .expected
+        .clone()
+        .unwrap_or_else(|| Expected::from_targets(targets));
+    Ok(match options.scoring {
+        Scoring::Classic => {
+            Report::Classic(classic_report(set, targets, &expected, options.min_runs)?)
+        }
+        Scoring::Score => Report::Score(score_report(set, targets, &expected, options.price)?),
+    })
+}
+
+/// Refuses `set` without samples or with fewer runs than `min_runs`.
+///
+/// # Errors
+/// [`AnalyzeError::NoEntries`], [`AnalyzeError::TooFewRuns`].
+pub fn enough_runs(set: &SampleSet, min_runs: u32) -> Result<(), AnalyzeError> {
     if set.samples.is_empty() {
         return Err(AnalyzeError::NoEntries);
     }
-    if set.runs.len() < options.min_runs as usize {
+    if set.runs.len() < min_runs as usize {
         let mut names = set
             .runs
             .iter()
@@ -125,18 +144,9 @@ pub fn report_of(
         }
         return Err(AnalyzeError::TooFewRuns {
             found: set.runs.len(),
-            required: options.min_runs,
+            required: min_runs,
             names,
         });
     }
-    let expected = options
-        .expected
-        .clone()
-        .unwrap_or_else(|| Expected::from_targets(targets));
-    Ok(match options.scoring {
-        Scoring::Classic => {
-            Report::Classic(classic_report(set, targets, &expected, options.min_runs)?)
-        }
-        Scoring::Score => Report::Score(score_report(set, targets, &expected, options.price)?),
-    })
+    Ok(())
 }

@@ -73,6 +73,10 @@ pub enum LoadError {
         /// The first, with its file, entry and field or offset.
         first: Box<ReadError>,
     },
+    /// Report entries could not be read, each listed where the caller lists them; why
+    /// nothing was computed ([`LoadedSamples::unreadable_lines`]).
+    #[error("{0}")]
+    Refused(String),
     /// The report files could not be found or listed, or are of no one suite.
     #[error(transparent)]
     Discover(#[from] DiscoverError),

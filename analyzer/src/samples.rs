@@ -214,7 +214,7 @@ impl FileSamples {
         };
         let failure = entry.failure(self.fail_file);
         let key = match (&failure, &bench) {
-            (None, Some(b)) => Some(pooled_configuration_key(entry, targets.pool_over(b))),
+            (None, Some(b)) => Some(pooled_configuration_key(entry, &targets.pooled_fields(b))),
             _ => None,
         };
         self.keys.push(key);
@@ -473,7 +473,7 @@ fn mark_conflicts(
                 kept: bench_groups[main].1.len(),
                 set_aside: members.len(),
                 differences: match (&reference, &other) {
-                    (Some(a), Some(b)) => differences(a, b, targets.pool_over(bench)),
+                    (Some(a), Some(b)) => differences(a, b, &targets.pooled_fields(bench)),
                     _ => Vec::new(),
                 },
                 examples: members

@@ -384,6 +384,7 @@ pub fn targets_from(
             date: options.date.clone(),
             baseline_validation: Some(baseline_validation),
         }),
+        swept: None,
     };
     Ok(MadeTargets { table, warnings })
 }

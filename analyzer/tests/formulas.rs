@@ -41,6 +41,7 @@ fn targets(rows: &[(&str, f64)]) -> TargetTable {
         select: vec![],
         runtime: None,
         provenance: None,
+        swept: None,
     }
 }
 

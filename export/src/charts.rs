@@ -439,5 +439,43 @@ pub fn scaling_chart(scaling: &Scaling) -> Result<Chart, ExportError> {
     .map_err(drawn("the scaling chart"))
 }
 
+/// The batch-size view: one chart per GPU model, a line per bench of its items/s against
+/// batch size with each point's interval, its best batch drawn larger. Named
+/// `batch-size-<model>`.
+pub fn batch_sweep_charts(s: &mlbench_results::BatchSweep) -> Result<Vec<Named>, ExportError> {
+    let level = format!("{}%", (s.level * 100.0).round());
+    s.gpu_models()
+        .into_iter()
+        .map(|model| {
+            let lines = (s.benches.iter())
+                .filter(|b| b.gpu_model.as_deref() == model)
+                .map(|b| mlbench_plots::SweepLine {
+                    label: short(&b.bench),
+                    points: (b.points.iter())
+                        .map(|p| {
+                            let [lo, hi] = p.ci;
+                            (p.batch_size as f64, Estimate::new(p.items_per_second, lo, hi))
+                        })
+                        .collect(),
+                    marked: Some(b.best_batch_size as f64),
+                })
+                .collect();
+            let name = crate::rows::batch_sweep::model_name(model);
+            let chart = mlbench_plots::sweep_lines(&mlbench_plots::SweepLines {
+                title: format!("Throughput by batch size on {}", shortened(&name)),
+                subtitle: Some(format!(
+                    "suite `{}`: mean items/s of one GPU with its {level} bootstrap interval; the larger dot is each bench's best batch",
+                    shortened(&s.suite)
+                )),
+                lines,
+                ..mlbench_plots::SweepLines::default()
+            })
+            .map_err(drawn("the batch-size chart"))?;
+            let file = model.map_or_else(|| "unnamed-gpu".into(), str::to_owned);
+            Ok((format!("batch-size-{file}"), chart))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

@@ -130,6 +130,15 @@ fn system(v: &mlbench_results::grid::VendorRow) -> [String; 6] {
     ]
 }
 
+impl Exporter<mlbench_results::BatchSweep> for Csv {
+    /// A row per GPU model and bench, a column per batch size
+    /// ([`crate::rows::batch_sweep::csv_rows`]).
+    fn export(&self, s: &mlbench_results::BatchSweep) -> Result<Vec<u8>, ExportError> {
+        let t = crate::rows::batch_sweep::csv_rows(s);
+        bytes(document(&t.header, t.rows))
+    }
+}
+
 impl Exporter<Scaling> for Csv {
     /// One row per submission and bench, then one `(overall)` row per submission.
     fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {

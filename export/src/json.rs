@@ -27,6 +27,12 @@ impl Exporter<Grid> for Json {
     }
 }
 
+impl Exporter<mlbench_results::BatchSweep> for Json {
+    fn export(&self, s: &mlbench_results::BatchSweep) -> Result<Vec<u8>, ExportError> {
+        pretty(s)
+    }
+}
+
 impl Exporter<Scaling> for Json {
     fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
         pretty(s)

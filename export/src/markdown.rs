@@ -134,6 +134,23 @@ impl Exporter<Grid> for Markdown {
     }
 }
 
+impl Exporter<mlbench_results::BatchSweep> for Markdown {
+    /// The notes as a list, a table per GPU model, then the best batches.
+    fn export(&self, s: &mlbench_results::BatchSweep) -> Result<Vec<u8>, ExportError> {
+        use crate::rows::batch_sweep as rows;
+        let mut out = format!("## Batch sizes of suite `{}`\n\n", s.suite);
+        for line in &s.notes {
+            let _ = writeln!(out, "- {}", escape(line));
+        }
+        out.push('\n');
+        for t in rows::point_rows(s).into_iter().chain([rows::best_rows(s)]) {
+            let _ = writeln!(out, "### {}\n", t.title);
+            figures(&mut out, &t);
+        }
+        bytes(out)
+    }
+}
+
 impl Exporter<Scaling> for Markdown {
     fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
         let mut out = String::new();

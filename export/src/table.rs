@@ -152,6 +152,23 @@ impl Exporter<Grid> for Table {
     }
 }
 
+impl Exporter<mlbench_results::BatchSweep> for Table {
+    /// The notes, a table per GPU model, then the best batches.
+    fn export(&self, s: &mlbench_results::BatchSweep) -> Result<Vec<u8>, ExportError> {
+        use crate::rows::batch_sweep as rows;
+        let mut out = format!("Batch sizes of suite `{}`\n", s.suite);
+        for line in &s.notes {
+            let _ = writeln!(out, "  {line}");
+        }
+        out.push('\n');
+        for t in rows::point_rows(s) {
+            titled(&mut out, t);
+        }
+        titled(&mut out, rows::best_rows(s));
+        bytes(out)
+    }
+}
+
 impl Exporter<Scaling> for Table {
     fn export(&self, s: &Scaling) -> Result<Vec<u8>, ExportError> {
         let mut out = String::new();

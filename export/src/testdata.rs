@@ -444,6 +444,54 @@ pub fn scaling() -> mlbench_results::Scaling {
     }
 }
 
+/// A sweep on two GPU models: `vae` at 64 and 128 on H100 (gains 1.5, its best 128,
+/// every step paying), and `wlm, big` (a name to quote) at 128 alone on an unnamed GPU.
+pub fn batch_sweep() -> mlbench_results::BatchSweep {
+    use mlbench_results::batch_sweep::*;
+    let point = |batch_size, mean: f64, ratio: f64, gain: Option<f64>| SweepPoint {
+        batch_size,
+        n: 8,
+        gpus: 2,
+        items_per_second: mean,
+        ci: [mean * 0.99, mean * 1.01],
+        ratio,
+        ratio_ci: [ratio * 0.98, ratio * 1.02],
+        gain,
+        gain_ci: gain.map(|g| [g * 0.98, g * 1.02]),
+    };
+    BatchSweep {
+        schema_version: BATCH_SWEEP_SCHEMA_VERSION,
+        suite: "fast".into(),
+        statistic: SWEEP_STATISTIC.into(),
+        stop_rule: STOP_RULE.into(),
+        resampling: "runs resampled within GPUs".into(),
+        resamples: 2000,
+        seed: 2019,
+        level: 0.95,
+        batch_sizes: vec![64, 128],
+        benches: vec![
+            SweepBench {
+                bench: "vae".into(),
+                gpu_model: Some("H100".into()),
+                points: vec![
+                    point(64, 100.0, 1.0, None),
+                    point(128, 150.0, 1.5, Some(1.5)),
+                ],
+                best_batch_size: 128,
+                stops_paying_at: None,
+            },
+            SweepBench {
+                bench: "wlm, big".into(),
+                gpu_model: None,
+                points: vec![point(128, 20.5, 1.0, None)],
+                best_batch_size: 128,
+                stops_paying_at: None,
+            },
+        ],
+        notes: vec!["read 2 files".into()],
+    }
+}
+
 /// The texts of a chart's SVG in document order, one per line, for a snapshot.
 pub fn svg_lines(svg: &str) -> String {
     let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");

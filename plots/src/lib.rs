@@ -14,6 +14,8 @@
 //!   the target;
 //! - [`power_trace`]: one bench's power over time, a line per device, the timed windows
 //!   shaded, the idle baselines dashed, each window's energy in the legend;
+//! - [`sweep_lines`]: a line per bench of its throughput against batch size, each
+//!   point's interval a capped bar, both axes logarithmic;
 //! - [`loss_curves`]: one bench's loss curves, one thin line per run or GPU, each in its
 //!   own colour and dash pattern ([`loss_styles`]), over the validator's band.
 //!
@@ -38,6 +40,7 @@ mod overall;
 mod power;
 mod render;
 mod style;
+mod sweep;
 
 pub use distributions::{BenchRuns, Distributions, distributions};
 pub use error::{MAX_SIDE, MIN_SIDE, PlotError};
@@ -47,6 +50,7 @@ pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
 pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
+pub use sweep::{SweepLine, SweepLines, sweep_lines};
 
 /// The most characters of a name that charts and page headings show ([`shortened`]).
 pub const NAME_CHARS: usize = 80;

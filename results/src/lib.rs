@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod batch_sweep;
 pub mod energy;
 pub mod grid;
 pub mod hardware;
@@ -17,6 +18,7 @@ pub mod trace;
 pub mod validation;
 pub mod views;
 
+pub use batch_sweep::BatchSweep;
 pub use grid::Grid;
 pub use hardware::{GpuModel, Hardware};
 pub use pages::{GridPage, Provenance, ReportPage, SubmissionCheck};

@@ -148,6 +148,10 @@ pub struct TargetTable {
     /// Where a table made from a submission comes from (`[provenance]`, written by
     /// `mlbench targets`); `None` for the others.
     pub provenance: Option<TargetsProvenance>,
+    /// A field whose values are one sweep of every bench (`batch_size` under `report --by
+    /// batch_size`): pooled over like a row's `pool_over`, for every bench, and no selection
+    /// rule on it applies ([`TargetTable::sweeping`]). `None` in every table read from a file.
+    pub swept: Option<String>,
 }
 
 /// Where a target table made from a baseline submission comes from: the `[provenance]`
@@ -395,12 +399,8 @@ impl TargetTable {
                 }
             });
         }
-        let runtime = raw
-            .runtime
-            .as_deref()
-            .map(str::parse::<Runtime>)
-            .transpose()
-            .map_err(|e| invalid(e.to_string()))?;
+        let parse = |r: &str| r.parse::<Runtime>().map_err(|e| invalid(e.to_string()));
+        let runtime = raw.runtime.as_deref().map(parse).transpose()?;
         Ok(TargetTable {
             scoring,
             gpu_model: raw.gpu_model.unwrap_or_else(|| gpu_model.to_owned()),
@@ -410,6 +410,7 @@ impl TargetTable {
             select,
             runtime,
             provenance: raw.provenance,
+            swept: None,
         })
     }
 
@@ -488,6 +489,7 @@ impl TargetTable {
             select: Vec::new(),
             runtime: None,
             provenance: None,
+            swept: None,
         })
     }
 
@@ -507,11 +509,40 @@ impl TargetTable {
         self.exclude.iter().any(|b| b == bench)
     }
 
-    /// The rule of `bench` that drops `entry`, if one does.
+    /// The rule of `bench` that drops `entry`, if one does (a rule on the
+    /// [`TargetTable::swept`] field never does).
     pub fn rejecting_rule(&self, bench: &str, entry: &ReportEntry) -> Option<&SelectionRule> {
         self.select
             .iter()
+            .filter(|r| !self.is_swept_rule(r))
             .find(|r| r.bench() == bench && !r.keeps(entry))
+    }
+
+    fn is_swept_rule(&self, rule: &SelectionRule) -> bool {
+        match (rule, &self.swept) {
+            (SelectionRule::Equals { field, .. }, Some(swept)) => field == swept,
+            _ => false,
+        }
+    }
+
+    /// The table with `field` swept ([`TargetTable::swept`]): entries that differ in it
+    /// only are one bench at several values, not conflicting configurations.
+    pub fn sweeping(mut self, field: &str) -> TargetTable {
+        self.swept = Some(field.to_owned());
+        self
+    }
+
+    /// The fields the entries of `bench` are pooled over when they are grouped by
+    /// configuration: its row's `pool_over` and the [`TargetTable::swept`] field.
+    pub fn pooled_fields(&self, bench: &str) -> std::borrow::Cow<'_, [String]> {
+        match &self.swept {
+            None => std::borrow::Cow::Borrowed(self.pool_over(bench)),
+            Some(field) => {
+                let mut fields = self.pool_over(bench).to_vec();
+                fields.push(field.clone());
+                std::borrow::Cow::Owned(fields)
+            }
+        }
     }
 
     /// The benches a complete submission must have a result for: every row not excluded.
@@ -992,5 +1023,38 @@ mod tests {
                 .is_some()
         );
         assert!(t.rejecting_rule("vae", &entry(r#"{}"#)).is_none());
+    }
+
+    #[test]
+    fn a_swept_field_is_pooled_for_every_bench_and_its_rules_waived() {
+        // The score table: its `scaling` pools the world sizes.
+        let t = TargetTable::builtin(Scoring::Score, "RTX").unwrap();
+        let entry = |text: &str| {
+            let fields = crate::pyjson::parse(text.as_bytes()).unwrap();
+            ReportEntry::new(fields.as_object().unwrap().clone())
+        };
+        let swept = t.clone().sweeping("batch_size");
+        assert_eq!(t.swept, None);
+        let (loader_128, lstm) = (
+            entry(r#"{"batch_size": 128}"#),
+            entry(r#"{"model": "LSTM"}"#),
+        );
+        assert!(t.rejecting_rule("loader", &loader_128).is_some());
+        assert!(swept.rejecting_rule("loader", &loader_128).is_none());
+        // Rules on other fields still apply.
+        assert!(swept.rejecting_rule("wlm", &lstm).is_some());
+        assert!(t.pooled_fields("vae").is_empty());
+        assert_eq!(*swept.pooled_fields("vae"), ["batch_size".to_owned()]);
+        // A bench's own pooled fields come first; one not in the table gets the field too.
+        let scaling = t.pool_over("scaling").to_vec();
+        assert!(!scaling.is_empty());
+        let mut both = scaling.clone();
+        both.push("batch_size".into());
+        assert_eq!(*swept.pooled_fields("scaling"), both[..]);
+        assert_eq!(
+            *swept.pooled_fields("not_a_bench"),
+            ["batch_size".to_owned()]
+        );
+        assert_eq!(*t.pooled_fields("scaling"), scaling[..]);
     }
 }

@@ -4,12 +4,13 @@
 use crate::cli::{ImageFormat, PlotArgs, PlotKind};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
+use mlbench_analyzer::batch_sweep::{read_sweep, sweep_of};
 use mlbench_analyzer::compare::{self, CompareOptions};
 use mlbench_analyzer::energy::{self, grid_per};
 use mlbench_analyzer::fleet::fleet_plot;
 use mlbench_analyzer::views::{gpu_relative, run_means};
 use mlbench_export::charts::{ImageFiles, Named, write_charts};
-use mlbench_export::charts::{Subject, runs_chart, scaling_chart};
+use mlbench_export::charts::{Subject, batch_sweep_charts, runs_chart, scaling_chart};
 use mlbench_export::charts::{fleet_chart, gpu_heatmap_chart, grid_charts, loss_charts};
 use mlbench_schema::{Scoring, TargetTable};
 use mlbench_validator::rules::loss::submission_curves;
@@ -35,6 +36,13 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
     let targets = args.gpu_model.as_deref().map(table).transpose()?;
     for warning in targets.iter().flat_map(TargetTable::warnings) {
         eprintln!("warning: {warning}");
+    }
+    if let (PlotKind::BatchSize, Some(t)) = (args.kind, targets.clone()) {
+        let (name, max_bytes) = (args.compare.name.as_deref(), args.compare.size.max_bytes);
+        let input = (&submissions[..], name, max_bytes);
+        let set = read_sweep(input, (t, true), |l| eprintln!("{l}"))?;
+        let sweep = sweep_of(&set, 1)?;
+        return write_and_say(args, &batch_sweep_charts(&sweep)?);
     }
     let options = CompareOptions::from(&args.compare);
     let loaded = compare::load_all(submissions, &options, compare::Keep::Reports)?;
@@ -72,7 +80,8 @@ pub fn run(args: &PlotArgs) -> Result<Outcome, CommandError> {
             let table = mlbench_analyzer::scaling::scaling(&loaded)?;
             charts.push(("scaling".into(), scaling_chart(&table)?));
         }
-        PlotKind::Power => unreachable!("drawn above"),
+        // `--gpu-model` is required for batch-size (clap).
+        PlotKind::Power | PlotKind::BatchSize => unreachable!("drawn above"),
         PlotKind::Loss => {
             for l in &loaded {
                 // Exactly the curves the validator's `loss.divergent` compares.

@@ -4,16 +4,42 @@ use super::{provenance, write};
 use crate::cli::{Format, ReportArgs, ScoringArg};
 use crate::exit::{CommandError, Outcome};
 use crate::output;
+use mlbench_analyzer::batch_sweep::{read_sweep, sweep_of};
 use mlbench_analyzer::inputs::read_report_inputs;
 use mlbench_analyzer::page::report_page;
 use mlbench_analyzer::{DocOptions, report_document};
 use mlbench_export::{Csv, Exporter, Html, Json, Markdown, Table, paint_verdicts};
-use mlbench_results::ReportDoc;
 use mlbench_schema::runtime::ParityTable;
 use mlbench_schema::{Scoring, TargetTable, Timings};
 use mlbench_submission::Limits;
 
-fn exporter(format: Format) -> &'static dyn Exporter<ReportDoc> {
+/// `report --by batch_size`: throughput against batch size instead of the scores.
+fn by_batch_size(args: &ReportArgs, targets: TargetTable) -> Result<Outcome, CommandError> {
+    let (paths, of) = (&args.submissions[..], (targets, args.skip_unreadable));
+    let input = (paths, args.name.as_deref(), args.size.max_bytes);
+    let set = read_sweep(input, of, |l| eprintln!("{l}"))?;
+    let sweep = sweep_of(&set, args.min_runs)?;
+    say_notes(args, &sweep.notes);
+    let (path, format) = (args.output.as_deref(), exporter(args.format));
+    write(format, &sweep, path, args.force)?;
+    Ok(Outcome::Ok)
+}
+
+/// Table and Markdown carry the notes; for the data formats, or a file, they go to
+/// standard error.
+fn say_notes(args: &ReportArgs, notes: &[String]) {
+    if !matches!(args.format, Format::Table | Format::Markdown) || args.output.is_some() {
+        notes.iter().for_each(|line| eprintln!("{line}"));
+    }
+}
+
+fn exporter<M>(format: Format) -> &'static dyn Exporter<M>
+where
+    Table: Exporter<M>,
+    Json: Exporter<M>,
+    Csv: Exporter<M>,
+    Markdown: Exporter<M>,
+{
     match format {
         Format::Table => &Table,
         Format::Json => &Json,
@@ -41,6 +67,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
     }
     // Refuse before any work (and before writing either file) when one would be replaced.
     output::check_files(args.output.iter().chain(args.html.iter()), args.force)?;
+    if args.by.is_some() {
+        return by_batch_size(args, targets);
+    }
     let clock = Timings::start();
     let (paths, name, max_bytes) = (&args.submissions, args.name.as_deref(), args.size.max_bytes);
     let (page, of) = (args.html.is_some(), (&targets, &clock, args.min_runs));
@@ -70,13 +99,7 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, CommandError> {
         }
         write(&Html, &page, Some(path), args.force)?;
     }
-    // Table and Markdown carry the notes; for the data formats they go to standard error.
-    let embedded = matches!(args.format, Format::Table | Format::Markdown);
-    if !embedded || args.output.is_some() {
-        for line in &doc.notes {
-            eprintln!("{line}");
-        }
-    }
+    say_notes(args, &doc.notes);
     let mut bytes = exporter(args.format).export(&doc)?;
     if args.format == Format::Table && args.output.is_none() && super::colour_on_stdout() {
         bytes = paint_verdicts(&String::from_utf8_lossy(&bytes)).into_bytes();

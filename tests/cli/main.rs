@@ -1,6 +1,7 @@
 //! End-to-end tests of the `mlbench` binary: exit codes, messages, output formats.
 
 mod archive;
+mod batch_size;
 mod contract;
 mod data;
 mod energy_fixture;

@@ -468,7 +468,7 @@ fn a_bench_run_with_another_configuration_is_set_aside_and_named() {
         .assert()
         .success()
         .stderr(predicate::str::contains(
-            "conflict: convnet: 1 entry set aside, their configuration differs from the 7 kept (batch_size: 64 here, 128 there); e.g. output2/fast_1.json#1",
+            "conflict: convnet: 1 entry set aside, their configuration differs from the 7 kept (batch_size: 64 here, 128 there); a batch-size sweep: `mlbench report --by batch_size` shows each; e.g. output2/fast_1.json#1",
         )));
     assert_eq!(v["benches"][1]["bench"], "convnet");
     assert_eq!(v["benches"][1]["n"], 7);

@@ -264,10 +264,16 @@ const ADDED: [&str; 1] = ["archive"];
 /// mlbench-datasets).
 const DATA_PREPARE: usize = 47;
 
+/// `report --by batch_size`'s and `plot batch-size`'s lines, counted: the argument and
+/// the plot kind in src/cli.rs, the view's glue in src/cmd/report.rs (its exporter choice
+/// made generic, the notes said in one place) and the plot's in src/cmd/plot.rs (the
+/// figures are mlbench-analyzer's, their tables, CSV, JSON and chart mlbench-export's).
+const BY_BATCH_SIZE: usize = 30;
+
 /// What the binary's code may count: the budget of [`the_binary_stays_glue`], 1,500
-/// lines, 165 for each command added since (its arguments and its glue), and
-/// [`DATA_PREPARE`].
-const BUDGET: usize = 1500 + 165 * ADDED.len() + DATA_PREPARE;
+/// lines, 165 for each command added since (its arguments and its glue),
+/// [`DATA_PREPARE`] and [`BY_BATCH_SIZE`].
+const BUDGET: usize = 1500 + 165 * ADDED.len() + DATA_PREPARE + BY_BATCH_SIZE;
 
 #[test]
 fn the_binary_stays_glue() {
@@ -317,8 +323,8 @@ fn the_binary_stays_glue() {
     // it: the run itself in mlbench_runner::session, where files go in
     // mlbench_schema::destination, every rule, model and figure in its crate
     // (docs/architecture.md); the help's prose is text in src/help/. The budget is 1,500
-    // lines, 165 for each command added since and the 47 `data prepare` needs; it only
-    // goes down otherwise.
+    // lines, 165 for each command added since, the 47 `data prepare` needs and the 30 of
+    // `report --by batch_size`; it only goes down otherwise.
     assert!(
         code <= BUDGET,
         "the binary has {code} lines of code (at most {BUDGET}: the budget above)"

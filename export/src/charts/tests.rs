@@ -194,6 +194,22 @@ fn scaling_legend_counts_devices() {
     insta::assert_snapshot!(svg_lines(&chart.svg));
 }
 
+#[test]
+fn a_batch_size_chart_per_gpu_model() {
+    let charts = batch_sweep_charts(&testdata::batch_sweep()).expect("charts");
+    let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["batch-size-H100", "batch-size-unnamed-gpu"]);
+    let texts = texts(&charts[0].1);
+    assert!(
+        texts.contains(&"Throughput by batch size on H100".to_string()),
+        "{texts:?}"
+    );
+    assert!(texts.contains(&"vae".to_string()), "{texts:?}");
+    look("batch-size", &charts[0].1);
+    assert_texts_fit(&charts[0].1.svg);
+    insta::assert_snapshot!(svg_lines(&charts[0].1.svg));
+}
+
 fn run_means(bench: &str) -> RunMeans {
     RunMeans {
         bench: bench.into(),

@@ -3,6 +3,7 @@
 //! tables. Built from the models' figures and verdicts; nothing is recomputed.
 
 pub mod archive;
+pub mod batch_sweep;
 pub mod benches;
 pub mod energy;
 pub mod findings;
