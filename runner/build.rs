@@ -91,7 +91,8 @@ fn shim(include: &Path) -> cc::Build {
         .define("_GLIBCXX_USE_CXX11_ABI", "1")
         .define("USE_C10D_GLOO", None)
         .define("GLOG_USE_GLOG_EXPORT", None)
-        .file("c10d/shim.cpp");
+        .file("c10d/shim.cpp")
+        .file("c10d/profile.cpp");
     build
 }
 

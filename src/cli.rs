@@ -368,6 +368,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub synthetic_data: bool,
 
+    /// Record each copy's timed observations with libtorch's profiler: a Chrome trace in
+    /// OUT/output<r>/profiles/ (chrome://tracing, Perfetto) and a summary in the entry
+    /// (`profile`: top operators by self time, shares of compute, loading and
+    /// communication), which `report` shows per bench.
+    #[arg(long)]
+    pub profile: bool,
+
     /// Telemetry samples per second beside every copy (energy, power, utilisation,
     /// memory, temperature, clocks) into OUT/output<r>/telemetry/; 0 samples nothing.
     #[arg(long, value_name = "HZ", default_value_t = 1, value_hint = ValueHint::Other,

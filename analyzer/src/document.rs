@@ -230,6 +230,14 @@ fn read_lines(set: &SampleSet, doc: &ReportDoc, targets: &TargetTable) -> Vec<St
     for system in &doc.systems {
         lines.push(format!("system: {}", system.summary()));
     }
+    for p in &s.profiles {
+        let of = count(p.entries, "entry", "entries");
+        lines.push(format!(
+            "profile: {} ({of}, per entry): {}",
+            p.bench,
+            p.profile.line()
+        ));
+    }
     let mut runtime_lines = doc.runtime.as_ref().map_or_else(Vec::new, |r| {
         crate::runtime::runtime_notes(r, doc.runtime_mismatch.as_ref())
     });

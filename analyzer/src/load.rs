@@ -253,7 +253,7 @@ impl Others {
         match role {
             Role::Jobs => self.jobs.push((file.path.clone(), file.bytes.clone())),
             Role::Unknown => self.ignored += 1,
-            Role::Report { .. } | Role::Pack | Role::Telemetry => {}
+            Role::Report { .. } | Role::Pack | Role::Telemetry | Role::Profile => {}
         }
     }
 

@@ -2,8 +2,9 @@
 //! throughput, after the target table's exclusions and selection rules, with failures
 //! and configuration conflicts marked. Plain Rust; the statistics come later in Polars.
 
-use mlbench_results::report::{Conflict, Failure, FieldDifference, InputSummary};
+use mlbench_results::report::{BenchProfile, Conflict, Failure, FieldDifference, InputSummary};
 use mlbench_schema::entry::KeyHasher;
+use mlbench_schema::profile::ProfileSummary;
 use mlbench_schema::reader::FileName;
 use mlbench_schema::runs::{FileRuns, RunIds, RunSplit, resolve, run_id_of};
 use mlbench_schema::runtime::{RuntimeKind, RuntimeTally, entry_runtime};
@@ -98,6 +99,8 @@ pub struct FileSamples {
     pub smoke: usize,
     /// Entries that ran with `mlbench run --synthetic-data`.
     pub synthetic_data: usize,
+    /// The profiles of entries that carry one (`mlbench run --profile`), with the bench.
+    pub profiles: Vec<(String, ProfileSummary)>,
     /// Entries dropped, by rule.
     pub not_selected: Vec<(String, usize)>,
     /// The host names of this file's samples (their `host` indexes it until the files
@@ -111,6 +114,21 @@ pub struct FileSamples {
     fail_file: bool,
     /// The device its name gives (a legacy stream's `_<K>`).
     legacy_device: Option<u32>,
+}
+
+/// Each bench's profile over its entries.
+fn bench_profiles(by_bench: BTreeMap<String, Vec<ProfileSummary>>) -> Vec<BenchProfile> {
+    (by_bench.into_iter())
+        .filter_map(|(bench, all)| {
+            let profile = mlbench_schema::profile::combine(&all)?;
+            let entries = all.len();
+            Some(BenchProfile {
+                bench,
+                entries,
+                profile,
+            })
+        })
+        .collect()
 }
 
 /// Every name of `lists`, sorted and once.
@@ -175,6 +193,7 @@ impl FileSamples {
             excluded: 0,
             smoke: 0,
             synthetic_data: 0,
+            profiles: Vec::new(),
             not_selected: Vec::new(),
             hosts: Vec::new(),
             models: Vec::new(),
@@ -191,6 +210,10 @@ impl FileSamples {
         self.smoke += usize::from(smoke);
         self.synthetic_data += usize::from(entry.is_synthetic_data());
         let bench = entry.name().map(str::to_owned);
+        let profile = entry.get("profile").and_then(ProfileSummary::from_value);
+        if let (Some(b), Some(p)) = (&bench, profile) {
+            self.profiles.push((b.clone(), p));
+        }
         if let Some(b) = &bench {
             if targets.is_excluded(b) {
                 self.excluded += 1;
@@ -306,6 +329,7 @@ impl SampleSet {
         let mut writers = Vec::with_capacity(total);
         let mut not_selected: BTreeMap<String, usize> = BTreeMap::new();
         let (mut entries, mut excluded, mut smoke, mut synthetic_data) = (0, 0, 0, 0);
+        let mut profiles: BTreeMap<String, Vec<ProfileSummary>> = BTreeMap::new();
         let mut runtimes = RuntimeTally::default();
         let (mut legacy, mut per_test) = (false, false);
         let mut files = Vec::with_capacity(parts.len());
@@ -328,6 +352,9 @@ impl SampleSet {
             excluded += part.excluded;
             smoke += part.smoke;
             synthetic_data += part.synthetic_data;
+            for (bench, p) in part.profiles {
+                profiles.entry(bench).or_default().push(p);
+            }
             runtimes.merge(&part.runtimes);
             for (rule, n) in part.not_selected {
                 *not_selected.entry(rule).or_default() += n;
@@ -362,6 +389,7 @@ impl SampleSet {
             smoke,
             synthetic_data,
             not_selected: not_selected.into_iter().collect(),
+            profiles: bench_profiles(profiles),
         };
         SampleSet {
             suite: suite.to_owned(),

@@ -41,6 +41,7 @@ fn set(rows: &[(&str, u32, u32, Vec<f64>)], nodes: usize) -> SampleSet {
             smoke: 0,
             synthetic_data: 0,
             not_selected: vec![],
+            profiles: vec![],
             runs_told_apart: String::new(),
         },
         run_split: None,

@@ -47,6 +47,7 @@ fn set(rows: &[(&str, u32, &[f64])]) -> SampleSet {
             smoke: 0,
             synthetic_data: 0,
             not_selected: vec![],
+            profiles: vec![],
             runs_told_apart: String::new(),
         },
         run_split: None,

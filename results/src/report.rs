@@ -404,6 +404,21 @@ pub struct InputSummary {
     pub synthetic_data: usize,
     /// Entries dropped by a selection rule, with the rule.
     pub not_selected: Vec<(String, usize)>,
+    /// The profiles of the benches whose entries carry one (`mlbench run --profile`), by
+    /// bench, each over its copies ([`mlbench_schema::profile::combine`]). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<BenchProfile>,
+}
+
+/// A bench's profile over its entries.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BenchProfile {
+    /// The bench.
+    pub bench: String,
+    /// Its entries with a profile.
+    pub entries: usize,
+    /// The mean per entry.
+    pub profile: mlbench_schema::profile::ProfileSummary,
 }
 
 /// An entry counted as a failed run.

@@ -246,6 +246,11 @@ pub trait BenchFactory: Sync {
     /// for CPU devices). The report records it as `gpu` only for a copy whose `cuda` is
     /// true, as the suite does.
     fn device_name(&self, device: DeviceSpec) -> String;
+    /// A profiler of the operators this factory's benches run on `device`
+    /// (`mlbench run --profile`); `None` where it has none.
+    fn profiler(&self, _device: DeviceSpec) -> Option<Box<dyn Profiler>> {
+        None
+    }
     /// Observations the bench's script times for `--repeat R` (docs/suite.md#statstream): `R`,
     /// except where a script's loop differs (wlm's `range(1, repeat)` times `R − 1`,
     /// [`crate::scripts::observations`], which the plan checks too).
@@ -307,6 +312,15 @@ pub trait TimedWindow {
     fn start(&mut self);
     /// Just after the clock is read at the end of the last observation.
     fn end(&mut self);
+}
+
+/// Records what a copy's thread runs between [`Profiler::start`] and [`Profiler::stop`]
+/// (libtorch's profiler for the tch models).
+pub trait Profiler {
+    /// Starts recording on this thread.
+    fn start(&mut self) -> Result<(), String>;
+    /// Stops, and writes the record as a Chrome trace to `path`.
+    fn stop(&mut self, path: &std::path::Path) -> Result<(), String>;
 }
 
 /// No window marked.

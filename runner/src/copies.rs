@@ -102,6 +102,8 @@ pub struct ChildSizes<'a> {
     pub synthetic_data: bool,
     /// `--sample-hz` (0: no sampler).
     pub sample_hz: u32,
+    /// `--profile`.
+    pub profile: bool,
 }
 
 /// The child: runs copy `spec` of the plan `options` gives for its run, changed as
@@ -179,6 +181,7 @@ pub fn run_child(
                 hz: sample_hz,
                 idle: std::time::Duration::ZERO,
             },
+            profile: sizes.profile,
         },
     );
     let line = ResultLine {
@@ -291,6 +294,8 @@ pub struct ChildCommand {
     pub smoke: bool,
     /// `--synthetic-data`.
     pub synthetic_data: bool,
+    /// `--profile`.
+    pub profile: bool,
     /// `--sample-hz`: the copies' telemetry samples per second (0: none).
     pub sample_hz: u32,
     /// Where the ranks of a data-parallel world run.
@@ -356,6 +361,9 @@ impl ChildCommand {
         }
         if self.synthetic_data {
             args.push("--synthetic-data".into());
+        }
+        if self.profile {
+            args.push("--profile".into());
         }
         if self.smoke {
             args.push("--smoke".into());
@@ -827,6 +835,7 @@ mod tests {
             names: vec!["scaling".into()],
             smoke: true,
             synthetic_data: true,
+            profile: false,
             sample_hz: 1,
             ranks: Ranks::Slurm {
                 nodes: 2,

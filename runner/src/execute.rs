@@ -76,6 +76,10 @@ pub struct ExecuteOptions<'a> {
     /// Telemetry beside every copy ([`run_copy`]'s sampler) and the idle baseline before
     /// each plan's first job ([`execute`]); off by default.
     pub telemetry: TelemetryOptions,
+    /// Each copy's timed observations recorded by the factory's profiler
+    /// ([`BenchFactory::profiler`]), its trace beside the reports and its summary in
+    /// the entry ([`crate::profile`]).
+    pub profile: bool,
 }
 
 /// One copy that failed.
@@ -448,9 +452,13 @@ pub fn run_copy(
     let sampler = CopySampler::start(plan, execution, index, options.telemetry.hz);
     // `get_arguments` sets start_time before the script builds its model.
     let start_time = report::ctime_now();
+    let trace = crate::profile::trace_file(&copy.report, name, &copy.vcd);
     let (measured, telemetry) = crate::telemetry::run_sampled(sampler, |window| {
-        measure_copy(execution, index, factory, options, window)
+        profiled(options.profile, factory, copy.device, &trace, window, |w| {
+            measure_copy(execution, index, factory, options, w)
+        })
     });
+    let (measured, profiled_s) = measured;
     let end_time = report::ctime_now();
     let ctx = EntryContext {
         name,
@@ -471,7 +479,17 @@ pub fn run_copy(
             DeviceSpec::Cpu { .. } => None,
         },
     };
-    let (entry, mut failure) = entry_of(&ctx, &record, &peak, measured);
+    let (mut entry, mut failure) = entry_of(&ctx, &record, &peak, measured);
+    match profiled_s {
+        Some(Ok(window_s)) if failure.is_none() => {
+            match crate::profile::with_profile(entry.clone(), &trace, name, &copy.vcd, window_s) {
+                Ok(with) => entry = with,
+                Err(e) => failure = Some(format!("{name}: --profile: {e}")),
+            }
+        }
+        Some(Err(e)) if failure.is_none() => failure = Some(format!("{name}: --profile: {e}")),
+        _ => {}
+    }
     let written = match report::append(&copy.report, &entry) {
         Ok(()) => Some(copy.report.clone()),
         Err(e) => {
@@ -494,6 +512,29 @@ pub fn run_copy(
 
 /// Builds copy `index`'s bench and runs its loop under `catch_unwind`, its timed part
 /// marked on `window`.
+/// `measure` inside `window`, which with `profile` also runs `factory`'s profiler for
+/// `device` (its trace to `trace`); returns the measurement and the profiled seconds, or
+/// why there is no profile.
+fn profiled<T>(
+    profile: bool,
+    factory: &dyn BenchFactory,
+    device: DeviceSpec,
+    trace: &std::path::Path,
+    window: &mut dyn TimedWindow,
+    measure: impl FnOnce(&mut dyn TimedWindow) -> T,
+) -> (T, Option<Result<f64, String>>) {
+    if !profile {
+        return (measure(window), None);
+    }
+    let Some(profiler) = factory.profiler(device) else {
+        let why = "this runner has no profiler for the device".to_owned();
+        return (measure(window), Some(Err(why)));
+    };
+    let mut profiled = crate::profile::ProfiledWindow::new(window, profiler, trace.to_owned());
+    let measured = measure(&mut profiled);
+    (measured, profiled.outcome())
+}
+
 fn measure_copy(
     execution: &Execution,
     index: usize,

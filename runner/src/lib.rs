@@ -15,6 +15,7 @@ pub mod execute;
 #[cfg(feature = "tch")]
 pub mod models;
 pub mod plan;
+pub mod profile;
 pub mod rendezvous;
 pub mod report;
 pub mod scaling;

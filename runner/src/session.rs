@@ -135,6 +135,8 @@ pub struct Request {
     pub smoke: bool,
     /// Batches made in memory where the scripts read files ([`crate::synthetic`]).
     pub synthetic_data: bool,
+    /// Each copy's timed observations recorded by the profiler ([`crate::profile`]).
+    pub profile: bool,
     /// Telemetry samples per second beside every copy (0: none).
     pub sample_hz: u32,
     /// The idle sampling before each run's first job (`None`: the default).
@@ -286,6 +288,7 @@ impl<'a> Local<'a> {
             smoke: self.smoke.as_ref(),
             synthetic_data: self.request.synthetic_data,
             sample_hz: self.request.sample_hz,
+            profile: self.request.profile,
         };
         crate::copies::run_child(jobs, options, spec, sizes, factory, threads)
     }
@@ -367,6 +370,7 @@ impl<'a> Local<'a> {
             names: request.names.clone(),
             smoke: request.smoke,
             synthetic_data: request.synthetic_data,
+            profile: request.profile,
             sample_hz: request.sample_hz,
             ranks,
             exports: crate::setup::exports(&self.options.env),
@@ -384,6 +388,7 @@ impl<'a> Local<'a> {
             progress: &progress,
             launcher: Some(&launcher),
             telemetry: TelemetryOptions::new(hz, idle, request.smoke),
+            profile: request.profile,
         };
         let outcomes = execute_all(plans, factory, &options)?;
         watch.end();
@@ -479,6 +484,7 @@ pub fn slurm_options(
         time: None,
         smoke: request.smoke,
         synthetic_data: request.synthetic_data,
+        profile: request.profile,
         sample_hz: (request.sample_hz != 1).then_some(request.sample_hz),
         idle_baseline: request.idle_baseline,
         log_dir,

@@ -38,6 +38,8 @@ pub struct SlurmOptions {
     pub smoke: bool,
     /// `--synthetic-data` on every node.
     pub synthetic_data: bool,
+    /// `--profile` on every node.
+    pub profile: bool,
     /// `--sample-hz` on every node, when not the default (1).
     pub sample_hz: Option<u32>,
     /// `--idle-baseline` on every node, when given.
@@ -164,6 +166,9 @@ pub fn sbatch_script(o: &SlurmOptions) -> String {
     }
     if o.smoke {
         cmd.push_str(" --smoke");
+    }
+    if o.profile {
+        cmd.push_str(" --profile");
     }
     if o.synthetic_data {
         cmd.push_str(" --synthetic-data");
@@ -409,6 +414,7 @@ mod tests {
             time: None,
             smoke: false,
             synthetic_data: false,
+            profile: false,
             sample_hz: None,
             idle_baseline: None,
             log_dir: None,

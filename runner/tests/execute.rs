@@ -103,6 +103,7 @@ fn two_runs_end_to_end() {
         progress: &progress,
         launcher: None,
         telemetry: Default::default(),
+        profile: false,
     };
     let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
     assert_eq!(outcomes.len(), 2);
@@ -304,6 +305,7 @@ fn the_factory_decides_how_many_observations_are_timed() {
         progress: &progress,
         launcher: None,
         telemetry: Default::default(),
+        profile: false,
     };
     execute_all(&plans, &OneFewer, &exec).unwrap();
     assert_eq!(observations.load(Ordering::Relaxed), 14);
@@ -335,6 +337,7 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
         progress: &quiet,
         launcher: None,
         telemetry: Default::default(),
+        profile: false,
     };
     let launched = AtomicUsize::new(0);
     let launcher = |plan: &Plan, execution: &Execution, copy: usize| -> CopyResult {
@@ -363,6 +366,7 @@ fn a_launcher_runs_the_copies_and_a_dead_copy_still_gets_its_entry() {
         progress: &quiet,
         launcher: Some(&launcher),
         telemetry: Default::default(),
+        profile: false,
     };
     let outcomes = execute_all(&plans, &Factory, &exec).unwrap();
     // good has 2 configs (--lr list) × 2 copies.
@@ -506,6 +510,7 @@ fn execute_quietly(
         progress: &quiet,
         launcher: None,
         telemetry: Default::default(),
+        profile: false,
     };
     execute_all(plans, factory, &exec).unwrap()
 }
@@ -647,6 +652,7 @@ fn execute_sampled(
         progress: &progress,
         launcher: None,
         telemetry: TelemetryOptions { hz: 100, idle },
+        profile: false,
     };
     let outcomes = execute_all(plans, factory, &exec).unwrap();
     (outcomes, said.into_inner().unwrap())
@@ -779,4 +785,88 @@ fn telemetry_beside_every_copy_and_an_idle_baseline_per_device() {
     assert_eq!(facts.len(), unique.len(), "{said:?}");
     let energy = said.iter().filter(|l| l.starts_with("energy: ")).count();
     assert!(energy == 0 || energy == 11, "{said:?}");
+}
+
+/// Writes a trace of two nested operators (300 µs of `outer` holding 100 µs of `inner`)
+/// and counts its starts and stops.
+struct FakeProfiler {
+    calls: std::sync::Arc<AtomicUsize>,
+}
+
+impl mlbench_runner::bench::Profiler for FakeProfiler {
+    fn start(&mut self) -> Result<(), String> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+    fn stop(&mut self, path: &std::path::Path) -> Result<(), String> {
+        self.calls.fetch_add(100, Ordering::Relaxed);
+        let events = r#"{"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "outer", "pid": 1, "tid": 1, "ts": 10, "dur": 300},
+            {"ph": "X", "cat": "cpu_op", "name": "inner", "pid": 1, "tid": 1, "ts": 50, "dur": 100}]}"#;
+        std::fs::write(path, events).map_err(|e| e.to_string())
+    }
+}
+
+/// The fake factory with a profiler (`None`: without one).
+struct Profiling(Option<std::sync::Arc<AtomicUsize>>);
+
+impl BenchFactory for Profiling {
+    fn create(&self, n: &str, a: &BenchArgs, d: DeviceSpec) -> Result<Box<dyn Bench>, BenchError> {
+        Factory.create(n, a, d)
+    }
+    fn source(&self, name: &str) -> Option<&'static str> {
+        Factory.source(name)
+    }
+    fn device_name(&self, device: DeviceSpec) -> String {
+        Factory.device_name(device)
+    }
+    fn profiler(&self, _: DeviceSpec) -> Option<Box<dyn mlbench_runner::bench::Profiler>> {
+        let calls = self.0.clone()?;
+        Some(Box::new(FakeProfiler { calls }))
+    }
+}
+
+/// `--profile`: the profiler runs once around the counted observations, its trace lands
+/// in the run's `profiles` folder, and the entry's `profile` is that trace's summary
+/// (self times 200 µs and 100 µs, 300 µs inside operators). A factory without a
+/// profiler fails the copy, saying so, rather than leave the profile out unsaid.
+#[test]
+fn a_profiled_copy_keeps_its_trace_and_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = JobsFile::parse("fast.json", JOBS.as_bytes()).unwrap();
+    let options = options_of("fast", dir.path(), &["good"], DeviceSet::cpu(1, 1).unwrap());
+    let plans = plan_runs(&jobs, &options, 1).unwrap();
+    let (good, ex_good) = (&plans[0], &plans[0].executions[0]);
+    let clock = || Box::new(ScriptedClock::new(vec![0.5; 12])) as Box<dyn Clock>;
+    let quiet = |_: &Progress<'_>| {};
+    let exec = ExecuteOptions {
+        hostname: "h".into(),
+        clock: &clock,
+        progress: &quiet,
+        launcher: None,
+        telemetry: Default::default(),
+        profile: true,
+    };
+    let calls = std::sync::Arc::new(AtomicUsize::new(0));
+    let result = run_copy(good, ex_good, 0, &Profiling(Some(calls.clone())), &exec);
+    assert_eq!(result.failure, None);
+    assert_eq!(calls.load(Ordering::Relaxed), 101, "one start, one stop");
+    let trace = dir.path().join("output0/profiles/good.0.trace.json");
+    assert!(trace.is_file(), "{}", trace.display());
+    let text = std::fs::read_to_string(result.written.unwrap()).unwrap();
+    let entries = mlbench_schema::reader::parse_report("r", text.as_bytes()).entries;
+    let profile = entries[0].1.get("profile").expect("a profile field");
+    let summary = mlbench_schema::profile::ProfileSummary::from_value(profile).unwrap();
+    assert_eq!(summary.trace, "profiles/good.0.trace.json");
+    assert!((summary.operators_s - 300e-6).abs() < 1e-12);
+    let outer = summary.top.iter().find(|o| o.name == "outer").unwrap();
+    assert!((outer.self_s - 200e-6).abs() < 1e-12);
+    assert!(summary.window_s >= 0.0 && summary.window_s.is_finite());
+    // Without a profiler: the copy fails and says why.
+    let none = run_copy(good, ex_good, 0, &Profiling(None), &exec);
+    let failure = none.failure.expect("no profiler is a failure");
+    assert!(
+        failure.contains("--profile") && failure.contains("no profiler"),
+        "{failure}"
+    );
 }

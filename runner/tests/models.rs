@@ -880,6 +880,7 @@ fn scaling_sweeps_world_sizes_with_ranks_on_c10d() {
         progress: &quiet,
         launcher: None,
         telemetry: Default::default(),
+        profile: false,
     };
     let outcome = &execute_all(&plans, &Models, &exec).unwrap()[0];
     assert_eq!(

@@ -12,6 +12,8 @@ pub const ADDED_BY_REPORT: &[&str] = &[
     // `mlbench run` adds the copy's peak memory after `unique_id` is computed.
     "peak_rss_bytes",
     "peak_device_bytes",
+    // `mlbench run --profile` adds the copy's profile summary after it too.
+    "profile",
     "unique_id",
     "gpu",
     "hostname",
@@ -45,6 +47,7 @@ fn added_by_report(key: &str) -> bool {
         key,
         "peak_rss_bytes"
             | "peak_device_bytes"
+            | "profile"
             | "unique_id"
             | "gpu"
             | "hostname"

@@ -30,6 +30,7 @@ pub mod gpu_names;
 pub mod jobs;
 
 pub mod measure;
+pub mod profile;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod read_buffer;

@@ -39,6 +39,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, CommandError> {
         repeat_suite: args.repeat_suite,
         smoke: args.smoke,
         synthetic_data: args.synthetic_data,
+        profile: args.profile,
         sample_hz: args.sample_hz,
         idle_baseline: args.idle_baseline,
         append: args.append,

@@ -245,7 +245,7 @@ impl Tree {
             Role::Pack if mlbench_schema::system::is_system_file(tree_path) => {
                 self.system_paths.push(path);
             }
-            Role::Pack | Role::Telemetry => {}
+            Role::Pack | Role::Telemetry | Role::Profile => {}
             Role::Unknown => self.ignored += 1,
         }
     }

@@ -32,6 +32,9 @@ pub enum Role {
     /// A copy's telemetry file written by `mlbench run`: `*.jsonl` in a run's `telemetry`
     /// folder (`mlbench_schema::telemetry`).
     Telemetry,
+    /// A copy's Chrome trace written by `mlbench run --profile`: `*.trace.json` in a run's
+    /// `profiles` folder (`mlbench_schema::profile`).
+    Profile,
     /// Anything else.
     Unknown,
 }
@@ -67,6 +70,9 @@ pub fn classify(path: &str, is_jobs: impl FnOnce() -> bool) -> Role {
         && path.ends_with(".jsonl")
     {
         return Role::Telemetry;
+    }
+    if mlbench_schema::profile::is_trace_path(path) {
+        return Role::Profile;
     }
     if path.ends_with(".json") && is_jobs() {
         return Role::Jobs;
@@ -149,6 +155,10 @@ mod tests {
         assert_eq!(classify(&file("slurm/notes.txt", "")), Role::Unknown);
         assert_eq!(classify(&file("system.node1.json", "{}")), Role::Pack);
         assert_eq!(classify(&file("x/MANIFEST.sha256", "")), Role::Unknown);
+        assert_eq!(
+            classify(&file("output0/profiles/convnet.0.trace.json", "[")),
+            Role::Profile
+        );
         assert_eq!(
             classify(&file("output0/telemetry/convnet.0.jsonl", "")),
             Role::Telemetry

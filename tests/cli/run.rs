@@ -697,3 +697,112 @@ fn across_nodes_outside_an_allocation_is_refused_before_writing() {
         ));
     assert!(!out.exists());
 }
+
+/// Two jobs profiled: convnet (a small ResNet, on batches made in memory) and toy_reg.
+const PROFILED_JOBS: &str = r#"[
+ {"name": "convnet", "cmd": "./image_classification/convnets/pytorch/run.sh",
+  "args": {"--repeat": 12, "--number": 2, "--batch-size": 4, "--arch": "resnet18",
+           "--image_size": 32, "--num_classes": 10}, "cgroup": "student"},
+ {"name": "toy_reg", "cmd": "./regression/polynome/pytorch/run.sh",
+  "args": {"--repeat": 12, "--number": 2, "--batch-size": 16, "--cuda": ""}, "cgroup": "student"}
+]"#;
+
+/// The time inside operators of a Chrome trace, computed here from its events: per
+/// thread, the durations of the operators no other operator holds.
+fn top_level_operator_seconds(trace: &serde_json::Value) -> f64 {
+    let mut by_thread: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "X" && e["cat"] == "cpu_op" {
+            let thread = format!("{}:{}", e["pid"], e["tid"]);
+            let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+            by_thread.entry(thread).or_default().push((ts, dur));
+        }
+    }
+    let mut total = 0.0;
+    for spans in by_thread.values_mut() {
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut end = f64::NEG_INFINITY;
+        for &(ts, dur) in spans.iter() {
+            if ts >= end {
+                total += dur;
+                end = ts + dur;
+            }
+        }
+    }
+    total * 1e-6
+}
+
+/// `run --profile`: each copy writes a Chrome trace with `traceEvents` beside the run's
+/// reports, and its entry's summary agrees with the trace (its operator time is the
+/// trace's, recomputed here; convnet's operators fill 95 % of the window at least);
+/// `report` shows the profiles, `validate` accepts the submission and `pack` keeps the
+/// traces and lists them.
+#[test]
+fn profiled_runs_keep_their_traces_and_summaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("prof.json");
+    std::fs::write(&jobs, PROFILED_JOBS).unwrap();
+    let (out, zip) = (tmp.path().join("out"), tmp.path().join("p.zip"));
+    let zip_arg = zip.to_str().unwrap();
+    let flags = [
+        "--repeat-suite",
+        "4",
+        "--profile",
+        "--synthetic-data",
+        "--pack",
+        zip_arg,
+    ];
+    run(&jobs, &out, &flags).success();
+    for r in 0..4 {
+        for (file, bench) in [(0, "convnet"), (1, "convnet"), (0, "toy_reg")] {
+            let path = out.join(format!("output{r}/profiles/{bench}.{file}.trace.json"));
+            let trace: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            assert!(
+                trace["traceEvents"]
+                    .as_array()
+                    .is_some_and(|e| !e.is_empty())
+            );
+            let entries = read_entries(&out.join(format!("output{r}/prof_{file}.json")));
+            let entry = entries.iter().find(|e| e.name() == Some(bench)).unwrap();
+            let value = entry.get("profile").expect("a profile");
+            let s = mlbench_schema::profile::ProfileSummary::from_value(value).unwrap();
+            let ops = top_level_operator_seconds(&trace);
+            assert!(
+                (s.operators_s - ops).abs() <= 1e-6 * ops.max(1.0),
+                "{} vs {ops}",
+                s.operators_s
+            );
+            let listed: f64 = s.top.iter().map(|o| o.self_s).sum::<f64>() + s.other_operators_s;
+            assert!(
+                (listed - s.operators_s).abs() < 1e-9,
+                "{listed} vs {}",
+                s.operators_s
+            );
+            assert!((s.operators_s + s.outside_s - s.window_s).abs() < 1e-6 || s.outside_s == 0.0);
+            if bench == "convnet" {
+                let within = s.operators_s / s.window_s;
+                assert!((0.95..=1.0 + 1e-9).contains(&within), "{within}: {s:?}");
+            }
+        }
+    }
+    let (code, json) = validate_json(&zip, &[]);
+    assert_eq!(code, 0, "{json:#}");
+    let files = read_zip(&zip);
+    let info = submission_info(&files);
+    let traces: Vec<&str> = (files.iter().map(|(n, _)| n.as_str()))
+        .filter(|n| n.ends_with(".trace.json"))
+        .collect();
+    assert_eq!(traces.len(), 16, "4 runs × 2 devices × 2 jobs");
+    assert_eq!(info["profiles"].as_array().unwrap().len(), 16);
+    mlbench()
+        .args(["report", "--min-runs", "4", "-g", "RTX"])
+        .arg(&zip)
+        .assert()
+        .stdout(predicate::str::contains(
+            "profile: convnet (8 entries, per entry)",
+        ))
+        .stdout(predicate::str::contains(
+            "profile: toy_reg (8 entries, per entry)",
+        ));
+}

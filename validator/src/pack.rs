@@ -117,6 +117,7 @@ impl SubmissionInfo {
             runtime: None,
             allowed_errors: false,
             telemetry: Vec::new(),
+            profiles: Vec::new(),
             left_out: Vec::new(),
         }
     }
@@ -266,6 +267,7 @@ pub fn pack_folder(
     info.runtime = SubmissionInfo::declared_runtime(&info.systems);
     info.allowed_errors = validation.errors() > 0;
     info.telemetry = SubmissionInfo::telemetry_of(&intake.files);
+    info.profiles = SubmissionInfo::profiles_of(&intake.files);
     info.left_out = left_out;
     let files = with_manifest(intake.files, info.to_json()?);
     let mut zip = std::io::Cursor::new(Vec::new());

@@ -92,6 +92,11 @@ pub struct SubmissionInfo {
     /// it always did, and older readers pass the key over.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub telemetry: Vec<String>,
+    /// The profile traces packed (`mlbench run --profile`'s, `<run>/profiles/*.trace.json`,
+    /// docs/profiling.md), by path, sorted; hashed by the manifest as every file. Absent
+    /// when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
     /// The folder's entries pack could not pack faithfully (symbolic links, FIFOs,
     /// devices, folders it could not list, files over `--max-bytes`), each with why.
     /// Absent when there are none, so a folder without one packs to the bytes it always
@@ -151,12 +156,19 @@ impl SubmissionInfo {
     /// The paths of the telemetry files among `files` ([`mlbench_submission::layout::Role::Telemetry`]),
     /// sorted.
     pub fn telemetry_of(files: &[SubmittedFile]) -> Vec<String> {
+        Self::of_role(files, mlbench_submission::layout::Role::Telemetry)
+    }
+
+    /// The paths of the profile traces among `files`
+    /// ([`mlbench_submission::layout::Role::Profile`]), sorted.
+    pub fn profiles_of(files: &[SubmittedFile]) -> Vec<String> {
+        Self::of_role(files, mlbench_submission::layout::Role::Profile)
+    }
+
+    fn of_role(files: &[SubmittedFile], role: mlbench_submission::layout::Role) -> Vec<String> {
         let mut paths: Vec<String> = files
             .iter()
-            .filter(|f| {
-                mlbench_submission::layout::classify(&f.path, || false)
-                    == mlbench_submission::layout::Role::Telemetry
-            })
+            .filter(|f| mlbench_submission::layout::classify(&f.path, || false) == role)
             .map(|f| f.path.clone())
             .collect();
         paths.sort();
@@ -455,6 +467,7 @@ mod tests {
             runtime: None,
             allowed_errors: false,
             telemetry: Vec::new(),
+            profiles: Vec::new(),
             left_out: Vec::new(),
         };
         let text = String::from_utf8(info.to_json().unwrap()).unwrap();

@@ -465,6 +465,12 @@ fn classify_files<'a, S: FileSource>(
             // Telemetry is `mlbench run`'s, beside the reports: checked in the per-file pass.
             Role::Telemetry => out.telemetry.push(i),
             Role::Pack => {}
+            Role::Profile => {
+                if let Some(found) = whole[i].and_then(not_a_trace) {
+                    let finding = catalogued("profile.invalid", "a Chrome trace", found);
+                    findings.push(finding.file(path));
+                }
+            }
             Role::Unknown => match broken_json_at_root(path, whole[i]) {
                 // Truncated, or nested past the parser's limit: the jobs file it was.
                 Some(e) => {
@@ -485,6 +491,20 @@ fn classify_files<'a, S: FileSource>(
         }
     }
     out
+}
+
+/// Why `bytes` are not a Chrome trace (a JSON object with a `traceEvents` list), if not.
+fn not_a_trace(bytes: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Err(e) => Some(format!("not JSON: {e}")),
+        Ok(v)
+            if v.get("traceEvents")
+                .is_some_and(serde_json::Value::is_array) =>
+        {
+            None
+        }
+        Ok(_) => Some("JSON without a traceEvents list".to_owned()),
+    }
 }
 
 /// The suite validated, chosen as every loader chooses it

@@ -154,6 +154,7 @@ fn submission_info_round_trips_with_its_version_last() {
         allowed_errors: false,
         // And without telemetry files.
         telemetry: Vec::new(),
+        profiles: Vec::new(),
         left_out: Vec::new(),
     };
     let json = info.to_json().unwrap();

@@ -29,6 +29,7 @@ mod fast_style;
 mod half;
 mod host_loader;
 mod image_data;
+mod kineto;
 mod loader;
 mod parallel;
 mod pong;
@@ -197,6 +198,10 @@ impl BenchFactory for Models {
             // A script that reads files whose reader mlbench lacks: noise, and it says so.
             DataSource::Synthetic
         }
+    }
+
+    fn profiler(&self, device: DeviceSpec) -> Option<Box<dyn crate::bench::Profiler>> {
+        Some(Box::new(kineto::Kineto::new(device)))
     }
 
     fn batch_size(&self, name: &str, args: &BenchArgs) -> i64 {

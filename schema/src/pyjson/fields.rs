@@ -37,7 +37,7 @@ impl std::ops::Deref for FieldName<'_> {
 /// The field names the suite writes in report entries (every era, docs/suite.md#report-entries),
 /// the stages and statistics inside them, and the arguments of its jobs files: the keys of
 /// nearly every object a report holds.
-const NAMES: [&str; 81] = [
+const NAMES: [&str; 82] = [
     "algo",
     "all",
     "arch",
@@ -95,6 +95,7 @@ const NAMES: [&str; 81] = [
     "peak_device_bytes",
     "peak_rss_bytes",
     "processes",
+    "profile",
     "range",
     "repeat",
     "run_id",

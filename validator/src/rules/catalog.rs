@@ -118,6 +118,12 @@ pub const RULES: &[Rule] = &[
         "a file that is neither a report, a jobs file, a manifest nor telemetry",
         "leave logs and other files out of the submission, or ignore this warning",
     ),
+    def(
+        "profile.invalid",
+        Error,
+        "a profile trace (`profiles/*.trace.json`) that is not a Chrome trace",
+        "pack the traces `mlbench run --profile` wrote, unchanged",
+    ),
     // Layout.
     def(
         "reports.none",
