@@ -95,6 +95,7 @@ const READERS: &[&str] = &[
     "dcgan_all",
     "fast_style",
     "recom",
+    "ssd",
     "toy_lstm",
     "vae",
     "wlm",
