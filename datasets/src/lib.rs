@@ -30,6 +30,7 @@ pub const SOURCE: &str = concat!(
     include_str!("wmt.rs"),
     include_str!("images/mod.rs"),
     include_str!("images/batch.rs"),
+    include_str!("images/bsds500.rs"),
     include_str!("images/coco.rs"),
     include_str!("images/color.rs"),
     include_str!("images/fake_imagenet.rs"),

@@ -1,7 +1,9 @@
 //! PIL's colour operations against Pillow's own numbers (tests/data/pillow_fixtures.json's
-//! `colour`), and ssd's training transform built on them, over the smoke COCO.
+//! `colour`), and the two transforms built on them: ssd's training transform over the
+//! smoke COCO, reso's crops over the smoke BSDS500.
 
 use mlbench_datasets::Scale;
+use mlbench_datasets::images::bsds500::{self, SuperResolution};
 use mlbench_datasets::images::coco::{self, Detection, Split};
 use mlbench_datasets::images::color::{self, ColorJitter};
 use mlbench_datasets::images::ssd::{self, SsdTrain};
@@ -171,4 +173,100 @@ fn detection_batches_are_keyed_and_keep_a_box_per_image() {
     let a = s.detection_batch(&set, &transform, 0).unwrap();
     let b = s.detection_batch(&set, &transform, 1).unwrap();
     assert_ne!(a.images, b.images);
+}
+
+/// The smoke BSDS500: train, val and test folders of numbered JPEGs of 120 × 80 or 80 ×
+/// 120, ids distinct across the folders, the same bytes for the same seed; the reader
+/// lists a folder's images sorted and says what is missing.
+#[test]
+fn bsds500_smoke_layout_and_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = bsds500::prepare(dir.path(), 4, Scale::Smoke, false).unwrap();
+    assert_eq!(files.len(), 4 + 2 + 4);
+    let names: HashSet<_> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_owned())
+        .collect();
+    assert_eq!(names.len(), files.len(), "ids are distinct");
+    for split in bsds500::Split::ALL {
+        let listed = bsds500::list(&dir.path().join(split.folder())).unwrap();
+        assert_eq!(listed.len(), split.count(Scale::Smoke));
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(listed, sorted);
+        for path in &listed {
+            let img = jpeg::read(path).unwrap();
+            let (w, h) = (img.width, img.height);
+            assert!((w, h) == (120, 80) || (w, h) == (80, 120), "{w}×{h}");
+            let stem = path.file_stem().unwrap().to_str().unwrap();
+            assert!(stem.parse::<u64>().is_ok(), "{stem}");
+        }
+    }
+    assert!(
+        dir.path()
+            .join("bsds500/BSR/BSDS500/data/images/train")
+            .is_dir()
+    );
+    let again = tempfile::tempdir().unwrap();
+    bsds500::prepare(again.path(), 4, Scale::Smoke, false).unwrap();
+    for f in &files {
+        let read = |root: &std::path::Path| std::fs::read(root.join(f)).unwrap();
+        assert_eq!(read(dir.path()), read(again.path()));
+    }
+    // Refused over itself without force; a folder without images, or none, is missing.
+    assert!(bsds500::prepare(dir.path(), 4, Scale::Smoke, false).is_err());
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "x").unwrap();
+    std::fs::write(empty.join("upper.JPG"), "x").unwrap();
+    for folder in [empty, dir.path().join("nowhere")] {
+        let e = bsds500::list(&folder).unwrap_err().to_string();
+        assert!(
+            e.contains(&folder.display().to_string()) && e.contains("mlbench data prepare"),
+            "{e}"
+        );
+    }
+}
+
+/// reso's pair: the target the centre crop of the Y channel (top round(1.5) = 2, left
+/// round(2.5) = 2 for 8 of 13 × 11), the input that crop shrunk by Pillow's bilinear
+/// resize, both ÷ 255; the crop cut to a multiple of the factor.
+#[test]
+fn reso_pairs_are_y_crops_and_their_shrink() {
+    let f = colour_fixtures();
+    let y = bytes_of(&f["y"]);
+    let sr = SuperResolution::new(9, 2);
+    assert_eq!((sr.crop, sr.low()), (8, 4));
+    let (mut input, mut target) = (Vec::new(), Vec::new());
+    sr.pair_into(&formula(13, 11), &mut input, &mut target);
+    let crop_bytes: Vec<u8> = (0..8)
+        .flat_map(|r| (0..8).map(move |c| (r, c)))
+        .map(|(r, c)| y[(r + 2) * 13 + c + 2])
+        .collect();
+    let want: Vec<f32> = crop_bytes.iter().map(|&v| f32::from(v) / 255.0).collect();
+    assert_eq!(target, want);
+    let grey = Rgb::new(8, 8, crop_bytes.iter().flat_map(|&v| [v; 3]).collect());
+    let small = resize(&grey, 4, 4, Filter::Bilinear);
+    let want: Vec<f32> = small
+        .pixels
+        .iter()
+        .step_by(3)
+        .map(|&v| f32::from(v) / 255.0)
+        .collect();
+    assert_eq!(input, want);
+    // Batches of the smoke set: 4 training images in batches of 3, the last short.
+    let dir = tempfile::tempdir().unwrap();
+    bsds500::prepare(dir.path(), 1, Scale::Smoke, false).unwrap();
+    let files = bsds500::list(&dir.path().join(bsds500::Split::Train.folder())).unwrap();
+    let s = Sampling {
+        seed: 2,
+        batch_size: 3,
+        shuffle: true,
+    };
+    let sr = SuperResolution::new(16, 2);
+    let b = s.pair_batch(&files, &sr, 1).unwrap();
+    assert_eq!((b.count, b.input.len(), b.target.len()), (1, 64, 256));
+    let b0 = s.pair_batch(&files, &sr, 0).unwrap();
+    assert_eq!((b0.count, b0.target.len()), (3, 3 * 256));
+    assert_eq!(s.pair_batch(&files, &sr, 0).unwrap(), b0);
 }

@@ -546,6 +546,57 @@ fn with_data_directory<T>(dir: Option<&std::path::Path>, f: impl FnOnce() -> T) 
     out
 }
 
+/// reso reads `$DATA_DIRECTORY`'s BSDS500 as data.py does: it builds and trains on the
+/// training folder's 4 smoke images in batches of 3 (3, 1, then the next epoch) and logs
+/// a finite PSNR over the test folder; without the test folder, or `$DATA_DIRECTORY`, the
+/// error names what is missing and what makes it.
+#[test]
+fn reso_reads_bsds500_under_the_data_directory() {
+    use mlbench_datasets::images::bsds500::Split;
+    use mlbench_datasets::sets::{DataSet, prepare};
+    let tmp = tempfile::tempdir().unwrap();
+    prepare(
+        tmp.path(),
+        &[DataSet::Bsds500],
+        2,
+        mlbench_datasets::Scale::Smoke,
+        false,
+    )
+    .unwrap();
+    let mut a = tiny_sizes("reso");
+    a.batch_size = 3;
+    a.extra.insert("testBatchSize".into(), Value::Int(3));
+    assert_eq!(Models.data_source("reso", &a), DataSource::Files);
+    let mut bench =
+        with_data_directory(Some(tmp.path()), || Models.create("reso", &a, CPU)).unwrap();
+    bench.begin_observation(0).unwrap();
+    for _ in 0..3 {
+        assert!(loss(&mut bench).is_finite());
+    }
+    bench.end_observation(0).unwrap();
+    let logs = bench.after_observation(0, 1.0).unwrap();
+    let psnr = logs
+        .metrics
+        .iter()
+        .find(|(k, _)| *k == "psnr")
+        .map(|(_, v)| *v);
+    assert!(psnr.is_some_and(f64::is_finite), "{logs:?}");
+    let err = with_data_directory(None, || Models.create("reso", &a, CPU));
+    let err = err.err().unwrap().to_string();
+    assert!(
+        err.contains("mlbench data prepare $DATA_DIRECTORY --bench reso"),
+        "{err}"
+    );
+    let test = tmp.path().join(Split::Test.folder());
+    std::fs::remove_dir_all(&test).unwrap();
+    let err = with_data_directory(Some(tmp.path()), || Models.create("reso", &a, CPU));
+    let err = err.err().unwrap().to_string();
+    assert!(
+        err.contains(&test.display().to_string()) && err.contains("--synthetic-data"),
+        "{err}"
+    );
+}
+
 /// toy_lstm, vae and wlm read `$DATA_DIRECTORY`'s sets as their scripts do: prepared,
 /// they build and train; without the variable, or with a file cut short, the error says
 /// what is missing and what makes it.

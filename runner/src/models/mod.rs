@@ -95,6 +95,7 @@ const READERS: &[&str] = &[
     "dcgan_all",
     "fast_style",
     "recom",
+    "reso",
     "ssd",
     "toy_lstm",
     "vae",
