@@ -30,12 +30,15 @@ pub const SOURCE: &str = concat!(
     include_str!("wmt.rs"),
     include_str!("images/mod.rs"),
     include_str!("images/batch.rs"),
+    include_str!("images/bsds500.rs"),
     include_str!("images/coco.rs"),
+    include_str!("images/color.rs"),
     include_str!("images/fake_imagenet.rs"),
     include_str!("images/folder.rs"),
     include_str!("images/jpeg.rs"),
     include_str!("images/keyed.rs"),
     include_str!("images/resample.rs"),
+    include_str!("images/ssd.rs"),
     include_str!("images/transforms.rs"),
 );
 

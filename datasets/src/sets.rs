@@ -1,9 +1,7 @@
 //! The registry: which data sets each bench of the suite reads, how each is made, and the
-//! check a job runs before reading one. The image sets (fake ImageNet, BSDS500, COCO) are
-//! not registered yet: the benches that read them are not in [`BENCHES`], so `--bench`
-//! refuses them (this module's tests list them).
+//! check a job runs before reading one.
 
-use crate::images::{coco, fake_imagenet};
+use crate::images::{bsds500, coco, fake_imagenet};
 use crate::manifest::{self, Manifest};
 use crate::{DataError, Scale, mnist, movielens, sine, wikitext, wmt};
 use std::path::{Path, PathBuf};
@@ -25,11 +23,13 @@ pub enum DataSet {
     FakeImagenet,
     /// COCO 2017's annotations and images (ssd).
     Coco,
+    /// BSDS500's image folders (reso).
+    Bsds500,
 }
 
 impl DataSet {
     /// Every registered set, in the order `data prepare` makes them.
-    pub const ALL: [DataSet; 7] = [
+    pub const ALL: [DataSet; 8] = [
         DataSet::Mnist,
         DataSet::Wikitext2,
         DataSet::MovieLens20m,
@@ -37,6 +37,7 @@ impl DataSet {
         DataSet::Wmt16,
         DataSet::FakeImagenet,
         DataSet::Coco,
+        DataSet::Bsds500,
     ];
 
     /// The set's name in the manifest and in messages.
@@ -44,6 +45,7 @@ impl DataSet {
         match self {
             DataSet::FakeImagenet => "fake-imagenet",
             DataSet::Coco => "coco",
+            DataSet::Bsds500 => "bsds500",
             DataSet::Mnist => "mnist",
             DataSet::Wikitext2 => "wikitext-2",
             DataSet::MovieLens20m => "ml-20m",
@@ -57,6 +59,7 @@ impl DataSet {
         match self {
             DataSet::FakeImagenet => "ImageNet",
             DataSet::Coco => coco::COCO,
+            DataSet::Bsds500 => "bsds500",
             DataSet::Mnist => "mnist",
             DataSet::Wikitext2 => wikitext::FOLDER,
             DataSet::MovieLens20m => movielens::FOLDER,
@@ -78,6 +81,7 @@ impl DataSet {
         match self {
             DataSet::FakeImagenet => fake_imagenet::prepare(root, seed, scale, force),
             DataSet::Coco => coco::prepare(root, seed, scale, force),
+            DataSet::Bsds500 => bsds500::prepare(root, seed, scale, force),
             DataSet::Mnist => mnist::prepare(root, seed, scale),
             DataSet::Wikitext2 => wikitext::prepare(root, seed, scale),
             DataSet::MovieLens20m => movielens::prepare(root, seed, scale),
@@ -107,6 +111,7 @@ pub const BENCHES: &[(&str, &[DataSet])] = &[
     ("dcgan", &[DataSet::FakeImagenet]),
     ("dcgan_all", &[DataSet::FakeImagenet]),
     ("fast_style", &[DataSet::FakeImagenet]),
+    ("reso", &[DataSet::Bsds500]),
     ("ssd", &[DataSet::Coco]),
     ("toy_reg", &[]),
     ("toy_lstm", &[DataSet::SineWaves]),

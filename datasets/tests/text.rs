@@ -640,13 +640,13 @@ fn the_image_sets_are_made_and_checked_through_the_registry() {
     let dir = tmp();
     let made = sets::prepare(
         dir.path(),
-        &[DataSet::FakeImagenet, DataSet::Coco],
+        &[DataSet::FakeImagenet, DataSet::Coco, DataSet::Bsds500],
         3,
         Scale::Smoke,
         false,
     )
     .unwrap();
-    for set in [DataSet::FakeImagenet, DataSet::Coco] {
+    for set in [DataSet::FakeImagenet, DataSet::Coco, DataSet::Bsds500] {
         let entry = &made.sets[set.name()];
         assert!(!entry.files.is_empty());
         assert!(
@@ -692,9 +692,13 @@ fn benches_resolve_to_their_sets() {
     assert_eq!(sets::for_benches(&[]).unwrap(), DataSet::ALL);
     let got = sets::for_benches(&names(&["ssd", "dcgan", "convnet"])).unwrap();
     assert_eq!(got, [DataSet::FakeImagenet, DataSet::Coco]);
-    let e = sets::for_benches(&names(&["reso"])).unwrap_err();
+    assert_eq!(
+        sets::for_benches(&names(&["reso"])).unwrap(),
+        [DataSet::Bsds500]
+    );
+    let e = sets::for_benches(&names(&["scaling"])).unwrap_err();
     assert!(
-        e.to_string().starts_with("--bench reso: no data set"),
+        e.to_string().starts_with("--bench scaling: no data set"),
         "{e}"
     );
 }
@@ -702,7 +706,7 @@ fn benches_resolve_to_their_sets() {
 #[test]
 fn the_benches_whose_data_sets_are_not_registered_yet() {
     // The suite's jobs (fast.json and baselines.json) against the registry: what is left
-    // to register: reso's BSDS500 (not made yet) and scaling (its data not established).
+    // to register: scaling (its data not established).
     let mut jobs = std::collections::BTreeSet::new();
     for file in [
         include_str!("../../baselines/jobs/fast.json"),
@@ -717,7 +721,7 @@ fn the_benches_whose_data_sets_are_not_registered_yet() {
         .map(String::as_str)
         .filter(|j| !registered.contains(j))
         .collect();
-    assert_eq!(missing, ["reso", "scaling"]);
+    assert_eq!(missing, ["scaling"]);
     for set in DataSet::ALL {
         assert!(registered.contains(&set.bench()));
     }

@@ -457,7 +457,7 @@ fn convnet_reads_its_image_folder_and_says_what_is_missing() {
 /// Where each bench's batches come from: as its script where the script makes them
 /// (toy_reg, cart, atari); the files where it reads them, unless `--synthetic-data` marks
 /// the copy (then `synthetic_data` goes into its entries); a script whose reader mlbench
-/// lacks (ssd) is marked synthetic without the flag.
+/// lacks (translator) is marked synthetic without the flag.
 #[test]
 fn data_sources_follow_the_scripts_and_the_flag() {
     let plain = |_: &str| args(2, &[]);
@@ -470,7 +470,15 @@ fn data_sources_follow_the_scripts_and_the_flag() {
     for name in ["toy_reg", "cart", "atari"] {
         assert_eq!(Models.data_source(name, &tiny(name)), DataSource::Generated);
     }
-    for name in ["convnet", "dcgan_all", "recom", "toy_lstm", "vae", "wlm"] {
+    for name in [
+        "convnet",
+        "dcgan_all",
+        "recom",
+        "ssd",
+        "toy_lstm",
+        "vae",
+        "wlm",
+    ] {
         assert_eq!(
             Models.data_source(name, &plain(name)),
             DataSource::Files,
@@ -478,8 +486,9 @@ fn data_sources_follow_the_scripts_and_the_flag() {
         );
         assert_eq!(Models.data_source(name, &tiny(name)), DataSource::Synthetic);
     }
+    // A script whose reader mlbench lacks: noise, flag or none.
     assert_eq!(
-        Models.data_source("ssd", &plain("ssd")),
+        Models.data_source("translator", &plain("translator")),
         DataSource::Synthetic
     );
 }
@@ -535,6 +544,57 @@ fn with_data_directory<T>(dir: Option<&std::path::Path>, f: impl FnOnce() -> T) 
     let out = f();
     unsafe { std::env::remove_var("DATA_DIRECTORY") };
     out
+}
+
+/// reso reads `$DATA_DIRECTORY`'s BSDS500 as data.py does: it builds and trains on the
+/// training folder's 4 smoke images in batches of 3 (3, 1, then the next epoch) and logs
+/// a finite PSNR over the test folder; without the test folder, or `$DATA_DIRECTORY`, the
+/// error names what is missing and what makes it.
+#[test]
+fn reso_reads_bsds500_under_the_data_directory() {
+    use mlbench_datasets::images::bsds500::Split;
+    use mlbench_datasets::sets::{DataSet, prepare};
+    let tmp = tempfile::tempdir().unwrap();
+    prepare(
+        tmp.path(),
+        &[DataSet::Bsds500],
+        2,
+        mlbench_datasets::Scale::Smoke,
+        false,
+    )
+    .unwrap();
+    let mut a = tiny_sizes("reso");
+    a.batch_size = 3;
+    a.extra.insert("testBatchSize".into(), Value::Int(3));
+    assert_eq!(Models.data_source("reso", &a), DataSource::Files);
+    let mut bench =
+        with_data_directory(Some(tmp.path()), || Models.create("reso", &a, CPU)).unwrap();
+    bench.begin_observation(0).unwrap();
+    for _ in 0..3 {
+        assert!(loss(&mut bench).is_finite());
+    }
+    bench.end_observation(0).unwrap();
+    let logs = bench.after_observation(0, 1.0).unwrap();
+    let psnr = logs
+        .metrics
+        .iter()
+        .find(|(k, _)| *k == "psnr")
+        .map(|(_, v)| *v);
+    assert!(psnr.is_some_and(f64::is_finite), "{logs:?}");
+    let err = with_data_directory(None, || Models.create("reso", &a, CPU));
+    let err = err.err().unwrap().to_string();
+    assert!(
+        err.contains("mlbench data prepare $DATA_DIRECTORY --bench reso"),
+        "{err}"
+    );
+    let test = tmp.path().join(Split::Test.folder());
+    std::fs::remove_dir_all(&test).unwrap();
+    let err = with_data_directory(Some(tmp.path()), || Models.create("reso", &a, CPU));
+    let err = err.err().unwrap().to_string();
+    assert!(
+        err.contains(&test.display().to_string()) && err.contains("--synthetic-data"),
+        "{err}"
+    );
 }
 
 /// toy_lstm, vae and wlm read `$DATA_DIRECTORY`'s sets as their scripts do: prepared,
@@ -597,6 +657,56 @@ fn recom_reads_the_training_pairs_of_its_folder() {
     std::fs::write(folder.join(movielens::TRAIN), "0\t1\n").unwrap();
     let err = Models.create("recom", &a, CPU).err().unwrap().to_string();
     assert!(err.contains(movielens::TRAIN), "{err}");
+}
+
+/// ssd reads `--data`'s COCO folder as train.py does (`COCODetection` of train2017
+/// through the training transform): the classes are the annotation file's (80 and the
+/// background), the smoke set's 8 images in batches of 3 train an epoch with its short
+/// last batch; a `label_num` other than the file's, or a folder without the annotations,
+/// is an argument error naming what is wrong; with its images gone, a step fails naming
+/// one.
+#[test]
+fn ssd_reads_its_coco_folder() {
+    use mlbench_datasets::images::coco::{self, Detection, Split};
+    let tmp = tempfile::tempdir().unwrap();
+    coco::prepare(tmp.path(), 3, mlbench_datasets::Scale::Smoke, false).unwrap();
+    let folder = tmp.path().join(coco::COCO);
+    let set = Detection::open(tmp.path(), Split::Train).unwrap();
+    assert_eq!(set.label_count, 81);
+    let mut a = tiny_sizes("ssd");
+    a.extra.remove("label_num");
+    a.batch_size = 3;
+    let data = Value::Str(folder.display().to_string());
+    a.extra.insert("data".into(), data);
+    assert_eq!(Models.data_source("ssd", &a), DataSource::Files);
+    let mut bench = Models.create("ssd", &a, CPU).unwrap();
+    bench.begin_observation(0).unwrap();
+    for _ in 0..set.items.len().div_ceil(3) + 1 {
+        assert!(loss(&mut bench).is_finite());
+    }
+    bench.end_observation(0).unwrap();
+    let mut five = a.clone();
+    five.extra.insert("label_num".into(), Value::Int(5));
+    let err = Models.create("ssd", &five, CPU).err().unwrap().to_string();
+    assert!(err.contains("81 classes"), "{err}");
+    let annotations = folder.join("annotations/instances_val2017.json");
+    std::fs::rename(&annotations, tmp.path().join("moved.json")).unwrap();
+    let err = Models.create("ssd", &a, CPU).err().unwrap().to_string();
+    let hint = "mlbench data prepare $DATA_DIRECTORY --bench ssd";
+    let named = err.contains(&annotations.display().to_string());
+    assert!(named && err.contains(hint), "{err}");
+    for item in &set.items {
+        std::fs::remove_file(&item.path).unwrap();
+    }
+    bench.begin_observation(1).unwrap();
+    let err = bench
+        .step()
+        .expect_err("a step without its images")
+        .to_string();
+    assert!(
+        err.contains(&folder.join("train2017").display().to_string()),
+        "{err}"
+    );
 }
 
 /// dcgan reads `--dataroot` as main.py's ImageFolder does, an epoch's short last batch

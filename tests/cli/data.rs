@@ -96,10 +96,10 @@ fn an_unknown_bench_is_usage_and_an_unwritable_folder_exit_3() {
     mlbench()
         .args(["data", "prepare"])
         .arg(dir.path().join("d"))
-        .args(["--bench", "reso"])
+        .args(["--bench", "scaling"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--bench reso: no data set"));
+        .stderr(predicate::str::contains("--bench scaling: no data set"));
     assert!(!dir.path().join("d").exists(), "nothing made");
     mlbench().args(["data", "prepare"]).assert().code(2);
     let file = dir.path().join("file");

@@ -335,7 +335,7 @@ fn cases(p: &Place) -> Vec<Case> {
             "data",
             2,
             "unknown bench",
-            &["data", "prepare", &out("data2"), "--bench", "reso"],
+            &["data", "prepare", &out("data2"), "--bench", "scaling"],
         ),
         case(
             "data",

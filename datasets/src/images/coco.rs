@@ -388,7 +388,15 @@ impl Detection {
     /// annotation file is [`DataError::Missing`]; an id twice, or a box whose image or
     /// category is not listed, is [`DataError::Format`].
     pub fn open(root: &Path, split: Split) -> Result<Detection, DataError> {
-        let path = root.join(split.annotations());
+        Detection::open_folder(&root.join(COCO), split)
+    }
+
+    /// [`Detection::open`] of a COCO folder named as ssd's `--data` names it (`folder`
+    /// holds `annotations/` and the image folders).
+    pub fn open_folder(folder: &Path, split: Split) -> Result<Detection, DataError> {
+        let path = folder
+            .join("annotations")
+            .join(format!("instances_{}.json", split.name()));
         let bytes = std::fs::read(&path).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => DataError::Missing {
                 path: path.clone(),
@@ -412,7 +420,7 @@ impl Detection {
             .map(|(i, c)| (c.id, i as i64 + 1))
             .collect();
         let mut position = std::collections::HashMap::new();
-        let folder = root.join(split.images());
+        let folder = folder.join(split.name());
         let mut items = Vec::with_capacity(file.images.len());
         for (i, img) in file.images.iter().enumerate() {
             if position.insert(img.id, i).is_some() {

@@ -16,6 +16,8 @@ pub(crate) enum Purpose {
     FakePixels = 0x6661_6b65_7069_7865,
     /// A COCO image's size, boxes and pixels.
     Coco = 0x636f_636f_696d_6167,
+    /// A BSDS500 image's ids, size, colours and shapes.
+    Bsds = 0x6273_6473_3530_3069,
     /// The order of an epoch of a data set.
     Epoch = 0x6570_6f63_686f_7264,
     /// The random transforms of one item of one batch.

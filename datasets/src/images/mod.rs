@@ -1,14 +1,18 @@
-//! The image data sets: the fake ImageNet the suite makes and the COCO layout ssd reads
-//! (makers), and the readers and transforms of the scripts that read them (convnet,
-//! convnet_fp16, loader, dcgan, fast_style; ssd's annotations). Readers give plain buffers.
+//! The image data sets: the fake ImageNet the suite makes, the COCO layout ssd reads and
+//! BSDS500's image folders reso reads (makers), and the readers and transforms of the
+//! scripts that read them (convnet, convnet_fp16, loader, dcgan, fast_style; ssd's
+//! annotations and training transform; reso's crops). Readers give plain buffers.
 
 pub mod batch;
+pub mod bsds500;
 pub mod coco;
+pub mod color;
 pub mod fake_imagenet;
 pub mod folder;
 pub mod jpeg;
 pub mod keyed;
 pub mod resample;
+pub mod ssd;
 pub mod transforms;
 
 pub use batch::{Batch, Sampling};

@@ -96,6 +96,8 @@ const READERS: &[&str] = &[
     "dcgan_all",
     "fast_style",
     "recom",
+    "reso",
+    "ssd",
     "toy_lstm",
     "vae",
     "wlm",

@@ -1,29 +1,41 @@
 //! reso (super_resolution/subpixel_convolution main.py): ESPCN, conv 5×5 1→64, 3×3 64→64,
-//! 3×3 64→32, 3×3 32→r², pixel shuffle (upscale r = 2), on random Y-channel crops
-//! (BSDS500 crops of 256 → inputs 128×128); MSE; Adam with the jobs' `--lr 0.1`.
-//! Args: `batch_size` (fast.json: 64), `upscale_factor` (2), `crop_size` (256), `lr` (0.1, what the
-//! jobs file passes; the script's own default is 0.01), `testBatchSize` (8), `test_images`
-//! (200, BSDS500's test set), `workers` (fast.json: 8).
+//! 3×3 64→32, 3×3 32→r², pixel shuffle (upscale r = 2), on BSDS500's Y channel (crops of
+//! 256 → inputs 128×128); MSE; Adam with the jobs' `--lr 0.1`.
+//! Args: `batch_size` (fast.json: 64), `upscale_factor` (2), `crop_size` (256, not a flag of
+//! the script, which fixes it), `lr` (0.1, what the jobs file passes; the script's own
+//! default is 0.01), `testBatchSize` (8, what the jobs pass), `test_images` (200, the test
+//! set's size with `--synthetic-data`), `workers` (fast.json: 8).
 //!
 //! As the script (main.py:42-63,89-99): cuDNN's benchmark mode is left off (the script does
 //! not set it); the observation's losses are summed into its `epoch_loss` (logged inside the
 //! timer); after the timer, untimed, `test()` runs the model over the test set (no
 //! gradient) and logs the mean over its batches of `10·log10(1 / mse)` as the metric
-//! `psnr`. The test set is synthetic, made once.
+//! `psnr`.
 //!
-//! Data as the script's (data.py:41-63, main.py:31,42-63): a fresh batch every step, made
-//! on the host by a loader of `workers` threads (`host_loader`) whose iterator each
-//! observation starts inside its timer and stops at its end, and copied to the device: the
-//! target a [B, 1, crop, crop] Y channel of random bytes ÷ 255 (`CenterCrop`, `ToTensor`),
-//! the input the same image shrunk by the upscale factor (`Resize(crop / r)`; here the mean
-//! of each r × r block, PIL's is bicubic). Not as the script: noise for BSDS500 photographs,
-//! and an observation trains `number` batches through one iterator (the script's loop
+//! Data as the script's (data.py:8,41-63, dataset.py, main.py:31-32,42-63): a fresh batch
+//! every step, made on the host by a loader of `workers` threads (`host_loader`) whose
+//! iterator each observation starts inside its timer and stops at its end, and copied to
+//! the device. The images are `$DATA_DIRECTORY/bsds500/BSR/BSDS500/data/images/train`'s
+//! (`DatasetFromFolder`: the `.png`/`.jpg`/`.jpeg` files, here sorted), shuffled, an
+//! epoch's last batch short; each read as `convert('YCbCr')`'s Y, the target
+//! `CenterCrop(crop)`, the input `CenterCrop(crop)` then `Resize(crop // r)` (torchvision's
+//! default bilinear, as Pillow resizes), both `ToTensor` (`mlbench_datasets::images::
+//! bsds500`). The test pass reads `…/test` the same way, in the folder's order, in batches
+//! of `testBatchSize`, made once at build (the script reads the same values every pass).
+//! With `--synthetic-data`: targets of random bytes ÷ 255, inputs the mean of each r × r
+//! block, a random test set, and the entries say `synthetic_data`. Not as the script: an
+//! observation trains `number` batches through one iterator (the script's loop
 //! re-enumerates its 4-batch loader and trains 6 batches, 328 images, through 2 iterators
-//! for number 5 while counting 320: its bug).
+//! for number 5 while counting 320: its bug), and the next observation's iterator goes on
+//! from the last batch (the script starts a new epoch).
 
 use super::host_loader::{EpochLoader, Maker, Order, Recipe, make_batch, on_device};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_datasets::DataError;
+use mlbench_datasets::images::Sampling;
+use mlbench_datasets::images::bsds500::{self, Split, SuperResolution};
+use std::path::PathBuf;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Reduction, Tensor};
 
@@ -33,22 +45,24 @@ pub(super) const SOURCE: &str = concat!(
     include_str!("loader.rs")
 );
 
-/// The training batches: crops of `crop` × `crop` and their inputs shrunk by `upscale`.
-struct Crops {
+/// `--synthetic-data`'s batches: crops of `crop` × `crop` and their inputs shrunk by
+/// `upscale`.
+struct NoiseCrops {
     /// The targets: one channel of bytes ÷ 255.
     target: Recipe,
     crop: usize,
     upscale: usize,
 }
 
-/// One batch on the host: `(input, target)`, `[count, 1, crop / r, crop / r]` and
-/// `[count, 1, crop, crop]`, row-major.
+/// One batch on the host: `(input, target)`, `[n, 1, crop / r, crop / r]` and
+/// `[n, 1, crop, crop]`, row-major (n: the images in it; an epoch's last batch of files
+/// may be short).
 type Pair = (Vec<f32>, Vec<f32>);
 
-impl Crops {
-    fn new(count: i64, crop: i64, upscale: i64) -> Crops {
+impl NoiseCrops {
+    fn new(count: i64, crop: i64, upscale: i64) -> NoiseCrops {
         let plane = (crop * crop) as usize;
-        Crops {
+        NoiseCrops {
             target: Recipe::normalized(count as usize, plane, 0, &[0.0], &[1.0]),
             crop: crop as usize,
             upscale: upscale as usize,
@@ -74,15 +88,85 @@ impl Crops {
         }
         input
     }
-}
-
-impl Maker for Crops {
-    type Batch = Pair;
 
     fn make(&self, seed: u64, index: u64) -> Pair {
         let target = make_batch(&self.target, seed, index).images;
         (self.shrink(&target), target)
     }
+}
+
+/// The training batches: BSDS500's `train/` through data.py's transforms, or noise.
+enum Crops {
+    /// Noise made in memory (`--synthetic-data`).
+    Memory(NoiseCrops),
+    /// `DatasetFromFolder(train_dir, input_transform, target_transform)`, shuffled.
+    Files {
+        files: Vec<PathBuf>,
+        sampling: Sampling,
+        transform: SuperResolution,
+    },
+}
+
+impl Maker for Crops {
+    /// A file that cannot be read or decoded is the step's error.
+    type Batch = Result<Pair, DataError>;
+
+    fn make(&self, seed: u64, index: u64) -> Self::Batch {
+        match self {
+            Crops::Memory(noise) => Ok(noise.make(seed, index)),
+            Crops::Files {
+                files,
+                sampling,
+                transform,
+            } => {
+                let b = sampling.pair_batch(files, transform, index)?;
+                Ok((b.input, b.target))
+            }
+        }
+    }
+}
+
+/// The images of BSDS500's `split` under `$DATA_DIRECTORY` (data.py's `data_folder`), or
+/// an error naming the folder and what makes it.
+fn list(ctx: &Ctx, split: Split) -> Result<Vec<PathBuf>, BenchError> {
+    let root = ctx.data_directory("BSDS500")?;
+    bsds500::list(&root.join(split.folder()))
+        .map_err(|e| ctx.arg_error(format!("{e}; {}", ctx.prepare_hint())))
+}
+
+/// `test()`'s batches of `test_batch` (inputs, targets) on the device: BSDS500's `test/`
+/// in the folder's order (the script's loader does not shuffle), made once (the script
+/// reads the same values each pass), or noise with `--synthetic-data`.
+fn test_set(
+    ctx: &Ctx,
+    transform: SuperResolution,
+    test_batch: i64,
+    test_images: i64,
+) -> Result<Vec<(Tensor, Tensor)>, BenchError> {
+    let (low, crop) = (transform.low() as i64, transform.crop as i64);
+    if ctx.synthetic {
+        let input = Tensor::rand([test_images, 1, low, low], ctx.opts());
+        let target = Tensor::rand([test_images, 1, crop, crop], ctx.opts());
+        let pairs = input.split(test_batch, 0).into_iter();
+        return Ok(pairs.zip(target.split(test_batch, 0)).collect());
+    }
+    let files = list(ctx, Split::Test)?;
+    let sampling = Sampling {
+        seed: 0,
+        batch_size: test_batch as usize,
+        shuffle: false,
+    };
+    (0..sampling.batches_per_epoch(files.len()) as u64)
+        .map(|index| {
+            let b = sampling
+                .pair_batch(&files, &transform, index)
+                .map_err(|e| ctx.arg_error(format!("{e}; {}", ctx.prepare_hint())))?;
+            let n = b.count as i64;
+            let input = on_device(&b.input, &[n, 1, low, low], ctx.device, ctx.kind);
+            let target = on_device(&b.target, &[n, 1, crop, crop], ctx.device, ctx.kind);
+            Ok((input, target))
+        })
+        .collect()
 }
 
 struct Espcn {
@@ -91,8 +175,9 @@ struct Espcn {
     opt: nn::Optimizer,
     /// `training_data_loader`.
     loader: EpochLoader<Crops>,
-    /// The input's and the target's shapes.
-    shapes: [[i64; 4]; 2],
+    /// The input's and the target's sides.
+    sides: [i64; 2],
+    name: &'static str,
     kind: Kind,
     device: Device,
     /// The test set: inputs and targets in batches of `testBatchSize`.
@@ -113,10 +198,12 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Espcn, BenchError> {
     let lr = ctx.float(args, &["lr"], 0.1)?;
     let test_batch = ctx.size(args, &["testBatchSize"], 8)?;
     let test_images = ctx.size(args, &["test_images"], 200)?;
-    let crop = crop - crop % upscale;
     if crop < upscale {
         return Err(ctx.arg_error("--crop-size must be at least the upscale factor"));
     }
+    // data.py: `calculate_valid_crop_size(256, upscale_factor)`.
+    let transform = SuperResolution::new(crop as usize, upscale as usize);
+    let (low, crop) = (transform.low() as i64, transform.crop as i64);
     let mut vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
     let conv = |name: &str, i, o, k| {
@@ -136,23 +223,30 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Espcn, BenchError> {
     let opt = nn::Adam::default()
         .build(&vs, lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let low = crop / upscale;
     let workers = ctx.int(args, &["workers"], 0)?.max(0) as usize;
-    let crops = Crops::new(batch_size, crop, upscale);
-    let loader = EpochLoader::new(crops, args.seed as u64, workers, Order::Continue);
-    let test_input = Tensor::rand([test_images, 1, low, low], ctx.opts());
-    let test_target = Tensor::rand([test_images, 1, crop, crop], ctx.opts());
-    let test = test_input
-        .split(test_batch, 0)
-        .into_iter()
-        .zip(test_target.split(test_batch, 0))
-        .collect();
+    let seed = args.seed as u64;
+    let crops = if ctx.synthetic {
+        Crops::Memory(NoiseCrops::new(batch_size, crop, upscale))
+    } else {
+        Crops::Files {
+            files: list(ctx, Split::Train)?,
+            sampling: Sampling {
+                seed,
+                batch_size: batch_size as usize,
+                shuffle: true,
+            },
+            transform,
+        }
+    };
+    let loader = EpochLoader::new(crops, seed, workers, Order::Continue);
+    let test = test_set(ctx, transform, test_batch, test_images)?;
     Ok(Espcn {
         convs,
         upscale,
         opt,
         loader,
-        shapes: [[batch_size, 1, low, low], [batch_size, 1, crop, crop]],
+        sides: [low, crop],
+        name: ctx.name,
         kind: ctx.kind,
         device: ctx.device,
         test,
@@ -192,10 +286,14 @@ impl Espcn {
 
 impl Train for Espcn {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let (input, target) = self.loader.next_batch();
-        let [input_shape, target_shape] = &self.shapes;
-        let input = on_device(&input, input_shape, self.device, self.kind);
-        let target = on_device(&target, target_shape, self.device, self.kind);
+        let (input, target) = self.loader.next_batch().map_err(|e| BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: e.to_string(),
+        })?;
+        let [low, crop] = self.sides;
+        let n = target.len() as i64 / (crop * crop);
+        let input = on_device(&input, &[n, 1, low, low], self.device, self.kind);
+        let target = on_device(&target, &[n, 1, crop, crop], self.device, self.kind);
         let loss = self.forward(&input).mse_loss(&target, Reduction::Mean);
         self.opt.backward_step(&loss);
         Ok(loss)
@@ -230,7 +328,7 @@ mod tests {
     /// A 4 × 4 crop shrunk by 2: each input pixel the mean of its 2 × 2 block.
     #[test]
     fn the_input_is_the_crop_shrunk_by_block_means() {
-        let crops = Crops::new(1, 4, 2);
+        let crops = NoiseCrops::new(1, 4, 2);
         let target: Vec<f32> = (0..16).map(|v| v as f32).collect();
         // Rows 0-1: (0 + 1 + 4 + 5) / 4 = 2.5, (2 + 3 + 6 + 7) / 4 = 4.5; rows 2-3: 10.5, 12.5.
         assert_eq!(crops.shrink(&target), [2.5, 4.5, 10.5, 12.5]);
@@ -250,7 +348,11 @@ mod tests {
             number: 1,
             repeat: 1,
             seed: 1,
-            extra: [("crop_size".to_owned(), mlbench_schema::value::Value::Int(8))].into(),
+            extra: [
+                ("crop_size".to_owned(), mlbench_schema::value::Value::Int(8)),
+                ("synthetic_data".to_owned(), true.into()),
+            ]
+            .into(),
         };
         let spec = crate::bench::DeviceSpec::Cpu {
             index: 0,

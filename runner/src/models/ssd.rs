@@ -7,17 +7,27 @@
 //! 3 × as many hardest negatives, per image ÷ its positives, mean over the batch. SGD lr
 //! 1e-3, momentum 0.9, weight decay 5e-4. Items: images (`batch_size` a step).
 //!
-//! Data as the script's (train.py:151,165,209-213): a fresh batch every step, made on the
-//! host by a loader of 4 worker threads (the script's `num_workers=4`, which ignores
-//! `--workers`) whose iterator each observation starts inside its timer and stops at its
-//! end, and copied to the device: the images ImageNet-normalised random bytes, each with 1–4
-//! random ground-truth boxes matched to the default boxes by the script's `Encoder.encode`
-//! (IoU > 0.5, every ground truth keeping its best box), per sample in the workers as the
-//! script's `SSDTransformer` does.
-//! Differences: the backbone is randomly initialised (the script loads ImageNet weights);
-//! noise and random boxes for COCO's photographs and annotations, without its crops and
-//! flips. `image_size` (300; at least 257, the smallest whose last feature map is 1 × 1)
-//! and `label_num` (81) are not flags of the script.
+//! Data as the script's (train.py:151-165,209-213, utils.py:280-613): a fresh batch every
+//! step, made on the host by a loader of 4 worker threads (the script's `num_workers=4`,
+//! which ignores `--workers`) whose iterator each observation starts inside its timer and
+//! stops at its end, and copied to the device. The batches are `--data`'s COCO folder
+//! (`$DATA_DIRECTORY/coco`) as the script's `COCODetection(train2017)` reads it, shuffled
+//! (an epoch's last batch short, as a `DataLoader` without `drop_last`); each image
+//! through `SSDTransformer(val=False)` (`mlbench_datasets::images::ssd`): `SSDCropping`'s
+//! random IoU-constrained crop, the random horizontal flip of image and boxes, Resize to
+//! `image_size` × `image_size` (Pillow's bilinear), ColorJitter(0.125, 0.5, 0.5, 0.05) as
+//! torchvision 0.4 on Pillow 6.2, ToTensor, ImageNet's Normalize; then, in the workers as
+//! the script does, its boxes matched to the default boxes by `Encoder.encode` (IoU > 0.5,
+//! every ground truth keeping its best box). The classes are the annotation file's
+//! (`SSD300(train_coco.labelnum)`: 81 for COCO). The validation annotations are opened
+//! too, as train.py opens them, and not used. With `--synthetic-data`: ImageNet-normalised
+//! random bytes, each image with 1–4 random ground-truth boxes, `label_num` classes, and
+//! the entries say `synthetic_data`. The transforms' random draws come from a stream keyed
+//! by (seed, batch, slot), not Python's generator: the same kind of draws, not the same.
+//! Differences: the backbone is randomly initialised (the script loads ImageNet weights).
+//! `image_size` (300; at least 257, the smallest whose last feature map is 1 × 1) and
+//! `label_num` (81; with files, if given, it must be the annotations') are not flags of
+//! the script.
 //! Args: `batch_size` (fast.json: 128), `lr` (1e-3), `image_size`, `label_num`.
 //!
 //! As the script (train.py:209-213,256): cuDNN's benchmark mode on, and the input batch a
@@ -29,6 +39,10 @@ use super::convnet::{IMAGENET_MEAN, IMAGENET_SD};
 use super::host_loader::{EpochLoader, Maker, Order, Recipe, make_batch, on_device, stream};
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_datasets::DataError;
+use mlbench_datasets::images::Sampling;
+use mlbench_datasets::images::coco::{Detection, Split};
+use mlbench_datasets::images::ssd::SsdTrain;
 use tch::nn::{self, ModuleT, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
@@ -249,64 +263,112 @@ fn hard_negatives(con: &Tensor, positive: &Tensor, pos_num: &Tensor) -> Tensor {
     rank.lt_tensor(&neg_num)
 }
 
+/// Where the training images and boxes come from.
+enum Source {
+    /// `--synthetic-data`: noise images, 1–4 random boxes each, labels below `labels`.
+    Memory {
+        /// The images: 3 channels of `size` × `size` bytes, ImageNet-normalised.
+        images: Recipe,
+        /// Classes, the background included.
+        labels: i64,
+    },
+    /// `COCODetection(train2017)` through `SSDTransformer(val=False)` up to the encoding,
+    /// shuffled by the `DataLoader` (`mlbench_datasets::images::ssd`).
+    Files {
+        set: Detection,
+        sampling: Sampling,
+        transform: SsdTrain,
+    },
+}
+
 /// The training samples: `COCODetection` through `SSDTransformer`, batched.
 struct Samples {
-    /// The images: 3 channels of `size` × `size` bytes, ImageNet-normalised.
-    images: Recipe,
+    source: Source,
     /// The default boxes (cx, cy, w, h), n × 4 values.
     dboxes: Vec<f32>,
-    /// Classes, the background included.
-    labels: i64,
 }
 
 /// One batch on the host: images `[B, 3, size, size]`, encoded boxes `[B, 4, n]` (cx, cy,
-/// w, h), labels `[B, n]`.
+/// w, h), labels `[B, n]` (B: the images in it; an epoch's last batch of files may be
+/// short).
 struct Sample {
     images: Vec<f32>,
     gloc: Vec<f32>,
     glabel: Vec<i64>,
+    count: usize,
 }
 
-impl Samples {
-    /// 1 to 4 random ground truths (left, top, right, bottom in [0, 1]; labels 1 … C − 1)
-    /// encoded against the default boxes `dboxes` ([n, 4]): (boxes [4, n], labels [n]).
-    fn targets(&self, dboxes: &Tensor, rng: &mut super::loader::Rng) -> (Tensor, Tensor) {
-        // Uniform in [0, 1).
-        let mut uniform = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
-        let n = 1 + (uniform() * 4.0) as i64;
-        let mut boxes = Vec::with_capacity(4 * n as usize);
-        for _ in 0..n {
-            let (left, top) = (uniform() * 0.6, uniform() * 0.6);
-            let (w, h) = (uniform() * 0.35 + 0.05, uniform() * 0.35 + 0.05);
-            boxes.extend([left, top, left + w, top + h].map(|v| v as f32));
-        }
-        let classes: Vec<i64> = (0..n)
-            .map(|_| 1 + (uniform() * (self.labels - 1) as f64) as i64)
-            .collect();
-        let gt = Tensor::from_slice(&boxes).view([n, 4]);
-        let (l, c) = encode(dboxes, &gt, &Tensor::from_slice(&classes));
-        (l.transpose(0, 1), c)
+/// 1 to 4 random ground truths (left, top, right, bottom in [0, 1]; labels 1 … C − 1).
+fn random_targets(labels: i64, rng: &mut super::loader::Rng) -> (Vec<f32>, Vec<i64>) {
+    // Uniform in [0, 1).
+    let mut uniform = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    let n = 1 + (uniform() * 4.0) as i64;
+    let mut boxes = Vec::with_capacity(4 * n as usize);
+    for _ in 0..n {
+        let (left, top) = (uniform() * 0.6, uniform() * 0.6);
+        let (w, h) = (uniform() * 0.35 + 0.05, uniform() * 0.35 + 0.05);
+        boxes.extend([left, top, left + w, top + h].map(|v| v as f32));
     }
+    let classes = (0..n)
+        .map(|_| 1 + (uniform() * (labels - 1) as f64) as i64)
+        .collect();
+    (boxes, classes)
+}
+
+/// Ground truths (left, top, right, bottom, flat; at least one) encoded against the
+/// default boxes `dboxes` ([n, 4]), appended to the batch's (boxes [4, n], labels [n]).
+fn encode_into(dboxes: &Tensor, boxes: &[f32], labels: &[i64], sample: &mut Sample) {
+    let gt = Tensor::from_slice(boxes).view([-1, 4]);
+    let (l, c) = encode(dboxes, &gt, &Tensor::from_slice(labels));
+    let l = l.transpose(0, 1).contiguous().view([-1]);
+    sample.gloc.extend(Vec::<f32>::try_from(l).expect("floats"));
+    sample
+        .glabel
+        .extend(Vec::<i64>::try_from(c).expect("labels"));
 }
 
 impl Maker for Samples {
-    type Batch = Sample;
+    /// A file that cannot be read or decoded is the step's error.
+    type Batch = Result<Sample, DataError>;
 
-    fn make(&self, seed: u64, index: u64) -> Sample {
-        let images = make_batch(&self.images, seed, index).images;
-        // The boxes' own stream: another seed's.
-        let mut rng = stream(!seed, index);
+    fn make(&self, seed: u64, index: u64) -> Self::Batch {
         let dboxes = Tensor::from_slice(&self.dboxes).view([-1, 4]);
-        let (mut gloc, mut glabel) = (Vec::new(), Vec::new());
-        for _ in 0..self.images.count {
-            let (l, c) = self.targets(&dboxes, &mut rng);
-            gloc.extend(Vec::<f32>::try_from(l.contiguous().view([-1])).expect("floats"));
-            glabel.extend(Vec::<i64>::try_from(c).expect("labels"));
-        }
-        Sample {
-            images,
-            gloc,
-            glabel,
+        match &self.source {
+            Source::Memory {
+                images: recipe,
+                labels,
+            } => {
+                let mut sample = Sample {
+                    images: make_batch(recipe, seed, index).images,
+                    gloc: Vec::new(),
+                    glabel: Vec::new(),
+                    count: recipe.count,
+                };
+                // The boxes' own stream: another seed's.
+                let mut rng = stream(!seed, index);
+                for _ in 0..recipe.count {
+                    let (boxes, classes) = random_targets(*labels, &mut rng);
+                    encode_into(&dboxes, &boxes, &classes, &mut sample);
+                }
+                Ok(sample)
+            }
+            Source::Files {
+                set,
+                sampling,
+                transform,
+            } => {
+                let batch = sampling.detection_batch(set, transform, index)?;
+                let mut sample = Sample {
+                    images: batch.images,
+                    gloc: Vec::new(),
+                    glabel: Vec::new(),
+                    count: batch.shape[0],
+                };
+                for (boxes, labels) in batch.boxes.iter().zip(&batch.labels) {
+                    encode_into(&dboxes, boxes.as_flattened(), labels, &mut sample);
+                }
+                Ok(sample)
+            }
         }
     }
 }
@@ -322,6 +384,7 @@ struct Ssd {
     loader: Option<EpochLoader<Samples>>,
     /// The batch's images' shape.
     shape: [i64; 4],
+    name: &'static str,
     kind: Kind,
     device: Device,
     /// The default boxes, [1, 4, n] on the device.
@@ -358,16 +421,14 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
     }
     let batch = ctx.size(args, &["batch_size"], args.batch_size.max(1))?;
     let size = ctx.size(args, &["image_size"], 300)?;
-    let labels = ctx.size(args, &["label_num"], 81)?;
     let lr = ctx.float(args, &["lr"], 1e-3)?;
     if size < 257 {
         return Err(ctx.arg_error(format!(
             "--image-size {size}: SSD300's last feature map needs at least 257"
         )));
     }
-    if labels < 2 {
-        return Err(ctx.arg_error("--label-num: the background and at least one class"));
-    }
+    let data = open_data(ctx, args, size as usize)?;
+    let labels = classes(ctx, args, data.as_ref().map(|(set, _)| set))?;
     let vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
     let backbone = backbone(&(&root / "model"));
@@ -433,19 +494,73 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Ssd, BenchError> {
         opt,
         loader: None,
         shape: [batch, 3, size, size],
+        name: ctx.name,
         kind: ctx.kind,
         device: ctx.device,
         dboxes: Tensor::zeros([1], ctx.opts()),
         _vs: vs,
     };
-    model.set_loader(ctx, args.seed as u64);
+    model.set_loader(ctx, args.seed as u64, data);
     Ok(model)
+}
+
+/// The classes, the background included: `SSD300(train_coco.labelnum)`, the annotation
+/// file's, where the bench reads files (a `label_num` given must be that); `label_num`
+/// (81) with `--synthetic-data`.
+fn classes(ctx: &Ctx, args: &BenchArgs, set: Option<&Detection>) -> Result<i64, BenchError> {
+    let labels = ctx.size(args, &["label_num"], 81)?;
+    if labels < 2 {
+        return Err(ctx.arg_error("--label-num: the background and at least one class"));
+    }
+    match set {
+        Some(set) if args.extra.contains_key("label_num") && labels != set.label_count as i64 => {
+            Err(ctx.arg_error(format!(
+                "--label-num {labels}: the annotations have {} classes with the background",
+                set.label_count
+            )))
+        }
+        Some(set) => Ok(set.label_count as i64),
+        None => Ok(labels),
+    }
+}
+
+/// `--data`'s COCO folder as train.py opens it: `COCODetection` of `train2017` (the
+/// images it trains on, through the training transform at `size`) and the validation
+/// annotations it also reads (`COCO(annotation_file=val_annotate)`); `None` with
+/// `--synthetic-data`. Without them, an error naming the path and what makes them.
+fn open_data(
+    ctx: &Ctx,
+    args: &BenchArgs,
+    size: usize,
+) -> Result<Option<(Detection, SsdTrain)>, BenchError> {
+    if ctx.synthetic {
+        return Ok(None);
+    }
+    let missing = |why: String| ctx.arg_error(format!("--data: {why}; {}", ctx.prepare_hint()));
+    let Some(folder) = ctx.string(args, &["data"])?.filter(|p| !p.is_empty()) else {
+        return Err(missing("the job names no COCO folder".to_owned()));
+    };
+    let folder = std::path::Path::new(&folder);
+    let open = |split| Detection::open_folder(folder, split).map_err(|e| missing(e.to_string()));
+    open(Split::Val)?;
+    let set = open(Split::Train)?;
+    if set.items.is_empty() {
+        return Err(missing(format!(
+            "{}: no training image has a box",
+            folder.display()
+        )));
+    }
+    let transform = SsdTrain {
+        size,
+        ..SsdTrain::SSD300
+    };
+    Ok(Some((set, transform)))
 }
 
 impl Ssd {
     /// The default boxes of the feature maps an image of the batch's size gives (38, 19,
     /// 10, 5, 3, 1 at 300), and the loader of the samples encoded against them.
-    fn set_loader(&mut self, ctx: &Ctx, seed: u64) {
+    fn set_loader(&mut self, ctx: &Ctx, seed: u64, data: Option<(Detection, SsdTrain)>) {
         let [batch, _, size, _] = self.shape;
         let sizes: Vec<i64> = tch::no_grad(|| {
             let probe = Tensor::zeros([1, 3, size, size], ctx.opts());
@@ -464,39 +579,57 @@ impl Ssd {
             .unsqueeze(0)
             .to_device(ctx.device)
             .to_kind(ctx.kind);
-        let images = Recipe::normalized(
-            batch as usize,
-            (size * size) as usize,
-            0,
-            &IMAGENET_MEAN,
-            &IMAGENET_SD,
-        );
+        let source = match data {
+            Some((set, transform)) => Source::Files {
+                set,
+                sampling: Sampling {
+                    seed,
+                    batch_size: batch as usize,
+                    shuffle: true,
+                },
+                transform,
+            },
+            None => Source::Memory {
+                images: Recipe::normalized(
+                    batch as usize,
+                    (size * size) as usize,
+                    0,
+                    &IMAGENET_MEAN,
+                    &IMAGENET_SD,
+                ),
+                labels: self.labels,
+            },
+        };
         let samples = Samples {
-            images,
+            source,
             dboxes: flat,
-            labels: self.labels,
         };
         self.loader = Some(EpochLoader::new(samples, seed, WORKERS, Order::Continue));
     }
 
-    /// The next batch on the device: images, encoded boxes, labels.
-    fn next_on_device(&mut self) -> (Tensor, Tensor, Tensor) {
+    /// The next batch on the device: images, encoded boxes, labels (a file that cannot
+    /// be read is the step's failure).
+    fn next_on_device(&mut self) -> Result<(Tensor, Tensor, Tensor), BenchError> {
         let loader = self.loader.as_mut().expect("the loader is made at build");
-        let sample = loader.next_batch();
-        let [batch, ..] = self.shape;
+        let sample = loader.next_batch().map_err(|e| BenchError::Failed {
+            bench: self.name.to_owned(),
+            message: e.to_string(),
+        })?;
+        let [_, c, h, w] = self.shape;
+        let batch = sample.count as i64;
         let n = self.dboxes.size()[2];
-        let images = on_device(&sample.images, &self.shape, self.device, self.kind);
+        let images = on_device(&sample.images, &[batch, c, h, w], self.device, self.kind);
         let gloc = on_device(&sample.gloc, &[batch, 4, n], self.device, self.kind);
         let glabel = Tensor::from_slice(&sample.glabel)
             .view([batch, n])
             .to_device(self.device);
-        (images, gloc, glabel)
+        Ok((images, gloc, glabel))
     }
 }
 
 impl Train for Ssd {
     fn train_step(&mut self) -> Result<Tensor, BenchError> {
-        let (images, gloc, glabel) = self.next_on_device();
+        let (images, gloc, glabel) = self.next_on_device()?;
         // `Variable(img, requires_grad=True)`: a leaf whose gradient the backward computes.
         let images = images.detach().set_requires_grad(true);
         let (ploc, plabel) = self.forward(&images, true);
@@ -614,7 +747,7 @@ mod tests {
             number: 1,
             repeat: 1,
             seed: 4,
-            extra: Default::default(),
+            extra: [("synthetic_data".to_owned(), true.into())].into(),
         };
         let spec = crate::bench::DeviceSpec::Cpu {
             index: 0,
@@ -623,7 +756,7 @@ mod tests {
         let ctx = Ctx::new("ssd", &args, spec).unwrap();
         let mut model = new_model(&ctx, &args).unwrap();
         assert_eq!(model.dboxes.size(), [1, 4, 8732]);
-        let (images, gloc, glabel) = model.next_on_device();
+        let (images, gloc, glabel) = model.next_on_device().unwrap();
         assert_eq!(images.size(), [1, 3, 300, 300]);
         assert_eq!(gloc.size(), [1, 4, 8732]);
         assert_eq!(glabel.size(), [1, 8732]);
@@ -646,11 +779,13 @@ mod tests {
         let dboxes = default_boxes(&[38, 19, 10, 5, 3, 1]);
         let flat: Vec<f32> = dboxes.iter().flatten().map(|v| *v as f32).collect();
         let samples = Samples {
-            images: Recipe::normalized(3, 16, 0, &IMAGENET_MEAN, &IMAGENET_SD),
+            source: Source::Memory {
+                images: Recipe::normalized(3, 16, 0, &IMAGENET_MEAN, &IMAGENET_SD),
+                labels: 5,
+            },
             dboxes: flat,
-            labels: 5,
         };
-        let a = samples.make(9, 0);
+        let a = samples.make(9, 0).unwrap();
         assert_eq!(
             (a.images.len(), a.gloc.len(), a.glabel.len()),
             (3 * 48, 3 * 4 * 8732, 3 * 8732)
@@ -660,12 +795,12 @@ mod tests {
             let positives = image.iter().filter(|l| **l > 0).count();
             assert!(positives >= 1, "{positives}");
         }
-        let again = samples.make(9, 0);
+        let again = samples.make(9, 0).unwrap();
         assert_eq!(
             (&a.images, &a.gloc, &a.glabel),
             (&again.images, &again.gloc, &again.glabel)
         );
-        let b = samples.make(9, 1);
+        let b = samples.make(9, 1).unwrap();
         assert_ne!(a.images, b.images);
         assert_ne!(a.gloc, b.gloc);
     }
