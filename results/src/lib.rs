@@ -9,6 +9,7 @@ pub mod archive;
 pub mod energy;
 pub mod grid;
 pub mod hardware;
+pub mod history;
 pub mod interval;
 pub mod pages;
 pub mod report;
