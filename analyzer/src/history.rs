@@ -321,3 +321,95 @@ pub struct CachedValues {
 
 /// The layout version of [`CachedValues`]; a cache of another is read again from the zip.
 pub const CACHE_SCHEMA_VERSION: u32 = 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootstrap::quantile_sorted;
+
+    fn input(round: &str, bench: &str, groups: Vec<Vec<f64>>) -> HistoryInput {
+        HistoryInput {
+            round: round.into(),
+            label: "v".into(),
+            track: "baseline".into(),
+            hardware: "2 × X".into(),
+            sha256: format!("sha-{round}"),
+            benches: [(bench.to_owned(), groups)].into(),
+        }
+    }
+
+    #[test]
+    fn rounds_sort_as_numbers_and_a_change_is_from_the_series_previous_point() {
+        let inputs = [
+            input("r10", "a", vec![vec![6.0, 6.0], vec![6.0]]),
+            input("r9", "b", vec![vec![1.0]]),
+            input("r2", "a", vec![vec![5.0, 5.0], vec![5.0, 5.0]]),
+        ];
+        let h = history(&inputs, &HistoryOptions::default()).unwrap();
+        assert_eq!(h.rounds, ["r2", "r9", "r10"]);
+        let a = h.series.iter().find(|s| s.bench == "a").unwrap();
+        assert_eq!(a.points.len(), 2);
+        // Equal values: every resample is the mean, every interval a point.
+        assert_eq!(a.points[0].ci, [5.0, 5.0]);
+        let c = a.points[1].change.as_ref().unwrap();
+        assert_eq!(c.from, "r2");
+        assert!((c.ratio - 1.2).abs() < 1e-12 && (c.percent - 20.0).abs() < 1e-9);
+        assert!((c.ci[0] - 1.2).abs() < 1e-12 && (c.ci[1] - 1.2).abs() < 1e-12);
+        assert_eq!((c.flagged, c.direction.as_deref()), (true, Some("up")));
+        assert_eq!(h.flagged, 1);
+    }
+
+    #[test]
+    fn the_change_interval_is_that_of_resample_k_over_resample_k() {
+        let (before, after) = (
+            vec![vec![1.0, 2.0, 3.0, 4.0]],
+            vec![vec![2.0, 3.0, 4.0, 9.0]],
+        );
+        let inputs = [
+            input("1", "a", before.clone()),
+            input("2", "a", after.clone()),
+        ];
+        let options = HistoryOptions {
+            resamples: 999,
+            ..HistoryOptions::default()
+        };
+        let h = history(&inputs, &options).unwrap();
+        let c = h.series[0].points[1].change.clone().unwrap();
+        // The same streams, written out: each round's resampled means, divided pairwise,
+        // sorted, and the 2.5 % and 97.5 % quantiles taken (of their logs).
+        let means = |round: &str, groups: &[Vec<f64>]| {
+            let strata = Strata::new(groups.iter().map(|g| g.iter().copied()));
+            let mut rng = stream(options.seed, &["history", round, "v", "baseline", "a"]);
+            let mut out = Vec::new();
+            strata.resample_means(&mut rng, options.resamples, &mut out);
+            out
+        };
+        let (m1, m2) = (means("1", &before), means("2", &after));
+        // The quantiles of the log ratios, as the grid takes them.
+        let mut logs: Vec<f64> = m2.iter().zip(&m1).map(|(b, a)| (b / a).ln()).collect();
+        logs.sort_by(f64::total_cmp);
+        let lo = quantile_sorted(&logs, 0.025).unwrap().exp();
+        let hi = quantile_sorted(&logs, 0.975).unwrap().exp();
+        assert!(
+            (c.ci[0] - lo).abs() < 1e-9 * lo && (c.ci[1] - hi).abs() < 1e-9 * hi,
+            "{c:?} {lo} {hi}"
+        );
+        assert!((c.ratio - 4.5 / 2.5).abs() < 1e-12);
+        assert_eq!(c.flagged, lo > 1.0 || hi < 1.0);
+    }
+
+    #[test]
+    fn two_submissions_of_one_series_in_one_round_and_bad_options_are_refused() {
+        let one = input("1", "a", vec![vec![1.0]]);
+        let err = history(&[one.clone(), one.clone()], &HistoryOptions::default());
+        assert!(matches!(err, Err(HistoryError::Duplicate { .. })));
+        let zero = HistoryOptions {
+            resamples: 0,
+            ..HistoryOptions::default()
+        };
+        assert!(matches!(
+            history(&[one], &zero),
+            Err(HistoryError::Resamples)
+        ));
+    }
+}

@@ -500,6 +500,45 @@ mod tests {
     }
 
     #[test]
+    fn a_linked_table_links_only_within_its_folder_tree() {
+        let hrefs = [
+            "a/b.html",
+            "../../zips/x.zip",
+            "https://example.com/",
+            "//host/x",
+            "/etc/passwd",
+            "javascript:alert(1)",
+            "x\"y",
+        ];
+        let table = HtmlTable {
+            caption: "Links".into(),
+            header: vec!["link".into()],
+            rows: hrefs.iter().map(|h| vec![format!("to {h}")]).collect(),
+            ..HtmlTable::default()
+        };
+        let doc = HtmlDoc {
+            title: "t".into(),
+            sections: vec![Section {
+                heading: "s".into(),
+                blocks: vec![Block::Linked {
+                    table,
+                    hrefs: hrefs.iter().map(|h| vec![Some((*h).to_owned())]).collect(),
+                }],
+            }],
+            ..HtmlDoc::default()
+        };
+        let page = render(&doc);
+        let links: Vec<&str> = page
+            .split("<a href=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        // The anchors of the contents aside (none: one section), exactly the relative three.
+        assert_eq!(links, ["a/b.html", "../../zips/x.zip", "x&quot;y"]);
+        assert!(page.contains("<td>to https://example.com/</td>"));
+    }
+
+    #[test]
     fn escape_neutralises_markup_and_quotes() {
         assert_eq!(
             escape("<script>alert('x')</script>"),

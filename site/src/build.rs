@@ -3,6 +3,7 @@
 //! makes; `verify` makes it again and compares.
 
 use crate::error::SiteError;
+use crate::files::{SiteFile, no_figures, tool};
 use crate::history::history_of;
 use crate::index::{SiteEntry, SiteIndex, SiteRound};
 use crate::pages;
@@ -14,14 +15,6 @@ use mlbench_results::{Grid, Provenance, ReportPage};
 use mlbench_validator::layout::{Role, classify};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-
-/// A file of the site: its path under the site's folder and its bytes.
-pub(crate) type SiteFile = (String, Vec<u8>);
-
-/// What every page says it was made by.
-pub(crate) fn tool() -> String {
-    format!("mlbench {}", env!("CARGO_PKG_VERSION"))
-}
 
 /// Every page of the site whose zips are under `root` (`zips/<sha256>.zip`), as `index`
 /// lists them; `index`'s entries get the files copied out of their zips. The pages'
@@ -51,27 +44,6 @@ pub(crate) fn build(root: &Path, index: &mut SiteIndex) -> Result<Vec<SiteFile>,
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
-}
-
-/// JSON as the site writes it: pretty, then a newline.
-pub(crate) fn json<M: serde::Serialize>(model: &M) -> Result<Vec<u8>, SiteError> {
-    let mut bytes = serde_json::to_vec_pretty(model).map_err(mlbench_export::ExportError::from)?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
-/// What a page says where its figures could not be made.
-#[derive(serde::Serialize)]
-struct NoFigures<'a> {
-    schema_version: u32,
-    error: &'a str,
-}
-
-pub(crate) fn no_figures(error: &str) -> Result<Vec<u8>, SiteError> {
-    json(&NoFigures {
-        schema_version: 1,
-        error,
-    })
 }
 
 /// A round's grid page and JSON, and the files copied out of its zips (each entry's

@@ -5,6 +5,7 @@
 
 mod build;
 mod error;
+mod files;
 mod history;
 pub mod index;
 mod pages;

@@ -2,8 +2,8 @@
 //! (where each figure came from, and the way back), the history, and the index. Every
 //! link is relative: the site is read from its folder, with no server.
 
-use crate::build::{SiteFile, json};
 use crate::error::SiteError;
+use crate::files::{SiteFile, json, slug_of, tool};
 use crate::index::{SiteEntry, SiteIndex, SiteRound};
 use mlbench_export::html::{Block, HtmlDoc, HtmlTable, Section, grid_doc, render, report_doc};
 use mlbench_results::history::History;
@@ -91,6 +91,17 @@ const SOURCES: [&str; 7] = [
     "jobs file, system.json",
 ];
 
+const ROUND_AND_SOURCES: [&str; 8] = [
+    "round",
+    "submission",
+    "hardware",
+    "runtime",
+    "valid",
+    "zip",
+    "figures",
+    "jobs file, system.json",
+];
+
 fn page_bytes(doc: &HtmlDoc) -> Vec<u8> {
     render(doc).into_bytes()
 }
@@ -109,7 +120,7 @@ fn error_doc(title: String, why: &str, provenance: Provenance) -> HtmlDoc {
 
 fn site_provenance(command: String) -> Provenance {
     Provenance {
-        tool: crate::build::tool(),
+        tool: tool(),
         command,
         inputs: Vec::new(),
         generated: None,
@@ -178,7 +189,7 @@ pub(crate) fn submission_page(
             site_provenance(format!("mlbench report {}", e.zip)),
         ),
     };
-    let round = format!("rounds/{}/index.html", crate::publish::slug_of(&e.round));
+    let round = format!("rounds/{}/index.html", slug_of(&e.round));
     let sources = Section {
         heading: "Sources".into(),
         blocks: vec![
@@ -278,7 +289,14 @@ pub(crate) fn index_files(index: &SiteIndex) -> Result<Vec<SiteFile>, SiteError>
             },
             Section {
                 heading: "Submissions".into(),
-                blocks: vec![linked("Every submission", "submissions", &SOURCES, sources_rows("", &entries))],
+                blocks: vec![linked("Every submission", "submissions", &ROUND_AND_SOURCES, {
+                    let mut rows = sources_rows("", &entries);
+                    for (row, e) in rows.iter_mut().zip(&entries) {
+                        let page = format!("rounds/{}/index.html", slug_of(&e.round));
+                        row.insert(0, (e.round.clone(), Some(page)));
+                    }
+                    rows
+                })],
             },
             Section {
                 heading: "Check it".into(),

@@ -1,8 +1,9 @@
 //! `mlbench publish`: a store's released entries as a static site, written whole into a
 //! folder beside `--out`, then renamed into place.
 
-use crate::build::{build, tool};
+use crate::build::build;
 use crate::error::SiteError;
+use crate::files::{slug_of, tool};
 use crate::index::{SITE_SCHEMA_VERSION, SiteEntry, SiteIndex, SiteOptions, SiteRound};
 use crate::sums;
 use mlbench_archive::{Store, Tampered};
@@ -25,19 +26,6 @@ pub struct Published {
     pub files: usize,
     /// Their bytes.
     pub bytes: u64,
-}
-
-/// A round's folder name: letters, digits, `-` and `_` kept, every other byte `~XX` (so
-/// two rounds never share one, and none is `.` or `..`).
-pub fn slug_of(round: &str) -> String {
-    let mut out = String::new();
-    for b in round.bytes() {
-        match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => out.push(b as char),
-            _ => out.push_str(&format!("~{b:02X}")),
-        }
-    }
-    if out.is_empty() { "~".into() } else { out }
 }
 
 /// The site's index of `entries`: rounds in order (text, digits as numbers), each

@@ -35,3 +35,20 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, usize> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checksums_read_back_and_a_broken_line_is_named() {
+        // sha256("abc"), as `printf abc | sha256sum` prints it.
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_hex(b"abc"), abc);
+        let files = vec![("a/b.json".to_owned(), abc.to_owned())];
+        let text = render(&files);
+        assert_eq!(text, format!("{abc}  a/b.json\n"));
+        assert_eq!(parse(&text), Ok(files));
+        assert_eq!(parse(&format!("{text}nothing\n")), Err(2));
+    }
+}
