@@ -43,32 +43,14 @@ const PER_FILE: usize = 50;
 /// Every difference between the site in `site` and what its zips make, none when it is
 /// exactly what they say.
 pub fn verify(site: &Path) -> Result<Vec<Difference>, SiteError> {
-    let root = std::fs::canonicalize(site).map_err(SiteError::io(site))?;
+    let not_a_site = |path: &Path, e: std::io::Error| SiteError::Malformed {
+        path: path.to_path_buf(),
+        why: format!("{e}: not a site `mlbench publish` wrote"),
+    };
+    let root = std::fs::canonicalize(site).map_err(|e| not_a_site(site, e))?;
+    let mut index = read_index(&root)?;
     let on_disk = files_under(&root)?;
     let mut out = check_sums(&root, &on_disk)?;
-    let index_path = root.join("index.json");
-    let text = std::fs::read(&index_path).map_err(SiteError::io(&index_path))?;
-    let malformed = |why: String| SiteError::Malformed {
-        path: index_path.clone(),
-        why,
-    };
-    let mut index: SiteIndex =
-        serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
-    if index.schema_version != SITE_SCHEMA_VERSION {
-        let why = format!(
-            "schema_version {}; this mlbench reads {SITE_SCHEMA_VERSION}",
-            index.schema_version
-        );
-        return Err(malformed(why));
-    }
-    for e in index.entries() {
-        if !e.zip.starts_with("zips/") || e.zip.contains("..") {
-            return Err(malformed(format!(
-                "#{}: zip `{}` is not in the site's zips/",
-                e.id, e.zip
-            )));
-        }
-    }
     index
         .rounds
         .iter_mut()
@@ -111,6 +93,37 @@ pub fn verify(site: &Path) -> Result<Vec<Difference>, SiteError> {
         }
     }
     Ok(out)
+}
+
+/// The site's `index.json`, of this layout, every zip it names inside `zips/`.
+fn read_index(root: &Path) -> Result<SiteIndex, SiteError> {
+    let not_a_site = |path: &Path, e: std::io::Error| SiteError::Malformed {
+        path: path.to_path_buf(),
+        why: format!("{e}: not a site `mlbench publish` wrote"),
+    };
+    let index_path = root.join("index.json");
+    let text = std::fs::read(&index_path).map_err(|e| not_a_site(&index_path, e))?;
+    let malformed = |why: String| SiteError::Malformed {
+        path: index_path.clone(),
+        why,
+    };
+    let index: SiteIndex = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
+    if index.schema_version != SITE_SCHEMA_VERSION {
+        let why = format!(
+            "schema_version {}; this mlbench reads {SITE_SCHEMA_VERSION}",
+            index.schema_version
+        );
+        return Err(malformed(why));
+    }
+    for e in index.entries() {
+        if !e.zip.starts_with("zips/") || e.zip.contains("..") {
+            return Err(malformed(format!(
+                "#{}: zip `{}` is not in the site's zips/",
+                e.id, e.zip
+            )));
+        }
+    }
+    Ok(index)
 }
 
 /// Every file under `root`, relative, `/`-separated, with its full path.

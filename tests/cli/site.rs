@@ -351,3 +351,94 @@ fn every_link_of_every_page_resolves_inside_the_site() {
     // The browser wrote nothing into the site: it is still what its zips say.
     assert_eq!(verify(&site).0, 0);
 }
+
+#[test]
+fn a_site_whose_zip_is_missing_cannot_be_made_again_and_says_so() {
+    let r = two_rounds();
+    let site = r.root.path().join("site");
+    assert_eq!(publish(&r.store(), &site, &[]).0, 0);
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(site.join("index.json")).unwrap()).unwrap();
+    let zip = index["rounds"][0]["entries"][0]["zip"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(site.join(&zip)).unwrap();
+    let (code, out, _) = verify(&site);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(&format!("{zip}: listed in SHA256SUMS, not in the site")),
+        "{out}"
+    );
+    assert!(
+        out.contains("zips/: the pages cannot be made again from the zips"),
+        "{out}"
+    );
+    // Not a site at all: exit 2.
+    let (code, _, err) = verify(r.root.path());
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn racing_adds_and_one_zip_under_two_labels_publish_as_the_store_holds_them() {
+    let r = two_rounds();
+    let store = r.store();
+    // Two adds at once into one round: both land, and both are published.
+    let add = |label: &str, convnet: f64| {
+        let dir = r.root.path().join("race").join(label);
+        crate::fixtures::write_vendor(&dir, &[("convnet", convnet), ("vae", 30.0)]);
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("mlbench"))
+            .arg("archive")
+            .arg("--store")
+            .arg(&store)
+            .args(["add", "2027"])
+            .arg(&dir)
+            .arg("--allow-errors")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut x, mut y) = (add("vendorX", 70.0), add("vendorY", 71.0));
+    assert!(x.wait().unwrap().success() && y.wait().unwrap().success());
+    // vendorA's 2025 zip under another label: refused while #1 holds it; once #1 is
+    // removed, the zip is published once, under the new label only.
+    let first = kept_zip(&store, 1);
+    let relabel = format!("vendorZ={}", first.display());
+    let again = [
+        "add",
+        "2025",
+        first.to_str().unwrap(),
+        "--label",
+        relabel.as_str(),
+    ];
+    assert_eq!(crate::rounds::run(&store, "archive", &again).0, 2);
+    assert_eq!(crate::rounds::run(&store, "archive", &["remove", "1"]).0, 0);
+    assert_eq!(crate::rounds::run(&store, "archive", &again).0, 0);
+    let site = r.root.path().join("site");
+    let (code, err) = publish(&store, &site, &[]);
+    assert_eq!(code, 0, "{err}");
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(site.join("index.json")).unwrap()).unwrap();
+    let rows: Vec<(String, String)> = (index["rounds"].as_array().unwrap().iter())
+        .flat_map(|r| r["entries"].as_array().unwrap().iter())
+        .map(|e| {
+            (
+                e["round"].as_str().unwrap().to_owned(),
+                e["label"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("2025", "vendorB"),
+        ("2025", "vendorZ"),
+        ("2026", "vendorA"),
+        ("2026", "vendorB"),
+        ("2027", "vendorX"),
+        ("2027", "vendorY"),
+    ];
+    assert_eq!(rows, want.map(|(a, b)| (a.to_owned(), b.to_owned())));
+    assert_eq!(index["removed"], 1);
+    let zips = std::fs::read_dir(site.join("zips")).unwrap().count();
+    assert_eq!(zips, 6);
+    assert_eq!(verify(&site).0, 0);
+}
