@@ -25,24 +25,25 @@ pub struct Html;
 
 impl Exporter<ReportPage> for Html {
     fn export(&self, page: &ReportPage) -> Result<Vec<u8>, ExportError> {
-        Ok(render(&pages::report(page)?).into_bytes())
+        Ok(render(&report_doc(page)?).into_bytes())
     }
 }
 
 impl Exporter<GridPage> for Html {
     fn export(&self, page: &GridPage) -> Result<Vec<u8>, ExportError> {
-        Ok(render(&pages::grid(page)?).into_bytes())
+        Ok(render(&grid_doc(page)?).into_bytes())
     }
 }
 
-/// The report page's document, to add sections to before [`render`].
+/// The report page's document, to add sections to before [`render`]. Its charts are
+/// drawn as SVG only ([`mlbench_plots::svg_only`]): the page inlines nothing else.
 pub fn report_doc(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
-    pages::report(page)
+    mlbench_plots::svg_only(|| pages::report(page))
 }
 
-/// The grid page's document, to add sections to before [`render`].
+/// The grid page's document, to add sections to before [`render`] (charts as SVG only).
 pub fn grid_doc(page: &GridPage) -> Result<HtmlDoc, ExportError> {
-    pages::grid(page)
+    mlbench_plots::svg_only(|| pages::grid(page))
 }
 
 /// A page: a title, sections in order, and where its figures came from.

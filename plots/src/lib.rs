@@ -46,6 +46,7 @@ pub use heatmap::{Heatmap, heatmap};
 pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
 pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
+pub use render::svg_only;
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
 
 /// The most characters of a name that charts and page headings show ([`shortened`]).

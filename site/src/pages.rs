@@ -220,7 +220,8 @@ pub(crate) fn history_page(index: &SiteIndex, history: &History) -> Result<Vec<u
     let up = "../";
     let rows =
         mlbench_export::rows::history::history_rows(history, mlbench_export::rows::Form::People);
-    let panels = mlbench_export::charts::history_charts(history)?;
+    // The page inlines the SVG only.
+    let panels = mlbench_plots::svg_only(|| mlbench_export::charts::history_charts(history))?;
     let mut sections = vec![site_section(up)];
     sections.push(Section {
         heading: "Changes".into(),
