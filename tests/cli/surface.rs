@@ -212,8 +212,9 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "report", "validate", "pack", "grid", "plot", "targets", "run", "docs", "archive", "data",
+    "site",
 ];
 
 #[test]
