@@ -37,6 +37,14 @@ pub enum SiteError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// A file of the site to verify could not be read (input, not an output).
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
     /// `--out` holds files already.
     #[error("{}: not empty; publish writes a whole site into an empty folder (or replace it with --force)", .0.display())]
     NotEmpty(PathBuf),
@@ -51,6 +59,12 @@ pub enum SiteError {
 }
 
 impl SiteError {
+    /// A file of a site that could not be read.
+    pub(crate) fn unreadable(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SiteError {
+        let path = path.into();
+        move |source| SiteError::Unreadable { path, source }
+    }
+
     /// An I/O error on `path`.
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SiteError {
         let path = path.into();
@@ -70,7 +84,9 @@ impl Classify for SiteError {
             SiteError::Export(e) => e.class(),
             SiteError::Targets(e) => e.class(),
             SiteError::Io { .. } => ErrorClass::Internal,
-            SiteError::NotEmpty(_) | SiteError::Malformed { .. } => ErrorClass::Input,
+            SiteError::NotEmpty(_) | SiteError::Malformed { .. } | SiteError::Unreadable { .. } => {
+                ErrorClass::Input
+            }
         }
     }
 }

@@ -131,12 +131,24 @@ fn files_under(root: &Path) -> Result<BTreeMap<String, PathBuf>, SiteError> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        for item in std::fs::read_dir(&dir).map_err(SiteError::io(&dir))? {
-            let path = item.map_err(SiteError::io(&dir))?.path();
-            let kind = std::fs::symlink_metadata(&path).map_err(SiteError::io(&path))?;
+        for item in std::fs::read_dir(&dir).map_err(SiteError::unreadable(&dir))? {
+            let path = item.map_err(SiteError::unreadable(&dir))?.path();
+            let kind = std::fs::symlink_metadata(&path).map_err(SiteError::unreadable(&path))?;
             if kind.is_dir() {
                 stack.push(path);
                 continue;
+            }
+            // A link or a device is never followed or read: publish writes neither.
+            if !kind.is_file() {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
+                return Err(SiteError::Malformed {
+                    path: path.clone(),
+                    why: format!("{rel}: not a regular file (publish writes only files)"),
+                });
             }
             let rel = path.strip_prefix(root).unwrap_or(&path);
             let parts: Vec<String> = rel
@@ -186,7 +198,7 @@ fn check_sums(
         if path == SUMS_NAME {
             continue;
         }
-        let bytes = std::fs::read(full).map_err(SiteError::io(full))?;
+        let bytes = std::fs::read(full).map_err(SiteError::unreadable(full))?;
         let hex = sha256_hex(&bytes);
         match listed_map.get(path.as_str()) {
             None => out.push(differs(path, None, "not in SHA256SUMS")),
