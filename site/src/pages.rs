@@ -227,13 +227,22 @@ pub(crate) fn history_page(index: &SiteIndex, history: &History) -> Result<Vec<u
         heading: "Changes".into(),
         blocks: vec![
             Block::Paragraph(rows.title.clone()),
-            Block::Table(HtmlTable {
-                caption: "Every series, round by round (change: this round's mean ÷ the series' previous round's)".into(),
-                header: rows.header.clone(),
-                rows: rows.rows.clone(),
-                numeric: vec![false, false, false, false, false, true, true, true, true, true, true, true, false],
-                id: "history".into(),
-            }),
+            Block::Linked {
+                table: HtmlTable {
+                    caption: "Every series, round by round (change: this round's mean ÷ the series' previous round's; each round links to the submission it came from)".into(),
+                    header: rows.header.clone(),
+                    rows: rows.rows.clone(),
+                    numeric: vec![false, false, false, false, false, true, true, true, true, true, true, true, false],
+                    id: "history".into(),
+                },
+                // In the rows' order: series by series, point by point; the round's cell.
+                hrefs: (history.series.iter().flat_map(|s| &s.points))
+                    .map(|p| {
+                        let page = format!("{up}submissions/{}/index.html", p.sha256);
+                        vec![None, None, None, None, Some(page)]
+                    })
+                    .collect(),
+            },
             linked("This page's figures", "figures", &["JSON"], vec![vec![("history.json".into(), Some("history.json".into()))]]),
         ],
     });
