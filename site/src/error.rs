@@ -45,6 +45,14 @@ pub enum SiteError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// `--out` is the store, lies inside it, or holds it.
+    #[error("{}: the site would replace or hold the store {}; publish it elsewhere", out.display(), store.display())]
+    OverStore {
+        /// The site's folder.
+        out: PathBuf,
+        /// The store's.
+        store: PathBuf,
+    },
     /// `--out` holds files already.
     #[error("{}: not empty; publish writes a whole site into an empty folder (or replace it with --force)", .0.display())]
     NotEmpty(PathBuf),
@@ -84,9 +92,10 @@ impl Classify for SiteError {
             SiteError::Export(e) => e.class(),
             SiteError::Targets(e) => e.class(),
             SiteError::Io { .. } => ErrorClass::Internal,
-            SiteError::NotEmpty(_) | SiteError::Malformed { .. } | SiteError::Unreadable { .. } => {
-                ErrorClass::Input
-            }
+            SiteError::NotEmpty(_)
+            | SiteError::OverStore { .. }
+            | SiteError::Malformed { .. }
+            | SiteError::Unreadable { .. } => ErrorClass::Input,
         }
     }
 }

@@ -91,6 +91,19 @@ pub fn publish(
     options: SiteOptions,
     force: bool,
 ) -> Result<Published, SiteError> {
+    // `--force` replaces `out` whole: never the store, nor a folder around it.
+    let absolute = |p: &Path| std::path::absolute(p).map_err(SiteError::io(p));
+    let (site, kept) = (
+        absolute(out)?,
+        std::fs::canonicalize(store.root()).map_err(SiteError::io(store.root()))?,
+    );
+    let site = std::fs::canonicalize(&site).unwrap_or(site);
+    if site.starts_with(&kept) || kept.starts_with(&site) {
+        return Err(SiteError::OverStore {
+            out: out.to_path_buf(),
+            store: store.root().to_path_buf(),
+        });
+    }
     if !force && !is_empty_or_missing(out)? {
         return Err(SiteError::NotEmpty(out.to_path_buf()));
     }

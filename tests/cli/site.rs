@@ -157,6 +157,17 @@ fn a_site_is_what_its_zips_say_and_the_same_store_gives_the_same_bytes() {
     assert!(err.contains("not empty"), "{err}");
     assert_eq!(publish(&r.store(), &site, &["--force"]).0, 0);
     assert_eq!(folder_files(&site), files);
+    // --force never replaces the store, nor a folder that holds it, nor writes into it.
+    for out in [
+        r.store(),
+        r.root.path().to_path_buf(),
+        r.store().join("site"),
+    ] {
+        let (code, err) = publish(&r.store(), &out, &["--force"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("would replace or hold the store"), "{err}");
+    }
+    assert_eq!(crate::rounds::run(&r.store(), "archive", &["check"]).0, 0);
 }
 
 #[test]
