@@ -10,8 +10,8 @@ export LC_ALL=C
 work=$(realpath -m "${1:-$(mktemp -d)}")
 rounds=${ROUNDS:-100} vendors=${VENDORS:-20}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build -q --release --bin mlbench
-cargo build -q --release -p mlbench-schema --example gen_submission
+# One invocation: built apart, the two would unify features differently and rebuild.
+cargo build -q --release -p mlbench -p mlbench-schema --bin mlbench --example gen_submission
 bin=$PWD/target/release/mlbench gen=$PWD/target/release/examples/gen_submission
 store="$work/store"
 mkdir -p "$work"
