@@ -13,7 +13,6 @@ use mlbench_analyzer::history::HistoryOptions;
 use mlbench_export::{Exporter, Json};
 use mlbench_results::{Grid, Provenance, ReportPage};
 use mlbench_validator::layout::{Role, classify};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Every page of the site whose zips are under `root` (`zips/<sha256>.zip`), as `index`
@@ -26,9 +25,9 @@ pub(crate) fn build(root: &Path, index: &mut SiteIndex) -> Result<Vec<SiteFile>,
         files.extend(round_files(root, round, index.options.clone())?);
     }
     let entries: Vec<&SiteEntry> = index.entries().collect();
-    let reports: Vec<Result<Vec<SiteFile>, SiteError>> = (entries.par_iter())
-        .map(|e| report_files(root, e, &index.options.gpu_model))
-        .collect();
+    let reports = on_threads(&entries, |e| {
+        report_files(root, e, &index.options.gpu_model)
+    });
     for r in reports {
         files.extend(r?);
     }
@@ -44,6 +43,37 @@ pub(crate) fn build(root: &Path, index: &mut SiteIndex) -> Result<Vec<SiteFile>,
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
+}
+
+/// `f` of every item, in order, on as many plain threads as there are cores, each taking
+/// the next item when done. Not rayon's pool: a report waits on Polars' pool, and a
+/// rayon worker that waits takes another job meanwhile, so thousands of reports nested
+/// on one worker's stack until it overflowed.
+fn on_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(items.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break out };
+                        out.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        (workers.into_iter())
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// A round's grid page and JSON, and the files copied out of its zips (each entry's
