@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Judges what headless Chromium made of a page (called by scripts/check-html.sh).
 
-Usage: check-html.py SCREENSHOT.png DOM.html CHROMIUM.log EXPECT_TABLES MIN_INK
+Usage: check-html.py SCREENSHOT.png DOM.html CHROMIUM.log EXPECT_TABLES MIN_INK [SITE PAGE]
 
 Fails (exit 1, one line per problem) when the screenshot is blank (less than MIN_INK of
 its pixels differ from the background colour), when the browser log holds console
 messages (the page has no script, and its Content-Security-Policy turns every blocked
 load into one), when the rendered DOM has fewer <table> elements than EXPECT_TABLES, a
-table without <caption>, a <script>, or a reference to anything outside the page.
+table without <caption>, a <script>, or a reference to anything outside the page; with
+SITE and PAGE (a page of a site in folder SITE), a link `<a href>` to another file of the
+site is allowed, and fails when it names no file inside SITE.
 Standard library only: the PNG is decoded with zlib.
 """
 
+import os
 import re
 import struct
 import sys
@@ -116,9 +119,23 @@ def ink(path):
 class Dom(HTMLParser):
     """Counts tables and captions; notes scripts and references that leave the page."""
 
-    def __init__(self):
+    def __init__(self, site=None, page_dir=None):
         super().__init__(convert_charrefs=True)
         self.tables, self.open_tables, self.problems = 0, [], []
+        # A page of a site (`--site DIR`) may link to the site's other files: a relative
+        # `<a href>` that names a file inside DIR. A link is no load; it is still checked.
+        self.site, self.page_dir = site, page_dir
+
+    def site_link(self, tag, value):
+        """Whether `value` is a link of a site page to a file inside the site."""
+        if self.site is None or tag != "a" or value.startswith("#"):
+            return False
+        if ":" in value.split("/")[0] or value.startswith("/"):
+            return False
+        target = os.path.realpath(os.path.join(self.page_dir, value.split("#")[0]))
+        if not (target + os.sep).startswith(self.site + os.sep) or not os.path.isfile(target):
+            self.problems.append(f"a link to nothing in the site: <{tag} href=\"{value[:80]}\">")
+        return True
 
     def handle_starttag(self, tag, attrs):
         if tag == "table":
@@ -133,6 +150,8 @@ class Dom(HTMLParser):
             if name.startswith("on"):
                 self.problems.append(f"an event handler <{tag} {name}=…>")
             elif name in ("src", "href", "xlink:href", "srcset", "action", "data", "poster"):
+                if name == "href" and self.site_link(tag, value):
+                    continue
                 if not (value.startswith("#") or value.startswith("data:")):
                     self.problems.append(f"a reference out of the page: <{tag} {name}=\"{value[:80]}\">")
 
@@ -147,10 +166,11 @@ CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]\s*(.*)")
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) not in (6, 8):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    png, dom_path, log_path, expect_tables, min_ink = argv[1:]
+    png, dom_path, log_path, expect_tables, min_ink = argv[1:6]
+    site, page = (os.path.realpath(argv[6]), argv[7]) if len(argv) == 8 else (None, None)
     expect_tables, min_ink = int(expect_tables), float(min_ink)
     problems, facts = [], []
 
@@ -175,7 +195,7 @@ def main(argv):
 
     with open(dom_path, encoding="utf-8", errors="replace") as f:
         dom_text = f.read()
-    dom = Dom()
+    dom = Dom(site, page and os.path.dirname(os.path.realpath(page)))
     dom.feed(dom_text)
     dom.close()
     if not dom_text.strip():

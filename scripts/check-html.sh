@@ -4,7 +4,7 @@
 # caption, no script and nothing loaded from outside the page (docs/html.md).
 #
 # Usage: scripts/check-html.sh FILE.html [--expect-tables N] [--min-ink FRACTION]
-#                              [--screenshot OUT.png] [--dom OUT.html]
+#                              [--screenshot OUT.png] [--dom OUT.html] [--site DIR]
 #        scripts/check-html.sh --self-test   (the check must fail on a blank page and on
 #                                             a console error: CI runs this first)
 # Exit 0: looks right; 1: a check failed (each problem on its own line); 2: usage or no
@@ -43,13 +43,16 @@ self_test() {
     exit 0
 }
 
-page="" expect_tables=0 min_ink=0.005 screenshot="" dom=""
+page="" expect_tables=0 min_ink=0.005 screenshot="" dom="" site=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --expect-tables) expect_tables="${2:?--expect-tables needs a number}"; shift 2 ;;
         --min-ink) min_ink="${2:?--min-ink needs a fraction}"; shift 2 ;;
         --screenshot) screenshot="${2:?--screenshot needs a path}"; shift 2 ;;
         --dom) dom="${2:?--dom needs a path}"; shift 2 ;;
+        # A page of a static site in DIR: its links to the site's other files are allowed
+        # (and must each name a file inside DIR); every load is still refused.
+        --site) site=("${2:?--site needs a folder}"); shift 2 ;;
         --self-test) self_test ;;
         -h|--help) usage ;;
         -*) echo "check-html: unknown option $1" >&2; usage ;;
@@ -91,7 +94,7 @@ echo "check-html: $page (screenshot: $screenshot)"
 # The DOM as Chromium rendered it, for a caller to read what the page shows.
 [ -z "$dom" ] || cp "$work/dom.html" "$dom"
 if python3 "$(dirname "$0")/check-html.py" "$screenshot" "$work/dom.html" "$work/chromium.log" \
-    "$expect_tables" "$min_ink"; then
+    "$expect_tables" "$min_ink" ${site[@]+"${site[@]}" "$page"}; then
     echo "check-html: OK"
 else
     status=$?

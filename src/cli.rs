@@ -69,6 +69,17 @@ pub enum Command {
     /// add, list, show, remove, check.
     #[command(after_help = include_str!("help/archive.txt"))]
     Archive(ArchiveArgs),
+    /// Each label × hardware × bench of a store across its rounds: the figure and its
+    /// interval per round, the change between rounds and whether its interval excludes 1.
+    #[command(after_help = include_str!("help/history.txt"))]
+    History(HistoryArgs),
+    /// Write a store's released rounds as a static site (grids, reports, history, the
+    /// zips, a JSON mirror of every figure, SHA256SUMS) that anyone can verify.
+    #[command(after_help = include_str!("help/publish.txt"))]
+    Publish(PublishArgs),
+    /// Recompute every figure of a published site from its zips and check SHA256SUMS.
+    #[command(after_help = include_str!("help/verify.txt"))]
+    Verify(VerifyArgs),
     /// Print a shell completion script: `mlbench completions bash > /etc/bash_completion.d/mlbench`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per command into --out-dir.
@@ -239,6 +250,69 @@ pub struct ArchiveArgs {
     pub format: Format,
     #[command(subcommand)]
     pub action: ArchiveAction,
+}
+
+/// `mlbench history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The store's folder. Default: $MLBENCH_STORE, else ./mlbench-store.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub store: Option<PathBuf>,
+    /// Leave out submissions released after this day (YYYY-MM-DD). Default: today.
+    #[arg(long, value_name = "DATE")]
+    pub now: Option<String>,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw one panel per bench (PNG and SVG) into DIR.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub plot: Option<PathBuf>,
+    /// Bootstrap resamples.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, value_name = "N", default_value_t = 2019)]
+    pub seed: u64,
+    /// Replace files already there (the output file, the plots).
+    #[arg(long)]
+    pub force: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `mlbench publish`.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The store's folder. Default: $MLBENCH_STORE, else ./mlbench-store.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub store: Option<PathBuf>,
+    /// The site's folder: must be empty or missing, unless --force (then replaced whole).
+    #[arg(long, value_name = "SITE", value_hint = ValueHint::DirPath)]
+    pub out: PathBuf,
+    /// Leave out submissions released after this day (YYYY-MM-DD). Default: today.
+    #[arg(long, value_name = "DATE")]
+    pub now: Option<String>,
+    /// The GPU model whose targets the report pages compare with.
+    #[arg(long, value_name = "MODEL", default_value = "RTX")]
+    pub gpu_model: String,
+    /// Bootstrap resamples.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, value_name = "N", default_value_t = 2019)]
+    pub seed: u64,
+    /// Replace what --out holds.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `mlbench verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The site's folder, as `mlbench publish` wrote it.
+    #[arg(value_name = "SITE", value_hint = ValueHint::DirPath)]
+    pub site: PathBuf,
 }
 
 /// What `mlbench archive` does.

@@ -136,6 +136,8 @@ command_error! {
     MakeTargets(mlbench_analyzer::targets::MakeTargetsError),
     // A store of rounds that cannot be used, or a request it refuses.
     Archive(mlbench_archive::ArchiveError),
+    // A history, a site or its verification that cannot be made.
+    Site(mlbench_site::SiteError),
     // A run that could not be made or followed.
     #[cfg(feature = "runner")]
     Run(mlbench_runner::session::RunError),

@@ -55,6 +55,9 @@ fn main() -> ExitCode {
         cli::Command::Targets(args) => cmd::targets::run(&args),
         cli::Command::Data(args) => cmd::data::run(&args),
         cli::Command::Archive(args) => cmd::archive::run(&args),
+        cli::Command::History(args) => cmd::site::history(&args),
+        cli::Command::Publish(args) => cmd::site::publish(&args),
+        cli::Command::Verify(args) => cmd::site::verify(&args),
         cli::Command::Completions(args) => cmd::docs::completions(&args, cli::command()),
         cli::Command::Man(args) => cmd::docs::man(&args, cli::command()),
         #[cfg(feature = "runner")]

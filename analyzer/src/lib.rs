@@ -28,6 +28,7 @@ pub mod grid;
 pub mod grid_frame;
 pub mod grid_page;
 pub mod hardware;
+pub mod history;
 pub mod inputs;
 pub mod load;
 pub mod page;

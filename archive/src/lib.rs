@@ -5,7 +5,9 @@
 
 pub mod date;
 pub mod error;
+pub mod select;
 pub mod store;
 
 pub use error::ArchiveError;
+pub use select::{Released, Tampered};
 pub use store::{Added, Entry, NewEntry, Problem, Store};

@@ -479,3 +479,54 @@ pub fn batch_sweep_charts(s: &mlbench_results::BatchSweep) -> Result<Vec<Named>,
 
 #[cfg(test)]
 mod tests;
+
+/// A store's history, one chart (panel) per bench: the rounds along the x axis, one
+/// series per label × track × hardware, each point its mean with its interval, divided
+/// by the series' first mean (so series of different magnitudes share a panel, and a
+/// bar's height is the change since that series' first round).
+pub fn history_charts(
+    history: &mlbench_results::history::History,
+) -> Result<Vec<Named>, ExportError> {
+    let mut benches: Vec<&str> = history.series.iter().map(|s| s.bench.as_str()).collect();
+    benches.sort_unstable();
+    benches.dedup();
+    let subtitle = format!(
+        "{:.0}% bootstrap intervals ({} resamples, seed {}); each series divided by its first round's mean",
+        history.level * 100.0,
+        history.resamples,
+        history.seed
+    );
+    let mut charts = Vec::with_capacity(benches.len());
+    for bench in benches {
+        let series = (history.series.iter().filter(|s| s.bench == bench))
+            .map(|s| {
+                let first = s.points.first().map_or(1.0, |p| p.mean);
+                let values = (history.rounds.iter())
+                    .map(|round| {
+                        let p = s.points.iter().find(|p| &p.round == round)?;
+                        let r = p.mean / first;
+                        let (lo, hi) = (p.ci[0] / first, p.ci[1] / first);
+                        Some(Estimate::new(r, lo.min(r), hi.max(r)))
+                    })
+                    .collect();
+                let name = match s.track.as_str() {
+                    "baseline" => format!("{} · {}", s.label, s.hardware),
+                    track => format!("{}/{track} · {}", s.label, s.hardware),
+                };
+                Series::new(short(&name), values)
+            })
+            .collect();
+        let bars = mlbench_plots::grid_bars(&GridBars {
+            title: format!("{}: throughput by round", short(bench)),
+            subtitle: Some(subtitle.clone()),
+            benches: history.rounds.iter().map(|r| short(r)).collect(),
+            series,
+            baseline: "each series' first round".into(),
+            y_label: Some("throughput relative to the series' first round (log scale)".into()),
+            ..GridBars::default()
+        })
+        .map_err(drawn(format!("the history of {bench}")))?;
+        charts.push((format!("history-{bench}"), bars));
+    }
+    Ok(charts)
+}

@@ -196,6 +196,14 @@ impl Exporter<mlbench_results::archive::ArchiveListing> for Csv {
     }
 }
 
+impl Exporter<mlbench_results::history::History> for Csv {
+    /// One row per series and round, every figure at full precision.
+    fn export(&self, h: &mlbench_results::history::History) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::history::history_rows(h, crate::rows::Form::Data);
+        bytes(document(&r.header, r.rows))
+    }
+}
+
 impl Exporter<RuleList> for Csv {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rows = list

@@ -25,14 +25,25 @@ pub struct Html;
 
 impl Exporter<ReportPage> for Html {
     fn export(&self, page: &ReportPage) -> Result<Vec<u8>, ExportError> {
-        Ok(render(&pages::report(page)?).into_bytes())
+        Ok(render(&report_doc(page)?).into_bytes())
     }
 }
 
 impl Exporter<GridPage> for Html {
     fn export(&self, page: &GridPage) -> Result<Vec<u8>, ExportError> {
-        Ok(render(&pages::grid(page)?).into_bytes())
+        Ok(render(&grid_doc(page)?).into_bytes())
     }
+}
+
+/// The report page's document, to add sections to before [`render`]. Its charts are
+/// drawn as SVG only ([`mlbench_plots::svg_only`]): the page inlines nothing else.
+pub fn report_doc(page: &ReportPage) -> Result<HtmlDoc, ExportError> {
+    mlbench_plots::svg_only(|| pages::report(page))
+}
+
+/// The grid page's document, to add sections to before [`render`] (charts as SVG only).
+pub fn grid_doc(page: &GridPage) -> Result<HtmlDoc, ExportError> {
+    mlbench_plots::svg_only(|| pages::grid(page))
 }
 
 /// A page: a title, sections in order, and where its figures came from.
@@ -79,6 +90,16 @@ pub enum Block {
         passed: bool,
         /// What passed or failed.
         text: String,
+    },
+    /// A table whose cells may link to other files of the same site: `hrefs[row][column]`
+    /// (missing entries: plain text). Only relative links are drawn as links; one with a
+    /// scheme (`https:`) or a host (`//`) is shown as text, so no page sends a reader, or a
+    /// browser, outside its folder.
+    Linked {
+        /// The table.
+        table: HtmlTable,
+        /// Each cell's link, row by row.
+        hrefs: Vec<Vec<Option<String>>>,
     },
     /// The validator's findings: counts and one row per finding.
     Findings {
@@ -226,7 +247,8 @@ fn render_block(out: &mut String, block: &Block, used: &mut Vec<String>) {
             }
             out.push_str("</ul>\n");
         }
-        Block::Table(table) => render_table(out, table, used),
+        Block::Table(table) => render_table(out, table, &[], used),
+        Block::Linked { table, hrefs } => render_table(out, table, hrefs, used),
         Block::Svg { caption, svg } => {
             out.push_str("<figure>\n");
             match sanitize_svg(svg) {
@@ -299,7 +321,18 @@ fn render_block(out: &mut String, block: &Block, used: &mut Vec<String>) {
     }
 }
 
-fn render_table(out: &mut String, table: &HtmlTable, used: &mut Vec<String>) {
+/// Whether `href` stays within the page's folder tree: no scheme, no host, no absolute path.
+pub fn is_relative_link(href: &str) -> bool {
+    let before_slash = href.split(['/', '?', '#']).next().unwrap_or("");
+    !href.is_empty() && !href.starts_with('/') && !before_slash.contains(':')
+}
+
+fn render_table(
+    out: &mut String,
+    table: &HtmlTable,
+    hrefs: &[Vec<Option<String>>],
+    used: &mut Vec<String>,
+) {
     let id = anchor(&table.id, used);
     let columns = table
         .rows
@@ -330,11 +363,22 @@ fn render_table(out: &mut String, table: &HtmlTable, used: &mut Vec<String>) {
             columns.max(1)
         );
     }
-    for row in &table.rows {
+    for (r, row) in table.rows.iter().enumerate() {
         out.push_str("<tr>");
         for i in 0..columns {
             let cell = row.get(i).map_or("", String::as_str);
-            let _ = write!(out, "<td{}>{}</td>", class(i), escape(cell));
+            let href = (hrefs.get(r).and_then(|h| h.get(i)))
+                .and_then(Option::as_deref)
+                .filter(|h| is_relative_link(h));
+            match href {
+                Some(h) => {
+                    let (h, c) = (escape(h), escape(cell));
+                    let _ = write!(out, "<td{}><a href=\"{h}\">{c}</a></td>", class(i));
+                }
+                None => {
+                    let _ = write!(out, "<td{}>{}</td>", class(i), escape(cell));
+                }
+            }
         }
         out.push_str("</tr>\n");
     }
@@ -367,7 +411,7 @@ fn render_provenance(out: &mut String, p: &Provenance, used: &mut Vec<String>) {
             numeric: Vec::new(),
             id: "inputs".into(),
         };
-        render_table(out, &table, used);
+        render_table(out, &table, &[], used);
     }
     out.push_str("</footer>\n");
 }
@@ -454,6 +498,45 @@ mod tests {
     #[test]
     fn same_document_same_bytes() {
         assert_eq!(render(&sample()), render(&sample()));
+    }
+
+    #[test]
+    fn a_linked_table_links_only_within_its_folder_tree() {
+        let hrefs = [
+            "a/b.html",
+            "../../zips/x.zip",
+            "https://example.com/",
+            "//host/x",
+            "/etc/passwd",
+            "javascript:alert(1)",
+            "x\"y",
+        ];
+        let table = HtmlTable {
+            caption: "Links".into(),
+            header: vec!["link".into()],
+            rows: hrefs.iter().map(|h| vec![format!("to {h}")]).collect(),
+            ..HtmlTable::default()
+        };
+        let doc = HtmlDoc {
+            title: "t".into(),
+            sections: vec![Section {
+                heading: "s".into(),
+                blocks: vec![Block::Linked {
+                    table,
+                    hrefs: hrefs.iter().map(|h| vec![Some((*h).to_owned())]).collect(),
+                }],
+            }],
+            ..HtmlDoc::default()
+        };
+        let page = render(&doc);
+        let links: Vec<&str> = page
+            .split("<a href=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        // The anchors of the contents aside (none: one section), exactly the relative three.
+        assert_eq!(links, ["a/b.html", "../../zips/x.zip", "x&quot;y"]);
+        assert!(page.contains("<td>to https://example.com/</td>"));
     }
 
     #[test]

@@ -61,6 +61,13 @@ impl Exporter<mlbench_results::archive::ArchiveListing> for Json {
     }
 }
 
+impl Exporter<mlbench_results::history::History> for Json {
+    /// The history's serde form (docs/archive.md).
+    fn export(&self, h: &mlbench_results::history::History) -> Result<Vec<u8>, ExportError> {
+        pretty(h)
+    }
+}
+
 impl Exporter<RuleList> for Json {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rules: Vec<RuleJson> = list

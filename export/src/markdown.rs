@@ -188,6 +188,16 @@ impl Exporter<mlbench_results::archive::ArchiveListing> for Markdown {
     }
 }
 
+impl Exporter<mlbench_results::history::History> for Markdown {
+    /// The title, then one row per series and round.
+    fn export(&self, h: &mlbench_results::history::History) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::history::history_rows(h, crate::rows::Form::People);
+        let mut out = format!("**{}**\n\n", escape(&r.title));
+        table(&mut out, &r.header, &r.rows, true);
+        bytes(out)
+    }
+}
+
 impl Exporter<RuleList> for Markdown {
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {
         let rows: Vec<Vec<String>> = list

@@ -194,6 +194,14 @@ impl Exporter<mlbench_results::archive::ArchiveListing> for Table {
     }
 }
 
+impl Exporter<mlbench_results::history::History> for Table {
+    /// The title line, then one row per series and round.
+    fn export(&self, h: &mlbench_results::history::History) -> Result<Vec<u8>, ExportError> {
+        let r = crate::rows::history::history_rows(h, crate::rows::Form::People);
+        bytes(format!("{}\n{}\n", r.title, comfy(r.header, r.rows)))
+    }
+}
+
 impl Exporter<RuleList> for Table {
     /// One aligned line per rule: id, severity, what it checks.
     fn export(&self, list: &RuleList) -> Result<Vec<u8>, ExportError> {

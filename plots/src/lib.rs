@@ -49,6 +49,7 @@ pub use heatmap::{Heatmap, heatmap};
 pub use loss::{Band, LossCurves, LossLine, loss_curves, loss_styles};
 pub use overall::{OverallBars, OverallEntry, overall_bars};
 pub use power::{PowerLine, PowerTrace, PowerWindow, WindowEnergy, joules, power_trace};
+pub use render::svg_only;
 pub use style::{DIVERGING, Dash, LINE_STYLES, LineStyle, OKABE_ITO};
 pub use sweep::{SweepLine, SweepLines, sweep_lines};
 
@@ -187,6 +188,26 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn svg_only_draws_the_same_svg_and_no_png_then_restores() {
+        let spec = GridBars {
+            title: "t".into(),
+            benches: vec!["a".into()],
+            series: vec![Series::new("v", vec![Some(Estimate::new(1.1, 1.0, 1.2))])],
+            baseline: "b".into(),
+            ..GridBars::default()
+        };
+        let whole = grid_bars(&spec).unwrap();
+        let svg = svg_only(|| grid_bars(&spec).unwrap());
+        assert_eq!((svg.svg.as_str(), svg.png.len()), (whole.svg.as_str(), 0));
+        assert!(whole.png.starts_with(b"\x89PNG"));
+        assert_eq!(
+            grid_bars(&spec).unwrap(),
+            whole,
+            "the setting ends with the closure"
+        );
+    }
 
     #[test]
     fn names_are_shortened_in_the_middle_between_characters() {

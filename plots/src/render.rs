@@ -23,13 +23,19 @@ pub(crate) fn render(fig: &impl Figure) -> Result<Chart, PlotError> {
     check_size(fig.size())?;
     ensure_fonts()?;
 
-    let mut rgb = vec![0u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-        fig.draw(&root)?;
-        root.present().map_err(draw_err)?;
-    }
-    let png = encode_png(&rgb, width, height)?;
+    let png = match SVG_ONLY.get() {
+        true => Vec::new(),
+        false => {
+            let mut rgb = vec![0u8; width as usize * height as usize * 3];
+            {
+                let root =
+                    BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+                fig.draw(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            encode_png(&rgb, width, height)?
+        }
+    };
 
     let mut svg = String::new();
     {
@@ -38,6 +44,25 @@ pub(crate) fn render(fig: &impl Figure) -> Result<Chart, PlotError> {
         root.present().map_err(draw_err)?;
     }
     Ok(Chart { png, svg })
+}
+
+thread_local! {
+    /// Set within [`svg_only`].
+    static SVG_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every chart this thread draws made as SVG only, its `png` left empty:
+/// for the HTML pages, which inline the SVG and never show the PNG (rasterising and
+/// encoding it was most of a chart's cost). Charts drawn on other threads are whole.
+pub fn svg_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SVG_ONLY.set(self.0);
+        }
+    }
+    let _restore = Restore(SVG_ONLY.replace(true));
+    f()
 }
 
 /// Refuses a size outside [`MIN_SIDE`]..=[`MAX_SIDE`] on either side.

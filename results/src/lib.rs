@@ -10,6 +10,7 @@ pub mod batch_sweep;
 pub mod energy;
 pub mod grid;
 pub mod hardware;
+pub mod history;
 pub mod interval;
 pub mod pages;
 pub mod report;

@@ -11,6 +11,7 @@ pub mod plot;
 pub mod report;
 #[cfg(feature = "runner")]
 pub mod run;
+pub mod site;
 pub mod targets;
 pub mod validate;
 

@@ -47,6 +47,39 @@ impl Place {
         let stray = dir.path().join("store-stray/zips/sha256/00");
         std::fs::create_dir_all(&stray).unwrap();
         std::fs::write(stray.join("00.zip"), "x").unwrap();
+        // A store of one round and its site; a copy of each with one byte changed.
+        let (store, site) = (dir.path().join("hstore"), dir.path().join("hsite"));
+        let ok = |cmd: &mut assert_cmd::Command| assert!(cmd.output().unwrap().status.success());
+        ok(crate::fixtures::mlbench()
+            .arg("archive")
+            .arg("--store")
+            .arg(&store)
+            .args(["add", "2026"])
+            .arg(example_dir()));
+        ok(crate::fixtures::mlbench()
+            .arg("publish")
+            .arg("--store")
+            .arg(&store)
+            .arg("--out")
+            .arg(&site)
+            .args(["--resamples", "20"]));
+        copy_tree(&store, &dir.path().join("hstore-bad"));
+        copy_tree(&site, &dir.path().join("hsite-bad"));
+        for root in ["hstore-bad/zips", "hsite-bad/zips"] {
+            let mut stack = vec![dir.path().join(root)];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(d).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else {
+                        let mut bytes = std::fs::read(&p).unwrap();
+                        bytes[20] ^= 1;
+                        std::fs::write(&p, bytes).unwrap();
+                    }
+                }
+            }
+        }
         // One tiny job for `run` (toy_reg: 12 observations of 2 batches of 16).
         std::fs::write(
             dir.path().join("tiny.json"),
@@ -387,6 +420,78 @@ fn cases(p: &Place) -> Vec<Case> {
             "store under a file",
             &["archive", "--store", &format!("{existing}/store"), "list"],
         ),
+        case(
+            "history",
+            0,
+            "a history",
+            &["history", "--store", &out("hstore")],
+        ),
+        case(
+            "history",
+            1,
+            "a zip changed",
+            &["history", "--store", &out("hstore-bad")],
+        ),
+        case("history", 2, "no store", &["history", "--store", &empty]),
+        case(
+            "history",
+            3,
+            "output not made",
+            &[
+                "history",
+                "--store",
+                &out("hstore"),
+                "-o",
+                &p.too_long("json"),
+            ],
+        ),
+        case(
+            "publish",
+            0,
+            "a site",
+            &[
+                "publish",
+                "--store",
+                &out("hstore"),
+                "--out",
+                &out("site-new"),
+                "--resamples",
+                "20",
+            ],
+        ),
+        case(
+            "publish",
+            1,
+            "a zip changed",
+            &[
+                "publish",
+                "--store",
+                &out("hstore-bad"),
+                "--out",
+                &out("site-bad"),
+            ],
+        ),
+        case(
+            "publish",
+            2,
+            "out not empty",
+            &["publish", "--store", &out("hstore"), "--out", &b],
+        ),
+        case(
+            "publish",
+            3,
+            "out under a file",
+            &[
+                "publish",
+                "--store",
+                &out("hstore"),
+                "--out",
+                &format!("{existing}/site"),
+            ],
+        ),
+        case("verify", 0, "as its zips say", &["verify", &out("hsite")]),
+        case("verify", 1, "a zip changed", &["verify", &out("hsite-bad")]),
+        case("verify", 2, "no site", &["verify", &empty]),
         case("man", 0, "page", &["man"]),
         case("man", 2, "out-dir a file", &["man", "--out-dir", &existing]),
         full(case("man", 3, "stdout full", &["man"])),
@@ -542,5 +647,5 @@ fn every_documented_code_has_a_case() {
             );
         }
     }
-    assert_eq!(rows, 11, "a row per command");
+    assert_eq!(rows, 14, "a row per command");
 }

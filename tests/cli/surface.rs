@@ -212,8 +212,9 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "report", "validate", "pack", "grid", "plot", "targets", "run", "docs", "archive", "data",
+    "site",
 ];
 
 #[test]
@@ -257,7 +258,7 @@ fn the_runner_depends_on_no_analyzer() {
 }
 
 /// The commands added since the budget was set at 1,500 lines for the eight before them.
-const ADDED: [&str; 1] = ["archive"];
+const ADDED: [&str; 4] = ["archive", "history", "publish", "verify"];
 
 /// `data prepare`'s lines, counted: its arguments in src/cli.rs, src/cmd/data.rs, and a
 /// line each in main.rs, cmd/mod.rs and exit.rs (its summary and its logic are in

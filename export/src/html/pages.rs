@@ -402,6 +402,7 @@ mod tests {
                         format!("- svg ({}): {caption}\n", svg.starts_with("<svg"))
                     }
                     Block::Status { passed, text } => format!("- status {passed}: {text}\n"),
+                    Block::Linked { table, .. } => format!("- linked #{}\n", table.id),
                     Block::Findings {
                         errors,
                         warnings,

@@ -8,6 +8,7 @@ pub mod benches;
 pub mod energy;
 pub mod findings;
 pub mod grid;
+pub mod history;
 pub mod report;
 pub mod scaling;
 pub mod system;
