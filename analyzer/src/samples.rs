@@ -352,9 +352,7 @@ impl SampleSet {
             excluded += part.excluded;
             smoke += part.smoke;
             synthetic_data += part.synthetic_data;
-            for (bench, p) in part.profiles {
-                profiles.entry(bench).or_default().push(p);
-            }
+            (part.profiles.into_iter()).for_each(|(b, p)| profiles.entry(b).or_default().push(p));
             runtimes.merge(&part.runtimes);
             for (rule, n) in part.not_selected {
                 *not_selected.entry(rule).or_default() += n;
