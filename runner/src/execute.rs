@@ -482,9 +482,9 @@ pub fn run_copy(
     let (mut entry, mut failure) = entry_of(&ctx, &record, &peak, measured);
     match profiled_s {
         Some(Ok(window_s)) if failure.is_none() => {
-            match crate::profile::with_profile(entry.clone(), &trace, name, &copy.vcd, window_s) {
-                Ok(with) => entry = with,
-                Err(e) => failure = Some(format!("{name}: --profile: {e}")),
+            let added = crate::profile::add_profile(&mut entry, &trace, name, &copy.vcd, window_s);
+            if let Err(e) = added {
+                failure = Some(format!("{name}: --profile: {e}"));
             }
         }
         Some(Err(e)) if failure.is_none() => failure = Some(format!("{name}: --profile: {e}")),

@@ -72,18 +72,18 @@ pub fn trace_file(report: &Path, bench: &str, vcd: &str) -> PathBuf {
     run.join(trace_path(bench, vcd))
 }
 
-/// `entry` with the summary of the trace at `trace` over `window_s` seconds as its
-/// `profile` field; an error naming the trace when it does not read.
-pub fn with_profile(
-    mut entry: ReportEntry,
+/// Puts the summary of the trace at `trace` over `window_s` seconds into `entry` as its
+/// `profile` field; an error naming the trace when it does not read (`entry` unchanged).
+pub fn add_profile(
+    entry: &mut ReportEntry,
     trace: &Path,
     bench: &str,
     vcd: &str,
     window_s: f64,
-) -> Result<ReportEntry, String> {
+) -> Result<(), String> {
     let bytes = std::fs::read(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     let summary: ProfileSummary = summarize(&bytes, window_s, &trace_path(bench, vcd))
         .map_err(|e| format!("{}: {e}", trace.display()))?;
     entry.fields.insert("profile", summary.to_value());
-    Ok(entry)
+    Ok(())
 }
