@@ -14,7 +14,7 @@ It fetches nothing: the user gives a checkout of mila-iqia/training and a Python
 torch (and torchvision, numpy, pillow, tqdm, GitPython for the scripts' imports). Both
 sides read the same files under BASE/data (the suite's $DATA_DIRECTORY, which mlbench
 gets too): the fake ImageNet made by the suite's own dataset/fake_imagenet.py;
-`mlbench data prepare`'s MNIST (vae), MovieLens 20M conversion (recom) and sine waves
+`mlbench data prepare`'s MNIST (vae), MovieLens 20M conversion (recom), WMT16 (translator) and sine waves
 (toy_lstm: the .npy mlbench reads, and the same values saved as the traindata.pt the
 script torch.loads, checked equal); the wikitext-2 the suite ships (wlm reads it through
 BASE/data/wikitext-2, a link to the checkout's copy); a same-shaped synthetic BSDS500
@@ -61,8 +61,7 @@ NEEDS = {
     'vae': {'data': 'mnist'},
     'loader': {'data': 'imagenet'},
     'reso': {'data': 'bsds500'},
-    'translator': {'download': 'WMT16 en-de with its BPE-32000 preprocessing '
-                               '(dataset/download_wmt16.sh): a download'},
+    'translator': {'data': 'wmt16', 'modules': ['mlperf_compliance']},
     'wlm': {'data': 'wikitext2'},
     'wlmfp16': {'cuda': 'main_fp16_optimizer.py casts the model to torch.cuda.HalfTensor '
                         'and uses apex FP16_Optimizer',
@@ -96,6 +95,8 @@ STANDIN = {
                '481x321): BSDS500 is a download',
     'imagenet': 'the suite\'s own fake ImageNet (dataset/fake_imagenet.py, 512x512 noise '
                 'JPEGs, 1000 classes), {n} images instead of 102,400',
+    'wmt16': '`mlbench data prepare`\'s WMT16 (the real files\' layout: a BPE vocabulary of '
+             '32,313 tokens and 4.5 million seeded sentence pairs), read by both sides',
     'sine': '`mlbench data prepare`\'s sine waves (generate_sine_wave.py\'s values from its '
             'seed) as traindata.npy for mlbench and the same array as traindata.pt for the '
             'script, checked equal',
@@ -252,6 +253,11 @@ def make_data(kind, opt, env, suite, needed_images):
                 if not os.path.exists(p):
                     os.symlink(train, p)
         return STANDIN['imagenet'].format(n=count_files(train))
+    if kind == 'wmt16':
+        if not os.path.exists(os.path.join(data, 'wmt16', 'vocab.bpe.32000')):
+            log('translator data: mlbench data prepare --bench translator')
+            prepare(opt, 'translator')
+        return STANDIN['wmt16']
     if kind == 'mnist':
         raw = os.path.join(data, 'mnist', 'MNIST', 'raw')
         if not os.path.exists(os.path.join(raw, 'train-images-idx3-ubyte')):
@@ -664,7 +670,7 @@ def probe_python(py):
             'try:\n import torchvision; r["torchvision"] = torchvision.__version__\n'
             'except Exception as e: r["torchvision_error"] = repr(e)\n'
             'r["modules"] = {m: u.find_spec(m) is not None for m in '
-            '["apex", "gym", "a2c_ppo_acktr", "numpy", "PIL", "tqdm", "git"]}\n'
+            '["apex", "gym", "a2c_ppo_acktr", "mlperf_compliance", "numpy", "PIL", "tqdm", "git"]}\n'
             'import sys; r["python"] = sys.version.split()[0]\n'
             'print(json.dumps(r))\n')
     r = sh([py, '-c', code], env={k: v for k, v in os.environ.items() if k != 'LD_LIBRARY_PATH'})

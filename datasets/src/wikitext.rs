@@ -136,8 +136,18 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
 /// `str.split()`: the words between runs of whitespace, as Python counts whitespace
 /// (Unicode's, and the separators U+001C–U+001F).
 pub fn python_split(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
-        .filter(|w| !w.is_empty())
+    line.split(python_space).filter(|w| !w.is_empty())
+}
+
+/// Python's `str.strip()`: `line` without the whitespace `str.split()` splits on at
+/// either end.
+pub fn python_strip(line: &str) -> &str {
+    line.trim_matches(python_space)
+}
+
+/// `str.isspace()`'s characters: Unicode's whitespace and the separators U+001C–U+001F.
+fn python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Writes `wikitext-2/{train,valid,test}.txt` under `root`: wikitext's layout (a blank

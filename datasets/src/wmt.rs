@@ -5,7 +5,7 @@
 //! and ParallelDataset (`seq2seq/data/tokenizer.py`, `dataset.py`).
 
 use crate::make::{self, Rng, Weighted};
-use crate::wikitext::{lines, python_split};
+use crate::wikitext::{lines, python_split, python_strip};
 use crate::{DataError, Scale};
 use std::collections::HashMap;
 use std::io::Write;
@@ -22,13 +22,13 @@ pub const TRAIN_TGT: &str = "train.tok.clean.bpe.32000.de";
 /// The Tokenizer's first four tokens (`config.py`: `<pad>`, `<unk>`, `<s>`, `<\s>`).
 pub const SPECIALS: [&str; 4] = ["<pad>", "<unk>", "<s>", "<\\s>"];
 /// Ids of the specials.
-pub const PAD: i64 = 0;
+pub const PAD: u32 = 0;
 /// Unknown tokens.
-pub const UNK: i64 = 1;
+pub const UNK: u32 = 1;
 /// Begin of sentence.
-pub const BOS: i64 = 2;
+pub const BOS: u32 = 2;
 /// End of sentence.
-pub const EOS: i64 = 3;
+pub const EOS: u32 = 3;
 /// The BPE separator of a token continued by the next.
 pub const SEPARATOR: &str = "@@";
 
@@ -48,22 +48,23 @@ pub fn shape(scale: Scale) -> (usize, usize) {
 pub struct Tokenizer {
     /// Tokens by id (`len()` is the script's `vocab_size`).
     pub tokens: Vec<String>,
-    index: HashMap<String, i64>,
+    index: HashMap<String, u32>,
 }
 
 impl Tokenizer {
     /// Reads a vocabulary file.
     pub fn read(path: &Path) -> Result<Tokenizer, DataError> {
         let text = read_text(path)?;
+        // `line.strip()`: a token is the line without its outer whitespace.
         let tokens: Vec<String> = SPECIALS
             .iter()
             .map(|s| (*s).to_owned())
-            .chain(lines(&text).map(|l| python_split(l).collect::<Vec<_>>().join(" ")))
+            .chain(lines(&text).map(|l| python_strip(l).to_owned()))
             .collect();
         let index = tokens
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.clone(), i as i64))
+            .map(|(i, t)| (t.clone(), i as u32))
             .collect();
         Ok(Tokenizer { tokens, index })
     }
@@ -75,7 +76,7 @@ impl Tokenizer {
 
     /// `segment(line)`: `<s>`, each whitespace-separated token's id (`<unk>` when not in
     /// the vocabulary), `<\s>`.
-    pub fn segment(&self, line: &str, out: &mut Vec<i64>) {
+    pub fn segment(&self, line: &str, out: &mut Vec<u32>) {
         out.push(BOS);
         out.extend(python_split(line).map(|t| self.index.get(t).copied().unwrap_or(UNK)));
         out.push(EOS);
@@ -85,8 +86,9 @@ impl Tokenizer {
 /// Sentences of ids, stored one after another.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Sentences {
-    /// Every sentence's ids, in order.
-    pub ids: Vec<i64>,
+    /// Every sentence's ids, in order (32 bits: WMT's 4.5 million pairs hold about 280
+    /// million ids).
+    pub ids: Vec<u32>,
     /// Where each sentence starts in `ids`, and one past the last.
     pub starts: Vec<usize>,
 }
@@ -103,16 +105,27 @@ impl Sentences {
     }
 
     /// Sentence `i`.
-    pub fn get(&self, i: usize) -> &[i64] {
+    pub fn get(&self, i: usize) -> &[u32] {
         &self.ids[self.starts[i]..self.starts[i + 1]]
     }
 
-    fn push(&mut self, sentence: &[i64]) {
-        if self.starts.is_empty() {
-            self.starts.push(0);
+    /// Sentence `i`'s length in ids.
+    pub fn len_of(&self, i: usize) -> usize {
+        self.starts[i + 1] - self.starts[i]
+    }
+
+    /// Keeps the sentences `keep` says yes to, in order, in place.
+    fn retain(&mut self, keep: &[bool]) {
+        let (mut ids, mut starts) = (0, vec![0]);
+        for (i, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+            let (from, to) = (self.starts[i], self.starts[i + 1]);
+            self.ids.copy_within(from..to, ids);
+            ids += to - from;
+            starts.push(ids);
         }
-        self.ids.extend_from_slice(sentence);
-        self.starts.push(self.ids.len());
+        self.ids.truncate(ids);
+        self.ids.shrink_to_fit();
+        self.starts = starts;
     }
 }
 
@@ -137,17 +150,20 @@ pub fn read_train(
     max_size: Option<usize>,
 ) -> Result<Parallel, DataError> {
     let tokenizer = Tokenizer::read(&dir.join(VOCAB))?;
-    let read = |name: &str| -> Result<Vec<Vec<i64>>, DataError> {
+    // One file's text at a time, segmented straight into one buffer per side.
+    let read = |name: &str| -> Result<Sentences, DataError> {
         let text = read_text(&dir.join(name))?;
-        let mut out = Vec::new();
+        let mut out = Sentences {
+            ids: Vec::with_capacity(text.len() / 4),
+            starts: vec![0],
+        };
         for line in lines(&text).take(max_size.unwrap_or(usize::MAX)) {
-            let mut ids = Vec::new();
-            tokenizer.segment(line, &mut ids);
-            out.push(ids);
+            tokenizer.segment(line, &mut out.ids);
+            out.starts.push(out.ids.len());
         }
         Ok(out)
     };
-    let (src, tgt) = (read(TRAIN_SRC)?, read(TRAIN_TGT)?);
+    let (mut src, mut tgt) = (read(TRAIN_SRC)?, read(TRAIN_TGT)?);
     if src.len() != tgt.len() {
         return Err(DataError::Format {
             path: dir.join(TRAIN_TGT),
@@ -155,17 +171,17 @@ pub fn read_train(
             what: format!("{} sentences; {TRAIN_SRC} has {}", tgt.len(), src.len()),
         });
     }
-    let mut out = Parallel {
+    let fits = |s: &Sentences, i: usize| (min_len..=max_len).contains(&s.len_of(i));
+    let keep: Vec<bool> = (0..src.len())
+        .map(|i| fits(&src, i) && fits(&tgt, i))
+        .collect();
+    src.retain(&keep);
+    tgt.retain(&keep);
+    Ok(Parallel {
         vocab_size: tokenizer.vocab_size(),
-        src: Sentences::default(),
-        tgt: Sentences::default(),
-    };
-    let fits = |s: &[i64]| (min_len..=max_len).contains(&s.len());
-    for (s, t) in src.iter().zip(&tgt).filter(|(s, t)| fits(s) && fits(t)) {
-        out.src.push(s);
-        out.tgt.push(t);
-    }
-    Ok(out)
+        src,
+        tgt,
+    })
 }
 
 fn read_text(path: &Path) -> Result<String, DataError> {

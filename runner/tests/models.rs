@@ -456,8 +456,7 @@ fn convnet_reads_its_image_folder_and_says_what_is_missing() {
 
 /// Where each bench's batches come from: as its script where the script makes them
 /// (toy_reg, cart, atari); the files where it reads them, unless `--synthetic-data` marks
-/// the copy (then `synthetic_data` goes into its entries); a script whose reader mlbench
-/// lacks (translator) is marked synthetic without the flag.
+/// the copy (then `synthetic_data` goes into its entries).
 #[test]
 fn data_sources_follow_the_scripts_and_the_flag() {
     let plain = |_: &str| args(2, &[]);
@@ -476,6 +475,7 @@ fn data_sources_follow_the_scripts_and_the_flag() {
         "recom",
         "ssd",
         "toy_lstm",
+        "translator",
         "vae",
         "wlm",
     ] {
@@ -486,11 +486,6 @@ fn data_sources_follow_the_scripts_and_the_flag() {
         );
         assert_eq!(Models.data_source(name, &tiny(name)), DataSource::Synthetic);
     }
-    // A script whose reader mlbench lacks: noise, flag or none.
-    assert_eq!(
-        Models.data_source("translator", &plain("translator")),
-        DataSource::Synthetic
-    );
 }
 
 /// Without `--synthetic-data` a bench that reads files needs them: a job that names no

@@ -99,6 +99,7 @@ const READERS: &[&str] = &[
     "reso",
     "ssd",
     "toy_lstm",
+    "translator",
     "vae",
     "wlm",
     "wlmfp16",

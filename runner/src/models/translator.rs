@@ -26,33 +26,46 @@
 //! `--number` says and its loop (`if count > self.number: break`) runs 11 batches while the
 //! report counts 10; mlbench runs `number` batches.
 //!
-//! Data: synthetic sentence pairs, made once on the device as one shard of the script's
-//! `BucketingSampler` (80 batches). Lengths count BOS and EOS, as `Tokenizer.segment` makes
-//! them, uniform in max(2, `min_length_train`)..=`max_length_train` (the script's length
-//! filter: 0..=50); words are random ids in [4, vocab). With bucketing the shard's pairs are
-//! sorted by the sum of both lengths and cut into batches, whose order is then shuffled;
-//! each batch is sorted by source length, longest first, and padded to its longest sentence
-//! (the collate function). Steps cycle through the shard. Vocabulary: 32317, the 4 special
-//! tokens and the 32313 BPE tokens of WMT16's `vocab.bpe.32000` (MLPerf's figure; the
-//! script reads it from the file).
+//! Data: the files train.py reads from `--dataset-dir` (`$DATA_DIRECTORY/wmt16`;
+//! `mlbench data prepare --bench translator` writes them): `vocab.bpe.32000` gives the
+//! vocabulary (the 4 specials, then one token a line), and the pairs of
+//! `train.tok.clean.bpe.32000.{en,de}` are segmented by it (`<s>`, ids, `<\s>`), cut to
+//! `--max-size` lines, and kept where both sides have `min_length_train..=max_length_train`
+//! ids (`ParallelDataset`, through `mlbench_datasets::wmt`). The order is
+//! `BucketingSampler`'s, drawn with torch's own `randperm` and `sort`: a permutation of the
+//! pairs cut to whole batches, each shard of 80 batches sorted by source + target length,
+//! the batches shuffled; its generator is seeded with an epoch that stays 0, so every
+//! observation reads the same first `number` batches (all of them, round again, when the
+//! epoch holds fewer). Each batch is collated as the collate function does (sorted by
+//! source length, longest first, stable; each side padded to its longest) once on the
+//! host, as the script's loader workers do ahead of the step, and copied to the device in
+//! the step (`src.cuda()`). With `--synthetic-data`: one shard of random pairs made on the
+//! device, lengths uniform in max(2, `min_length_train`)..=`max_length_train`, words
+//! random ids in [4, `vocab_size`) (default 32317, MLPerf's vocabulary with the specials),
+//! bucketed and shuffled the same way.
 //!
 //! Args (argparse destinations): `batch_size` (fast.json: 64), `model_config` (a Python
 //! dict: `hidden_size`, `num_layers`, `dropout`, `share_embedding`, `bias`, `batch_first`,
 //! which changes only the layout and is ignored), `optimization_config` (`{'optimizer':
 //! 'Adam', 'lr': …}`; only Adam), `smoothing` (0.1), `grad_clip` (5), `max_length_train`
-//! (50), `min_length_train` (0), `no_bucketing`, `math` (fp32 only). The script has no flags
-//! for these, so `hidden_size` (1024), `num_layers` (4, at least 2), `dropout` (0.2), `lr`
-//! (5e-4) and `vocab_size` (32317) are also read bare, for test sizes; a bare one wins over
-//! the dict. fast.json changes none but `batch_size`.
+//! (50), `min_length_train` (0), `max_size`, `no_bucketing`, `math` (fp32 only). The
+//! script has no flags for these, so `hidden_size` (1024), `num_layers` (4, at least 2),
+//! `dropout` (0.2) and `lr` (5e-4) are also read bare, for test sizes, and `vocab_size`
+//! (32317) for synthetic pairs; a bare one wins over the dict. fast.json changes none but
+//! `batch_size`.
 //!
 //! Differences: no `torch.cuda.empty_cache()` at the start and end of each observation (tch
 //! has no binding), no validation/BLEU (`--target-bleu`, `--epochs` are recorded only: the
-//! timed loop never evaluates), no data loader workers or host-to-device copies per batch.
+//! timed loop never evaluates); the batches of an observation are collated once, not by
+//! `--workers` loader processes at every epoch (the collation is a few thousand integers a
+//! batch).
 
 use super::{Ctx, Train};
 use crate::bench::{BenchArgs, BenchError, Logs};
+use mlbench_datasets::wmt;
 use mlbench_schema::pyrepr::py_str;
 use mlbench_schema::value::Value;
+use std::path::PathBuf;
 use tch::nn::{self, Module, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
@@ -83,6 +96,8 @@ struct Config {
     lr: f64,
     grad_clip: f64,
     bucketing: bool,
+    /// `--max-size`: the first lines of each training file only.
+    max_size: Option<usize>,
 }
 
 /// The `key: value` pairs of a Python dict literal such as `--model-config`'s default
@@ -126,6 +141,10 @@ fn config(ctx: &Ctx, args: &BenchArgs) -> Result<Config, BenchError> {
         lr: 5e-4,
         grad_clip: ctx.float(args, &["grad_clip"], 5.0)?,
         bucketing: !ctx.flag(args, &["no_bucketing"]),
+        max_size: match ctx.int(args, &["max_size"], 0)? {
+            n if n > 0 => Some(n as usize),
+            _ => None,
+        },
     };
     if let Some(text) = dict_text(args, "model_config") {
         let bad = |what: &str| ctx.arg_error(format!("--model-config `{text}`: {what}"));
@@ -366,18 +385,29 @@ fn smoothed_loss(logits: &Tensor, target: &Tensor, smoothing: f64) -> Tensor {
     ((nll * (1.0 - smoothing) + smooth * smoothing) * keep).sum(Kind::Float)
 }
 
-/// A collated batch, pairs sorted by source length, longest first.
+/// A collated batch, pairs sorted by source length, longest first: on the host when read
+/// from the data set (the step copies it, as the trainer's `src.cuda()`), on the device
+/// when made there.
 struct Batch {
     /// [Ls, B] token ids.
     src: Tensor,
     /// [B] source lengths on the CPU (`pack_padded_sequence` takes host lengths).
     src_len: Tensor,
-    /// [B, Ls], true past each source's length (the attention's mask).
-    src_mask: Tensor,
     /// [Lt, B] token ids.
     tgt: Tensor,
     /// The target tokens the loss is over, `Σ (tgt_length − 1)` (`num_toks['tgt']`).
     tgt_tokens: i64,
+}
+
+impl Batch {
+    fn new(src: Tensor, src_len: &[i64], tgt: Tensor, tgt_len: &[i64]) -> Batch {
+        Batch {
+            src,
+            src_len: Tensor::from_slice(src_len),
+            tgt,
+            tgt_tokens: tgt_len.iter().map(|l| l - 1).sum(),
+        }
+    }
 }
 
 /// Sentences of `lengths` (BOS, random words, EOS, then PAD), time first: [max, n].
@@ -392,28 +422,41 @@ fn sentences(lengths: &[i64], vocab: i64, device: Device) -> Tensor {
         .masked_fill(&pos.ge_tensor(&len), PAD)
 }
 
-/// The collate function over pairs of lengths: sorted by source length, longest first
-/// (stable, as Python's `sorted`), each side padded to its longest.
+/// The collate function over pairs of lengths, for random words: sorted by source
+/// length, longest first (stable, as Python's `sorted`), each side padded to its longest.
 fn collate(mut pairs: Vec<(i64, i64)>, vocab: i64, device: Device) -> Batch {
     pairs.sort_by_key(|&(src, _)| std::cmp::Reverse(src));
     let (src_len, tgt_len): (Vec<i64>, Vec<i64>) = pairs.into_iter().unzip();
-    let src = sentences(&src_len, vocab, device);
-    let longest = src.size()[0];
-    let len = Tensor::from_slice(&src_len).to_device(device);
-    let src_mask = Tensor::arange(longest, (Kind::Int64, device))
-        .unsqueeze(0)
-        .ge_tensor(&len.unsqueeze(1));
-    Batch {
-        src,
-        src_len: Tensor::from_slice(&src_len),
-        src_mask,
-        tgt: sentences(&tgt_len, vocab, device),
-        tgt_tokens: tgt_len.iter().map(|l| l - 1).sum(),
-    }
+    let (src, tgt) = (
+        sentences(&src_len, vocab, device),
+        sentences(&tgt_len, vocab, device),
+    );
+    Batch::new(src, &src_len, tgt, &tgt_len)
 }
 
-/// One shard of `BucketingSampler`: `SHARD_BATCHES` batches of random pairs, with bucketing
-/// sorted by source + target length before being cut into batches, the batches shuffled.
+/// The collate function over the data set's pairs `indices`: sorted by source length,
+/// longest first (stable), each side padded with PAD to its longest, time first.
+fn collate_pairs(data: &wmt::Parallel, indices: &[i64]) -> Batch {
+    let mut pairs: Vec<usize> = indices.iter().map(|&i| i as usize).collect();
+    pairs.sort_by_key(|&i| std::cmp::Reverse(data.src.len_of(i)));
+    let side = |s: &wmt::Sentences| {
+        let lengths: Vec<i64> = pairs.iter().map(|&i| s.len_of(i) as i64).collect();
+        let (longest, n) = (lengths.iter().copied().max().unwrap_or(0), pairs.len());
+        let mut ids = vec![PAD; longest as usize * n];
+        for (col, &i) in pairs.iter().enumerate() {
+            for (t, &id) in s.get(i).iter().enumerate() {
+                ids[t * n + col] = i64::from(id);
+            }
+        }
+        (Tensor::from_slice(&ids).view([longest, n as i64]), lengths)
+    };
+    let ((src, src_len), (tgt, tgt_len)) = (side(&data.src), side(&data.tgt));
+    Batch::new(src, &src_len, tgt, &tgt_len)
+}
+
+/// One shard of `BucketingSampler` made on the device (`--synthetic-data`): `SHARD_BATCHES`
+/// batches of random pairs, with bucketing sorted by source + target length before being
+/// cut into batches, the batches shuffled.
 fn shard(c: &Config, device: Device) -> Vec<Batch> {
     let n = SHARD_BATCHES * c.batch;
     let lengths = || {
@@ -439,13 +482,86 @@ fn shard(c: &Config, device: Device) -> Vec<Batch> {
         .collect()
 }
 
+/// `BucketingSampler.__iter__` for one process (world size 1): the pairs' indices, in the
+/// order the loader batches them, `batch` at a time. Its generator is seeded with the
+/// epoch, which train.py never sets (`set_epoch` is for distributed runs only), so every
+/// observation reads the same order. The draws are torch's own (`randperm`, and `sort` of
+/// each shard's lengths on the CPU), from the global generator seeded 0: tch has no
+/// generator objects, and `torch.Generator().manual_seed(0)` draws the same numbers. The
+/// caller seeds the global generator again afterwards.
+fn sampler_order(lengths: &[i64], batch: i64, bucket: bool) -> Vec<i64> {
+    let cpu = (Kind::Int64, Device::Cpu);
+    tch::manual_seed(0);
+    let n = lengths.len() as i64;
+    let samples = n / batch * batch;
+    let indices = Tensor::randperm(n, cpu).narrow(0, 0, samples);
+    let indices = if bucket {
+        let shard_size = batch * SHARD_BATCHES;
+        let lengths = Tensor::from_slice(lengths).index_select(0, &indices);
+        let shards: Vec<Tensor> = (0..samples)
+            .step_by(shard_size as usize)
+            .map(|start| {
+                let len = shard_size.min(samples - start);
+                let (_, by_length) = lengths.narrow(0, start, len).sort(-1, false);
+                indices.narrow(0, start, len).index_select(0, &by_length)
+            })
+            .collect();
+        let batches = Tensor::cat(&shards, 0).view([-1, batch]);
+        let order = Tensor::randperm(batches.size()[0], cpu);
+        batches.index_select(0, &order).view([-1])
+    } else {
+        indices
+    };
+    Vec::<i64>::try_from(&indices).expect("int64 indices")
+}
+
+/// The folder train.py reads (`--dataset-dir`; without it `$DATA_DIRECTORY/wmt16`, where
+/// `mlbench data prepare` writes it).
+fn dataset_dir(ctx: &Ctx, args: &BenchArgs) -> Result<PathBuf, BenchError> {
+    match ctx.string(args, &["dataset_dir"])? {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(ctx.data_directory("WMT16")?.join(wmt::FOLDER)),
+    }
+}
+
+/// The batches an observation reads from the data set: the sampler's first `number`
+/// (all of them if the epoch holds fewer: the steps then go round again), collated on
+/// the host once, as the script's loader workers collate ahead of the step.
+fn read_batches(ctx: &Ctx, args: &BenchArgs, c: &Config) -> Result<(Vec<Batch>, i64), BenchError> {
+    let dir = dataset_dir(ctx, args)?;
+    let data = wmt::read_train(&dir, c.min_len as usize, c.max_len as usize, c.max_size)
+        .map_err(|e| ctx.arg_error(format!("{e}; {}", ctx.prepare_hint())))?;
+    if (data.src.len() as i64) < c.batch {
+        return Err(ctx.arg_error(format!(
+            "{}: {} sentence pairs of {}..={} ids (--min-length-train, --max-length-train), \
+             fewer than one batch of {}",
+            dir.display(),
+            data.src.len(),
+            c.min_len,
+            c.max_len,
+            c.batch
+        )));
+    }
+    let lengths: Vec<i64> = (0..data.src.len())
+        .map(|i| (data.src.len_of(i) + data.tgt.len_of(i)) as i64)
+        .collect();
+    let order = sampler_order(&lengths, c.batch, c.bucketing);
+    tch::manual_seed(args.seed);
+    let wanted = args.number.max(1) as usize;
+    let batches = order
+        .chunks(c.batch as usize)
+        .take(wanted)
+        .map(|indices| collate_pairs(&data, indices))
+        .collect();
+    Ok((batches, data.vocab_size as i64))
+}
+
 /// Seq2SeqTrainer.preallocate's batch: every sentence `max_len` tokens of id 4.
 fn preallocation(c: &Config, device: Device) -> Batch {
     let full = Tensor::full([c.max_len, c.batch], FIRST_WORD, (Kind::Int64, device));
     Batch {
         src: full.shallow_clone(),
         src_len: Tensor::full([c.batch], c.max_len, (Kind::Int64, Device::Cpu)),
-        src_mask: Tensor::zeros([c.batch, c.max_len], (Kind::Bool, device)),
         tgt: full,
         tgt_tokens: c.batch * (c.max_len - 1),
     }
@@ -505,6 +621,9 @@ struct Gnmt {
     classifier: nn::Linear,
     opt: nn::Optimizer,
     config: Config,
+    device: Device,
+    /// The observation's batches: the data set's, on the host, or with `--synthetic-data`
+    /// a shard made on the device.
     shard: Vec<Batch>,
     preallocation: Batch,
     /// The observation's batches used (the next is `cursor % shard.len()`).
@@ -518,7 +637,15 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
 }
 
 fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
-    let c = config(ctx, args)?;
+    let mut c = config(ctx, args)?;
+    // The data set first: its sampler's draws seed the global generator anew.
+    let read = match ctx.synthetic {
+        true => None,
+        false => Some(read_batches(ctx, args, &c)?),
+    };
+    if let Some((_, vocab)) = &read {
+        c.vocab = *vocab;
+    }
     let h = c.hidden;
     let vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
@@ -545,7 +672,10 @@ fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
     let opt = nn::Adam::default()
         .build(&vs, c.lr)
         .map_err(|e| ctx.failed(e.to_string()))?;
-    let shard = shard(&c, ctx.device);
+    let shard = match read {
+        Some((batches, _)) => batches,
+        None => shard(&c, ctx.device),
+    };
     let preallocation = preallocation(&c, ctx.device);
     Ok(Gnmt {
         enc_embedding,
@@ -557,6 +687,7 @@ fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
         classifier,
         opt,
         config: c,
+        device: ctx.device,
         shard,
         preallocation,
         cursor: 0,
@@ -584,13 +715,15 @@ impl Gnmt {
     /// The classifier's logits [Lt − 1, B, V] for `tgt[:-1]`.
     fn logits(&self, b: &Batch) -> Tensor {
         let context = self.encode(b).transpose(0, 1); // [B, Ls, H]
+        // The attention's mask, true past each source's length (`set_mask`).
+        let mask = Tensor::arange(context.size()[1], (Kind::Int64, self.device))
+            .unsqueeze(0)
+            .ge_tensor(&b.src_len.to_device(self.device).unsqueeze(1));
         let steps = b.tgt.size()[0] - 1;
         let input = b.tgt.narrow(0, 0, steps);
         let y = Tensor::embedding(&self.dec_embedding, &input, PAD, false, false);
         let y = self.att_rnn.forward(&y);
-        let (attn, _) = self
-            .attention
-            .forward(&y.transpose(0, 1), &context, &b.src_mask);
+        let (attn, _) = self.attention.forward(&y.transpose(0, 1), &context, &mask);
         let attn = attn.transpose(0, 1); // [Lt − 1, B, H]
         let mut y =
             self.decoder[0].forward(&Tensor::cat(&[self.dropout(&y), attn.shallow_clone()], 2));
@@ -605,7 +738,14 @@ impl Gnmt {
     /// the loss ÷ sentences, backward, clipping, the update if `update`.
     fn iterate(&mut self, which: Option<usize>, update: bool) -> Tensor {
         let b = which.map_or(&self.preallocation, |i| &self.shard[i]);
-        let logits = self.logits(b);
+        // `src.cuda()`, `tgt.cuda()`: the host's batch to the device (a no-op there).
+        let b = Batch {
+            src: b.src.to_device(self.device),
+            src_len: b.src_len.shallow_clone(),
+            tgt: b.tgt.to_device(self.device),
+            tgt_tokens: b.tgt_tokens,
+        };
+        let logits = self.logits(&b);
         let (t, n, v) = logits.size3().expect("[T, B, V] logits");
         let labels = b.tgt.narrow(0, 1, t).contiguous().view([-1]);
         let loss = smoothed_loss(
@@ -682,6 +822,7 @@ mod tests {
                 ("vocab_size", i(12)),
                 ("max_length_train", i(7)),
                 ("dropout", Value::Float(0.0)),
+                (crate::bench::SYNTHETIC_DATA, Value::Bool(true)),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -772,7 +913,6 @@ mod tests {
             let alone = Batch {
                 src: b.src.narrow(0, 0, len).narrow(1, col, 1),
                 src_len: Tensor::from_slice(&[len]),
-                src_mask: Tensor::zeros([1, len], (Kind::Bool, Device::Cpu)),
                 tgt: b.tgt.narrow(1, col, 1),
                 tgt_tokens: 0,
             };
@@ -812,9 +952,6 @@ mod tests {
                 }
             }
             assert_eq!(b.tgt.size()[0], *tgt_len.iter().max().unwrap());
-            let mask = Vec::<i64>::try_from(&b.src_mask.sum_dim_intlist(1, false, Kind::Int64));
-            let pads: Vec<i64> = src_len.iter().map(|l| src_len[0] - l).collect();
-            assert_eq!(mask.unwrap(), pads);
             let pair: Vec<i64> = src_len.iter().zip(&tgt_len).map(|(s, t)| s + t).collect();
             sums.push((*pair.iter().min().unwrap(), *pair.iter().max().unwrap()));
         }
@@ -824,6 +961,185 @@ mod tests {
         assert!(sums.windows(2).all(|w| w[0].1 <= w[1].0), "{sums:?}");
         // …in shuffled order.
         assert_ne!(in_order, sums);
+    }
+
+    // scripts/sampler-golden.py's output (torch 2.13.0): 500 pairs, batch 3, bucketing on
+    // and off; 7 pairs, batch 2 (its whole order).
+    const GOLDEN_BUCKET_FIRST: [i64; 24] = [
+        331, 9, 124, 107, 153, 48, 388, 296, 319, 475, 199, 383, 16, 62, 499, 454, 178, 224, 144,
+        420, 328, 375, 444, 7,
+    ];
+    const GOLDEN_BUCKET_LAST: [i64; 6] = [129, 428, 267, 52, 351, 305];
+    const GOLDEN_BUCKET_SUM: i64 = 30_849_168;
+    const GOLDEN_PLAIN_FIRST: [i64; 24] = [
+        44, 441, 139, 152, 279, 74, 87, 221, 225, 169, 271, 334, 80, 263, 24, 296, 208, 446, 132,
+        143, 346, 154, 397, 79,
+    ];
+    const GOLDEN_PLAIN_LAST: [i64; 6] = [419, 65, 222, 23, 250, 303];
+    const GOLDEN_PLAIN_SUM: i64 = 31_581_577;
+    const GOLDEN_SMALL: [i64; 6] = [5, 2, 6, 3, 0, 4];
+    const GOLDEN_SMALL_SUM: i64 = 43;
+
+    /// The pair lengths of scripts/sampler-golden.py's cases: many ties, as real pairs have.
+    fn golden_lengths(n: i64) -> Vec<i64> {
+        (0..n).map(|i| (i * 7919) % 23 + 4).collect()
+    }
+
+    /// Against the suite's own sampler run by torch 2.13.0 (scripts/sampler-golden.py
+    /// prints these figures): the first 24 indices, the last 6, and Σ k·order[k].
+    #[test]
+    fn the_sampler_orders_as_the_scripts_does() {
+        let cases: [(i64, i64, bool, &[i64], &[i64], i64); 3] = [
+            (
+                500,
+                3,
+                true,
+                &GOLDEN_BUCKET_FIRST,
+                &GOLDEN_BUCKET_LAST,
+                GOLDEN_BUCKET_SUM,
+            ),
+            (
+                500,
+                3,
+                false,
+                &GOLDEN_PLAIN_FIRST,
+                &GOLDEN_PLAIN_LAST,
+                GOLDEN_PLAIN_SUM,
+            ),
+            (
+                7,
+                2,
+                true,
+                &GOLDEN_SMALL,
+                &GOLDEN_SMALL[GOLDEN_SMALL.len() - 6..],
+                GOLDEN_SMALL_SUM,
+            ),
+        ];
+        for (n, batch, bucket, first, last, weighted) in cases {
+            let order = sampler_order(&golden_lengths(n), batch, bucket);
+            assert_eq!(order.len() as i64, n / batch * batch);
+            assert_eq!(
+                &order[..first.len()],
+                first,
+                "n {n} batch {batch} bucket {bucket}"
+            );
+            assert_eq!(&order[order.len() - last.len()..], last);
+            let sum: i64 = order.iter().enumerate().map(|(k, &i)| k as i64 * i).sum();
+            assert_eq!(sum, weighted);
+            let mut seen = order.clone();
+            seen.sort();
+            seen.dedup();
+            assert_eq!(seen.len(), order.len(), "each pair once");
+        }
+    }
+
+    #[test]
+    fn with_bucketing_each_batch_is_a_run_of_one_shards_sorted_lengths() {
+        let lengths = golden_lengths(500);
+        let order = sampler_order(&lengths, 3, true);
+        for batch in order.chunks(3) {
+            let l: Vec<i64> = batch.iter().map(|&i| lengths[i as usize]).collect();
+            assert!(l.windows(2).all(|w| w[0] <= w[1]), "{l:?}");
+        }
+    }
+
+    /// Sentences of the data set, by hand: pair k has a source of `src[k]` ids and a
+    /// target of `tgt[k]`, its ids `100·k + position`.
+    fn pairs(src: &[usize], tgt: &[usize]) -> wmt::Parallel {
+        let side = |lens: &[usize]| {
+            let mut s = wmt::Sentences {
+                ids: Vec::new(),
+                starts: vec![0],
+            };
+            for (k, &len) in lens.iter().enumerate() {
+                s.ids.extend((0..len).map(|t| (100 * k + t) as u32));
+                s.starts.push(s.ids.len());
+            }
+            s
+        };
+        wmt::Parallel {
+            vocab_size: 1000,
+            src: side(src),
+            tgt: side(tgt),
+        }
+    }
+
+    #[test]
+    fn read_pairs_are_collated_longest_source_first_and_padded() {
+        let data = pairs(&[3, 5, 3, 4], &[4, 2, 6, 3]);
+        // Pairs 0, 2 and 1: sources of 3, 3 and 5 ids; sorted 1, 0, 2 (ties in order).
+        let b = collate_pairs(&data, &[0, 2, 1]);
+        assert_eq!(Vec::<i64>::try_from(&b.src_len).unwrap(), [5, 3, 3]);
+        assert_eq!(b.src.size(), [5, 3]);
+        assert_eq!(b.tgt.size(), [6, 3]);
+        let col = |t: &Tensor, c: i64| Vec::<i64>::try_from(&t.select(1, c)).unwrap();
+        assert_eq!(col(&b.src, 0), [100, 101, 102, 103, 104]);
+        assert_eq!(col(&b.src, 1), [0, 1, 2, PAD, PAD]);
+        assert_eq!(col(&b.src, 2), [200, 201, 202, PAD, PAD]);
+        assert_eq!(col(&b.tgt, 0), [100, 101, PAD, PAD, PAD, PAD]);
+        assert_eq!(col(&b.tgt, 2), [200, 201, 202, 203, 204, 205]);
+        // Σ (target length − 1): 1 + 3 + 5.
+        assert_eq!(b.tgt_tokens, 9);
+    }
+
+    fn wmt_args(dir: &std::path::Path, extra: &[(&str, Value)]) -> BenchArgs {
+        let mut args = tiny(extra);
+        args.extra.remove(crate::bench::SYNTHETIC_DATA);
+        args.extra.remove("vocab_size");
+        args.extra.insert(
+            "dataset_dir".into(),
+            Value::Str(dir.join(wmt::FOLDER).display().to_string()),
+        );
+        args.extra.insert("max_length_train".into(), Value::Int(12));
+        args
+    }
+
+    #[test]
+    fn it_reads_the_prepared_wmt16_as_train_py_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        wmt::prepare(tmp.path(), 4, mlbench_datasets::Scale::Smoke).unwrap();
+        let args = wmt_args(tmp.path(), &[]);
+        let m = model(&args);
+        // The file's 500 tokens and the 4 specials, whatever `vocab_size` said.
+        assert_eq!(m.config.vocab, 504);
+        let data = wmt::read_train(&tmp.path().join(wmt::FOLDER), 0, 12, None).unwrap();
+        let lengths: Vec<i64> = (0..data.src.len())
+            .map(|i| (data.src.len_of(i) + data.tgt.len_of(i)) as i64)
+            .collect();
+        let order = sampler_order(&lengths, 4, true);
+        // The observation's `number` (3) batches, the sampler's first, as collated.
+        assert_eq!(m.shard.len(), 3);
+        for (b, indices) in m.shard.iter().zip(order.chunks(4)) {
+            let want = collate_pairs(&data, indices);
+            assert!(b.src.equal(&want.src) && b.tgt.equal(&want.tgt));
+            assert_eq!(b.tgt_tokens, want.tgt_tokens);
+        }
+        // Every id is a word of the file or a special: no unknown token in prepared data.
+        let max = m.shard.iter().map(|b| b.src.max().int64_value(&[])).max();
+        assert!(max.unwrap() < 504);
+        let mut m = m;
+        m.begin_observation(0);
+        for _ in 0..3 {
+            m.step().unwrap();
+        }
+        assert!(m.end_observation(0).epoch_loss.unwrap().is_finite());
+        // --max-size 20: the first 20 lines only, fewer pairs than a batch of 64.
+        let few = wmt_args(tmp.path(), &[("max_size", Value::Int(20))]);
+        let mut few_batch = few.clone();
+        few_batch.batch_size = 64;
+        let ctx = Ctx::new("translator", &few_batch, CPU).unwrap();
+        let err = gnmt(&ctx, &few_batch).err().unwrap().to_string();
+        assert!(err.contains("fewer than one batch of 64"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_data_set_names_the_file_and_the_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = wmt_args(tmp.path(), &[]);
+        let ctx = Ctx::new("translator", &args, CPU).unwrap();
+        let err = gnmt(&ctx, &args).err().unwrap().to_string();
+        assert!(err.contains("vocab.bpe.32000"), "{err}");
+        assert!(err.contains("mlbench data prepare"), "{err}");
     }
 
     #[test]
