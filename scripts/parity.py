@@ -44,6 +44,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -78,7 +79,7 @@ NEEDS = {
     'convnet': {'data': 'imagenet'},
     'convnet_fp16': {'cuda': 'apex FP16_Optimizer / network_to_half on CUDA tensors',
                      'modules': ['apex'], 'data': 'imagenet'},
-    'recom': {'data': 'movielens'},
+    'recom': {'data': 'movielens', 'modules': ['scipy']},
     'convnet_distributed': {'cuda': 'conv_distributed.py calls .cuda() unconditionally '
                                     '(:43,45,105-106)', 'data': 'imagenet'},
     'convnet_distributed_fp16': {'cuda': 'conv_distributed.py calls .cuda() unconditionally; '
@@ -154,16 +155,10 @@ def derive_job(job, opt):
 
 
 def mlbench_side_job(job, opt, suite):
-    """mlbench's copy: with --wlm-eval-lines, wlm evaluates as many tokens as the cut
-    valid.txt holds (the script's tokens: each line's words and its <eos>), so that both
-    sides' `eval` pass has one size; mlbench's default is the whole of wikitext-2's."""
-    out = dict(job)
-    if opt.wlm_eval_lines and job['name'] in ('wlm', 'wlmfp16'):
-        valid = os.path.join(suite, 'natural_language_processing', 'word_language_model',
-                             'data', 'wikitext-2', 'valid.txt')
-        tokens = sum(len(line.split()) + 1 for line in open(valid))
-        out['args'] = dict(job['args'], **{'--val_tokens': tokens})
-    return out
+    """mlbench's copy: the job as the suite side gets it. (wlm evaluates what the
+    validation file holds, on both sides: with --wlm-eval-lines, the cut valid.txt that
+    BASE/data/wikitext-2 links to.)"""
+    return dict(job)
 
 
 def suite_side_job(job, opt):
@@ -311,7 +306,9 @@ def wikitext2(suite, opt):
                      'wikitext-2')
     notes = []
     train = os.path.join(d, 'train.txt')
-    if not os.path.exists(train) or os.path.exists(train + '.parity'):
+    # An empty train.txt is a blob the snapshot could not give: missing too.
+    missing = not os.path.exists(train) or os.path.getsize(train) == 0
+    if missing or os.path.exists(train + '.parity'):
         if not os.path.exists(train + '.parity'):
             log('wikitext-2: train.txt missing from the checkout: writing a same-vocabulary stand-in')
             text = open(os.path.join(d, 'valid.txt')).read() + open(os.path.join(d, 'test.txt')).read()
@@ -435,7 +432,9 @@ def run_suite(job, jobs_path, rundir, opt, suite, env):
 def run_mlbench(job, jobs_path, rundir, opt, env):
     devices = 'cpu' if opt.device == 'cpu' else str(opt.slots)
     cmd = [opt.mlbench, 'run', '--jobs', jobs_path, '--name', job['name'], '--devices', devices,
-           '--out-dir', rundir, '--first-run', str(opt.uid)]
+           '--out-dir', rundir, '--first-run', str(opt.uid),
+           # No idle baseline: the suite samples none, and it is 30 s of waiting per run.
+           '--idle-baseline', '0']
     return timed(cmd, env, rundir, rundir, opt.timeout)
 
 
@@ -447,10 +446,16 @@ def timed(cmd, env, cwd, rundir, timeout):
     with open(os.path.join(rundir, 'stdout.log'), 'w') as out:
         out.write('$ ' + ' '.join(cmd) + '\n')
         out.flush()
+        # A session of its own: at the timeout the whole tree goes (run.py, run.sh and the
+        # script under them), not only the first process, whose children would run on
+        # beside the next measurement.
+        p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True)
         try:
-            rc = subprocess.run(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                timeout=timeout).returncode
+            rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
             rc = 'timeout'
     return rc, time.time() - t
 
@@ -564,7 +569,15 @@ def loss_cell(sides):
     firsts = [s['loss_first'] for s in sides if s]
     lasts = [s['loss_last'] for s in sides if s]
     if not any(x is not None for x in firsts):
-        return '— (no batch_loss)'
+        # No batch loss (translator, reso, fast_style log one per observation): the
+        # observations' epoch_loss, first → last.
+        epochs = [[x for x in s['epoch_loss'] if isinstance(x, (int, float))]
+                  for s in sides if s]
+        epochs = [e for e in epochs if e]
+        if not epochs:
+            return '— (no batch_loss)'
+        return (f'{span([e[0] for e in epochs], fmt_num)} → '
+                f'{span([e[-1] for e in epochs], fmt_num)} (epoch_loss)')
     return f'{span(firsts, fmt_num)} → {span(lasts, fmt_num)}'
 
 
@@ -670,7 +683,7 @@ def probe_python(py):
             'try:\n import torchvision; r["torchvision"] = torchvision.__version__\n'
             'except Exception as e: r["torchvision_error"] = repr(e)\n'
             'r["modules"] = {m: u.find_spec(m) is not None for m in '
-            '["apex", "gym", "a2c_ppo_acktr", "mlperf_compliance", "numpy", "PIL", "tqdm", "git"]}\n'
+            '["apex", "gym", "a2c_ppo_acktr", "mlperf_compliance", "scipy", "numpy", "PIL", "tqdm", "git"]}\n'
             'import sys; r["python"] = sys.version.split()[0]\n'
             'print(json.dumps(r))\n')
     r = sh([py, '-c', code], env={k: v for k, v in os.environ.items() if k != 'LD_LIBRARY_PATH'})

@@ -7,7 +7,8 @@
 # RUN_ID and seeds; then writes OUT/PARITY.md (items/s, mlbench ÷ suite, first → last
 # batch loss, the report fields present on one side only, the jobs that cannot run here and
 # why) and OUT/parity.json. Fetches nothing. The harness itself needs only python3; the
-# suite's side needs a Python with torch, torchvision, numpy, pillow, tqdm and GitPython.
+# suite's side needs a Python with torch, torchvision, numpy, pillow, tqdm and GitPython (and
+# scipy for recom, mlperf_compliance for translator).
 #
 # Usage:
 #   scripts/parity.sh SUITE_CHECKOUT [--python PY] [--mlbench BIN] [--jobs FILE]

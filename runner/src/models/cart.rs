@@ -134,9 +134,9 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<Reinforce, BenchError> {
     let vs = nn::VarStore::new(tch::Device::Cpu);
     let root = vs.root();
     let policy = nn::seq()
-        .add(nn::linear(&root / "affine1", 4, 128, Default::default()))
+        .add(super::torch_linear(&root / "affine1", 4, 128, true))
         .add_fn(|x| x.relu())
-        .add(nn::linear(&root / "affine2", 128, 2, Default::default()));
+        .add(super::torch_linear(&root / "affine2", 128, 2, true));
     let opt = nn::Adam::default()
         .build(&vs, 1e-2)
         .map_err(|e| ctx.failed(e.to_string()))?;

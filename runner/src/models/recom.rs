@@ -299,17 +299,19 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<NeuMf, BenchError> {
     let mf_item = emb("mf_item_embed", items, factors);
     let mlp_user = emb("mlp_user_embed", users, layers[0] / 2);
     let mlp_item = emb("mlp_item_embed", items, layers[0] / 2);
+    // neumf.py:39-52: Glorot-uniform weights for the MLP, LeCun-uniform for the last
+    // layer; the biases as nn.Linear leaves them.
     let mlp = layers
         .windows(2)
         .enumerate()
-        .map(|(i, w)| nn::linear(&root / format!("mlp{i}"), w[0], w[1], Default::default()))
+        .map(|(i, w)| {
+            let glorot = (6.0 / (w[0] + w[1]) as f64).sqrt();
+            super::linear_uniform(&root / format!("mlp{i}"), w[0], w[1], glorot, true)
+        })
         .collect();
-    let last = nn::linear(
-        &root / "final",
-        factors + layers[layers.len() - 1],
-        1,
-        Default::default(),
-    );
+    let last_in = factors + layers[layers.len() - 1];
+    let lecun = (3.0 / last_in as f64).sqrt();
+    let last = super::linear_uniform(&root / "final", last_in, 1, lecun, true);
     vs.set_kind(ctx.kind);
     let opt = nn::Adam::default()
         .build(&vs, lr)

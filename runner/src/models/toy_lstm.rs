@@ -111,7 +111,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<ToyLstm, BenchError> {
     let root = vs.root();
     let lstm1 = Cell::new(&(&root / "lstm1"), 1, hidden);
     let lstm2 = Cell::new(&(&root / "lstm2"), hidden, hidden);
-    let linear = nn::linear(&root / "linear", hidden, 1, Default::default());
+    let linear = super::torch_linear(&root / "linear", hidden, 1, true);
     vs.set_kind(ctx.kind);
     let opt = nn::Sgd::default()
         .build(&vs, LR)

@@ -40,7 +40,7 @@ fn new_model(ctx: &Ctx, args: &BenchArgs) -> Result<ToyReg, BenchError> {
     let w_target = Tensor::randn([POLY_DEGREE, 1], cpu) * 5.0;
     let b_target = Tensor::randn([1], cpu) * 5.0;
     let mut vs = nn::VarStore::new(ctx.device);
-    let fc = nn::linear(vs.root() / "fc", POLY_DEGREE, 1, Default::default());
+    let fc = super::torch_linear(vs.root() / "fc", POLY_DEGREE, 1, true);
     vs.set_kind(ctx.kind);
     let opt = nn::Sgd::default()
         .build(&vs, LR)

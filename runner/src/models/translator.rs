@@ -337,14 +337,10 @@ struct Attention {
 
 impl Attention {
     fn new(p: &nn::Path, h: i64) -> Attention {
-        let no_bias = nn::LinearConfig {
-            bias: false,
-            ..Default::default()
-        };
         let stdv = 1.0 / (h as f64).sqrt();
         Attention {
-            linear_q: nn::linear(p / "linear_q", h, h, no_bias),
-            linear_k: nn::linear(p / "linear_k", h, h, no_bias),
+            linear_q: super::torch_linear(p / "linear_q", h, h, false),
+            linear_k: super::torch_linear(p / "linear_k", h, h, false),
             linear_att: p.var(
                 "linear_att",
                 &[h],
@@ -668,7 +664,7 @@ fn gnmt(ctx: &Ctx, args: &BenchArgs) -> Result<Gnmt, BenchError> {
     let decoder = (0..c.layers - 1)
         .map(|i| lstm(format!("decoder{i}"), 2 * h, false))
         .collect();
-    let classifier = nn::linear(&root / "classifier", h, c.vocab, Default::default());
+    let classifier = super::torch_linear(&root / "classifier", h, c.vocab, true);
     let opt = nn::Adam::default()
         .build(&vs, c.lr)
         .map_err(|e| ctx.failed(e.to_string()))?;

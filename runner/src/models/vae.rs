@@ -61,7 +61,7 @@ pub(super) fn build(ctx: &Ctx, args: &BenchArgs) -> Result<Box<dyn Train>, Bench
     let pixels = side * side;
     let mut vs = nn::VarStore::new(ctx.device);
     let root = vs.root();
-    let lin = |name: &str, i, o| nn::linear(&root / name, i, o, Default::default());
+    let lin = |name: &str, i, o| super::torch_linear(&root / name, i, o, true);
     let (fc1, fc21, fc22) = (
         lin("fc1", pixels, hidden),
         lin("fc21", hidden, latent),
