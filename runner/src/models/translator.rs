@@ -141,9 +141,13 @@ fn config(ctx: &Ctx, args: &BenchArgs) -> Result<Config, BenchError> {
         lr: 5e-4,
         grad_clip: ctx.float(args, &["grad_clip"], 5.0)?,
         bucketing: !ctx.flag(args, &["no_bucketing"]),
-        max_size: match ctx.int(args, &["max_size"], 0)? {
-            n if n > 0 => Some(n as usize),
-            _ => None,
+        // argparse's default is None: the whole files.
+        max_size: match args.extra.get("max_size") {
+            None | Some(Value::Null) => None,
+            Some(_) => match ctx.int(args, &["max_size"], 0)? {
+                n if n > 0 => Some(n as usize),
+                _ => None,
+            },
         },
     };
     if let Some(text) = dict_text(args, "model_config") {
@@ -985,7 +989,9 @@ mod tests {
     /// prints these figures): the first 24 indices, the last 6, and Σ k·order[k].
     #[test]
     fn the_sampler_orders_as_the_scripts_does() {
-        let cases: [(i64, i64, bool, &[i64], &[i64], i64); 3] = [
+        /// (pairs, batch, bucketing, first indices, last indices, Σ k·order[k]).
+        type Case<'a> = (i64, i64, bool, &'a [i64], &'a [i64], i64);
+        let cases: [Case; 3] = [
             (
                 500,
                 3,
@@ -1119,6 +1125,10 @@ mod tests {
             m.step().unwrap();
         }
         assert!(m.end_observation(0).epoch_loss.unwrap().is_finite());
+        // --max-size None (argparse's default, as the jobs' plan fills it in): every line.
+        let whole = wmt_args(tmp.path(), &[("max_size", Value::Null)]);
+        let ctx = Ctx::new("translator", &whole, CPU).unwrap();
+        assert_eq!(config(&ctx, &whole).unwrap().max_size, None);
         // --max-size 20: the first 20 lines only, fewer pairs than a batch of 64.
         let few = wmt_args(tmp.path(), &[("max_size", Value::Int(20))]);
         let mut few_batch = few.clone();
